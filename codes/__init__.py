@@ -1,0 +1,1 @@
+"""Code definitions: rotated surface code, bivariate-bicycle (BB) codes, CSS helpers, catalogue."""

@@ -1,0 +1,287 @@
+"""Sweep statistics rows and their CSV file, in sinter's exact schema.
+
+A :class:`StatsRow` is one additive partial sum for one task (identified by its
+``strong_id``). Files hold many rows; rows with the same strong_id add up. The
+text format is byte-for-byte the one ``sinter collect`` writes, so ``sinter
+plot`` / ``sinter combine`` read our files and we read theirs::
+
+         shots,    errors,  discards, seconds,decoder,strong_id,json_metadata,custom_counts
+         10000,        42,         0,    1.23,pymatching,9f...,"{""d"":5,""p"":0.005}",
+
+Numbers are right-justified to widths 10/10/10/8; ``seconds`` is written with
+3 decimals below 1 s, 2 below 10 s and 1 otherwise; ``json_metadata`` and
+``custom_counts`` are compact sorted JSON, CSV-quoted.
+
+Crash safety: the writer appends one line per finished batch and flushes+fsyncs
+it. A process killed mid-write can leave a final line without its newline; the
+reader skips such a truncated last line with a warning, and the appender cuts
+it off before writing more, so no finished batch is lost and nothing is
+counted twice.
+
+This module imports only the standard library and numpy, so old CSVs can be
+re-read and re-plotted without stim or numba.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+import json
+import logging
+import os
+from collections import Counter
+from typing import Any, Iterable, Iterator, Mapping
+
+log = logging.getLogger("qdecode.sims.store")
+
+BASE_COLUMNS = ("shots", "errors", "discards", "seconds", "decoder", "strong_id", "json_metadata")
+
+
+def _csv_field(value: Any, width: int | None = None) -> str:
+    """One CSV-escaped field (quotes doubled where needed), right-justified to ``width``."""
+    buf = io.StringIO()
+    csv.writer(buf).writerow([value])
+    text = buf.getvalue().rstrip("\r\n")
+    return text.rjust(width) if width is not None else text
+
+
+def _format_seconds(seconds: float) -> str:
+    if seconds < 1:
+        return f"{seconds:0.3f}"
+    if seconds < 10:
+        return f"{seconds:0.2f}"
+    return f"{seconds:0.1f}"
+
+
+def _compact_json(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), sort_keys=True)
+
+
+CSV_HEADER = ",".join(
+    [
+        _csv_field("shots", 10),
+        _csv_field("errors", 10),
+        _csv_field("discards", 10),
+        _csv_field("seconds", 8),
+        "decoder",
+        "strong_id",
+        "json_metadata",
+        "custom_counts",
+    ]
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class StatsRow:
+    """Additive Monte-Carlo counts for one task (sinter's ``TaskStats``).
+
+    Attributes:
+        strong_id: hex SHA-256 identifying the task (circuit, decoder label, metadata).
+        decoder: the decoder label, parameters included (``"bp[alpha=0.625]"``).
+        json_metadata: JSON-serialisable metadata (``d``, ``p``, ``r``, ``b``, ``noise``, ``code``...).
+        shots: shots sampled.
+        errors: shots where any observable was mispredicted.
+        discards: post-selected shots (never counted as errors).
+        seconds: CPU-core seconds spent sampling and decoding.
+        custom_counts: additive named counters (``bp_not_converged``...).
+    """
+
+    strong_id: str
+    decoder: str
+    json_metadata: Any
+    shots: int = 0
+    errors: int = 0
+    discards: int = 0
+    seconds: float = 0.0
+    custom_counts: Mapping[str, int] = dataclasses.field(default_factory=Counter)
+
+    def __post_init__(self) -> None:
+        if self.shots < 0 or self.errors < 0 or self.discards < 0 or self.seconds < 0:
+            raise ValueError(f"negative count in {self!r}")
+        if self.errors + self.discards > self.shots:
+            raise ValueError(
+                f"errors + discards > shots: errors={self.errors}, "
+                f"discards={self.discards}, shots={self.shots}"
+            )
+        if not isinstance(self.custom_counts, Counter):
+            object.__setattr__(self, "custom_counts", Counter(self.custom_counts))
+
+    def __add__(self, other: "StatsRow") -> "StatsRow":
+        if other.strong_id != self.strong_id:
+            raise ValueError(f"cannot add rows of different tasks: {self.strong_id} vs {other.strong_id}")
+        if other.decoder != self.decoder or _compact_json(other.json_metadata) != _compact_json(self.json_metadata):
+            raise ValueError(
+                f"rows share strong_id {self.strong_id} but differ in decoder or metadata: "
+                f"{self.decoder!r}/{other.decoder!r}"
+            )
+        return dataclasses.replace(
+            self,
+            shots=self.shots + other.shots,
+            errors=self.errors + other.errors,
+            discards=self.discards + other.discards,
+            seconds=self.seconds + other.seconds,
+            custom_counts=Counter(self.custom_counts) + Counter(other.custom_counts),
+        )
+
+    def to_csv_line(self) -> str:
+        """The row as one line of sinter's CSV (no trailing newline)."""
+        counts = {k: int(v) for k, v in self.custom_counts.items()}
+        return ",".join(
+            [
+                _csv_field(self.shots, 10),
+                _csv_field(self.errors, 10),
+                _csv_field(self.discards, 10),
+                _csv_field(_format_seconds(float(self.seconds)), 8),
+                _csv_field(self.decoder),
+                _csv_field(self.strong_id),
+                _csv_field(_compact_json(self.json_metadata)),
+                _csv_field(_compact_json(counts)) if counts else "",
+            ]
+        )
+
+
+class CsvFormatError(ValueError):
+    """A stats CSV that cannot be read (missing columns, unparsable row)."""
+
+
+def _parse_row(record: Mapping[str, str], where: str) -> StatsRow:
+    try:
+        counts_text = (record.get("custom_counts") or "").strip()
+        return StatsRow(
+            shots=int(record["shots"]),
+            errors=int(record["errors"]),
+            discards=int(record["discards"]),
+            seconds=float(record["seconds"]),
+            decoder=record["decoder"].strip(),
+            strong_id=record["strong_id"].strip(),
+            json_metadata=json.loads(record["json_metadata"]),
+            custom_counts=Counter(json.loads(counts_text)) if counts_text else Counter(),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise CsvFormatError(f"{where}: unreadable stats row ({exc})") from exc
+
+
+def read_rows(path: str | os.PathLike, *, skip_truncated_last_line: bool = True) -> list[StatsRow]:
+    """Read every row of a sinter-format stats CSV.
+
+    Args:
+        path: CSV file written by qdecode or ``sinter collect``.
+        skip_truncated_last_line: a last line without a newline that does not parse
+            (the trace of a killed writer) is skipped with a warning instead of raising.
+
+    Raises:
+        CsvFormatError: missing base columns, or an unparsable row that is not a truncated last line.
+    """
+    with open(path, "r", newline="", encoding="utf-8") as f:
+        text = f.read()
+    return parse_rows(text, where=str(path), skip_truncated_last_line=skip_truncated_last_line)
+
+
+def parse_rows(text: str, *, where: str = "<text>", skip_truncated_last_line: bool = True) -> list[StatsRow]:
+    """Parse CSV text; see :func:`read_rows`."""
+    if not text.strip():
+        return []
+    lines = text.splitlines(keepends=True)
+    truncated_tail = not text.endswith("\n")
+    header = [h.strip() for h in next(csv.reader([lines[0]]))]
+    missing = [c for c in BASE_COLUMNS if c not in header]
+    if missing:
+        raise CsvFormatError(f"{where}: not a sinter stats CSV, missing column(s) {', '.join(missing)}")
+    rows: list[StatsRow] = []
+    for lineno, line in enumerate(lines[1:], start=2):
+        if not line.strip():
+            continue
+        is_last = lineno == len(lines)
+        try:
+            values = next(csv.reader([line]))
+            if len(values) < len(BASE_COLUMNS):
+                raise CsvFormatError(f"{where}:{lineno}: expected {len(header)} fields, got {len(values)}")
+            record = dict(zip(header, values))
+            rows.append(_parse_row(record, f"{where}:{lineno}"))
+        except (CsvFormatError, csv.Error, StopIteration) as exc:
+            if is_last and truncated_tail and skip_truncated_last_line:
+                log.warning("%s:%d: skipping truncated last line (interrupted write): %r", where, lineno, line[:80])
+                continue
+            if isinstance(exc, CsvFormatError):
+                raise
+            raise CsvFormatError(f"{where}:{lineno}: unparsable line ({exc})") from exc
+    return rows
+
+
+def merge_rows(rows: Iterable[StatsRow]) -> dict[str, StatsRow]:
+    """Sum rows per strong_id (``sinter combine``), preserving first-seen order."""
+    total: dict[str, StatsRow] = {}
+    for row in rows:
+        total[row.strong_id] = total[row.strong_id] + row if row.strong_id in total else row
+    return total
+
+
+class StatsWriter:
+    """Append-only writer: one flushed, fsynced line per finished batch.
+
+    Opening an existing file checks its header and, if the last line lacks its
+    newline (the fragment of a killed writer, never a whole row because every
+    row is written with its newline in one call), cuts that fragment off with a
+    warning, so the file stays a valid CSV.
+    """
+
+    def __init__(self, path: str | os.PathLike, *, fsync: bool = True):
+        self.path = os.fspath(path)
+        self._fsync = fsync
+        exists = os.path.exists(self.path) and os.path.getsize(self.path) > 0
+        if exists:
+            with open(self.path, "rb") as f:
+                data = f.read()
+            first = data.split(b"\n", 1)[0].decode("utf-8", "replace")
+            header = [h.strip() for h in next(csv.reader([first]))]
+            missing = [c for c in BASE_COLUMNS if c not in header]
+            if missing:
+                raise CsvFormatError(
+                    f"{self.path}: refusing to append, not a sinter stats CSV (missing {', '.join(missing)})"
+                )
+        else:
+            os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
+            fix_tail = ""
+            if not data.endswith(b"\n"):
+                keep = data.rfind(b"\n") + 1
+                if keep == 0:
+                    raise CsvFormatError(f"{self.path}: header line is incomplete")
+                try:  # a whole row that only lacks its newline (hand-edited file) is kept
+                    parse_rows(data.decode("utf-8", "replace") + "\n", where=self.path, skip_truncated_last_line=False)
+                    fix_tail = "\n"
+                except CsvFormatError:
+                    log.warning("%s: cutting truncated last line (interrupted write): %r", self.path, data[keep:][:80])
+                    with open(self.path, "r+b") as f:
+                        f.truncate(keep)
+        self._file = open(self.path, "a", encoding="utf-8", newline="")
+        if not exists:
+            self._write(CSV_HEADER + "\n")
+        elif fix_tail:
+            self._write(fix_tail)
+
+    def _write(self, text: str) -> None:
+        self._file.write(text)
+        self._file.flush()
+        if self._fsync:
+            os.fsync(self._file.fileno())
+
+    def append(self, row: StatsRow) -> None:
+        self._write(row.to_csv_line() + "\n")
+
+    def close(self) -> None:
+        self._file.close()
+
+    def __enter__(self) -> "StatsWriter":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def iter_groups(rows: Iterable[StatsRow], key) -> Iterator[tuple[Any, list[StatsRow]]]:
+    """Group merged rows by ``key(row)`` preserving first-seen order."""
+    groups: dict[Any, list[StatsRow]] = {}
+    for row in rows:
+        groups.setdefault(key(row), []).append(row)
+    yield from groups.items()
