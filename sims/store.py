@@ -230,6 +230,7 @@ class StatsWriter:
         self.path = os.fspath(path)
         self._fsync = fsync
         exists = os.path.exists(self.path) and os.path.getsize(self.path) > 0
+        fix_tail = ""
         if exists:
             with open(self.path, "rb") as f:
                 data = f.read()
@@ -240,9 +241,6 @@ class StatsWriter:
                 raise CsvFormatError(
                     f"{self.path}: refusing to append, not a sinter stats CSV (missing {', '.join(missing)})"
                 )
-        else:
-            os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
-            fix_tail = ""
             if not data.endswith(b"\n"):
                 keep = data.rfind(b"\n") + 1
                 if keep == 0:
@@ -254,6 +252,8 @@ class StatsWriter:
                     log.warning("%s: cutting truncated last line (interrupted write): %r", self.path, data[keep:][:80])
                     with open(self.path, "r+b") as f:
                         f.truncate(keep)
+        else:
+            os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
         self._file = open(self.path, "a", encoding="utf-8", newline="")
         if not exists:
             self._write(CSV_HEADER + "\n")

@@ -1,0 +1,126 @@
+"""The decoder protocol: one compiled object per decoding problem, batch-first.
+
+Shapes and dtypes (S = shots, m = detectors, n = error mechanisms, k = observables):
+
+* ``decode_batch(syndromes uint8 (S, m)) -> errors uint8 (S, n)``
+* ``decode(syndrome uint8 (m,)) -> errors uint8 (n,)`` (same code path, S = 1)
+* ``predict_observables_batch(syndromes (S, m)) -> uint8 (S, k)`` = ``errors @ L.T mod 2``
+* ``predict_observables_packed(packed uint8 (S, ceil(m/8))) -> uint8 (S, ceil(k/8))``,
+  little-endian bit order within each byte (stim's ``b8``); the harness and the sinter
+  adapter use this path, so a decoder with a native packed path (PyMatching) never
+  unpacks in Python.
+
+``last_info`` holds per-shot diagnostics of the latest call (``DecodeInfo``), e.g. BP
+convergence flags and iteration counts; decoders without such notions leave it ``None``.
+"""
+
+from __future__ import annotations
+
+import abc
+import dataclasses
+from typing import Mapping
+
+import numpy as np
+
+from qdecode.problem import DecodingProblem
+
+
+class DecoderInputError(ValueError):
+    """Syndromes of the wrong shape, dtype or values."""
+
+
+@dataclasses.dataclass
+class DecodeInfo:
+    """Per-shot diagnostics of the latest batch.
+
+    Attributes:
+        converged: bool ``(S,)``; for BP: the estimate satisfies ``H e = s``.
+        iterations: int32 ``(S,)`` iterations used.
+        extra: further named per-shot arrays (legs, branches, ...).
+    """
+
+    converged: np.ndarray | None = None
+    iterations: np.ndarray | None = None
+    extra: Mapping[str, np.ndarray] = dataclasses.field(default_factory=dict)
+
+    def counts(self) -> dict[str, int]:
+        """Additive counters for the stats CSV's ``custom_counts`` (never hide non-convergence)."""
+        out: dict[str, int] = {}
+        if self.converged is not None:
+            out["not_converged"] = int(np.count_nonzero(~self.converged))
+        return out
+
+
+def check_syndromes(syndromes: np.ndarray, num_detectors: int) -> np.ndarray:
+    """Validate ``(S, m)`` 0/1 syndromes; return them as C-contiguous uint8.
+
+    Raises:
+        DecoderInputError: wrong number of dimensions or columns, or a value other than 0/1.
+    """
+    s = np.asarray(syndromes)
+    if s.ndim != 2:
+        raise DecoderInputError(f"syndromes must be 2-D (shots, {num_detectors}), got shape {s.shape}")
+    if s.shape[1] != num_detectors:
+        raise DecoderInputError(
+            f"syndromes have {s.shape[1]} columns but the problem has {num_detectors} detectors"
+        )
+    if s.dtype == np.bool_:
+        return np.ascontiguousarray(s, dtype=np.uint8)
+    if not np.issubdtype(s.dtype, np.integer):
+        if not np.all((s == 0) | (s == 1)):
+            raise DecoderInputError("syndromes must be binary (0/1)")
+        return np.ascontiguousarray(s, dtype=np.uint8)
+    s = np.ascontiguousarray(s, dtype=np.uint8) if s.dtype != np.uint8 else np.ascontiguousarray(s)
+    if s.size and s.max() > 1:
+        raise DecoderInputError(f"syndromes must be binary (0/1), found value {int(s.max())}")
+    return s
+
+
+def check_packed(packed: np.ndarray, num_bits: int) -> np.ndarray:
+    """Validate bit-packed ``(S, ceil(num_bits/8))`` uint8 shots."""
+    a = np.asarray(packed)
+    width = (num_bits + 7) // 8
+    if a.ndim != 2 or a.shape[1] != width or a.dtype != np.uint8:
+        raise DecoderInputError(
+            f"bit-packed shots must be uint8 of shape (shots, {width}) for {num_bits} bits, "
+            f"got {a.dtype} {a.shape}"
+        )
+    return np.ascontiguousarray(a)
+
+
+def observables_from_errors(errors: np.ndarray, problem: DecodingProblem) -> np.ndarray:
+    """``errors @ L.T mod 2`` as uint8 ``(S, k)`` (sparse product, no per-shot loop)."""
+    if problem.num_observables == 0:
+        return np.zeros((errors.shape[0], 0), dtype=np.uint8)
+    prod = problem.L.astype(np.int32) @ errors.T.astype(np.int32)
+    return (np.asarray(prod).T & 1).astype(np.uint8)
+
+
+class Decoder(abc.ABC):
+    """A decoder compiled for one :class:`DecodingProblem`; cheap to call repeatedly."""
+
+    problem: DecodingProblem
+    last_info: DecodeInfo | None = None
+
+    @abc.abstractmethod
+    def decode_batch(self, syndromes: np.ndarray) -> np.ndarray:
+        """uint8 ``(S, m)`` syndromes -> uint8 ``(S, n)`` error estimates."""
+
+    def decode(self, syndrome: np.ndarray) -> np.ndarray:
+        """One shot: uint8 ``(m,)`` -> uint8 ``(n,)``; the batch path with S = 1."""
+        s = np.asarray(syndrome)
+        if s.ndim != 1:
+            raise DecoderInputError(f"decode takes one syndrome of shape ({self.problem.num_detectors},), got {s.shape}")
+        return self.decode_batch(s[None, :])[0]
+
+    def predict_observables_batch(self, syndromes: np.ndarray) -> np.ndarray:
+        """uint8 ``(S, m)`` -> uint8 ``(S, k)`` predicted observable flips."""
+        return observables_from_errors(self.decode_batch(syndromes), self.problem)
+
+    def predict_observables_packed(self, packed: np.ndarray) -> np.ndarray:
+        """Bit-packed ``(S, ceil(m/8))`` -> bit-packed ``(S, ceil(k/8))``, little-endian bits."""
+        m = self.problem.num_detectors
+        packed = check_packed(packed, m)
+        dets = np.unpackbits(packed, axis=1, count=m, bitorder="little")
+        obs = self.predict_observables_batch(dets)
+        return np.packbits(obs, axis=1, bitorder="little")

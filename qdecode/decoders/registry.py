@@ -1,0 +1,160 @@
+"""Decoder registry: build any decoder from a name plus parameters.
+
+A :class:`DecoderSpec` is a picklable recipe (registry name + resolved, sorted
+parameters) shipped to worker processes; ``spec.build(problem)`` compiles the
+decoder there. ``spec.label()`` names the decoder *with* every parameter
+(defaults included), e.g. ``bp[alpha=0.625,max_iter=100]``; the label goes into
+the stats CSV's ``decoder`` column and the strong_id, so a resumed sweep never
+pools two configurations. A decoder without parameters is labelled by its bare
+name (``pymatching``), which is also sinter's name for the same decoder.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable, Mapping, Sequence
+
+from qdecode.decoders.base import Decoder
+from qdecode.problem import DecodingProblem
+
+
+class UnknownDecoderError(ValueError):
+    """A decoder name or parameter that the registry does not know, or a bad value."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Param:
+    """One decoder parameter: its type (int, float, bool or str), default and meaning."""
+
+    type: type
+    default: Any
+    doc: str = ""
+    choices: tuple | None = None
+
+    def convert(self, name: str, value: Any, decoder: str) -> Any:
+        """Coerce ``value`` (possibly a command-line string) to this parameter's type."""
+        try:
+            if self.type is bool:
+                if isinstance(value, str):
+                    low = value.strip().lower()
+                    if low not in ("1", "0", "true", "false", "yes", "no"):
+                        raise ValueError(value)
+                    out: Any = low in ("1", "true", "yes")
+                else:
+                    out = bool(value)
+            elif self.type is int:
+                if isinstance(value, float) and not value.is_integer():
+                    raise ValueError(value)
+                out = int(value)
+            elif self.type is float:
+                out = float(value)
+            else:
+                out = str(value)
+        except (TypeError, ValueError):
+            raise UnknownDecoderError(
+                f"decoder {decoder!r}: parameter {name}={value!r} is not a valid {self.type.__name__}"
+            ) from None
+        if self.choices is not None and out not in self.choices:
+            raise UnknownDecoderError(f"decoder {decoder!r}: {name}={out!r} must be one of {list(self.choices)}")
+        return out
+
+
+@dataclasses.dataclass(frozen=True)
+class DecoderEntry:
+    name: str
+    factory: Callable[..., Decoder]
+    params: Mapping[str, Param]
+    doc: str
+
+
+_REGISTRY: dict[str, DecoderEntry] = {}
+
+
+def register(name: str, factory: Callable[..., Decoder], params: Mapping[str, Param] | None = None, doc: str = "") -> None:
+    """Register ``factory(problem, **params) -> Decoder`` under ``name``."""
+    _REGISTRY[name] = DecoderEntry(name=name, factory=factory, params=dict(params or {}), doc=doc)
+
+
+def decoder_names() -> list[str]:
+    return sorted(_REGISTRY)
+
+
+def get_entry(name: str) -> DecoderEntry:
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise UnknownDecoderError(f"unknown decoder {name!r}; known decoders: {', '.join(decoder_names())}") from None
+
+
+def _format_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+@dataclasses.dataclass(frozen=True)
+class DecoderSpec:
+    """Picklable decoder recipe: registry name and resolved parameters (sorted tuple of pairs).
+
+    Examples:
+        >>> DecoderSpec.create("pymatching").label()
+        'pymatching'
+    """
+
+    name: str
+    params: tuple[tuple[str, Any], ...] = ()
+
+    @classmethod
+    def create(cls, name: str, params: Mapping[str, Any] | Sequence[str] | None = None) -> "DecoderSpec":
+        """Resolve ``params`` (a mapping, or ``"key=value"`` strings) against the registry.
+
+        Unknown names or parameters and unconvertible values raise
+        :class:`UnknownDecoderError` naming the problem. Defaults are filled in.
+        """
+        entry = get_entry(name)
+        given: dict[str, Any] = {}
+        if params is None:
+            params = {}
+        if not isinstance(params, Mapping):
+            for item in params:
+                if "=" not in item:
+                    raise UnknownDecoderError(f"decoder {name!r}: parameter {item!r} must look like key=value")
+                key, value = item.split("=", 1)
+                given[key.strip()] = value.strip()
+        else:
+            given = dict(params)
+        unknown = sorted(set(given) - set(entry.params))
+        if unknown:
+            known = ", ".join(sorted(entry.params)) or "none"
+            raise UnknownDecoderError(f"decoder {name!r} has no parameter {unknown[0]!r} (known: {known})")
+        resolved = {
+            key: spec.convert(key, given[key], name) if key in given else spec.default
+            for key, spec in entry.params.items()
+        }
+        return cls(name=name, params=tuple(sorted(resolved.items())))
+
+    def label(self) -> str:
+        if not self.params:
+            return self.name
+        return f"{self.name}[{','.join(f'{k}={_format_value(v)}' for k, v in self.params)}]"
+
+    def build(self, problem: DecodingProblem) -> Decoder:
+        return get_entry(self.name).factory(problem, **dict(self.params))
+
+
+def _register_builtins() -> None:
+    from qdecode.decoders.matching import MatchingDecoder
+
+    register(
+        "pymatching",
+        lambda problem: MatchingDecoder(problem, correlated=False),
+        doc="minimum-weight perfect matching (PyMatching)",
+    )
+    register(
+        "pymatching-correlated",
+        lambda problem: MatchingDecoder(problem, correlated=True),
+        doc="PyMatching two-pass correlated matching (needs a DEM with decomposed hyperedges)",
+    )
+
+
+_register_builtins()

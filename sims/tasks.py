@@ -1,0 +1,139 @@
+"""Sweep tasks: what to sample (a circuit) and how to decode it (a decoder spec).
+
+A :class:`Task` is small and picklable: it names a generated circuit by its
+parameters (code, d, rounds, noise, p, basis) or carries explicit circuit text.
+Workers materialise it once (:func:`compile_task`) and cache the result.
+
+The strong_id is computed exactly as sinter computes it (SHA-256 of the JSON of
+circuit text, decoder name, DEM text, postselection mask and metadata), with the
+DEM derived as sinter derives it, so the same task run by ``sinter collect`` and
+by qdecode shares a strong_id and ``sinter combine`` pools them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from typing import Any
+
+from qdecode.decoders.registry import DecoderSpec
+
+
+@dataclasses.dataclass(frozen=True)
+class CircuitRecipe:
+    """Parameters of a generated memory-experiment circuit (see :mod:`qdecode.sims.circuits`)."""
+
+    code: str
+    noise: str
+    p: float
+    d: int | None = None
+    rounds: int | None = None
+    basis: str = "Z"
+    memory_basis_only: bool = True
+
+    def build(self):
+        from qdecode.sims.circuits import build_circuit
+
+        return build_circuit(
+            self.code,
+            d=self.d,
+            rounds=self.rounds,
+            noise=self.noise,
+            p=self.p,
+            basis=self.basis,
+            memory_basis_only=self.memory_basis_only,
+        )
+
+    def metadata(self, rounds: int) -> dict[str, Any]:
+        """sinter-style short keys: ``code, d, r, p, b, noise``."""
+        meta: dict[str, Any] = {"code": self.code, "noise": self.noise, "p": self.p, "r": rounds, "b": self.basis}
+        if self.d is not None:
+            meta["d"] = self.d
+        return meta
+
+
+@dataclasses.dataclass(frozen=True)
+class Task:
+    """One sweep point: a circuit source, a decoder, metadata.
+
+    Exactly one of ``recipe`` / ``circuit_text`` is set.
+    """
+
+    decoder: DecoderSpec
+    recipe: CircuitRecipe | None = None
+    circuit_text: str | None = None
+    extra_metadata: tuple[tuple[str, Any], ...] = ()
+
+    def __post_init__(self) -> None:
+        if (self.recipe is None) == (self.circuit_text is None):
+            raise ValueError("a Task needs exactly one of recipe= or circuit_text=")
+
+    def circuit(self):
+        import stim
+
+        if self.recipe is not None:
+            return self.recipe.build()
+        return stim.Circuit(self.circuit_text)
+
+    def json_metadata(self, circuit) -> dict[str, Any]:
+        meta: dict[str, Any] = {}
+        if self.recipe is not None:
+            rounds = self.recipe.rounds if self.recipe.rounds is not None else _count_rounds(circuit)
+            meta.update(self.recipe.metadata(rounds))
+        meta.update(dict(self.extra_metadata))
+        return meta
+
+
+def _count_rounds(circuit) -> int:
+    """Rounds of a generated memory circuit: its largest detector time coordinate + 1."""
+    coords = circuit.get_detector_coordinates()
+    times = [c[2] for c in coords.values() if len(c) >= 3]
+    return int(max(times)) + 1 if times else 1
+
+
+def decoding_dem(circuit):
+    """The DEM decoders see, derived as sinter derives it (decomposed when possible)."""
+    try:
+        return circuit.detector_error_model(decompose_errors=True, approximate_disjoint_errors=True)
+    except ValueError:
+        try:
+            return circuit.detector_error_model(approximate_disjoint_errors=True)
+        except ValueError:
+            return circuit.detector_error_model(approximate_disjoint_errors=True, flatten_loops=True)
+
+
+def strong_id(circuit, dem, decoder_label: str, json_metadata: Any) -> str:
+    """sinter's strong_id: SHA-256 of the JSON of the task's identifying values."""
+    value = {
+        "circuit": str(circuit),
+        "decoder": decoder_label,
+        "decoder_error_model": str(dem),
+        "postselection_mask": None,
+        "json_metadata": json_metadata,
+    }
+    return hashlib.sha256(json.dumps(value).encode("utf-8")).hexdigest()
+
+
+@dataclasses.dataclass
+class CompiledTask:
+    """A task materialised in one process: circuit, DEM, sampler, decoder and identity."""
+
+    task: Task
+    circuit: Any
+    dem: Any
+    strong_id: str
+    json_metadata: dict[str, Any]
+    decoder: Any = None  # built lazily in workers only
+
+    @property
+    def label(self) -> str:
+        return self.task.decoder.label()
+
+
+def describe_task(task: Task) -> CompiledTask:
+    """Circuit, DEM, metadata and strong_id of ``task`` (no decoder built)."""
+    circuit = task.circuit()
+    dem = decoding_dem(circuit)
+    meta = task.json_metadata(circuit)
+    return CompiledTask(task=task, circuit=circuit, dem=dem, strong_id=strong_id(circuit, dem, task.decoder.label(), meta), json_metadata=meta)
