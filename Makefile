@@ -1,0 +1,32 @@
+# qdecode: `make demo` runs the quick-start threshold sweep, `make test` runs the test suite.
+# Both create .venv and install everything from the package registries first.
+
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: install demo test test-all bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: $(STAMP)
+	$(VENV)/bin/qdecode sweep
+
+test: $(STAMP)
+	$(PY) -m pytest -q -m "not slow and not gpu" tests
+
+test-all: $(STAMP)
+	$(PY) -m pytest -q tests
+
+bench: $(STAMP)
+	$(PY) benchmarks/harness_overhead.py
+
+clean:
+	rm -rf $(VENV) out build *.egg-info

@@ -1,0 +1,1 @@
+"""The ``qdecode`` command line (see ``qdecode --help``)."""

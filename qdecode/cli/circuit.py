@@ -1,0 +1,40 @@
+"""``qdecode circuit``: write a generated stim circuit (surface or BB memory experiment)."""
+
+from __future__ import annotations
+
+import sys
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("circuit", help="write a stim circuit", description="Write a noisy memory-experiment circuit.")
+    p.add_argument("name", help="code name (see `qdecode codes`)")
+    p.add_argument("--d", type=int, help="distance (surface code)")
+    p.add_argument("--rounds", help="syndrome rounds: an int, 'd' or '<k>d' (default: d)")
+    p.add_argument("--p", type=float, required=True, help="physical error rate")
+    p.add_argument("--noise", default="sd6", help="noise model (default sd6)")
+    p.add_argument("--basis", default="Z", choices=["X", "Z"], help="memory basis")
+    p.add_argument("--both-bases", action="store_true", help="keep the detectors of both bases (BB codes)")
+    p.add_argument("--out", help="output file (default stdout)")
+    p.add_argument("--dem", action="store_true", help="write the detector error model instead of the circuit")
+    p.set_defaults(run=run)
+
+
+def run(args) -> int:
+    from qdecode.sims.recipe import resolve_rounds
+    from qdecode.sims.tasks import CircuitRecipe, decoding_dem
+
+    if not 0 < args.p < 1:
+        raise ValueError(f"--p must lie strictly inside (0, 1), got {args.p}")
+    rounds = resolve_rounds(int(args.rounds) if args.rounds and args.rounds.isdigit() else args.rounds, args.d, "--rounds")
+    recipe = CircuitRecipe(
+        code=args.name, noise=args.noise, p=args.p, d=args.d, rounds=rounds,
+        basis=args.basis, memory_basis_only=not args.both_bases,
+    )
+    circuit = recipe.build()
+    text = str(decoding_dem(circuit)) if args.dem else str(circuit)
+    if args.out:
+        with open(args.out, "w", encoding="utf-8") as f:
+            f.write(text + "\n")
+    else:
+        sys.stdout.write(text + "\n")
+    return 0
