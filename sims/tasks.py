@@ -45,11 +45,19 @@ class CircuitRecipe:
             memory_basis_only=self.memory_basis_only,
         )
 
-    def metadata(self, rounds: int) -> dict[str, Any]:
-        """sinter-style short keys: ``code, d, r, p, b, noise``."""
-        meta: dict[str, Any] = {"code": self.code, "noise": self.noise, "p": self.p, "r": rounds, "b": self.basis}
-        if self.d is not None:
-            meta["d"] = self.d
+    def metadata(self) -> dict[str, Any]:
+        """sinter-style short keys: ``code, d, r, p, b, noise`` (rounds and d resolved)."""
+        from qdecode.sims.circuits import circuit_metadata
+
+        m = circuit_metadata(
+            self.code, d=self.d, rounds=self.rounds, noise=self.noise, p=self.p,
+            basis=self.basis, memory_basis_only=self.memory_basis_only,
+        )
+        meta: dict[str, Any] = {"code": self.code, "noise": self.noise, "p": self.p, "r": m["rounds"], "b": m["basis"]}
+        if m.get("d") is not None:
+            meta["d"] = m["d"]
+        if not self.memory_basis_only:
+            meta["both_bases"] = True
         return meta
 
 
@@ -76,20 +84,10 @@ class Task:
             return self.recipe.build()
         return stim.Circuit(self.circuit_text)
 
-    def json_metadata(self, circuit) -> dict[str, Any]:
-        meta: dict[str, Any] = {}
-        if self.recipe is not None:
-            rounds = self.recipe.rounds if self.recipe.rounds is not None else _count_rounds(circuit)
-            meta.update(self.recipe.metadata(rounds))
+    def json_metadata(self) -> dict[str, Any]:
+        meta: dict[str, Any] = self.recipe.metadata() if self.recipe is not None else {}
         meta.update(dict(self.extra_metadata))
         return meta
-
-
-def _count_rounds(circuit) -> int:
-    """Rounds of a generated memory circuit: its largest detector time coordinate + 1."""
-    coords = circuit.get_detector_coordinates()
-    times = [c[2] for c in coords.values() if len(c) >= 3]
-    return int(max(times)) + 1 if times else 1
 
 
 def decoding_dem(circuit):
@@ -135,5 +133,5 @@ def describe_task(task: Task) -> CompiledTask:
     """Circuit, DEM, metadata and strong_id of ``task`` (no decoder built)."""
     circuit = task.circuit()
     dem = decoding_dem(circuit)
-    meta = task.json_metadata(circuit)
+    meta = task.json_metadata()
     return CompiledTask(task=task, circuit=circuit, dem=dem, strong_id=strong_id(circuit, dem, task.decoder.label(), meta), json_metadata=meta)

@@ -12,9 +12,10 @@ def run(args) -> int:
     from qdecode.codes.catalog import list_codes
 
     rows = list_codes()
-    header = ("name", "n", "k", "d", "kind", "provenance")
-    table = [header] + [tuple("" if v is None else str(v) for v in row) for row in rows]
-    widths = [max(len(r[i]) for r in table) for i in range(len(header) - 1)]
-    for r in table:
-        print("  ".join(c.ljust(w) for c, w in zip(r[:-1], widths)) + "  " + r[-1])
+    columns = ("name", "n", "k", "d", "kind")
+    table = [columns] + [tuple(str(row[c]) for c in columns) for row in rows]
+    widths = [max(len(r[i]) for r in table) for i in range(len(columns))]
+    for r, row in zip(table, [None] + rows):
+        provenance = "provenance" if row is None else row["provenance"]
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths)) + "  " + provenance)
     return 0

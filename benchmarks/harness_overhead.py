@@ -1,0 +1,95 @@
+"""Harness throughput: qdecode's sweep vs ``sinter collect`` on the same task.
+
+Same circuit (rotated surface code memory-Z, SD6 uniform depolarizing noise,
+rounds = d), same decoder (PyMatching), same shot count, same number of worker
+processes. Each run measures both tools back to back and reports the ratio of
+throughputs in shots per wall-clock second of the whole collection call
+(process start-up, sampling, decoding, bookkeeping, CSV writing), and in shots
+per CPU-second as each tool itself accounts it (the CSV ``seconds`` column).
+The table reports the median ratio over ``--repeats`` runs.
+
+Usage::
+
+    python benchmarks/harness_overhead.py [--d 5] [--p 0.005] [--shots 1000000] [--workers 1] [--repeats 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+
+import sinter
+import stim
+
+from qdecode.decoders import DecoderSpec
+from qdecode.sims.executors import LocalExecutor
+from qdecode.sims.sweep import SweepOptions, run_sweep
+from qdecode.sims.tasks import Task
+
+
+def circuit_for(d: int, p: float) -> stim.Circuit:
+    return stim.Circuit.generated(
+        "surface_code:rotated_memory_z", distance=d, rounds=d,
+        after_clifford_depolarization=p, before_round_data_depolarization=p,
+        before_measure_flip_probability=p, after_reset_flip_probability=p,
+    )
+
+
+def run_qdecode(circuit: stim.Circuit, shots: int, workers: int, seed: int) -> tuple[float, float, int]:
+    task = Task(decoder=DecoderSpec.create("pymatching"), circuit_text=str(circuit))
+    with tempfile.TemporaryDirectory() as tmp:
+        t0 = time.perf_counter()
+        with LocalExecutor(workers) as ex:
+            (row,) = run_sweep(
+                [task], out_path=os.path.join(tmp, "s.csv"),
+                options=SweepOptions(max_shots=shots, max_errors=10**12, seed=seed), executor=ex,
+            )
+        wall = time.perf_counter() - t0
+    return wall, row.seconds, row.errors
+
+
+def run_sinter(circuit: stim.Circuit, shots: int, workers: int) -> tuple[float, float, int]:
+    with tempfile.TemporaryDirectory() as tmp:
+        t0 = time.perf_counter()
+        (stat,) = sinter.collect(
+            num_workers=workers, tasks=[sinter.Task(circuit=circuit)], decoders=["pymatching"],
+            max_shots=shots, max_errors=10**12, save_resume_filepath=os.path.join(tmp, "s.csv"),
+        )
+        wall = time.perf_counter() - t0
+    return wall, stat.seconds, stat.errors
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--d", type=int, default=5)
+    ap.add_argument("--p", type=float, default=0.005)
+    ap.add_argument("--shots", type=int, default=1_000_000)
+    ap.add_argument("--workers", type=int, default=1)
+    ap.add_argument("--repeats", type=int, default=3)
+    args = ap.parse_args()
+    circuit = circuit_for(args.d, args.p)
+    # Warm-up outside the timed region (imports, first pool start, PyMatching build).
+    run_qdecode(circuit, 10_000, args.workers, seed=0)
+    run_sinter(circuit, 10_000, args.workers)
+    wall_ratios, cpu_ratios = [], []
+    print(f"# d={args.d} p={args.p} shots={args.shots} workers={args.workers} {platform.processor() or platform.machine()}")
+    print("run  qdecode_wall_s  sinter_wall_s  wall_ratio  qdecode_cpu_s  sinter_cpu_s  cpu_ratio  qdecode_LER  sinter_LER")
+    for i in range(args.repeats):
+        qw, qc, qe = run_qdecode(circuit, args.shots, args.workers, seed=i + 1)
+        sw, sc, se = run_sinter(circuit, args.shots, args.workers)
+        wall_ratios.append(sw / qw)  # >1: qdecode faster
+        cpu_ratios.append(sc / qc)
+        print(f"{i:3d}  {qw:14.2f}  {sw:13.2f}  {sw / qw:10.3f}  {qc:13.2f}  {sc:12.2f}  {sc / qc:9.3f}  "
+              f"{qe / args.shots:11.5f}  {se / args.shots:10.5f}")
+    print(f"median throughput ratio qdecode/sinter: wall {statistics.median(wall_ratios):.3f}, "
+          f"cpu {statistics.median(cpu_ratios):.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,557 @@
+"""Memory-experiment circuits for the catalogue codes.
+
+``build_circuit(code, d=, rounds=, noise=, p=, basis=)`` returns a ``stim.Circuit``:
+
+* ``surface``: stim's ``surface_code:rotated_memory_{x,z}`` generator with
+  ``sd6`` / ``phenomenological`` / ``code-capacity`` parameters, or a noiseless
+  generated circuit rewritten to CZ form and noised with SI1000 (``si1000``).
+* BB codes: :func:`bb_memory_circuit`, the depth-8 syndrome cycle of Bravyi et al.
+  (Nature 627, 778 (2024)) with the ``bb-uniform`` noise of
+  :mod:`qdecode.sims.noise`, or a ``code-capacity`` circuit.
+
+With ``memory_basis_only`` (the default) only the detectors of the memory basis
+are kept (Z checks for a Z-basis memory), which makes the X and Z decoding
+problems independent ("XZ decoding").
+
+Detector coordinates are ``(x, y, t)``: the check's position and its round
+(final data-readout detectors get ``t = rounds``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from .noise import NOISE_MODELS, bb_uniform_rules, check_p, insert_noise, si1000_rules, to_cz_circuit
+
+__all__ = [
+    "build_circuit",
+    "circuit_metadata",
+    "bb_memory_circuit",
+    "bb_code_capacity_circuit",
+    "keep_detectors_of_basis",
+    "detector_bases",
+    "SUPPORTED_NOISE",
+]
+
+#: Noise models each code family supports.
+SUPPORTED_NOISE: dict[str, tuple[str, ...]] = {
+    "surface": ("sd6", "si1000", "phenomenological", "code-capacity"),
+    "bb": ("bb-uniform", "code-capacity"),
+}
+
+# Bravyi et al. schedule over the six neighbours of a check (see bb_memory_circuit).
+SX_ORDER: tuple[Any, ...] = ("idle", 1, 4, 3, 5, 0, 2)
+SZ_ORDER: tuple[Any, ...] = (3, 5, 0, 1, 2, 4, "idle")
+
+
+# ------------------------------------------------------------------ validation
+def _basis(basis: Any) -> str:
+    b = str(basis).upper()
+    if b not in ("X", "Z"):
+        raise ValueError(f"basis must be 'X' or 'Z', got basis={basis!r}")
+    return b
+
+
+def _positive_int(value: Any, name: str) -> int:
+    try:
+        iv = int(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a positive integer, got {name}={value!r}") from None
+    if iv != value or iv < 1:
+        raise ValueError(f"{name} must be a positive integer, got {name}={value!r}")
+    return iv
+
+
+def _resolve(code: str, d: Any, rounds: Any, noise: str, p: Any, basis: Any) -> dict[str, Any]:
+    """Validate arguments and resolve defaults; returns the metadata dict."""
+    from qdecode.codes.catalog import get_entry
+
+    entry = get_entry(code)  # UnknownCodeError lists the names
+    if noise not in NOISE_MODELS:
+        raise ValueError(f"unknown noise model {noise!r}; valid names: {', '.join(NOISE_MODELS)}")
+    family = entry.family
+    supported = SUPPORTED_NOISE.get(family, ())
+    if noise not in supported:
+        raise ValueError(
+            f"noise model {noise!r} is not available for code {code!r}; use one of: {', '.join(supported)}"
+        )
+    pf = check_p(p)
+    b = _basis(basis)
+    if entry.parametrised:
+        if d is None:
+            raise ValueError(f"code {code!r} needs a distance: pass d (e.g. d=5)")
+        dv = _positive_int(d, "d")
+        if dv < 2:
+            raise ValueError(f"d must be >= 2 for code {code!r}, got d={d!r}")
+    else:
+        if d is not None and int(d) != entry.d:
+            raise ValueError(f"code {code!r} has fixed distance {entry.d}; got d={d!r}")
+        dv = int(entry.d)
+    if noise == "code-capacity":
+        r = 1
+    elif rounds is None:
+        r = dv
+    else:
+        r = _positive_int(rounds, "rounds")
+    return {"code": code, "family": family, "d": dv, "rounds": r, "noise": noise, "p": pf, "basis": b}
+
+
+def circuit_metadata(
+    code: str,
+    *,
+    d: int | None = None,
+    rounds: int | None = None,
+    noise: str,
+    p: float,
+    basis: str = "Z",
+    memory_basis_only: bool = True,
+) -> dict[str, Any]:
+    """The resolved parameters of :func:`build_circuit` (for sinter ``json_metadata``).
+
+    Returns:
+        dict with ``code, family, n, k, d, rounds, noise, p, basis, memory_basis_only``.
+        ``rounds`` is the effective number (1 for ``code-capacity``, ``d`` by default).
+
+    Raises:
+        ValueError: same conditions as :func:`build_circuit`.
+    """
+    from qdecode.codes.catalog import get_entry
+
+    meta = _resolve(code, d, rounds, noise, p, basis)
+    entry = get_entry(code)
+    meta["n"] = meta["d"] ** 2 if entry.parametrised else entry.n
+    meta["k"] = entry.k
+    meta["memory_basis_only"] = bool(memory_basis_only)
+    return meta
+
+
+def build_circuit(
+    code: str,
+    *,
+    d: int | None = None,
+    rounds: int | None = None,
+    noise: str,
+    p: float,
+    basis: str = "Z",
+    memory_basis_only: bool = True,
+) -> Any:
+    """Build a noisy memory-experiment circuit.
+
+    Args:
+        code: catalogue name (``surface``, ``bb72_12_6``, ...).
+        d: distance; required for ``surface``, optional (must match) for fixed codes.
+        rounds: syndrome rounds; defaults to ``d``; forced to 1 for ``code-capacity``.
+        noise: ``sd6``, ``si1000``, ``phenomenological``, ``code-capacity`` (surface) or
+            ``bb-uniform``, ``code-capacity`` (BB codes).
+        p: physical error rate in (0, 1).
+        basis: memory basis ``"Z"`` or ``"X"``.
+        memory_basis_only: keep only the memory basis's detectors.
+
+    Returns:
+        ``stim.Circuit`` with detectors (coordinates ``(x, y, t)``) and ``k`` observables.
+
+    Raises:
+        ValueError: unknown code (also a ``KeyError``) or noise, ``p`` outside (0, 1),
+            ``d`` missing for ``surface``, unsupported code/noise combination, bad basis.
+    """
+    import stim
+
+    meta = _resolve(code, d, rounds, noise, p, basis)
+    b, r, pf, nz = meta["basis"], meta["rounds"], meta["p"], meta["noise"]
+    if meta["family"] == "surface":
+        circ = _surface_circuit(meta["d"], r, nz, pf, b, memory_basis_only)
+        memory_basis_only = False  # already filtered (before any CZ rewrite)
+    else:
+        from qdecode.codes.catalog import get_code
+
+        css = get_code(code)
+        if nz == "code-capacity":
+            circ = bb_code_capacity_circuit(css, p=pf, basis=b, memory_basis_only=memory_basis_only)
+            return circ
+        circ = bb_memory_circuit(css, rounds=r, basis=b)
+        circ = insert_noise(circ, bb_uniform_rules(pf))
+    if memory_basis_only:
+        circ = keep_detectors_of_basis(circ, b)
+    assert isinstance(circ, stim.Circuit)
+    return circ
+
+
+# ------------------------------------------------------------------- surface
+def _surface_circuit(d: int, rounds: int, noise: str, p: float, basis: str, memory_basis_only: bool) -> Any:
+    import stim
+
+    task = f"surface_code:rotated_memory_{basis.lower()}"
+    if noise == "sd6":
+        kw = dict(after_clifford_depolarization=p, before_round_data_depolarization=p,
+                  before_measure_flip_probability=p, after_reset_flip_probability=p)
+    elif noise == "phenomenological":
+        kw = dict(before_round_data_depolarization=p, before_measure_flip_probability=p)
+    elif noise == "code-capacity":
+        kw = dict(before_round_data_depolarization=p)
+    elif noise == "si1000":
+        noiseless = stim.Circuit.generated(task, distance=d, rounds=rounds)
+        if memory_basis_only:  # classify on the CX circuit, where H marks X-type readout
+            noiseless = keep_detectors_of_basis(noiseless, basis)
+        return insert_noise(to_cz_circuit(noiseless), si1000_rules(p))
+    else:  # pragma: no cover - filtered by _resolve
+        raise ValueError(f"noise {noise!r} not available for the surface code")
+    circ = stim.Circuit.generated(task, distance=d, rounds=rounds, **kw)
+    return keep_detectors_of_basis(circ, basis) if memory_basis_only else circ
+
+
+# ------------------------------------------------------------ detector bases
+def detector_bases(circuit: Any) -> list[str]:
+    """Basis (``"X"``, ``"Y"``, ``"Z"`` or ``"mixed"``) of every detector.
+
+    Each measurement result gets an *effective* basis: the measured Pauli (``M`` /
+    ``MR`` -> Z, ``MX`` / ``MRX`` -> X, ``MY`` / ``MRY`` -> Y) pulled back through the
+    single-qubit Cliffords applied to that qubit since its last reset or
+    multi-qubit gate. So an X-check ancilla read out as ``H; M`` (stim's surface-code
+    circuits) counts as X. A detector gets the common basis of its records, or
+    ``"mixed"`` when they differ (or come from ``MPP`` / pair measurements).
+
+    Args:
+        circuit: a ``stim.Circuit`` (flattened internally).
+
+    Returns:
+        One label per detector, in detector order.
+    """
+    import stim
+
+    frames: dict[int, Any] = {}  # qubit -> accumulated 1q Clifford tableau since last entangler/reset
+    meas_basis: list[str] = []
+    out: list[str] = []
+    single = {"M": "Z", "MR": "Z", "MX": "X", "MRX": "X", "MY": "Y", "MRY": "Y"}
+    resets = {"R", "RX", "RY"}
+
+    def pulled_back(q: int, pauli: str) -> str:
+        frame = frames.get(q)
+        if frame is None:
+            return pauli
+        ps = frame.inverse()(stim.PauliString(pauli))
+        return "_XYZ"[ps[0]]
+
+    for inst in circuit.flattened():
+        name = inst.name
+        targets = inst.targets_copy()
+        if name == "DETECTOR":
+            n = len(meas_basis)
+            kinds = {meas_basis[n + t.value] for t in targets if t.is_measurement_record_target}
+            out.append(kinds.pop() if len(kinds) == 1 else "mixed")
+            continue
+        if name in single:
+            for t in targets:
+                meas_basis.append(pulled_back(t.value, single[name]))
+                if name.startswith("MR"):
+                    frames.pop(t.value, None)
+            continue
+        data = stim.gate_data(name)
+        if data.produces_measurements:  # MPP, MXX, heralded noise, ...
+            before = stim.Circuit()
+            before.append(inst)
+            meas_basis.extend("mixed" for _ in range(before.num_measurements))
+            for t in targets:
+                if t.is_qubit_target:
+                    frames.pop(t.value, None)
+            continue
+        if name in resets:
+            for t in targets:
+                frames.pop(t.value, None)
+        elif data.is_unitary and data.is_single_qubit_gate:
+            tab = stim.Tableau.from_named_gate(name)
+            for t in targets:
+                q = t.value
+                frames[q] = tab * frames[q] if q in frames else tab
+        elif data.is_unitary and data.is_two_qubit_gate:
+            for t in targets:
+                if t.is_qubit_target:
+                    frames.pop(t.value, None)
+    return out
+
+
+def keep_detectors_of_basis(circuit: Any, basis: str) -> Any:
+    """Copy of ``circuit`` (flattened) keeping only the detectors of one basis.
+
+    The basis of a detector is decided by :func:`detector_bases`. Measurements,
+    noise and observables are unchanged, so the detector error model is the
+    original one restricted to the kept detectors.
+
+    Args:
+        circuit: ``stim.Circuit``.
+        basis: ``"X"`` or ``"Z"``.
+    """
+    import stim
+
+    b = _basis(basis)
+    kinds = detector_bases(circuit)
+    out = stim.Circuit()
+    k = 0
+    for inst in circuit.flattened():
+        if inst.name == "DETECTOR":
+            if kinds[k] == b:
+                out.append(inst)
+            k += 1
+        else:
+            out.append(inst)
+    return out
+
+
+# ------------------------------------------------------------------------ BB
+def _bb_neighbours(spec: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``(nx, nz)``: ``(lm, 6)`` data-qubit neighbours of every X and Z check.
+
+    X check ``i``: columns 0-2 are left data via A1, A2, A3 (``A_k[i, j] = 1``),
+    3-5 right data via B1, B2, B3. Z check ``i``: 0-2 left data via B1^T..B3^T,
+    3-5 right data via A1^T..A3^T. Data qubit indices: left ``j``, right ``lm + j``.
+    """
+    h = spec.half
+    nx = np.zeros((h, 6), dtype=np.int64)
+    nz = np.zeros((h, 6), dtype=np.int64)
+    for k in range(3):
+        nx[:, k] = np.argmax(spec.A[k], axis=1)
+        nx[:, 3 + k] = h + np.argmax(spec.B[k], axis=1)
+        nz[:, k] = np.argmax(spec.B[k].T, axis=1)
+        nz[:, 3 + k] = h + np.argmax(spec.A[k].T, axis=1)
+    return nx, nz
+
+
+def _bb_coords(spec: Any) -> dict[str, list[tuple[int, int]]]:
+    """Planar coordinates on the 2l x 2m torus: L (2a, 2b), R (2a+1, 2b+1), X (2a, 2b+1), Z (2a+1, 2b)."""
+    idx = [(a, b) for a in range(spec.l) for b in range(spec.m)]
+    return {
+        "L": [(2 * a, 2 * b) for a, b in idx],
+        "R": [(2 * a + 1, 2 * b + 1) for a, b in idx],
+        "X": [(2 * a, 2 * b + 1) for a, b in idx],
+        "Z": [(2 * a + 1, 2 * b) for a, b in idx],
+    }
+
+
+def bb_memory_circuit(
+    code: Any,
+    *,
+    rounds: int,
+    basis: str = "Z",
+    sx: Sequence[Any] = SX_ORDER,
+    sz: Sequence[Any] = SZ_ORDER,
+) -> Any:
+    """Noiseless BB memory experiment with Bravyi et al.'s depth-8 syndrome cycle.
+
+    Qubits: left data ``0..lm-1``, right data ``lm..2lm-1``, X checks
+    ``2lm..3lm-1``, Z checks ``3lm..4lm-1`` (IBM's numbering). One cycle is eight
+    moments (TICK-separated): ``L1``: X checks prepared in ``|+>``, Z checks CX with
+    neighbour ``sz[0]``; ``L2..L6``: X checks CX (control) with ``sx[t]``, Z checks CX
+    (target) with ``sz[t]``; ``L7``: X checks with ``sx[6]`` while Z checks are
+    measured; ``L8``: X checks measured, Z checks reset, data idle. In the first
+    cycle the data qubits are reset (in the memory basis) just before their first
+    use, and in the last cycle the Z checks are measured in ``L8`` together with the
+    X checks and the data, whose readout is tagged ``[noiseless]``. This placement
+    reproduces IBM's published circuits exactly once :func:`insert_noise` adds the
+    ``bb-uniform`` rules: idle noise on the left data in ``L1`` (not in the first
+    cycle), on the right data in ``L7``, on all data in ``L8``, and on the Z checks in
+    the last ``L7``.
+
+    Detectors: each check's outcome is compared with the previous round (the
+    memory basis's checks also in round 0, against the deterministic value), and
+    the memory basis's checks are recomputed from the data readout. Both bases
+    are included; use :func:`keep_detectors_of_basis` to drop one.
+
+    Args:
+        code: a BB :class:`~qdecode.codes.css.CSSCode` (``meta`` is its ``BBSpec``).
+        rounds: number of syndrome cycles (>= 1).
+        basis: memory basis ``"Z"`` or ``"X"``.
+        sx, sz: the schedules (7 entries, neighbour index or ``"idle"``).
+
+    Returns:
+        Noiseless flat ``stim.Circuit``.
+    """
+    import stim
+
+    spec = code.meta
+    if spec is None or not hasattr(spec, "A"):
+        raise ValueError(f"bb_memory_circuit needs a BB code (with BBSpec meta), got {code!r}")
+    rounds = _positive_int(rounds, "rounds")
+    b = _basis(basis)
+    if len(sx) != 7 or len(sz) != 7 or sx[0] != "idle" or sz[6] != "idle":
+        raise ValueError(f"schedules must have 7 entries with sx[0] = sz[6] = 'idle'; got sx={sx}, sz={sz}")
+    h = spec.half
+    nx, nzb = _bb_neighbours(spec)
+    data = np.arange(2 * h)
+    xq = 2 * h + np.arange(h)
+    zq = 3 * h + np.arange(h)
+    coords = _bb_coords(spec)
+
+    c = stim.Circuit()
+    for j in range(h):
+        c.append("QUBIT_COORDS", [j], coords["L"][j])
+    for j in range(h):
+        c.append("QUBIT_COORDS", [h + j], coords["R"][j])
+    for j in range(h):
+        c.append("QUBIT_COORDS", [2 * h + j], coords["X"][j])
+    for j in range(h):
+        c.append("QUBIT_COORDS", [3 * h + j], coords["Z"][j])
+
+    data_reset = "R" if b == "Z" else "RX"
+    data_meas = "M" if b == "Z" else "MX"
+    first_used = np.unique(nzb[:, sz[0]])  # data touched by the Z checks in L1
+    late = np.setdiff1d(data, first_used)
+
+    nmeas = 0
+    zrec = np.zeros(h, dtype=np.int64)  # absolute record index of the latest Z-check result
+    xrec = np.zeros(h, dtype=np.int64)
+    prev_z: np.ndarray | None = None
+    prev_x: np.ndarray | None = None
+
+    def cx_layer(t: int) -> tuple[list[int], np.ndarray]:
+        """CX targets of layer t and the data qubits it leaves idle."""
+        targets: list[int] = []
+        used: list[np.ndarray] = []
+        if sx[t] != "idle":
+            targets += np.column_stack([xq, nx[:, sx[t]]]).ravel().tolist()
+            used.append(nx[:, sx[t]])
+        if sz[t] != "idle":
+            targets += np.column_stack([nzb[:, sz[t]], zq]).ravel().tolist()
+            used.append(nzb[:, sz[t]])
+        idle = np.setdiff1d(data, np.concatenate(used)) if used else data
+        return targets, idle
+
+    layers = [cx_layer(t) for t in range(7)]
+    for t in range(1, 6):
+        if layers[t][1].size:
+            raise ValueError(f"schedule leaves data qubits idle in CX layer {t + 1}; not a valid depth-8 cycle")
+
+    for r in range(rounds):
+        last = r == rounds - 1
+        # L0 (first cycle only): reset the data used in L1 and the Z checks.
+        if r == 0:
+            c.append(data_reset, first_used.tolist())
+            c.append("R", zq.tolist())
+            c.append("TICK")
+        # L1: X checks prepared; Z checks start; the other data wait (or are reset in cycle 0).
+        c.append("RX", xq.tolist())
+        if r == 0:
+            if late.size:
+                c.append(data_reset, late.tolist())
+        elif layers[0][1].size:
+            c.append("I", layers[0][1].tolist())
+        c.append("CX", layers[0][0])
+        c.append("TICK")
+        # L2..L6
+        for t in range(1, 6):
+            if last and t == 5:
+                # IBM's circuits put the last cycle's L7 idle noise (Z checks and the
+                # data idle in L7) before the L6 gates; reproduce that placement.
+                c.append("I", np.concatenate([zq, layers[6][1]]).tolist())
+            c.append("CX", layers[t][0])
+            c.append("TICK")
+        # L7: X checks finish; Z checks are measured (except in the last cycle).
+        c.append("CX", layers[6][0])
+        if not last:
+            c.append("I", layers[6][1].tolist())
+            c.append("M", zq.tolist())
+            zrec = nmeas + np.arange(h)
+            nmeas += h
+        c.append("TICK")
+        # L8: X checks measured, Z checks reset, all data wait; last cycle: read everything out.
+        if last:
+            c.append("M", zq.tolist())
+            zrec = nmeas + np.arange(h)
+            nmeas += h
+        c.append("MX", xq.tolist())
+        xrec = nmeas + np.arange(h)
+        nmeas += h
+        if last:
+            c.append(stim.CircuitInstruction(data_meas, data.tolist(), tag="noiseless"))
+            drec = nmeas + np.arange(2 * h)
+            nmeas += 2 * h
+        else:
+            c.append("I", data.tolist())
+            c.append("R", zq.tolist())
+        # Detectors for this round (Z checks first, as IBM).
+        for kind, rec, prev, xy in (("Z", zrec, prev_z, coords["Z"]), ("X", xrec, prev_x, coords["X"])):
+            if prev is None and kind != b:
+                continue  # first-round outcomes of the other basis are random
+            for i in range(h):
+                tg = [stim.target_rec(int(rec[i]) - nmeas)]
+                if prev is not None:
+                    tg.append(stim.target_rec(int(prev[i]) - nmeas))
+                c.append("DETECTOR", tg, [xy[i][0], xy[i][1], r])
+        prev_z, prev_x = zrec.copy(), xrec.copy()
+        if not last:
+            c.append("TICK")
+
+    # Final detectors: memory-basis checks recomputed from the data readout.
+    H = code.hz if b == "Z" else code.hx
+    check_rec = zrec if b == "Z" else xrec
+    xy = coords[b]
+    for i in range(h):
+        tg = [stim.target_rec(int(drec[j]) - nmeas) for j in np.flatnonzero(H[i])]
+        tg.append(stim.target_rec(int(check_rec[i]) - nmeas))
+        c.append("DETECTOR", tg, [xy[i][0], xy[i][1], rounds])
+    L = code.lz if b == "Z" else code.lx
+    for o in range(L.shape[0]):
+        c.append("OBSERVABLE_INCLUDE", [stim.target_rec(int(drec[j]) - nmeas) for j in np.flatnonzero(L[o])], [o])
+    return c
+
+
+def bb_code_capacity_circuit(code: Any, *, p: float, basis: str = "Z", memory_basis_only: bool = True) -> Any:
+    """Code-capacity memory circuit: ``DEPOLARIZE1(p)`` on the data once, perfect syndrome.
+
+    The data are prepared in the memory basis, depolarized, and read out
+    noiselessly; the memory basis's detectors are the check parities of the
+    readout. With ``memory_basis_only=False`` the other basis's stabilisers are
+    also measured (noiselessly, with ``MPP``) before and after the noise and
+    compared. Works for any :class:`~qdecode.codes.css.CSSCode`.
+
+    Args:
+        code: the CSS code.
+        p: depolarizing probability in (0, 1).
+        basis: ``"Z"`` or ``"X"``.
+        memory_basis_only: only the memory basis's detectors.
+
+    Returns:
+        ``stim.Circuit``.
+    """
+    import stim
+
+    pf = check_p(p)
+    b = _basis(basis)
+    n = code.n
+    data = list(range(n))
+    other = "X" if b == "Z" else "Z"
+    H_mem = code.hz if b == "Z" else code.hx
+    H_oth = code.hx if b == "Z" else code.hz
+
+    def mpp_targets(row: np.ndarray, pauli: str) -> list[Any]:
+        qs = np.flatnonzero(row)
+        tg: list[Any] = []
+        for j, q in enumerate(qs):
+            if j:
+                tg.append(stim.target_combiner())
+            tg.append(stim.target_x(int(q)) if pauli == "X" else stim.target_z(int(q)))
+        return tg
+
+    c = stim.Circuit()
+    c.append("R" if b == "Z" else "RX", data)
+    c.append("TICK")
+    m_oth = H_oth.shape[0]
+    if not memory_basis_only:
+        for row in H_oth:
+            c.append("MPP", mpp_targets(row, other))
+        c.append("TICK")
+    c.append("DEPOLARIZE1", data, [pf])
+    c.append("TICK")
+    if not memory_basis_only:
+        for row in H_oth:
+            c.append("MPP", mpp_targets(row, other))
+        for i in range(m_oth):
+            c.append("DETECTOR", [stim.target_rec(-m_oth + i), stim.target_rec(-2 * m_oth + i)], [i, 1 if other == "X" else 0, 0])
+        c.append("TICK")
+    c.append("M" if b == "Z" else "MX", data)
+    for i, row in enumerate(H_mem):
+        c.append("DETECTOR", [stim.target_rec(int(j) - n) for j in np.flatnonzero(row)], [i, 0 if b == "Z" else 1, 1])
+    L = code.lz if b == "Z" else code.lx
+    for o in range(L.shape[0]):
+        c.append("OBSERVABLE_INCLUDE", [stim.target_rec(int(j) - n) for j in np.flatnonzero(L[o])], [o])
+    return c
