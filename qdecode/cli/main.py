@@ -47,6 +47,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     try:
         return int(args.run(args) or 0)
+    except BrokenPipeError:  # `qdecode threshold ... | head`: the reader left, nothing to report
+        sys.stderr.close()
+        return 0
     except KeyboardInterrupt:
         print("qdecode: interrupted (finished batches are saved; run again to resume)", file=sys.stderr)
         return 130
