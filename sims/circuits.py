@@ -9,9 +9,10 @@
   (Nature 627, 778 (2024)) with the ``bb-uniform`` noise of
   :mod:`qdecode.sims.noise`, or a ``code-capacity`` circuit.
 
-With ``memory_basis_only`` (the default) only the detectors of the memory basis
-are kept (Z checks for a Z-basis memory), which makes the X and Z decoding
-problems independent ("XZ decoding").
+With ``memory_basis_only`` (the default for BB codes) only the detectors of the
+memory basis are kept (Z checks for a Z-basis memory), which makes the X and Z
+decoding problems independent ("XZ decoding"). Surface-code circuits keep both
+bases by default (stim's standard generated circuit).
 
 Detector coordinates are ``(x, y, t)``: the check's position and its round
 (final data-readout detectors get ``t = rounds``).
@@ -98,6 +99,11 @@ def _resolve(code: str, d: Any, rounds: Any, noise: str, p: Any, basis: Any) -> 
     return {"code": code, "family": family, "d": dv, "rounds": r, "noise": noise, "p": pf, "basis": b}
 
 
+def default_memory_basis_only(family: str) -> bool:
+    """Whether a family's circuits keep only the memory basis's detectors by default."""
+    return family != "surface"
+
+
 def circuit_metadata(
     code: str,
     *,
@@ -106,7 +112,7 @@ def circuit_metadata(
     noise: str,
     p: float,
     basis: str = "Z",
-    memory_basis_only: bool = True,
+    memory_basis_only: bool | None = None,
 ) -> dict[str, Any]:
     """The resolved parameters of :func:`build_circuit` (for sinter ``json_metadata``).
 
@@ -123,7 +129,7 @@ def circuit_metadata(
     entry = get_entry(code)
     meta["n"] = meta["d"] ** 2 if entry.parametrised else entry.n
     meta["k"] = entry.k
-    meta["memory_basis_only"] = bool(memory_basis_only)
+    meta["memory_basis_only"] = default_memory_basis_only(meta["family"]) if memory_basis_only is None else bool(memory_basis_only)
     return meta
 
 
@@ -135,7 +141,7 @@ def build_circuit(
     noise: str,
     p: float,
     basis: str = "Z",
-    memory_basis_only: bool = True,
+    memory_basis_only: bool | None = None,
 ) -> Any:
     """Build a noisy memory-experiment circuit.
 
@@ -147,7 +153,11 @@ def build_circuit(
             ``bb-uniform``, ``code-capacity`` (BB codes).
         p: physical error rate in (0, 1).
         basis: memory basis ``"Z"`` or ``"X"``.
-        memory_basis_only: keep only the memory basis's detectors.
+        memory_basis_only: keep only the memory basis's detectors. ``None`` takes the
+            family default (:func:`default_memory_basis_only`): stim's standard circuit
+            with both bases for the surface code (what sinter users sample, and what
+            correlated matching needs), memory basis only for BB codes (IBM's "XZ
+            decoding" DEMs).
 
     Returns:
         ``stim.Circuit`` with detectors (coordinates ``(x, y, t)``) and ``k`` observables.
@@ -160,6 +170,8 @@ def build_circuit(
 
     meta = _resolve(code, d, rounds, noise, p, basis)
     b, r, pf, nz = meta["basis"], meta["rounds"], meta["p"], meta["noise"]
+    if memory_basis_only is None:
+        memory_basis_only = default_memory_basis_only(meta["family"])
     if meta["family"] == "surface":
         circ = _surface_circuit(meta["d"], r, nz, pf, b, memory_basis_only)
         memory_basis_only = False  # already filtered (before any CZ rewrite)

@@ -112,6 +112,12 @@ def resolve_rounds(rounds: Any, d: int | None, where: str) -> int | None:
     return (int(m.group(1)) if m.group(1) else 1) * d
 
 
+def _optional_bool(value: Any, key: str, where: str) -> bool | None:
+    if value is None or isinstance(value, bool):
+        return value
+    raise RecipeError(f"{where}: {key} must be true or false, got {value!r}")
+
+
 def _as_list(value: Any) -> list:
     return list(value) if isinstance(value, (list, tuple)) else [value]
 
@@ -154,7 +160,7 @@ def expand_tasks(entry: Mapping[str, Any], where: str) -> list[Task]:
                     d=d,
                     rounds=rounds,
                     basis=basis,
-                    memory_basis_only=bool(entry.get("memory_basis_only", True)),
+                    memory_basis_only=_optional_bool(entry.get("memory_basis_only"), "memory_basis_only", where),
                 )
                 for dec in decoders:
                     tasks.append(Task(decoder=dec, recipe=recipe, extra_metadata=extra))

@@ -30,7 +30,7 @@ class CircuitRecipe:
     d: int | None = None
     rounds: int | None = None
     basis: str = "Z"
-    memory_basis_only: bool = True
+    memory_basis_only: bool | None = None  # None: the code family's default
 
     def build(self):
         from qdecode.sims.circuits import build_circuit
@@ -47,7 +47,7 @@ class CircuitRecipe:
 
     def metadata(self) -> dict[str, Any]:
         """sinter-style short keys: ``code, d, r, p, b, noise`` (rounds and d resolved)."""
-        from qdecode.sims.circuits import circuit_metadata
+        from qdecode.sims.circuits import circuit_metadata, default_memory_basis_only
 
         m = circuit_metadata(
             self.code, d=self.d, rounds=self.rounds, noise=self.noise, p=self.p,
@@ -56,8 +56,8 @@ class CircuitRecipe:
         meta: dict[str, Any] = {"code": self.code, "noise": self.noise, "p": self.p, "r": m["rounds"], "b": m["basis"]}
         if m.get("d") is not None:
             meta["d"] = m["d"]
-        if not self.memory_basis_only:
-            meta["both_bases"] = True
+        if self.memory_basis_only is not None and self.memory_basis_only != default_memory_basis_only(m["family"]):
+            meta["dets"] = "memory" if self.memory_basis_only else "both"  # only when not the default
         return meta
 
 

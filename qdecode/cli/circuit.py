@@ -13,7 +13,11 @@ def add_parser(sub) -> None:
     p.add_argument("--p", type=float, required=True, help="physical error rate")
     p.add_argument("--noise", default="sd6", help="noise model (default sd6)")
     p.add_argument("--basis", default="Z", choices=["X", "Z"], help="memory basis")
-    p.add_argument("--both-bases", action="store_true", help="keep the detectors of both bases (BB codes)")
+    dets = p.add_mutually_exclusive_group()
+    dets.add_argument("--both-bases", dest="memory_basis_only", action="store_false", default=None,
+                      help="keep the detectors of both bases (default for the surface code)")
+    dets.add_argument("--memory-basis-only", dest="memory_basis_only", action="store_true",
+                      help="keep only the memory basis's detectors (default for BB codes)")
     p.add_argument("--out", help="output file (default stdout)")
     p.add_argument("--dem", action="store_true", help="write the detector error model instead of the circuit")
     p.set_defaults(run=run)
@@ -28,7 +32,7 @@ def run(args) -> int:
     rounds = resolve_rounds(int(args.rounds) if args.rounds and args.rounds.isdigit() else args.rounds, args.d, "--rounds")
     recipe = CircuitRecipe(
         code=args.name, noise=args.noise, p=args.p, d=args.d, rounds=rounds,
-        basis=args.basis, memory_basis_only=not args.both_bases,
+        basis=args.basis, memory_basis_only=args.memory_basis_only,
     )
     circuit = recipe.build()
     text = str(decoding_dem(circuit)) if args.dem else str(circuit)

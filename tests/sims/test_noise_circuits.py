@@ -108,13 +108,13 @@ def test_noiseless_circuit_is_deterministic(code, kw, basis, memory_basis_only):
 @pytest.mark.parametrize("noise", ["sd6", "si1000", "phenomenological"])
 @pytest.mark.parametrize("basis", ["X", "Z"])
 def test_surface_circuit_distance(d, noise, basis):
-    c = build_circuit("surface", d=d, noise=noise, p=0.001, basis=basis)
+    c = build_circuit("surface", d=d, noise=noise, p=0.001, basis=basis, memory_basis_only=True)
     assert len(c.shortest_graphlike_error()) == d
     assert c.num_detectors == (d * d - 1) // 2 * (d + 1)
 
 
 def test_surface_sd6_is_stims_circuit():
-    ours = build_circuit("surface", d=3, rounds=4, noise="sd6", p=0.002, memory_basis_only=False)
+    ours = build_circuit("surface", d=3, rounds=4, noise="sd6", p=0.002)  # default: both bases
     ref = stim.Circuit.generated(
         "surface_code:rotated_memory_z", distance=3, rounds=4, after_clifford_depolarization=0.002,
         before_round_data_depolarization=0.002, before_measure_flip_probability=0.002,
