@@ -19,9 +19,10 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from qdecode.sims.stats import Fit, ThresholdEstimate, fit_binomial, shot_error_rate_to_per_round
+from qdecode.sims.stats import Fit, fit_binomial, shot_error_rate_to_per_round
 from qdecode.sims.stats import _group_value  # same grouping rule as the threshold fits
 from qdecode.sims.store import StatsRow, merge_rows
+from qdecode.sims.threshold import ThresholdEstimate
 
 __all__ = ["plot_threshold"]
 
@@ -109,7 +110,7 @@ def plot_threshold(
             metadata keys.
         highlight_max_likelihood_factor: Bayes factor of the band (>= 1); None or 1 for no
             band.
-        threshold: a :class:`~qdecode.sims.stats.ThresholdEstimate`, a
+        threshold: a :class:`~qdecode.sims.threshold.ThresholdEstimate`, a
             :class:`~qdecode.sims.stats.Fit` ``(low, best, high)``, a ``(low, best, high)``
             tuple, a float, or a list/dict of those (e.g. the result of
             ``estimate_thresholds``). Drawn as a dashed vertical line with the interval

@@ -23,6 +23,7 @@ RULES = {
     "qdecode/problem.py": ("qdecode.problem", {"stim", "sinter", "matplotlib", "torch", "qdecode.sims", "qdecode.decoders"}),
     "sims/store.py": ("qdecode.sims.store", {"stim", "numba", "matplotlib", "torch"}),
     "sims/stats.py": ("qdecode.sims.stats", {"stim", "numba", "matplotlib", "torch"}),
+    "sims/threshold.py": ("qdecode.sims.threshold", {"stim", "numba", "matplotlib", "torch"}),
 }
 
 

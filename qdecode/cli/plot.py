@@ -75,7 +75,7 @@ def group_keys_for(rows: Iterable, explicit: str | None = None) -> tuple[str, ..
 def draw(rows, *, out_path: str, per_round: bool = False, threshold: bool = True, group: str | None = None, title=None):
     """Plot ``rows`` to ``out_path``, with threshold estimates when there are >= 2 distances."""
     from qdecode.sims.plots import plot_threshold
-    from qdecode.sims.stats import threshold_report
+    from qdecode.sims.threshold import threshold_report
 
     rows = list(rows)
     keys = group_keys_for(rows, group)
@@ -94,7 +94,7 @@ def run_plot(args) -> int:
 
 
 def run_threshold(args) -> int:
-    from qdecode.sims.stats import threshold_report
+    from qdecode.sims.threshold import threshold_report
 
     rows = _read(args.csv)
     keys = group_keys_for(rows, args.group)

@@ -8,8 +8,9 @@ import pytest
 pytest.importorskip("matplotlib")
 
 from qdecode.sims.plots import plot_threshold  # noqa: E402
-from qdecode.sims.stats import Fit, estimate_thresholds, fit_binomial, shot_error_rate_to_per_round  # noqa: E402
+from qdecode.sims.stats import Fit, fit_binomial, shot_error_rate_to_per_round  # noqa: E402
 from qdecode.sims.store import StatsRow  # noqa: E402
+from qdecode.sims.threshold import estimate_thresholds  # noqa: E402
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
