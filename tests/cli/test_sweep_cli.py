@@ -137,3 +137,20 @@ def test_sigkill_mid_sweep_then_resume_loses_nothing_and_double_counts_nothing(t
     rows = read_rows(out)
     assert sum(r.shots for r in rows) == max_shots  # nothing lost, nothing counted twice
     assert out.read_text().startswith("".join(lines_before))  # finished rows untouched
+
+
+def test_scheduler_address_and_dask_workers_give_pool_statistics(tmp_path):
+    """--scheduler ADDRESS (a running cluster) and --dask-workers N match --workers N for a fixed seed."""
+    distributed = pytest.importorskip("distributed")
+    base = ["sweep", "--code", "surface", "--d", "3", "--noise", "sd6", "--p", "0.008", "--decoder", "pymatching",
+            "--max-shots", "12000", "--max-errors", "100000000", "--max-batch-size", "3000", "--seed", "4", "--quiet"]
+    results = {}
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None) as cluster:
+        for name, flags in (("pool", ["--workers", "2"]), ("scheduler", ["--scheduler", cluster.scheduler_address])):
+            out = tmp_path / f"{name}.csv"
+            assert main(base + flags + ["--out", str(out)]) == 0
+            results[name] = sorted((r.strong_id, r.shots, r.errors) for r in read_rows(out))
+    out = tmp_path / "local.csv"
+    assert main(base + ["--dask-workers", "2", "--out", str(out)]) == 0
+    results["dask-workers"] = sorted((r.strong_id, r.shots, r.errors) for r in read_rows(out))
+    assert results["pool"] == results["scheduler"] == results["dask-workers"]

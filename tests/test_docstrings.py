@@ -1,0 +1,16 @@
+"""Docstring examples run as doctests."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+
+import pytest
+
+MODULES = ["qdecode.problem", "qdecode.decoders.registry", "qdecode.sims.stats", "qdecode.sims.store"]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_doctests(name):
+    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0
