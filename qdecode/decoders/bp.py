@@ -1,0 +1,178 @@
+"""Belief-propagation decoders (min-sum, product-sum; float or fixed point) over the kernels.
+
+``BpDecoder(problem, method="minsum", max_iter=100, alpha=1.0, beta=0.0,
+schedule="flooding", bits=0, frac_bits=3, dtype="float64")``.
+
+* ``alpha = 0`` selects the adaptive scaling ``alpha(t) = 1 - 2^-t`` (ldpc's
+  ``ms_scaling_factor=0``); ``beta`` is the offset of offset-min-sum.
+* ``bits > 0`` runs the min-sum kernel on saturating integers: messages of ``bits``
+  bits with ``frac_bits`` fraction bits (``llr_q = round(llr * 2^frac_bits)``, clipped
+  to ``+-(2^(bits-1) - 1)``), posteriors two bits wider, ``alpha`` applied as
+  ``(|x| * round(alpha * 256)) >> 8``. This is the bit-accurate reference model.
+* ``decode_llr_batch`` is the classical soft-decoding entry: per-shot channel LLRs and
+  an all-zero syndrome through the same kernel.
+
+Batches are decoded in chunks (bounded memory) by a ``prange`` kernel; ``last_info``
+carries per-shot convergence flags and iteration counts.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from qdecode.decoders.base import DecodeInfo, Decoder, DecoderInputError, check_syndromes, observables_from_errors
+from qdecode.kernels.bp import bp_decode_batch, tanner_graph
+from qdecode.problem import DecodingProblem
+
+METHODS = {"minsum": 0, "ms": 0, "min_sum": 0, "productsum": 1, "ps": 1, "product_sum": 1}
+SCHEDULES = ("flooding", "layered")
+ALPHA_SHIFT = 8  # fixed-point alpha resolution: alpha = alpha_num / 256
+FLOAT_LIMIT = 1e30  # float messages/posteriors are clipped here (keeps inf - inf out)
+# Shots per kernel call: bounds the (shots x n) buffers to ~16M entries.
+_CHUNK_ENTRIES = 1 << 24
+
+
+class BpDecoder(Decoder):
+    """Min-sum or product-sum BP for one decoding problem.
+
+    Args:
+        problem: H, L and priors.
+        method: ``"minsum"`` or ``"productsum"`` (float only).
+        max_iter: iteration limit, >= 1.
+        alpha: min-sum scaling in [0, 1]; 0 = adaptive ``1 - 2^-t``.
+        beta: min-sum offset (LLR units), >= 0.
+        schedule: ``"flooding"`` or ``"layered"`` (check-serial).
+        bits: 0 for floating point, else total message bits (2..24) of the fixed-point kernel.
+        frac_bits: fraction bits of the fixed-point messages (0 <= frac_bits < bits).
+        dtype: ``"float64"`` or ``"float32"`` (floating point only).
+    """
+
+    def __init__(
+        self,
+        problem: DecodingProblem,
+        *,
+        method: str = "minsum",
+        max_iter: int = 100,
+        alpha: float = 1.0,
+        beta: float = 0.0,
+        schedule: str = "flooding",
+        bits: int = 0,
+        frac_bits: int = 3,
+        dtype: str = "float64",
+    ):
+        if method not in METHODS:
+            raise DecoderInputError(f"method must be one of {sorted(METHODS)}, got {method!r}")
+        if int(max_iter) != max_iter or max_iter < 1:
+            raise DecoderInputError(f"max_iter must be an integer >= 1, got {max_iter!r}")
+        if not (math.isfinite(alpha) and 0 <= alpha <= 1):
+            raise DecoderInputError(f"alpha must lie in [0, 1] (0 = adaptive 1 - 2^-t), got {alpha!r}")
+        if not (math.isfinite(beta) and beta >= 0):
+            raise DecoderInputError(f"beta must be a finite number >= 0, got {beta!r}")
+        if schedule not in SCHEDULES:
+            raise DecoderInputError(f"schedule must be one of {list(SCHEDULES)}, got {schedule!r}")
+        if bits and not 2 <= bits <= 24:
+            raise DecoderInputError(f"bits must be 0 (floating point) or in 2..24, got {bits!r}")
+        if bits and not 0 <= frac_bits < bits:
+            raise DecoderInputError(f"frac_bits must satisfy 0 <= frac_bits < bits={bits}, got {frac_bits!r}")
+        if dtype not in ("float64", "float32"):
+            raise DecoderInputError(f"dtype must be 'float64' or 'float32', got {dtype!r}")
+        self.method = METHODS[method]
+        if bits and self.method != 0:
+            raise DecoderInputError("fixed point (bits > 0) is available for min-sum only")
+        self.problem = problem
+        self.max_iter = int(max_iter)
+        self.layered = schedule == "layered"
+        self.adaptive = alpha == 0
+        self.alpha = float(alpha)
+        self.bits = int(bits)
+        self.frac_bits = int(frac_bits)
+        self.graph = tanner_graph(problem.H)
+        if self.bits:
+            self.msg_dtype = np.dtype(np.int32)
+            self.scale = float(1 << self.frac_bits)
+            self.msg_lim = self.msg_dtype.type((1 << (self.bits - 1)) - 1)
+            self.post_lim = self.msg_dtype.type((1 << (self.bits + 1)) - 1)
+            self.alpha_num = int(round(self.alpha * (1 << ALPHA_SHIFT)))
+            self.beta = self.msg_dtype.type(int(round(beta * self.scale)))
+        else:
+            self.msg_dtype = np.dtype(dtype)
+            self.scale = 1.0
+            self.msg_lim = self.msg_dtype.type(FLOAT_LIMIT)
+            self.post_lim = self.msg_dtype.type(FLOAT_LIMIT)
+            self.alpha_num = 1 << ALPHA_SHIFT
+            self.beta = self.msg_dtype.type(beta)
+        self.prior_llr = self.quantize(problem.llr[None, :])
+
+    # ------------------------------------------------------------ conversions
+    def quantize(self, llr: np.ndarray) -> np.ndarray:
+        """LLRs (float) -> the kernel's message dtype (rounded and saturated in fixed point)."""
+        llr = np.asarray(llr, dtype=np.float64)
+        if self.bits:
+            q = np.clip(np.rint(llr * self.scale), -int(self.msg_lim), int(self.msg_lim))
+            return np.ascontiguousarray(q, dtype=self.msg_dtype)
+        return np.ascontiguousarray(np.clip(llr, -FLOAT_LIMIT, FLOAT_LIMIT), dtype=self.msg_dtype)
+
+    # ----------------------------------------------------------------- decode
+    def _run(self, llr0: np.ndarray, syndromes: np.ndarray, want_post: bool):
+        S = syndromes.shape[0]
+        n = self.problem.num_errors
+        hard = np.zeros((S, n), dtype=np.uint8)
+        post = np.zeros((S if want_post else 0, n), dtype=self.msg_dtype)
+        conv = np.zeros(S, dtype=np.bool_)
+        iters = np.zeros(S, dtype=np.int32)
+        if S:
+            bp_decode_batch(
+                *self.graph, llr0, syndromes,
+                self.method, self.layered, self.max_iter,
+                self.alpha, self.alpha_num, ALPHA_SHIFT, self.adaptive, self.beta,
+                self.msg_lim, self.post_lim,
+                hard, post, conv, iters,
+            )
+        return hard, post, conv, iters
+
+    def _chunks(self, S: int):
+        step = max(1, _CHUNK_ENTRIES // max(1, self.problem.num_errors))
+        return [(a, min(S, a + step)) for a in range(0, S, step)] or [(0, 0)]
+
+    def decode_soft_batch(self, syndromes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(errors uint8 (S, n), posterior LLRs float64 (S, n))`` for syndromes ``(S, m)``."""
+        s = check_syndromes(syndromes, self.problem.num_detectors)
+        hard, post, conv, iters = self._run(self.prior_llr, s, True)
+        self.last_info = DecodeInfo(converged=conv, iterations=iters)
+        return hard, post.astype(np.float64) / self.scale
+
+    def decode_batch(self, syndromes: np.ndarray) -> np.ndarray:
+        s = check_syndromes(syndromes, self.problem.num_detectors)
+        hard, _, conv, iters = self._run(self.prior_llr, s, False)
+        self.last_info = DecodeInfo(converged=conv, iterations=iters)
+        return hard
+
+    def predict_observables_batch(self, syndromes: np.ndarray) -> np.ndarray:
+        s = check_syndromes(syndromes, self.problem.num_detectors)
+        out = np.zeros((s.shape[0], self.problem.num_observables), dtype=np.uint8)
+        convs, iters = [], []
+        for a, b in self._chunks(s.shape[0]):
+            hard, _, conv, it = self._run(self.prior_llr, s[a:b], False)
+            out[a:b] = observables_from_errors(hard, self.problem)
+            convs.append(conv)
+            iters.append(it)
+        self.last_info = DecodeInfo(converged=np.concatenate(convs), iterations=np.concatenate(iters))
+        return out
+
+    def decode_llr_batch(self, llr: np.ndarray) -> np.ndarray:
+        """Classical soft decoding: channel LLRs ``(S, n)`` float -> codeword estimates ``(S, n)`` uint8.
+
+        Runs the same kernel with per-shot LLRs and an all-zero syndrome.
+        """
+        x = np.asarray(llr, dtype=np.float64)
+        n = self.problem.num_errors
+        if x.ndim != 2 or x.shape[1] != n:
+            raise DecoderInputError(f"llr must have shape (shots, {n}), got {x.shape}")
+        if not np.all(np.isfinite(x)):
+            raise DecoderInputError("llr contains NaN or infinite values")
+        zeros = np.zeros((x.shape[0], self.problem.num_detectors), dtype=np.uint8)
+        hard, _, conv, iters = self._run(self.quantize(x), zeros, False)
+        self.last_info = DecodeInfo(converged=conv, iterations=iters)
+        return hard

@@ -1,0 +1,517 @@
+"""Belief-propagation kernels: min-sum (float and saturating fixed point) and product-sum.
+
+Graph layout (built once per problem by :func:`tanner_graph`): edges are numbered in
+CSR order of H (check-major). ``chk_ptr[i]:chk_ptr[i+1]`` are check ``i``'s edges and
+``chk_var[e]`` is edge ``e``'s variable; ``var_ptr[j]:var_ptr[j+1]`` index
+``var_edges``, the edges of variable ``j``. Messages live in two flat buffers of
+length ``nnz``: ``v2c`` (variable -> check) and ``c2v`` (check -> variable).
+
+Update rules (LLR sign: positive = "no flip"; hard decision ``M_j <= 0 -> 1``):
+
+* initialise ``v2c[e] = lambda_j`` (channel / prior LLR), ``c2v = 0``;
+* min-sum check update: ``c2v[e] = (-1)^(s_i + #{e' != e : v2c[e'] <= 0})
+  * max(alpha(t) * min_{e' != e} |v2c[e']| - beta, 0)``; a zero message counts as
+  negative, as in ldpc. ``alpha(t) = 1 - 2^-t`` (t = 1, 2, ...) when adaptive;
+* product-sum check update: ``c2v[e] = (-1)^(s_i) * 2 atanh(prod_{e' != e} tanh(v2c[e']/2))``,
+  with the product excluding ``e`` formed by prefix/suffix products (no division by a
+  possibly-zero tanh) and clipped to ``|prod| <= 1 - 1e-15`` so ``atanh`` stays finite;
+* variable update: ``M_j = lambda_j + sum c2v``, ``v2c[e] = M_j - c2v[e]``;
+* stop as soon as the hard decision satisfies ``H e = s``.
+
+Schedules: ``flooding`` (all checks, then all variables, per iteration) and
+``layered`` (check-serial: for each check in order, refresh its incoming messages
+from the current posteriors, update it, fold the new messages back into the
+posteriors; one pass over all checks is one iteration).
+
+Fixed point: the same min-sum kernel runs on integer message arrays. Magnitudes are
+scaled by ``(|x| * alpha_num) >> alpha_shift`` (truncation), messages saturate
+symmetrically to ``[-msg_lim, msg_lim]`` and posteriors to ``[-post_lim, post_lim]``.
+With float arrays the limits act as LLR clipping. Integer kernels are exact and
+deterministic, so they are the bit-accurate reference for an RTL implementation.
+
+All kernels are pure functions of their inputs (no randomness); batch wrappers run
+``prange`` over chunks of shots with scratch buffers allocated once per chunk.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from qdecode.kernels.arith import _clip, _scale
+from qdecode.kernels.minsum_lanes import minsum_lanes_range
+
+# ---------------------------------------------------------------------- graph
+
+
+def tanner_graph(H) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(chk_ptr, chk_var, var_ptr, var_edges, var_chks)`` int64 arrays of a scipy CSR ``H``.
+
+    Edges are H's stored entries in CSR order (sorted column indices within a row);
+    ``var_chks[k]`` is the check of edge ``var_edges[k]``.
+    """
+    import scipy.sparse as sp
+
+    Hc = sp.csr_matrix(H)
+    Hc.sort_indices()
+    m, n = Hc.shape
+    chk_ptr = Hc.indptr.astype(np.int64)
+    chk_var = Hc.indices.astype(np.int64)
+    order = np.argsort(chk_var, kind="stable")  # edges grouped by variable, check order inside
+    var_ptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(chk_var, minlength=n), out=var_ptr[1:])
+    var_edges = order.astype(np.int64)
+    edge_chk = np.repeat(np.arange(m, dtype=np.int64), np.diff(chk_ptr))
+    return chk_ptr, chk_var, var_ptr, var_edges, edge_chk[var_edges]
+
+
+# ------------------------------------------------------------- check updates
+
+
+@numba.njit(cache=True, nogil=True)
+def _minsum_check(i, chk_ptr, v2c, c2v, syndrome, alpha, num, shift, beta, msg_lim):
+    """Min-sum update of check ``i``: ``c2v`` of its edges from ``v2c`` of its edges.
+
+    Tracks the two smallest magnitudes (the first occurrence of the minimum is the
+    one that receives the second minimum). A degree-1 check has no other edge: the
+    minimum over the empty set is taken as ``msg_lim`` (saturated "infinity").
+    """
+    lo = chk_ptr[i]
+    hi = chk_ptr[i + 1]
+    if lo == hi:
+        return
+    parity = syndrome[i] & 1
+    if v2c[lo] <= 0:
+        parity ^= 1
+    min1 = abs(v2c[lo])
+    min2 = msg_lim
+    arg = lo
+    for e in range(lo + 1, hi):
+        x = v2c[e]
+        if x <= 0:
+            parity ^= 1
+        a = abs(x)
+        if a < min1:
+            min2 = min1
+            min1 = a
+            arg = e
+        elif a < min2:
+            min2 = a
+    if hi - lo == 1:
+        min1 = msg_lim
+    zero = msg_lim - msg_lim
+    m1 = _scale(min1, alpha, num, shift) - beta
+    m2 = _scale(min2, alpha, num, shift) - beta
+    m1 = _clip(m1 if m1 > zero else zero, msg_lim)
+    m2 = _clip(m2 if m2 > zero else zero, msg_lim)
+    for e in range(lo, hi):
+        mag = m2 if e == arg else m1
+        neg = parity ^ (1 if v2c[e] <= 0 else 0)
+        c2v[e] = -mag if neg else mag
+
+
+@numba.njit(cache=True, nogil=True)
+def _productsum_check(i, chk_ptr, v2c, c2v, syndrome, scratch, msg_lim):
+    """Product-sum update of check ``i`` (float messages), prefix/suffix products in ``scratch``."""
+    lo = chk_ptr[i]
+    hi = chk_ptr[i + 1]
+    deg = hi - lo
+    if deg == 0:
+        return
+    # scratch[k] = prod_{k' < k} t_k'  (prefix), then multiply by suffix on the way back
+    acc = 1.0
+    for k in range(deg):
+        scratch[k] = acc
+        acc *= np.tanh(0.5 * v2c[lo + k])
+    acc = 1.0
+    sgn = -1.0 if syndrome[i] & 1 else 1.0
+    for k in range(deg - 1, -1, -1):
+        prod = scratch[k] * acc
+        acc *= np.tanh(0.5 * v2c[lo + k])
+        if prod > 1.0 - 1e-15:
+            prod = 1.0 - 1e-15
+        elif prod < -1.0 + 1e-15:
+            prod = -1.0 + 1e-15
+        c2v[lo + k] = _clip(sgn * 2.0 * np.arctanh(prod), msg_lim)
+
+
+# ------------------------------------------------------- variable side, parity
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _flip(j, var_ptr, var_chks, parity):
+    """Variable ``j``'s hard decision flipped: toggle its checks; return the change in #unsatisfied."""
+    delta = 0
+    for k in range(var_ptr[j], var_ptr[j + 1]):
+        i = var_chks[k]
+        parity[i] ^= 1
+        delta += 1 if parity[i] else -1
+    return delta
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _variable_update(j, var_ptr, var_edges, var_chks, llr0, v2c, c2v, post, hard, parity, msg_lim, post_lim):
+    """Posterior, hard decision and outgoing messages of variable ``j``; returns the change
+    in the number of unsatisfied checks (``parity`` tracks ``H hard + s`` incrementally)."""
+    total = llr0[j]
+    for k in range(var_ptr[j], var_ptr[j + 1]):
+        total += c2v[var_edges[k]]
+    total = _clip(total, post_lim)
+    post[j] = total
+    for k in range(var_ptr[j], var_ptr[j + 1]):
+        e = var_edges[k]
+        v2c[e] = _clip(total - c2v[e], msg_lim)
+    h = 1 if total <= 0 else 0
+    if h != hard[j]:
+        hard[j] = h
+        return _flip(j, var_ptr, var_chks, parity)
+    return 0
+
+
+@numba.njit(cache=True, nogil=True)
+def syndrome_matches(chk_ptr, chk_var, hard, syndrome):
+    """True when ``H @ hard == syndrome (mod 2)``."""
+    m = chk_ptr.shape[0] - 1
+    for i in range(m):
+        parity = syndrome[i] & 1
+        for e in range(chk_ptr[i], chk_ptr[i + 1]):
+            parity ^= hard[chk_var[e]]
+        if parity:
+            return False
+    return True
+
+
+# ------------------------------------------- flooding min-sum, compressed state
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _fold(st, i, a, j, min1, min2, arg):
+    """Fold magnitude ``a`` of variable ``j``'s message into check ``i``'s two-minimum state ``st``."""
+    # branch-free: new min2 = min(min2, max(a, min1)), new min1 = min(min1, a)
+    m1 = min1[st, i]
+    m2 = min2[st, i]
+    hi = a if a > m1 else m1
+    min2[st, i] = hi if hi < m2 else m2
+    lt = a < m1
+    min1[st, i] = a if lt else m1
+    arg[st, i] = j if lt else arg[st, i]
+
+
+@numba.njit(cache=True, nogil=True)
+def _minsum_flooding(
+    var_ptr, var_chks, llr0, syndrome, max_iter,
+    alpha, alpha_num, alpha_shift, adaptive, beta, msg_lim, post_lim,
+    sgn, min1, min2, arg, par, out1, out2, cbuf, parity, post, hard,
+):
+    """Flooding min-sum, variable-centric with compressed check state.
+
+    A min-sum check message is fully described per check by the two smallest incoming
+    magnitudes, the variable holding the smallest, and the parity of the incoming signs
+    (syndrome included); per edge only the sign of the variable's own message is
+    needed. So one sequential sweep over the variables computes every ``c2v`` from the
+    previous iteration's check state, the posteriors, and folds the new ``v2c`` into
+    the next check state: the same arithmetic as the two-phase flooding schedule
+    (first occurrence of the minimum gets the second minimum, edges of a check seen in
+    ascending variable order, posterior sums in ascending check order), without
+    scattered message reads. State arrays have a leading axis of 2 (current, next).
+
+    Returns ``(converged, iterations)``; see :func:`bp_decode` for the other arguments.
+    """
+    n = llr0.shape[0]
+    m = syndrome.shape[0]
+    cur = 0
+    for i in range(m):
+        min1[cur, i] = msg_lim
+        min2[cur, i] = msg_lim
+        arg[cur, i] = -1
+        par[cur, i] = syndrome[i] & 1
+        parity[i] = syndrome[i] & 1
+    unsat = 0
+    for i in range(m):
+        unsat += parity[i]
+    for j in range(n):
+        x = _clip(llr0[j], msg_lim)
+        neg = 1 if x <= 0 else 0
+        a = abs(x)
+        for k in range(var_ptr[j], var_ptr[j + 1]):
+            i = var_chks[k]
+            sgn[k] = neg
+            par[cur, i] ^= neg
+            _fold(cur, i, a, j, min1, min2, arg)
+        post[j] = llr0[j]
+        hard[j] = 0
+        if llr0[j] <= 0:
+            hard[j] = 1
+            unsat += _flip(j, var_ptr, var_chks, parity)
+    zero = msg_lim - msg_lim
+    for it in range(1, max_iter + 1):
+        a_f = alpha
+        num = alpha_num
+        shift = alpha_shift
+        if adaptive:
+            s = it if it < 30 else 30
+            a_f = 1.0 - 0.5**it
+            num = (1 << s) - 1
+            shift = s
+        for i in range(m):  # scaled outgoing magnitudes of every check, from the current state
+            v1 = _scale(min1[cur, i], a_f, num, shift) - beta
+            v2 = _scale(min2[cur, i], a_f, num, shift) - beta
+            out1[i] = _clip(v1 if v1 > zero else zero, msg_lim)
+            out2[i] = _clip(v2 if v2 > zero else zero, msg_lim)
+        nxt = 1 - cur
+        for i in range(m):
+            min1[nxt, i] = msg_lim
+            min2[nxt, i] = msg_lim
+            arg[nxt, i] = -1
+            par[nxt, i] = syndrome[i] & 1
+        for j in range(n):
+            lo = var_ptr[j]
+            hi = var_ptr[j + 1]
+            total = llr0[j]
+            for k in range(lo, hi):
+                i = var_chks[k]
+                mag = out2[i] if arg[cur, i] == j else out1[i]
+                c = mag - 2 * mag * (par[cur, i] ^ sgn[k])  # branch-free sign
+                cbuf[k - lo] = c
+                total += c
+            total = _clip(total, post_lim)
+            post[j] = total
+            for k in range(lo, hi):
+                i = var_chks[k]
+                v = _clip(total - cbuf[k - lo], msg_lim)
+                neg = np.uint8(v <= 0)
+                sgn[k] = neg
+                par[nxt, i] ^= neg
+                _fold(nxt, i, abs(v), j, min1, min2, arg)
+            h = 1 if total <= 0 else 0
+            if h != hard[j]:
+                hard[j] = h
+                unsat += _flip(j, var_ptr, var_chks, parity)
+        cur = nxt
+        if unsat == 0:
+            return True, it
+    return False, max_iter
+
+
+# ------------------------------------------------------------ single shot
+
+
+@numba.njit(cache=True, nogil=True)
+def bp_decode(
+    chk_ptr, chk_var, var_ptr, var_edges, var_chks,
+    llr0, syndrome,
+    method, layered, max_iter,
+    alpha, alpha_num, alpha_shift, adaptive, beta,
+    msg_lim, post_lim,
+    work, post, hard,
+):
+    """Decode one shot. Returns ``(converged, iterations)``.
+
+    Flooding min-sum runs the variable-centric compressed kernel
+    (:func:`_minsum_flooding`); product-sum and the layered schedule run the
+    two-phase kernel over explicit edge messages (:func:`_bp_two_phase`).
+
+    Args:
+        chk_ptr, chk_var, var_ptr, var_edges, var_chks: the Tanner graph (:func:`tanner_graph`).
+        llr0: ``(n,)`` channel / prior LLRs, same dtype as the messages.
+        syndrome: ``(m,)`` uint8.
+        method: 0 = min-sum, 1 = product-sum (float messages only).
+        layered: check-serial schedule instead of flooding.
+        max_iter: iteration limit (>= 1).
+        alpha: float scaling (float messages); ``alpha_num >> alpha_shift`` is used on integers.
+        adaptive: use ``alpha(t) = 1 - 2^-t`` instead of ``alpha``.
+        beta: offset subtracted from min-sum magnitudes (message dtype).
+        msg_lim, post_lim: saturation limits of messages and posteriors (message dtype).
+        work: scratch buffers from :func:`make_work`.
+        post: ``(n,)`` output posterior LLRs; hard: ``(n,)`` uint8 output decisions.
+    """
+    v2c, c2v, scratch, parity, sgn, min1, min2, arg, par, out1, out2, cbuf = work
+    if method == 0 and not layered:
+        return _minsum_flooding(
+            var_ptr, var_chks, llr0, syndrome, max_iter, alpha, alpha_num, alpha_shift, adaptive, beta,
+            msg_lim, post_lim, sgn, min1, min2, arg, par, out1, out2, cbuf, parity, post, hard,
+        )
+    return _bp_two_phase(
+        chk_ptr, chk_var, var_ptr, var_edges, var_chks, llr0, syndrome, method, layered, max_iter,
+        alpha, alpha_num, alpha_shift, adaptive, beta, msg_lim, post_lim, v2c, c2v, scratch, parity, post, hard,
+    )
+
+
+@numba.njit(cache=True, nogil=True)
+def make_work(chk_ptr, var_ptr, dtype_example):
+    """Scratch buffers for :func:`bp_decode` (allocate once per thread, reuse across shots)."""
+    m = chk_ptr.shape[0] - 1
+    n = var_ptr.shape[0] - 1
+    nnz = chk_ptr[m]
+    maxdeg = 1
+    for i in range(m):
+        maxdeg = max(maxdeg, chk_ptr[i + 1] - chk_ptr[i])
+    maxvdeg = 1
+    for j in range(n):
+        maxvdeg = max(maxvdeg, var_ptr[j + 1] - var_ptr[j])
+    dt = dtype_example.dtype
+    return (
+        np.empty(nnz, dtype=dt),  # v2c
+        np.empty(nnz, dtype=dt),  # c2v
+        np.empty(maxdeg, dtype=np.float64),  # product-sum prefix products
+        np.empty(m, dtype=np.uint8),  # parity of H hard + s
+        np.empty(nnz, dtype=np.uint8),  # sign of each v2c (compressed kernel)
+        np.empty((2, m), dtype=dt),  # min1
+        np.empty((2, m), dtype=dt),  # min2
+        np.empty((2, m), dtype=np.int64),  # arg
+        np.empty((2, m), dtype=np.uint8),  # sign parity
+        np.empty(m, dtype=dt),  # scaled min1
+        np.empty(m, dtype=dt),  # scaled min2
+        np.empty(maxvdeg, dtype=dt),  # c2v of one variable
+    )
+
+
+@numba.njit(cache=True, nogil=True)
+def _bp_two_phase(
+    chk_ptr, chk_var, var_ptr, var_edges, var_chks,
+    llr0, syndrome,
+    method, layered, max_iter,
+    alpha, alpha_num, alpha_shift, adaptive, beta,
+    msg_lim, post_lim,
+    v2c, c2v, scratch, parity, post, hard,
+):
+    """Two-phase BP over explicit edge messages (product-sum, layered). Returns ``(converged, iterations)``.
+
+    Arguments as :func:`bp_decode`, with the scratch buffers unpacked: ``v2c, c2v``
+    ``(nnz,)`` messages, ``scratch`` ``(max check degree,)`` float64, ``parity`` ``(m,)`` uint8.
+    The syndrome of the current hard decision is tracked incrementally: a variable
+    whose decision flips toggles its checks, so convergence is a counter test.
+    """
+    n = llr0.shape[0]
+    m = chk_ptr.shape[0] - 1
+    for i in range(m):
+        parity[i] = syndrome[i] & 1
+    for j in range(n):
+        post[j] = llr0[j]
+        hard[j] = 0
+        for k in range(var_ptr[j], var_ptr[j + 1]):
+            e = var_edges[k]
+            v2c[e] = _clip(llr0[j], msg_lim)
+            c2v[e] = v2c[e] - v2c[e]
+    unsat = 0
+    for i in range(m):
+        unsat += parity[i]
+    for j in range(n):
+        if llr0[j] <= 0:
+            hard[j] = 1
+            unsat += _flip(j, var_ptr, var_chks, parity)
+    for it in range(1, max_iter + 1):
+        a = alpha
+        num = alpha_num
+        shift = alpha_shift
+        if adaptive:
+            s = it if it < 30 else 30
+            a = 1.0 - 0.5**it
+            num = (1 << s) - 1
+            shift = s
+        if layered:
+            for i in range(m):
+                lo = chk_ptr[i]
+                hi = chk_ptr[i + 1]
+                for e in range(lo, hi):  # refresh incoming from current posteriors
+                    v2c[e] = _clip(post[chk_var[e]] - c2v[e], msg_lim)
+                if method == 0:
+                    _minsum_check(i, chk_ptr, v2c, c2v, syndrome, a, num, shift, beta, msg_lim)
+                else:
+                    _productsum_check(i, chk_ptr, v2c, c2v, syndrome, scratch, msg_lim)
+                for e in range(lo, hi):
+                    post[chk_var[e]] = _clip(v2c[e] + c2v[e], post_lim)
+            for j in range(n):
+                h = 1 if post[j] <= 0 else 0
+                if h != hard[j]:
+                    hard[j] = h
+                    unsat += _flip(j, var_ptr, var_chks, parity)
+        else:
+            for i in range(m):
+                if method == 0:
+                    _minsum_check(i, chk_ptr, v2c, c2v, syndrome, a, num, shift, beta, msg_lim)
+                else:
+                    _productsum_check(i, chk_ptr, v2c, c2v, syndrome, scratch, msg_lim)
+            for j in range(n):
+                unsat += _variable_update(j, var_ptr, var_edges, var_chks, llr0, v2c, c2v, post, hard, parity,
+                                          msg_lim, post_lim)
+        if unsat == 0:
+            return True, it
+    return False, max_iter
+
+
+# ------------------------------------------------------------------ batches
+
+
+@numba.njit(cache=True, nogil=True)
+def bp_decode_range(
+    chk_ptr, chk_var, var_ptr, var_edges, var_chks,
+    llr0, syndromes,
+    method, layered, max_iter,
+    alpha, alpha_num, alpha_shift, adaptive, beta,
+    msg_lim, post_lim,
+    hard_out, post_out, converged_out, iters_out,
+    start, stop,
+):
+    """Decode shots ``start:stop`` sequentially with one set of scratch buffers.
+
+    Args:
+        llr0: ``(1, n)`` shared priors or ``(S, n)`` per-shot channel LLRs.
+        syndromes: ``(S, m)`` uint8.
+        hard_out: ``(S, n)`` uint8 output.
+        post_out: ``(S, n)`` posterior output, or ``(0, n)`` to skip storing posteriors.
+        converged_out: ``(S,)`` bool; iters_out: ``(S,)`` int32.
+        Other arguments as :func:`bp_decode`.
+    """
+    n = llr0.shape[1]
+    per_shot = llr0.shape[0] > 1
+    keep_post = post_out.shape[0] > 0
+    work = make_work(chk_ptr, var_ptr, llr0[0])
+    post = np.empty(n, dtype=llr0.dtype)
+    for s in range(start, stop):
+        row = s if per_shot else 0
+        ok, it = bp_decode(
+            chk_ptr, chk_var, var_ptr, var_edges, var_chks, llr0[row], syndromes[s],
+            method, layered, max_iter, alpha, alpha_num, alpha_shift, adaptive, beta,
+            msg_lim, post_lim, work, post, hard_out[s],
+        )
+        converged_out[s] = ok
+        iters_out[s] = it
+        if keep_post:
+            for j in range(n):
+                post_out[s, j] = post[j]
+
+
+@numba.njit(cache=True, parallel=True)
+def bp_decode_batch(
+    chk_ptr, chk_var, var_ptr, var_edges, var_chks,
+    llr0, syndromes,
+    method, layered, max_iter,
+    alpha, alpha_num, alpha_shift, adaptive, beta,
+    msg_lim, post_lim,
+    hard_out, post_out, converged_out, iters_out,
+):
+    """Decode all shots: ``prange`` over one contiguous chunk per thread.
+
+    Flooding min-sum chunks run on the lane kernel
+    (:func:`qdecode.kernels.minsum_lanes.minsum_lanes_range`, bit-identical to
+    :func:`bp_decode`); product-sum and layered chunks run :func:`bp_decode_range`.
+    """
+    S = syndromes.shape[0]
+    nchunks = min(S, numba.get_num_threads())
+    lanes = method == 0 and not layered
+    for c in numba.prange(nchunks):
+        if lanes:
+            minsum_lanes_range(
+                var_ptr, var_chks, llr0, syndromes, max_iter, alpha, alpha_num, alpha_shift, adaptive, beta,
+                msg_lim, post_lim, hard_out, post_out, converged_out, iters_out,
+                c * S // nchunks, (c + 1) * S // nchunks,
+            )
+            continue
+        bp_decode_range(
+            chk_ptr, chk_var, var_ptr, var_edges, var_chks, llr0, syndromes,
+            method, layered, max_iter, alpha, alpha_num, alpha_shift, adaptive, beta,
+            msg_lim, post_lim, hard_out, post_out, converged_out, iters_out,
+            c * S // nchunks, (c + 1) * S // nchunks,
+        )
+

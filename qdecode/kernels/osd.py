@@ -1,0 +1,646 @@
+"""Ordered-statistics decoding (OSD) kernels: syndrome OSD for qLDPC/DEMs, and classical OSD.
+
+Syndrome OSD (the BP+OSD post-processor), with ldpc v2's definitions
+--------------------------------------------------------------------
+Given ``H`` (m, n), a syndrome ``s``, an ordering key per column (the BP posterior
+LLRs; ascending = most likely flipped first) and column costs ``w_j = ln(1/p_j)``:
+
+1. ``perm`` = stable ascending argsort of the key (ties keep the lower column index
+   first; ldpc sorts with glibc ``qsort``, a stable merge sort).
+2. Scan columns in ``perm`` order and keep each one that is independent of the columns
+   kept before it (pivots ``S``); stop once ``rank(H)`` pivots are found. The other
+   ``k = n - rank(H)`` columns, in ``perm`` order, are the non-pivots.
+3. OSD-0: the unique ``e`` supported on ``S`` with ``H e = s``.
+4. Higher order: each candidate flips a set ``T`` of non-pivot columns and re-solves the
+   pivots, ``e_S = H_S^{-1}(s + H_T 1)``, cost ``sum_{e_j = 1} w_j``. OSD-E order ``w``:
+   all ``2^w - 1`` nonzero patterns on the first ``w`` non-pivots (pattern integer
+   ``i``, bit ``b`` = ``b``-th non-pivot). OSD-CS order ``w``: every weight-1 pattern over
+   all ``k`` non-pivots, then every pair inside the first ``w`` (lexicographic). OSD-0 is
+   the incumbent; a candidate replaces the incumbent only if its cost is strictly lower
+   (for OSD-E, on equal cost the smaller pattern integer wins, which is ldpc's "first
+   strict minimum in enumeration order"). As in ldpc, order 0 means OSD-0 for every
+   method.
+
+How it is fast: the pivot search is an incremental elimination over m-bit packed
+columns against a *fully reduced* basis (each basis vector owns one pivot row and is
+zero on every other pivot row) that also tracks, per basis vector, which pivot columns
+it is the sum of (``comb``, a packed bit vector over pivot indices). Reducing a sparse
+column then costs one XOR per pivot row it touches, and ``H_S^{-1} y`` is the XOR of
+``comb[t]`` over the pivot rows ``t`` where ``y`` is 1. So a weight-1 candidate
+``H_S^{-1} H_j`` is the XOR of a handful of ``comb`` rows (``H_j`` is sparse), and its cost
+is summed over the set bits with an early exit once it exceeds the incumbent. Costs
+are compared exactly as ldpc computes them (a sequential sum in column-index order):
+any candidate whose fast cost is within a tolerance of the incumbent is re-costed that
+way, so ties break exactly like ldpc's.
+
+Classical OSD (Fossorier & Lin, order-i reprocessing)
+-----------------------------------------------------
+Channel LLRs (positive = bit 0 more likely), a full-rank generator ``G`` (k, n):
+sort positions by ``|llr|`` descending (stable), eliminate ``G``'s columns in that order
+to the most reliable basis (MRB; dependent columns are skipped), re-encode the hard
+decisions on the MRB, then try every test error pattern of weight ``1..order`` on the
+``k`` MRB positions (weight by weight, lexicographic) and keep the codeword with the
+smallest correlation discrepancy ``sum_{j: c_j != hard_j} |llr_j|`` (first minimum wins).
+Hard decision: ``llr <= 0 -> 1``.
+
+All kernels are ``@numba.njit(cache=True, nogil=True)`` over flat arrays with
+caller-allocated scratch (see :func:`osd_scratch`, :func:`osd_classical_scratch`); the batch
+wrappers run ``prange`` over chunks of shots and allocate scratch once per chunk.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from qdecode.kernels.gf2 import ctz64
+
+__all__ = [
+    "METHOD_OSD0",
+    "METHOD_E",
+    "METHOD_CS",
+    "STATUS_OK",
+    "STATUS_NOT_IN_SPAN",
+    "STATUS_SKIPPED",
+    "stable_argsort",
+    "osd_scratch",
+    "osd_solve",
+    "osd_batch",
+    "osd_classical_scratch",
+    "osd_classical_solve",
+    "osd_classical_batch",
+]
+
+METHOD_OSD0 = 0
+METHOD_E = 1
+METHOD_CS = 2
+
+STATUS_OK = 0
+STATUS_NOT_IN_SPAN = 1
+STATUS_SKIPPED = -1
+
+_ONE = np.uint64(1)
+_REL_TOL = 1e-9
+
+
+# ------------------------------------------------------------------ sorting
+
+
+@numba.njit(cache=True, nogil=True)
+def stable_argsort(keys, perm, tmp):
+    """Stable ascending argsort of ``keys`` into ``perm`` (``tmp``: same-size int64 scratch).
+
+    Insertion-sorted runs of 16 merged bottom-up; equal keys keep index order.
+    """
+    n = keys.shape[0]
+    for i in range(n):
+        perm[i] = i
+    run = 16
+    for lo in range(0, n, run):
+        hi = min(lo + run, n)
+        for i in range(lo + 1, hi):
+            x = perm[i]
+            kx = keys[x]
+            j = i - 1
+            while j >= lo and keys[perm[j]] > kx:
+                perm[j + 1] = perm[j]
+                j -= 1
+            perm[j + 1] = x
+    src = perm
+    dst = tmp
+    in_perm = True
+    width = run
+    while width < n:
+        for lo in range(0, n, 2 * width):
+            mid = min(lo + width, n)
+            hi = min(lo + 2 * width, n)
+            i = lo
+            j = mid
+            k = lo
+            while i < mid and j < hi:
+                if keys[src[j]] < keys[src[i]]:
+                    dst[k] = src[j]
+                    j += 1
+                else:
+                    dst[k] = src[i]
+                    i += 1
+                k += 1
+            while i < mid:
+                dst[k] = src[i]
+                i += 1
+                k += 1
+            while j < hi:
+                dst[k] = src[j]
+                j += 1
+                k += 1
+        src, dst = dst, src
+        in_perm = not in_perm
+        width *= 2
+    if not in_perm:
+        for i in range(n):
+            perm[i] = src[i]
+
+
+# --------------------------------------------------------- small bit helpers
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _is_zero(v, nw):
+    for q in range(nw):
+        if v[q] != 0:
+            return False
+    return True
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _bit_cost(y, nw, wvec, base, limit):
+    """``base + sum_{bit c of y} wvec[c]``, returning early once the sum exceeds ``limit``."""
+    s = base
+    for q in range(nw):
+        x = y[q]
+        off = q << 6
+        while x != 0:
+            s += wvec[off + ctz64(x)]
+            x &= x - _ONE
+        if s > limit:
+            return s
+    return s
+
+
+@numba.njit(cache=True, nogil=True)
+def _exact_cost(y, nw, piv_col, extra, n_extra, weights, supp):
+    """ldpc's cost: sum of ``weights`` over the candidate's support in column-index order.
+
+    The support is the pivot columns ``piv_col[c]`` for bits ``c`` of ``y`` plus
+    ``extra[:n_extra]`` (flipped non-pivots).
+    """
+    cnt = 0
+    for q in range(nw):
+        x = y[q]
+        off = q << 6
+        while x != 0:
+            supp[cnt] = piv_col[off + ctz64(x)]
+            cnt += 1
+            x &= x - _ONE
+    for i in range(n_extra):
+        supp[cnt] = extra[i]
+        cnt += 1
+    supp[:cnt].sort()
+    s = 0.0
+    for i in range(cnt):
+        s += weights[supp[i]]
+    return s
+
+
+# ------------------------------------------------------------ syndrome OSD
+
+
+@numba.njit(cache=True, nogil=True)
+def osd_scratch(m, n, rank_h, order):
+    """Scratch buffers for :func:`osd_solve` (allocate once per thread, reuse across shots).
+
+    Returns a tuple ``(perm, tmp, basis, comb, piv_row, piv_col, t_of_row, nonpiv, v, cv,
+    x0, y, best_y, xr, xw, wS, supp, extra)``.
+    """
+    W = max(1, (m + 63) // 64)
+    R = max(1, rank_h)
+    Wr = max(1, (R + 63) // 64)
+    cap = max(1, order)
+    perm = np.empty(n, dtype=np.int64)
+    tmp = np.empty(n, dtype=np.int64)
+    basis = np.zeros((R, W), dtype=np.uint64)
+    comb = np.zeros((R, Wr), dtype=np.uint64)
+    piv_row = np.zeros(R, dtype=np.int64)
+    piv_col = np.zeros(R, dtype=np.int64)
+    t_of_row = np.full(m, -1, dtype=np.int64)
+    nonpiv = np.zeros(max(1, n), dtype=np.int64)
+    v = np.zeros(W, dtype=np.uint64)
+    cv = np.zeros(Wr, dtype=np.uint64)
+    x0 = np.zeros(Wr, dtype=np.uint64)
+    y = np.zeros(Wr, dtype=np.uint64)
+    best_y = np.zeros(Wr, dtype=np.uint64)
+    xr = np.zeros(Wr, dtype=np.uint64)
+    xw = np.zeros((cap, Wr), dtype=np.uint64)
+    wS = np.zeros(R, dtype=np.float64)
+    supp = np.zeros(R + 64 + 2, dtype=np.int64)
+    extra = np.zeros(64 + 2, dtype=np.int64)
+    return (perm, tmp, basis, comb, piv_row, piv_col, t_of_row, nonpiv, v, cv, x0, y, best_y, xr, xw, wS, supp, extra)
+
+
+@numba.njit(cache=True, nogil=True)
+def _column_rep(j, col_ptr, row_idx, t_of_row, comb, Wr, out):
+    """``out = H_S^{-1} H_j`` (packed over pivot indices); ``H_j`` must lie in span(H_S)."""
+    for q in range(Wr):
+        out[q] = 0
+    for e in range(col_ptr[j], col_ptr[j + 1]):
+        t = t_of_row[row_idx[e]]
+        if t >= 0:
+            for q in range(Wr):
+                out[q] ^= comb[t, q]
+
+
+@numba.njit(cache=True, nogil=True)
+def osd_solve(col_ptr, row_idx, colbits, weights, rank_h, method, order, syndrome, key, out, out0, scratch):
+    """OSD for one shot (see the module docstring for the exact definitions).
+
+    Args:
+        col_ptr, row_idx: CSC arrays of ``H`` (m, n), int64, no duplicate entries.
+        colbits: ``(n, ceil(m/64))`` uint64 packed columns of ``H``.
+        weights: ``(n,)`` float64 column costs ``ln(1/p_j)`` (all > 0).
+        rank_h: ``rank(H)`` over GF(2).
+        method: ``METHOD_OSD0``, ``METHOD_E`` or ``METHOD_CS``.
+        order: OSD order, already clamped to ``0 <= order <= n - rank_h`` (and <= 62 for E).
+        syndrome: ``(m,)`` uint8.
+        key: ``(n,)`` float64 ordering key (BP posterior LLRs).
+        out: ``(n,)`` uint8, receives the decision.
+        out0: ``(n,)`` uint8, receives the OSD-0 decision (pass a scratch row if unused;
+            it must not alias ``out``).
+        scratch: the tuple from :func:`osd_scratch` for this problem and order.
+
+    Returns:
+        ``STATUS_OK`` (``H out = s``), or ``STATUS_NOT_IN_SPAN`` when ``s`` is not in H's
+        column space (then ``out`` is the OSD-0 vector, which matches ``s`` on the pivot
+        rows only).
+    """
+    (perm, tmp, basis, comb, piv_row, piv_col, t_of_row, nonpiv, v, cv, x0, y, best_y, xr, xw, wS, supp, extra) = scratch
+    m = syndrome.shape[0]
+    n = key.shape[0]
+    W = colbits.shape[1]
+    Wr = comb.shape[1]
+
+    stable_argsort(key, perm, tmp)
+
+    # ---- incremental fully-reduced column basis in perm order
+    for i in range(m):
+        t_of_row[i] = -1
+    r = 0
+    nnp = 0
+    pos = 0
+    while r < rank_h and pos < n:
+        j = perm[pos]
+        pos += 1
+        for q in range(W):
+            v[q] = colbits[j, q]
+        cw = (r >> 6) + 1
+        for q in range(cw):
+            cv[q] = 0
+        for e in range(col_ptr[j], col_ptr[j + 1]):
+            t = t_of_row[row_idx[e]]
+            if t >= 0:
+                for q in range(W):
+                    v[q] ^= basis[t, q]
+                for q in range(cw):
+                    cv[q] ^= comb[t, q]
+        qw = -1
+        for q in range(W):
+            if v[q] != 0:
+                qw = q
+                break
+        if qw < 0:
+            nonpiv[nnp] = j
+            nnp += 1
+            continue
+        prow = (qw << 6) + ctz64(v[qw])
+        cv[r >> 6] |= _ONE << np.uint64(r & 63)
+        qb = _ONE << np.uint64(prow & 63)
+        pw = prow >> 6
+        for u in range(r):
+            if basis[u, pw] & qb:
+                for q in range(W):
+                    basis[u, q] ^= v[q]
+                for q in range(cw):
+                    comb[u, q] ^= cv[q]
+        for q in range(W):
+            basis[r, q] = v[q]
+        for q in range(cw):
+            comb[r, q] = cv[q]
+        for q in range(cw, Wr):
+            comb[r, q] = 0
+        piv_row[r] = prow
+        piv_col[r] = j
+        t_of_row[prow] = r
+        r += 1
+    while pos < n:
+        nonpiv[nnp] = perm[pos]
+        nnp += 1
+        pos += 1
+    k = nnp
+
+    # ---- OSD-0
+    for q in range(Wr):
+        x0[q] = 0
+    for t in range(r):
+        if syndrome[piv_row[t]] & 1:
+            for q in range(Wr):
+                x0[q] ^= comb[t, q]
+    status = STATUS_OK
+    if r < m:  # s may be outside the column space: check the residual
+        for q in range(W):
+            v[q] = 0
+        for i in range(m):
+            if syndrome[i] & 1:
+                v[i >> 6] ^= _ONE << np.uint64(i & 63)
+        for t in range(r):
+            if syndrome[piv_row[t]] & 1:
+                for q in range(W):
+                    v[q] ^= basis[t, q]
+        if not _is_zero(v, W):
+            status = STATUS_NOT_IN_SPAN
+    for i in range(n):
+        out0[i] = 0
+    for q in range(Wr):
+        x = x0[q]
+        while x != 0:
+            out0[piv_col[(q << 6) + ctz64(x)]] = 1
+            x &= x - _ONE
+
+    if method == METHOD_OSD0 or order <= 0 or k == 0 or status != STATUS_OK:
+        for i in range(n):
+            out[i] = out0[i]
+        return status
+    if order > k:
+        order = k
+
+    # ---- higher order
+    for c in range(r):
+        wS[c] = weights[piv_col[c]]
+    best = _exact_cost(x0, Wr, piv_col, extra, 0, weights, supp)
+    for q in range(Wr):
+        best_y[q] = x0[q]
+    best_a = -1
+    best_b = -1
+    best_g = 0
+
+    if method == METHOD_CS:
+        for idx in range(k):
+            j = nonpiv[idx]
+            _column_rep(j, col_ptr, row_idx, t_of_row, comb, Wr, xr)
+            if idx < order:
+                for q in range(Wr):
+                    xw[idx, q] = xr[q]
+            for q in range(Wr):
+                y[q] = x0[q] ^ xr[q]
+            limit = best + _REL_TOL * (1.0 + best)
+            approx = _bit_cost(y, Wr, wS, weights[j], limit)
+            if approx <= limit:
+                extra[0] = j
+                exact = _exact_cost(y, Wr, piv_col, extra, 1, weights, supp)
+                if exact < best:
+                    best = exact
+                    best_a = j
+                    best_b = -1
+                    for q in range(Wr):
+                        best_y[q] = y[q]
+        for a in range(order):
+            ja = nonpiv[a]
+            for b in range(a + 1, order):
+                jb = nonpiv[b]
+                for q in range(Wr):
+                    y[q] = x0[q] ^ xw[a, q] ^ xw[b, q]
+                limit = best + _REL_TOL * (1.0 + best)
+                approx = _bit_cost(y, Wr, wS, weights[ja] + weights[jb], limit)
+                if approx <= limit:
+                    extra[0] = ja
+                    extra[1] = jb
+                    exact = _exact_cost(y, Wr, piv_col, extra, 2, weights, supp)
+                    if exact < best:
+                        best = exact
+                        best_a = ja
+                        best_b = jb
+                        for q in range(Wr):
+                            best_y[q] = y[q]
+    else:  # METHOD_E: Gray-code walk over the 2^order - 1 patterns
+        for idx in range(order):
+            _column_rep(nonpiv[idx], col_ptr, row_idx, t_of_row, comb, Wr, xw[idx])
+        for q in range(Wr):
+            xr[q] = 0
+        g = 0
+        total = 1 << order
+        for i in range(1, total):
+            bit = ctz64(np.uint64(i))
+            g ^= 1 << bit
+            for q in range(Wr):
+                xr[q] ^= xw[bit, q]
+                y[q] = x0[q] ^ xr[q]
+            base = 0.0
+            ne = 0
+            gg = g
+            while gg != 0:
+                b2 = ctz64(np.uint64(gg))
+                base += weights[nonpiv[b2]]
+                extra[ne] = nonpiv[b2]
+                ne += 1
+                gg &= gg - 1
+            limit = best + _REL_TOL * (1.0 + best)
+            approx = _bit_cost(y, Wr, wS, base, limit)
+            if approx <= limit:
+                exact = _exact_cost(y, Wr, piv_col, extra, ne, weights, supp)
+                if exact < best or (exact == best and g < best_g):
+                    best = exact
+                    best_g = g
+                    for q in range(Wr):
+                        best_y[q] = y[q]
+
+    for i in range(n):
+        out[i] = 0
+    for q in range(Wr):
+        x = best_y[q]
+        while x != 0:
+            out[piv_col[(q << 6) + ctz64(x)]] = 1
+            x &= x - _ONE
+    if best_a >= 0:
+        out[best_a] ^= 1
+    if best_b >= 0:
+        out[best_b] ^= 1
+    gg = best_g
+    while gg != 0:
+        b2 = ctz64(np.uint64(gg))
+        out[nonpiv[b2]] ^= 1
+        gg &= gg - 1
+    return status
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def osd_batch(col_ptr, row_idx, colbits, weights, rank_h, method, order, syndromes, keys, mask, out, out0, status, nchunks):
+    """OSD over the shots where ``mask`` is true, ``prange`` over chunks of those shots.
+
+    Args:
+        col_ptr, row_idx, colbits, weights, rank_h, method, order: as in :func:`osd_solve`.
+        syndromes: ``(S, m)`` uint8.
+        keys: ``(S, n)`` float64 ordering keys (BP posterior LLRs), one row per shot.
+        mask: ``(S,)`` bool; shots with ``False`` are left untouched (``status`` -1).
+        out: ``(S, n)`` uint8 decisions (only masked rows written).
+        out0: ``(S, n)`` uint8 OSD-0 decisions, or a ``(0, n)`` array to skip them.
+        status: ``(S,)`` int8, receives ``STATUS_*``.
+        nchunks: number of chunks (e.g. 4 x threads); scratch is allocated once per chunk.
+    """
+    S = syndromes.shape[0]
+    m = syndromes.shape[1]
+    n = keys.shape[1]
+    write0 = out0.shape[0] == S
+    cnt = 0
+    for s in range(S):
+        status[s] = STATUS_SKIPPED
+        if mask[s]:
+            cnt += 1
+    shots = np.empty(cnt, dtype=np.int64)
+    c2 = 0
+    for s in range(S):
+        if mask[s]:
+            shots[c2] = s
+            c2 += 1
+    nch = max(1, min(nchunks, cnt))
+    for c in numba.prange(nch):
+        lo = c * cnt // nch
+        hi = (c + 1) * cnt // nch
+        if lo < hi:
+            scratch = osd_scratch(m, n, rank_h, order)
+            dummy0 = np.empty(n, dtype=np.uint8)
+            for q in range(lo, hi):
+                s = shots[q]
+                if write0:
+                    status[s] = osd_solve(col_ptr, row_idx, colbits, weights, rank_h, method, order,
+                                          syndromes[s], keys[s], out[s], out0[s], scratch)
+                else:
+                    status[s] = osd_solve(col_ptr, row_idx, colbits, weights, rank_h, method, order,
+                                          syndromes[s], keys[s], out[s], dummy0, scratch)
+
+
+# ------------------------------------------------------------ classical OSD
+
+
+@numba.njit(cache=True, nogil=True)
+def osd_classical_scratch(k, n, order):
+    """Scratch for :func:`osd_classical_solve`:
+    ``(perm, tmp, negrel, rel, G, piv, hd, d0, part, best_d, idx)``."""
+    Wn = max(1, (n + 63) // 64)
+    perm = np.empty(n, dtype=np.int64)
+    tmp = np.empty(n, dtype=np.int64)
+    negrel = np.empty(n, dtype=np.float64)
+    rel = np.empty(n, dtype=np.float64)
+    G = np.zeros((max(1, k), Wn), dtype=np.uint64)
+    piv = np.zeros(max(1, k), dtype=np.int64)
+    hd = np.zeros(Wn, dtype=np.uint64)
+    d0 = np.zeros(Wn, dtype=np.uint64)
+    part = np.zeros((max(1, order) + 1, Wn), dtype=np.uint64)
+    best_d = np.zeros(Wn, dtype=np.uint64)
+    idx = np.zeros(max(1, order) + 1, dtype=np.int64)
+    return (perm, tmp, negrel, rel, G, piv, hd, d0, part, best_d, idx)
+
+
+@numba.njit(cache=True, nogil=True)
+def osd_classical_solve(llr, g_packed, order, out, scratch):
+    """Fossorier-Lin order-``order`` OSD of one block; writes the codeword into ``out``.
+
+    Args:
+        llr: ``(n,)`` float64 channel LLRs, positive = bit 0 more likely.
+        g_packed: ``(k, ceil(n/64))`` uint64 packed rows of a full-rank generator matrix.
+        order: reprocessing order, ``0 <= order <= k``.
+        out: ``(n,)`` uint8 codeword.
+        scratch: from :func:`osd_classical_scratch` (same k, n and at least this order).
+
+    Returns:
+        The correlation discrepancy of the chosen codeword.
+    """
+    (perm, tmp, negrel, rel, G, piv, hd, d0, part, best_d, idx) = scratch
+    n = llr.shape[0]
+    k = g_packed.shape[0]
+    Wn = g_packed.shape[1]
+    for q in range(Wn):
+        hd[q] = 0
+    for j in range(n):
+        a = abs(llr[j])
+        rel[j] = a
+        negrel[j] = -a
+        if llr[j] <= 0:
+            hd[j >> 6] |= _ONE << np.uint64(j & 63)
+    stable_argsort(negrel, perm, tmp)
+    for i in range(k):
+        for q in range(Wn):
+            G[i, q] = g_packed[i, q]
+    # ---- most reliable basis: eliminate columns in reliability order
+    rk = 0
+    for pos in range(n):
+        if rk == k:
+            break
+        col = perm[pos]
+        w = col >> 6
+        b = _ONE << np.uint64(col & 63)
+        sel = -1
+        for i in range(rk, k):
+            if G[i, w] & b:
+                sel = i
+                break
+        if sel < 0:
+            continue
+        if sel != rk:
+            for q in range(Wn):
+                t = G[sel, q]
+                G[sel, q] = G[rk, q]
+                G[rk, q] = t
+        for i in range(k):
+            if i != rk and (G[i, w] & b):
+                for q in range(Wn):
+                    G[i, q] ^= G[rk, q]
+        piv[rk] = col
+        rk += 1
+    # ---- order 0: re-encode the hard decisions on the MRB; d = codeword XOR hard decision
+    for q in range(Wn):
+        d0[q] = hd[q]
+    for t in range(rk):
+        c = piv[t]
+        if (hd[c >> 6] >> np.uint64(c & 63)) & _ONE:
+            for q in range(Wn):
+                d0[q] ^= G[t, q]
+    inf = np.inf
+    best = _bit_cost(d0, Wn, rel, 0.0, inf)
+    for q in range(Wn):
+        best_d[q] = d0[q]
+    if order > rk:
+        order = rk
+    # ---- order-i reprocessing, weight by weight, lexicographic TEPs
+    for wt in range(1, order + 1):
+        for q in range(Wn):
+            part[0, q] = d0[q]
+        for lvl in range(wt):
+            idx[lvl] = lvl
+            for q in range(Wn):
+                part[lvl + 1, q] = part[lvl, q] ^ G[lvl, q]
+        while True:
+            cost = _bit_cost(part[wt], Wn, rel, 0.0, best)
+            if cost < best:
+                best = cost
+                for q in range(Wn):
+                    best_d[q] = part[wt, q]
+            # next combination in lexicographic order
+            i = wt - 1
+            while i >= 0 and idx[i] == rk - wt + i:
+                i -= 1
+            if i < 0:
+                break
+            idx[i] += 1
+            for lvl in range(i + 1, wt):
+                idx[lvl] = idx[lvl - 1] + 1
+            for lvl in range(i, wt):
+                r = idx[lvl]
+                for q in range(Wn):
+                    part[lvl + 1, q] = part[lvl, q] ^ G[r, q]
+    for j in range(n):
+        out[j] = np.uint8(((best_d[j >> 6] ^ hd[j >> 6]) >> np.uint64(j & 63)) & _ONE)
+    return best
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def osd_classical_batch(llr, g_packed, order, out, nchunks):
+    """Classical OSD of every row of ``llr`` (S, n) into ``out`` (S, n) uint8; ``prange`` over chunks."""
+    S = llr.shape[0]
+    n = llr.shape[1]
+    k = g_packed.shape[0]
+    nch = max(1, min(nchunks, S))
+    for c in numba.prange(nch):
+        lo = c * S // nch
+        hi = (c + 1) * S // nch
+        if lo < hi:
+            scratch = osd_classical_scratch(k, n, order)
+            for s in range(lo, hi):
+                osd_classical_solve(llr[s], g_packed, order, out[s], scratch)
