@@ -48,6 +48,8 @@ class DecodeInfo:
         out: dict[str, int] = {}
         if self.converged is not None:
             out["not_converged"] = int(np.count_nonzero(~self.converged))
+        if self.iterations is not None:
+            out["iterations"] = int(np.sum(self.iterations, dtype=np.int64))
         return out
 
 

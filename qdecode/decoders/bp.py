@@ -12,8 +12,8 @@ schedule="flooding", bits=0, frac_bits=3, dtype="float64")``.
 * ``decode_llr_batch`` is the classical soft-decoding entry: per-shot channel LLRs and
   an all-zero syndrome through the same kernel.
 
-Batches are decoded in chunks (bounded memory) by a ``prange`` kernel; ``last_info``
-carries per-shot convergence flags and iteration counts.
+Batches are decoded in chunks (bounded memory), each split over threads running the
+GIL-free range kernel; ``last_info`` carries per-shot convergence flags and iteration counts.
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ import math
 import numpy as np
 
 from qdecode.decoders.base import DecodeInfo, Decoder, DecoderInputError, check_syndromes, observables_from_errors
-from qdecode.kernels.bp import bp_decode_batch, tanner_graph
+from qdecode.kernels.bp import bp_decode_range, tanner_graph
+from qdecode.kernels.threads import run_ranges
 from qdecode.problem import DecodingProblem
 
 METHODS = {"minsum": 0, "ms": 0, "min_sum": 0, "productsum": 1, "ps": 1, "product_sum": 1}
@@ -47,6 +48,7 @@ class BpDecoder(Decoder):
         bits: 0 for floating point, else total message bits (2..24) of the fixed-point kernel.
         frac_bits: fraction bits of the fixed-point messages (0 <= frac_bits < bits).
         dtype: ``"float64"`` or ``"float32"`` (floating point only).
+        threads: decoding threads for batches (default: ``numba.get_num_threads()``).
     """
 
     def __init__(
@@ -61,6 +63,7 @@ class BpDecoder(Decoder):
         bits: int = 0,
         frac_bits: int = 3,
         dtype: str = "float64",
+        threads: int | None = None,
     ):
         if method not in METHODS:
             raise DecoderInputError(f"method must be one of {sorted(METHODS)}, got {method!r}")
@@ -82,6 +85,7 @@ class BpDecoder(Decoder):
         if bits and self.method != 0:
             raise DecoderInputError("fixed point (bits > 0) is available for min-sum only")
         self.problem = problem
+        self.threads = threads  # None: numba.get_num_threads()
         self.max_iter = int(max_iter)
         self.layered = schedule == "layered"
         self.adaptive = alpha == 0
@@ -122,14 +126,14 @@ class BpDecoder(Decoder):
         post = np.zeros((S if want_post else 0, n), dtype=self.msg_dtype)
         conv = np.zeros(S, dtype=np.bool_)
         iters = np.zeros(S, dtype=np.int32)
-        if S:
-            bp_decode_batch(
-                *self.graph, llr0, syndromes,
-                self.method, self.layered, self.max_iter,
-                self.alpha, self.alpha_num, ALPHA_SHIFT, self.adaptive, self.beta,
-                self.msg_lim, self.post_lim,
-                hard, post, conv, iters,
-            )
+        args = (
+            *self.graph, llr0, syndromes,
+            self.method, self.layered, self.max_iter,
+            self.alpha, self.alpha_num, ALPHA_SHIFT, self.adaptive, self.beta,
+            self.msg_lim, self.post_lim,
+            hard, post, conv, iters,
+        )
+        run_ranges(bp_decode_range, args, S, self.threads)
         return hard, post, conv, iters
 
     def _chunks(self, S: int):

@@ -30,6 +30,8 @@ class Param:
     default: Any
     doc: str = ""
     choices: tuple | None = None
+    minimum: float | None = None
+    maximum: float | None = None
 
     def convert(self, name: str, value: Any, decoder: str) -> Any:
         """Coerce ``value`` (possibly a command-line string) to this parameter's type."""
@@ -56,6 +58,12 @@ class Param:
             ) from None
         if self.choices is not None and out not in self.choices:
             raise UnknownDecoderError(f"decoder {decoder!r}: {name}={out!r} must be one of {list(self.choices)}")
+        if self.type in (int, float) and not (out == out):  # NaN
+            raise UnknownDecoderError(f"decoder {decoder!r}: {name} must be a number, got {value!r}")
+        if self.minimum is not None and out < self.minimum:
+            raise UnknownDecoderError(f"decoder {decoder!r}: {name}={out!r} must be >= {self.minimum}")
+        if self.maximum is not None and out > self.maximum:
+            raise UnknownDecoderError(f"decoder {decoder!r}: {name}={out!r} must be <= {self.maximum}")
         return out
 
 
@@ -142,7 +150,20 @@ class DecoderSpec:
         return get_entry(self.name).factory(problem, **dict(self.params))
 
 
+def _bp_params(max_iter: int) -> dict[str, Param]:
+    return {
+        "max_iter": Param(int, max_iter, "iteration limit (>= 1)", minimum=1),
+        "alpha": Param(float, 1.0, "min-sum scaling in [0, 1]; 0 = adaptive 1 - 2^-t", minimum=0, maximum=1),
+        "beta": Param(float, 0.0, "min-sum offset (LLR units)", minimum=0),
+        "schedule": Param(str, "flooding", "flooding | layered (check-serial)", ("flooding", "layered")),
+        "bits": Param(int, 0, "0 = floating point, else fixed-point message bits (2..24)", minimum=0, maximum=24),
+        "frac_bits": Param(int, 3, "fixed-point fraction bits", minimum=0),
+    }
+
+
 def _register_builtins() -> None:
+    from qdecode.decoders.bp import BpDecoder
+    from qdecode.decoders.bposd import BpOsdDecoder
     from qdecode.decoders.matching import MatchingDecoder
 
     register(
@@ -155,6 +176,17 @@ def _register_builtins() -> None:
         lambda problem: MatchingDecoder(problem, correlated=True),
         doc="PyMatching two-pass correlated matching (needs a DEM with decomposed hyperedges)",
     )
+    register("bp", lambda problem, **kw: BpDecoder(problem, method="minsum", **kw), _bp_params(100),
+             doc="min-sum belief propagation (numba; float or fixed point)")
+    ps = {k: v for k, v in _bp_params(100).items() if k not in ("alpha", "beta", "bits", "frac_bits")}
+    register("bp-ps", lambda problem, **kw: BpDecoder(problem, method="productsum", **kw), ps,
+             doc="product-sum belief propagation (numba, float)")
+    osd = {"osd_order": Param(int, 10, "OSD order w (clamped to n - rank H)", minimum=0)}
+    register("bposd", lambda problem, **kw: BpOsdDecoder(problem, osd_method="osd_cs", method="minsum", **kw),
+             {**_bp_params(80), **osd}, doc="min-sum BP + OSD-CS (combination sweep) on non-converged shots")
+    register("bposd-e", lambda problem, **kw: BpOsdDecoder(problem, osd_method="osd_e", method="minsum", **kw),
+             {**_bp_params(80), "osd_order": Param(int, 4, "OSD-E order w (2^w - 1 candidates)", minimum=0, maximum=24)},
+             doc="min-sum BP + exhaustive OSD-E on non-converged shots")
 
 
 _register_builtins()

@@ -30,7 +30,8 @@ With float arrays the limits act as LLR clipping. Integer kernels are exact and
 deterministic, so they are the bit-accurate reference for an RTL implementation.
 
 All kernels are pure functions of their inputs (no randomness); batch wrappers run
-``prange`` over chunks of shots with scratch buffers allocated once per chunk.
+range kernels (GIL released, run on a thread pool by the decoders) with scratch buffers
+allocated once per range.
 """
 
 from __future__ import annotations
@@ -453,7 +454,12 @@ def bp_decode_range(
     hard_out, post_out, converged_out, iters_out,
     start, stop,
 ):
-    """Decode shots ``start:stop`` sequentially with one set of scratch buffers.
+    """Decode shots ``start:stop`` (releases the GIL: run ranges on several threads).
+
+    Flooding min-sum runs on the lane kernel
+    (:func:`qdecode.kernels.minsum_lanes.minsum_lanes_range`, bit-identical to
+    :func:`bp_decode`); product-sum and the layered schedule run :func:`bp_decode`
+    shot by shot with one set of scratch buffers.
 
     Args:
         llr0: ``(1, n)`` shared priors or ``(S, n)`` per-shot channel LLRs.
@@ -463,6 +469,12 @@ def bp_decode_range(
         converged_out: ``(S,)`` bool; iters_out: ``(S,)`` int32.
         Other arguments as :func:`bp_decode`.
     """
+    if method == 0 and not layered:
+        minsum_lanes_range(
+            var_ptr, var_chks, llr0, syndromes, max_iter, alpha, alpha_num, alpha_shift, adaptive, beta,
+            msg_lim, post_lim, hard_out, post_out, converged_out, iters_out, start, stop,
+        )
+        return
     n = llr0.shape[1]
     per_shot = llr0.shape[0] > 1
     keep_post = post_out.shape[0] > 0
@@ -480,38 +492,3 @@ def bp_decode_range(
         if keep_post:
             for j in range(n):
                 post_out[s, j] = post[j]
-
-
-@numba.njit(cache=True, parallel=True)
-def bp_decode_batch(
-    chk_ptr, chk_var, var_ptr, var_edges, var_chks,
-    llr0, syndromes,
-    method, layered, max_iter,
-    alpha, alpha_num, alpha_shift, adaptive, beta,
-    msg_lim, post_lim,
-    hard_out, post_out, converged_out, iters_out,
-):
-    """Decode all shots: ``prange`` over one contiguous chunk per thread.
-
-    Flooding min-sum chunks run on the lane kernel
-    (:func:`qdecode.kernels.minsum_lanes.minsum_lanes_range`, bit-identical to
-    :func:`bp_decode`); product-sum and layered chunks run :func:`bp_decode_range`.
-    """
-    S = syndromes.shape[0]
-    nchunks = min(S, numba.get_num_threads())
-    lanes = method == 0 and not layered
-    for c in numba.prange(nchunks):
-        if lanes:
-            minsum_lanes_range(
-                var_ptr, var_chks, llr0, syndromes, max_iter, alpha, alpha_num, alpha_shift, adaptive, beta,
-                msg_lim, post_lim, hard_out, post_out, converged_out, iters_out,
-                c * S // nchunks, (c + 1) * S // nchunks,
-            )
-            continue
-        bp_decode_range(
-            chk_ptr, chk_var, var_ptr, var_edges, var_chks, llr0, syndromes,
-            method, layered, max_iter, alpha, alpha_num, alpha_shift, adaptive, beta,
-            msg_lim, post_lim, hard_out, post_out, converged_out, iters_out,
-            c * S // nchunks, (c + 1) * S // nchunks,
-        )
-

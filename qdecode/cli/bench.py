@@ -1,0 +1,248 @@
+"""``qdecode bench``: per-shot latency distribution, batch throughput, iterations and LER.
+
+The problem is a named code + noise (``--code --d --rounds --noise --p --basis``, as in
+``qdecode sweep``'s inline form) or a detector error model (``--dem``). Shots are
+sampled with ``--seed``; the decoder is any registered one (``--decoder --param``).
+Warm-up (numba JIT) runs before anything is timed. ``--csv`` appends one row.
+
+This module also holds the problem options shared with ``qdecode export-vectors``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+from typing import Any, Callable
+
+import numpy as np
+
+CSV_COLUMNS = (
+    "decoder", "code", "d", "rounds", "noise", "p", "basis", "shots", "seed",
+    "batch_seconds", "shots_per_s", "us_per_shot", "us_per_round", "rounds_per_s",
+    "latency_shots", "lat_p50_us", "lat_p99_us", "lat_p999_us", "lat_max_us", "lat_mean_us",
+    "lat_p50_us_per_round", "lat_p99_us_per_round", "lat_p999_us_per_round", "lat_max_us_per_round",
+    "lat_mean_us_per_round",
+    "iter_mean", "iter_p50", "iter_p99", "iter_max", "convergence_rate", "errors", "ler",
+    "cpu", "threads", "qdecode_version",
+)
+
+
+# ------------------------------------------------------------ shared problem
+def add_problem_args(p, *, alist: bool = False) -> None:
+    """Problem options: ``--code/--d/--rounds/--noise/--p/--basis``, ``--dem`` (and ``--alist``)."""
+    g = p.add_argument_group("problem (one of --code, --dem" + (", --alist" if alist else "") + ")")
+    g.add_argument("--code", help="code name (see `qdecode codes`); needs --noise and --p")
+    g.add_argument("--d", type=int, help="distance (required for surface)")
+    g.add_argument("--rounds", type=int, help="syndrome rounds (default: the code's default, d for surface)")
+    g.add_argument("--noise", help="noise model: sd6, si1000, bb-uniform, code-capacity, phenomenological")
+    g.add_argument("--p", type=float, help="physical error rate")
+    g.add_argument("--basis", default="Z", choices=["X", "Z"], help="memory basis (default Z)")
+    g.add_argument("--dem", metavar="FILE", help="stim detector error model; shots are sampled from it")
+    if alist:
+        g.add_argument("--alist", metavar="FILE",
+                       help="code-capacity check matrix (alist); needs --p; iid errors with probability p")
+
+
+@dataclasses.dataclass
+class LoadedProblem:
+    """A decoding problem, how to sample it, and what to record about it."""
+
+    problem: Any
+    sample: Callable[[int, int | None], tuple[np.ndarray, np.ndarray | None]]
+    description: dict[str, Any]
+    rounds: int | None
+
+
+def load_problem(args) -> LoadedProblem:
+    """Build the problem named by the shared options (see :func:`add_problem_args`)."""
+    from qdecode.problem import DecodingProblem
+
+    alist = getattr(args, "alist", None)
+    given = [flag for flag, v in (("--code", args.code), ("--dem", args.dem), ("--alist", alist)) if v]
+    if len(given) != 1:
+        choices = "--code, --dem or --alist" if hasattr(args, "alist") else "--code or --dem"
+        raise ValueError(f"give exactly one of {choices}" + (f" (got {', '.join(given)})" if given else ""))
+    if args.code:
+        missing = [f for f, v in (("--noise", args.noise), ("--p", args.p)) if v is None]
+        if missing:
+            raise ValueError(f"--code needs {' and '.join(missing)}")
+        from qdecode.sims.circuits import build_circuit, circuit_metadata
+        from qdecode.sims.tasks import decoding_dem
+
+        kw = dict(d=args.d, rounds=args.rounds, noise=args.noise, p=args.p, basis=args.basis)
+        meta = circuit_metadata(args.code, **kw)
+        circuit = build_circuit(args.code, **kw)
+        problem = DecodingProblem.from_dem(decoding_dem(circuit))
+
+        def sample(shots, seed):
+            dets, obs = circuit.compile_detector_sampler(seed=seed).sample(shots, separate_observables=True)
+            return dets.astype(np.uint8), obs.astype(np.uint8)
+
+        desc = {"source": "circuit", "code": args.code, "d": meta["d"], "rounds": meta["rounds"],
+                "noise": meta["noise"], "p": meta["p"], "basis": meta["basis"],
+                "num_collisions": int(problem.num_collisions),
+                "sampler": "stim compile_detector_sampler(seed).sample(shots, separate_observables=True)"}
+        return LoadedProblem(problem, sample, desc, int(meta["rounds"]))
+    for flag, v in (("--d", args.d), ("--noise", args.noise)):
+        if v is not None:
+            raise ValueError(f"{flag} applies to --code only")
+    if args.dem:
+        import stim
+
+        from qdecode.problem import ProblemError
+
+        with open(args.dem, encoding="utf-8") as f:
+            text = f.read()
+        try:
+            dem = stim.DetectorErrorModel(text)
+        except ValueError as exc:
+            raise ProblemError(f"{args.dem}: malformed detector error model: {exc}") from None
+        if args.p is not None:
+            raise ValueError("--p applies to --code and --alist, not --dem (the DEM holds the probabilities)")
+        problem = DecodingProblem.from_dem(dem)
+
+        def sample(shots, seed):
+            dets, obs, _ = dem.compile_sampler(seed=seed).sample(shots)
+            return dets.astype(np.uint8), obs.astype(np.uint8)
+
+        desc = {"source": "dem", "path": os.path.abspath(args.dem), "rounds": args.rounds,
+                "num_collisions": int(problem.num_collisions),
+                "sampler": "stim DetectorErrorModel.compile_sampler(seed).sample(shots)"}
+        return LoadedProblem(problem, sample, desc, args.rounds)
+    # --alist
+    from qdecode.codes.alist import read_alist
+
+    if args.p is None:
+        raise ValueError("--alist needs --p (the iid error probability)")
+    if args.rounds is not None:
+        raise ValueError("--rounds does not apply to --alist (code capacity)")
+    H = read_alist(alist)
+    problem = DecodingProblem.from_check_matrix(H, args.p)
+    Hc = problem.H.tocsr()
+    p = float(args.p)
+
+    def sample(shots, seed):
+        rng = np.random.default_rng(seed)
+        err = (rng.random((shots, problem.num_errors)) < p).astype(np.uint8)
+        synd = (np.asarray((Hc @ err.T.astype(np.int64))).T & 1).astype(np.uint8)
+        return synd, None
+
+    desc = {"source": "alist", "path": os.path.abspath(alist), "p": p, "noise": "code-capacity",
+            "sampler": "numpy default_rng(seed).random((shots, n)) < p; syndrome = H e mod 2"}
+    return LoadedProblem(problem, sample, desc, None)
+
+
+def check_shots(shots: int) -> int:
+    if shots is None or shots < 1:
+        raise ValueError(f"--shots must be >= 1, got {shots}")
+    return int(shots)
+
+
+# --------------------------------------------------------------------- bench
+def add_parser(sub) -> None:
+    p = sub.add_parser(
+        "bench",
+        help="latency distribution (p50/p99/max, iterations) and throughput of a decoder",
+        description=(
+            "Sample shots of a problem, then time the decoder: one batch call (throughput) and "
+            "every shot alone (latency distribution, time.perf_counter_ns, warm-up excluded). "
+            "Also reports BP iteration counts, convergence and the logical error rate."
+        ),
+    )
+    add_problem_args(p)
+    g = p.add_argument_group("decoder and measurement")
+    g.add_argument("--decoder", required=True, help="decoder name (registry)")
+    g.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="decoder parameter (repeatable)")
+    g.add_argument("--shots", type=int, default=1000, help="shots to sample and decode (default 1000)")
+    g.add_argument("--seed", type=int, default=0, help="sampler seed (default 0)")
+    g.add_argument("--latency-shots", type=int, help="time at most this many shots one by one (default: all)")
+    g.add_argument("--warmup", type=int, default=20, help="untimed warm-up calls (default 20)")
+    g.add_argument("--threads", type=int, help="numba threads (numba.set_num_threads)")
+    g.add_argument("--csv", metavar="FILE", help="append a result row (header written when the file is new)")
+    p.set_defaults(run=run)
+
+
+def set_threads(threads: int | None) -> int:
+    """Apply ``--threads``; return the numba thread count in effect."""
+    import numba
+
+    if threads is not None:
+        if threads < 1:
+            raise ValueError(f"--threads must be >= 1, got {threads}")
+        if threads > numba.config.NUMBA_NUM_THREADS:
+            raise ValueError(f"--threads {threads} exceeds the {numba.config.NUMBA_NUM_THREADS} threads numba started with")
+        numba.set_num_threads(threads)
+    return int(numba.get_num_threads())
+
+
+def _fmt(x: Any, spec: str = ".3g") -> str:
+    if x is None or x == "":
+        return "-"
+    return format(x, spec)
+
+
+def format_report(report, *, label: str, desc: dict[str, Any], threads: int, cpu: str) -> str:
+    tp, lat = report.throughput, report.latency
+    where = (f"{desc.get('code')} d={desc.get('d')} rounds={desc.get('rounds')} {desc.get('noise')} "
+             f"p={desc.get('p')} basis={desc.get('basis')}" if desc["source"] == "circuit"
+             else f"{desc.get('path')}" + (f" rounds={desc['rounds']}" if desc.get("rounds") else ""))
+    s = lat.summary()
+    rows = [
+        f"decoder      {label}",
+        f"problem      {where}",
+        f"machine      {cpu}, {threads} numba thread(s)",
+        f"shots        {report.shots} (latency: {lat.shots} one at a time)",
+        f"throughput   {tp.shots_per_s:,.0f} shots/s   {tp.us_per_shot:.3f} us/shot"
+        + (f"   {tp.us_per_round:.3f} us/round" if tp.us_per_round is not None else ""),
+        f"latency us   p50 {s['p50_us']:.2f}   p99 {s['p99_us']:.2f}   p99.9 {s['p999_us']:.2f}"
+        f"   max {s['max_us']:.2f}   mean {s['mean_us']:.2f}",
+    ]
+    if "p50_us_per_round" in s:
+        rows.append(f"  per round  p50 {s['p50_us_per_round']:.3f}   p99 {s['p99_us_per_round']:.3f}"
+                    f"   p99.9 {s['p999_us_per_round']:.3f}   max {s['max_us_per_round']:.3f}")
+    its = report.iteration_stats()
+    if its:
+        rows.append(f"iterations   mean {its['iter_mean']:.2f}   p50 {its['iter_p50']:.0f}   p99 {its['iter_p99']:.0f}"
+                    f"   max {its['iter_max']:.0f}")
+    if report.convergence_rate is not None:
+        rows.append(f"converged    {100 * report.convergence_rate:.2f}%")
+    if report.errors is not None:
+        rows.append(f"logical      {report.errors} errors / {report.shots} shots = {_fmt(report.ler, '.3e')}")
+    if not report.consistent:
+        rows.append("WARNING      1-shot predictions differ from the batch predictions (nondeterministic decoder?)")
+    return "\n".join(rows)
+
+
+def run(args) -> int:
+    from qdecode import __version__
+    from qdecode.decoders.registry import DecoderSpec
+    from qdecode.hw.latency import append_csv, cpu_model, run_bench
+
+    shots = check_shots(args.shots)
+    if args.latency_shots is not None and args.latency_shots < 1:
+        raise ValueError(f"--latency-shots must be >= 1, got {args.latency_shots}")
+    if args.warmup < 0:
+        raise ValueError(f"--warmup must be >= 0, got {args.warmup}")
+    spec = DecoderSpec.create(args.decoder, args.param)
+    threads = set_threads(args.threads)
+    lp = load_problem(args)
+    dets, obs = lp.sample(shots, args.seed)
+    decoder = spec.build(lp.problem)
+    report = run_bench(decoder, dets, obs, rounds=lp.rounds, warmup=args.warmup, latency_shots=args.latency_shots)
+    cpu = cpu_model()
+    label = spec.label()
+    print(format_report(report, label=label, desc=lp.description, threads=threads, cpu=cpu))
+    if args.csv:
+        d = lp.description
+        row = {
+            "decoder": label,
+            "code": d.get("code") or os.path.basename(str(d.get("path", ""))),
+            "d": d.get("d"), "rounds": lp.rounds, "noise": d.get("noise"), "p": d.get("p"),
+            "basis": d.get("basis"), "seed": args.seed,
+            **report.as_row(),
+            "cpu": cpu, "threads": threads, "qdecode_version": __version__,
+        }
+        append_csv(args.csv, {k: ("" if v is None else v) for k, v in row.items()}, CSV_COLUMNS)
+        print(f"qdecode bench: row appended to {args.csv}", file=sys.stderr)
+    return 0
