@@ -225,11 +225,17 @@ def run(args) -> int:
     if args.warmup < 0:
         raise ValueError(f"--warmup must be >= 0, got {args.warmup}")
     spec = DecoderSpec.create(args.decoder, args.param)
-    threads = set_threads(args.threads)
     lp = load_problem(args)
     dets, obs = lp.sample(shots, args.seed)
     decoder = spec.build(lp.problem)
-    report = run_bench(decoder, dets, obs, rounds=lp.rounds, warmup=args.warmup, latency_shots=args.latency_shots)
+    import numba
+
+    before = numba.get_num_threads()
+    try:
+        threads = set_threads(args.threads)
+        report = run_bench(decoder, dets, obs, rounds=lp.rounds, warmup=args.warmup, latency_shots=args.latency_shots)
+    finally:
+        numba.set_num_threads(before)  # in-process callers (tests) keep their thread count
     cpu = cpu_model()
     label = spec.label()
     print(format_report(report, label=label, desc=lp.description, threads=threads, cpu=cpu))

@@ -50,7 +50,7 @@ import scipy.sparse as sp
 
 from qdecode.codes.alist import read_alist, write_alist
 from qdecode.decoders.bp import ALPHA_SHIFT, BpDecoder
-from qdecode.kernels.bp import bp_decode_range
+from qdecode.kernels.bp import bp_decode, make_work
 from qdecode.problem import DecodingProblem
 
 __all__ = [
@@ -204,10 +204,12 @@ def _check_decoder(decoder: Any) -> BpDecoder:
 def iteration_posteriors(decoder: BpDecoder, syndromes: np.ndarray, iterations: np.ndarray) -> list[np.ndarray]:
     """Posteriors after each iteration, from the single-shot kernel.
 
-    For ``t = 1 .. max(iterations)`` the shots are decoded again by
-    :func:`qdecode.kernels.bp.bp_decode_range` with ``max_iter = t``; the kernel is a
+    For ``t = 1 .. iterations[k]`` shot ``k`` is decoded again by the single-shot
+    kernel :func:`qdecode.kernels.bp.bp_decode` with ``max_iter = t``; the kernel is a
     pure function, so its posteriors are exactly what the decoder holds after ``t``
-    iterations. Returns, per shot ``k``, an int64 array ``(iterations[k], n)``.
+    iterations. (The batch path runs a different, bit-identical kernel for flooding
+    min-sum, so the dumps also cross-check the two.) Returns, per shot ``k``, an int64
+    array ``(iterations[k], n)``.
 
     Raises:
         RuntimeError: the single-shot kernel disagrees with ``iterations`` (a kernel bug).
@@ -215,24 +217,25 @@ def iteration_posteriors(decoder: BpDecoder, syndromes: np.ndarray, iterations: 
     dec = _check_decoder(decoder)
     s = np.ascontiguousarray(syndromes, dtype=np.uint8)
     its = np.asarray(iterations, dtype=np.int64)
-    K, n = s.shape[0], dec.problem.num_errors
-    out = [np.zeros((int(its[k]), n), dtype=np.int64) for k in range(K)]
-    T = int(its.max()) if K else 0
-    hard = np.zeros((K, n), dtype=np.uint8)
-    post = np.zeros((K, n), dtype=dec.msg_dtype)
-    conv = np.zeros(K, dtype=np.bool_)
-    used = np.zeros(K, dtype=np.int32)
-    for t in range(1, T + 1):
-        bp_decode_range(
-            *dec.graph, dec.prior_llr, s, 0, dec.layered, t,
-            dec.alpha, dec.alpha_num, ALPHA_SHIFT, dec.adaptive, dec.beta, dec.msg_lim, dec.post_lim,
-            hard, post, conv, used, 0, K,
-        )
-        for k in range(K):
-            if t <= its[k]:
-                out[k][t - 1] = post[k]
-            if t == its[k] and used[k] != t:
-                raise RuntimeError(f"shot {k}: single-shot kernel used {used[k]} iterations, batch used {t}")
+    n = dec.problem.num_errors
+    llr0 = np.ascontiguousarray(dec.prior_llr[0])
+    work = make_work(dec.graph[0], dec.graph[2], llr0)
+    post = np.zeros(n, dtype=dec.msg_dtype)
+    hard = np.zeros(n, dtype=np.uint8)
+    out = []
+    for k in range(s.shape[0]):
+        T = int(its[k])
+        arr = np.zeros((T, n), dtype=np.int64)
+        for t in range(1, T + 1):
+            ok, used = bp_decode(
+                *dec.graph, llr0, s[k], 0, dec.layered, t,
+                dec.alpha, dec.alpha_num, ALPHA_SHIFT, dec.adaptive, dec.beta, dec.msg_lim, dec.post_lim,
+                work, post, hard,
+            )
+            arr[t - 1] = post
+            if used != t:
+                raise RuntimeError(f"shot {k}: single-shot kernel stopped after {used} iterations, batch used {T}")
+        out.append(arr)
     return out
 
 

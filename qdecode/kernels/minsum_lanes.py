@@ -3,8 +3,9 @@
 Same arithmetic as :func:`qdecode.kernels.bp._minsum_flooding` (so the results are
 bit-identical to the single-shot kernel), with every state array given a trailing
 lane axis of ``LANES`` independent shots. The innermost loops run over lanes, which
-LLVM turns into SIMD code; the per-edge index loads and loop overheads are shared
-by all lanes.
+LLVM turns into SIMD code (the lane count is a runtime value on purpose: with a
+compile-time constant LLVM fully unrolls the loops and then fails to vectorise them);
+the per-edge index loads and loop overheads are shared by all lanes.
 
 Lanes are *persistent*: each lane carries its own shot and iteration counter; when a
 lane's shot converges (or reaches ``max_iter``) its result is written out and the
@@ -21,7 +22,7 @@ import numpy as np
 
 from qdecode.kernels.arith import _clip, _scale
 
-LANES = 8  # shots decoded side by side (a compile-time constant, so lane loops vectorise)
+LANES = 16  # default number of shots decoded side by side
 
 
 @numba.njit(cache=True, nogil=True)
@@ -75,9 +76,9 @@ def _load_lane(
 def minsum_lanes_range(
     var_ptr, var_chks, llr0, syndromes, max_iter,
     alpha, alpha_num, alpha_shift, adaptive, beta, msg_lim, post_lim,
-    hard_out, post_out, converged_out, iters_out, start, stop,
+    hard_out, post_out, converged_out, iters_out, start, stop, lanes=LANES,
 ):
-    """Flooding min-sum of shots ``start:stop`` on ``LANES`` persistent lanes.
+    """Flooding min-sum of shots ``start:stop`` on ``lanes`` persistent lanes.
 
     Args:
         var_ptr, var_chks: the variable side of the Tanner graph (:func:`~qdecode.kernels.bp.tanner_graph`).
@@ -90,7 +91,7 @@ def minsum_lanes_range(
     n = var_ptr.shape[0] - 1
     m = syndromes.shape[1]
     nnz = var_chks.shape[0]
-    W = LANES
+    W = lanes  # a runtime trip count: LLVM's loop vectoriser handles these lane loops
     dt = llr0.dtype
     per_shot = llr0.shape[0] > 1
     keep_post = post_out.shape[0] > 0

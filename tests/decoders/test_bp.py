@@ -236,3 +236,22 @@ def test_bposd_matches_ldpc_bposd_and_solves_syndrome():
                             ms_scaling_factor=1.0, schedule="parallel", osd_method="osd_cs", osd_order=6)
     ref_est = np.array([ref.decode(s) for s in dets])
     assert (ref_est == est).all(axis=1).mean() >= 0.99
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.75])
+def test_fixed_point_8_bits_reaches_float_ler_on_bb144_code_capacity(alpha):
+    """[[144,12,12]] code capacity, p = 0.04, 20k shots: 8-bit messages with 3 fraction bits
+    give the float min-sum logical error rate within binomial (sinter-style) intervals."""
+    from qdecode.sims.stats import fit_binomial
+
+    c = build_circuit("bb144_12_12", noise="code-capacity", p=0.04, basis="Z")
+    prob = DecodingProblem.from_dem(decoding_dem(c))
+    dets, obs = c.compile_detector_sampler(seed=5).sample(20_000, separate_observables=True)
+    fits = []
+    for bits in (0, 8):
+        pred = BpDecoder(prob, max_iter=50, alpha=alpha, bits=bits, frac_bits=3).predict_observables_batch(dets)
+        errors = int(np.any(pred != obs, axis=1).sum())
+        assert errors >= 50
+        fits.append(fit_binomial(num_shots=len(dets), num_hits=errors, max_likelihood_factor=1e3))
+    f, q = fits
+    assert f.low <= q.high and q.low <= f.high, fits
