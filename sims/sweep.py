@@ -140,6 +140,26 @@ def prepare(tasks: Sequence[Task], existing: dict[str, StatsRow], opts: SweepOpt
     return out
 
 
+def warm_up(states: Sequence[TaskProgress]) -> None:
+    """Build each distinct decoder once in this process and decode one empty syndrome.
+
+    Compiles (or loads) the numba kernels here, so the on-disk cache is written once
+    before worker processes start instead of by every worker at the same time.
+    """
+    import numpy as np
+
+    from qdecode.problem import DecodingProblem
+
+    seen: set[str] = set()
+    for st in states:
+        name = st.compiled.task.decoder.name
+        if name in seen:
+            continue
+        seen.add(name)
+        decoder = st.compiled.task.decoder.build(DecodingProblem.from_dem(st.compiled.dem))
+        decoder.predict_observables_batch(np.zeros((1, st.compiled.dem.num_detectors), dtype=np.uint8))
+
+
 def run_sweep(
     tasks: Sequence[Task],
     *,
@@ -162,6 +182,8 @@ def run_sweep(
     if out_path is not None and os.path.exists(out_path):
         existing = merge_rows(read_rows(out_path))
     states = prepare(tasks, existing, options)
+    if not isinstance(executor, InlineExecutor) and any(not st.done(options) for st in states):
+        warm_up([st for st in states if not st.done(options)])
     writer = StatsWriter(out_path) if out_path is not None else None
     pending: dict[cf.Future, int] = {}
     limit = max(1, executor.num_workers * options.max_in_flight_per_worker)

@@ -154,3 +154,14 @@ def test_scheduler_address_and_dask_workers_give_pool_statistics(tmp_path):
     assert main(base + ["--dask-workers", "2", "--out", str(out)]) == 0
     results["dask-workers"] = sorted((r.strong_id, r.shots, r.errors) for r in read_rows(out))
     assert results["pool"] == results["scheduler"] == results["dask-workers"]
+
+
+def test_bposd_sweep_on_a_bb_code_and_sinter_adapter(tmp_path):
+    out = tmp_path / "bb.csv"
+    assert main(["sweep", "--code", "bb72_12_6", "--rounds", "2", "--noise", "bb-uniform", "--p", "0.004",
+                 "--decoder", "bposd", "--param", "max_iter=30", "--param", "osd_order=4", "--max-shots", "300",
+                 "--workers", "2", "--quiet", "--out", str(out)]) == 0
+    (row,) = read_rows(out)
+    assert row.shots == 300 and row.decoder.startswith("bposd[") and "osd_order=4" in row.decoder
+    assert row.custom_counts["iterations"] >= 300  # BP diagnostics reach the CSV
+    assert "not_converged" in row.custom_counts
