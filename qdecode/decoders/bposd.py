@@ -15,7 +15,7 @@ from qdecode.decoders.bp import BpDecoder
 from qdecode.decoders.osd import OsdPostProcessor
 from qdecode.problem import DecodingProblem
 
-_CHUNK_ENTRIES = 1 << 21  # posteriors stored per chunk (~16 MB of float64)
+_CHUNK_ENTRIES = 1 << 22  # posteriors stored per chunk (~32 MB of float64)
 
 
 class BpOsdDecoder(Decoder):

@@ -40,7 +40,7 @@ import numba
 import numpy as np
 
 from qdecode.kernels.arith import _clip, _scale
-from qdecode.kernels.minsum_lanes import minsum_lanes_range
+from qdecode.kernels.minsum_lanes import LANES, minsum_lanes_range
 
 # ---------------------------------------------------------------------- graph
 
@@ -469,10 +469,11 @@ def bp_decode_range(
         converged_out: ``(S,)`` bool; iters_out: ``(S,)`` int32.
         Other arguments as :func:`bp_decode`.
     """
-    if method == 0 and not layered:
+    if method == 0 and not layered and stop - start >= 4:  # few shots: the scalar kernel is quicker
         minsum_lanes_range(
             var_ptr, var_chks, llr0, syndromes, max_iter, alpha, alpha_num, alpha_shift, adaptive, beta,
             msg_lim, post_lim, hard_out, post_out, converged_out, iters_out, start, stop,
+            min(LANES, stop - start),  # a 1-shot call must not pay for idle lanes
         )
         return
     n = llr0.shape[1]

@@ -1,0 +1,265 @@
+"""Relay-BP (IBM, arXiv:2506.01779) and Mem-BP decoders over the numba kernels in :mod:`qdecode.kernels.relay`.
+
+``RelayBpDecoder(problem, gamma0=0.15, gamma_interval=(-0.226, 0.622), pre_iter=80, legs=300,
+leg_iter=60, stop_after=5, alpha=1.0, seed=0, bits=0, frac_bits=3, threads=None)``; the defaults
+are IBM's gross-code tuning (γ0 0.15, interval [-0.226, 0.622], 80 / 60 iterations, 300 legs, S = 5).
+
+* Leg 0 runs ``pre_iter`` min-sum iterations with memory strength ``gamma0`` on every variable;
+  each of up to ``legs`` further legs redraws ``gamma_j ~ U[gamma_interval)`` per variable,
+  restarts the messages from the priors and keeps the posteriors (the relayed memory), for at
+  most ``leg_iter`` iterations. Decoding stops after ``stop_after`` converged legs (leg 0 counts)
+  and returns the converged solution of least weight ``sum_{e_j=1} ln((1-p_j)/p_j)``; when no leg
+  converges it returns leg 0's final hard decision with ``converged = False``.
+* The gammas of a shot come from a counter-based hash of ``(seed, syndrome)``, so every shot's
+  result is a pure function of (problem, parameters, seed, syndrome): batch order, batch size and
+  thread count never change it (relay-bp instead advances one RNG stream across shots).
+  ``explicit_gammas`` (``(rows, n)``, leg ``r`` uses row ``r % rows``, as in relay-bp) replaces the
+  draws.
+* ``bits > 0`` runs the same kernel on saturating integers (message bits ``bits``, ``frac_bits``
+  fraction bits, posteriors two bits wider, alpha as ``num >> 8``, gammas with
+  :data:`GAMMA_FRAC_BITS` fraction bits; see :mod:`qdecode.kernels.relay`).
+* ``last_info`` (:class:`RelayDecodeInfo`): ``converged``, ``iterations`` (total over legs) and
+  ``extra = {"legs": legs run after leg 0, "weight": W of the returned solution}``.
+
+``MemBP`` (registry ``mem-bp``) is the same decoder with a single leg: ``legs=0``, ``stop_after=1``,
+``pre_iter=max_iter``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from qdecode.decoders.base import DecodeInfo, Decoder, DecoderInputError, check_syndromes, observables_from_errors
+from qdecode.kernels.bp import tanner_graph
+from qdecode.kernels.relay import relay_decode_range
+from qdecode.kernels.threads import run_ranges
+from qdecode.problem import DecodingProblem
+
+ALPHA_SHIFT = 8  # fixed-point alpha = alpha_num / 256
+GAMMA_FRAC_BITS = 8  # fixed-point gamma = g / 256
+FLOAT_LIMIT = 1e30
+_CHUNK_ENTRIES = 1 << 24  # shots per kernel call bounded to ~16M (shots x n) entries
+_MAX_SEED = (1 << 64) - 1
+
+
+@dataclasses.dataclass
+class RelayDecodeInfo(DecodeInfo):
+    """:class:`DecodeInfo` whose counters also sum the legs run (``extra["legs"]``)."""
+
+    def counts(self) -> dict[str, int]:
+        out = super().counts()
+        legs = self.extra.get("legs") if self.extra else None
+        if legs is not None:
+            out["legs"] = int(np.sum(legs, dtype=np.int64))
+        return out
+
+
+def _int_param(value, name: str, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer, float)) or int(value) != value:
+        raise DecoderInputError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    if value < minimum:
+        raise DecoderInputError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def _float_param(value, name: str) -> float:
+    if isinstance(value, bool):
+        raise DecoderInputError(f"{name} must be a finite number, got {value!r}")
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise DecoderInputError(f"{name} must be a finite number, got {value!r}") from None
+    if not math.isfinite(x):
+        raise DecoderInputError(f"{name} must be a finite number, got {value!r}")
+    return x
+
+
+class RelayBpDecoder(Decoder):
+    """Relay-BP for one decoding problem (min-sum with relayed memory; float64 or fixed point).
+
+    Args:
+        problem: H, L and priors.
+        gamma0: memory strength of leg 0 (finite; typical 0..1).
+        gamma_interval: ``(lo, hi)`` with ``lo < hi``: later legs draw ``gamma_j ~ U[lo, hi)``.
+        pre_iter: leg-0 iteration limit, >= 1.
+        legs: number of relay legs after leg 0 (relay-bp's ``num_sets``), >= 0.
+        leg_iter: iteration limit per later leg (``set_max_iter``), >= 1.
+        stop_after: stop after this many converged legs (``stop_nconv``, S), >= 1.
+        alpha: min-sum scaling in (0, 1].
+        seed: non-negative integer < 2^64; the per-shot gammas hash ``(seed, syndrome)``.
+        bits: 0 for float64, else fixed-point message bits (2..24).
+        frac_bits: fraction bits of fixed-point messages (0 <= frac_bits < bits).
+        threads: decoding threads for batches (default: ``numba.get_num_threads()``).
+        explicit_gammas: optional ``(rows, n)`` finite gammas for legs >= 1 (row ``leg % rows``).
+    """
+
+    def __init__(
+        self,
+        problem: DecodingProblem,
+        *,
+        gamma0: float = 0.15,
+        gamma_interval: tuple[float, float] = (-0.226, 0.622),
+        pre_iter: int = 80,
+        legs: int = 300,
+        leg_iter: int = 60,
+        stop_after: int = 5,
+        alpha: float = 1.0,
+        seed: int = 0,
+        bits: int = 0,
+        frac_bits: int = 3,
+        threads: int | None = None,
+        explicit_gammas: np.ndarray | None = None,
+    ):
+        self.gamma0 = _float_param(gamma0, "gamma0")
+        try:
+            lo, hi = gamma_interval
+        except (TypeError, ValueError):
+            raise DecoderInputError(f"gamma_interval must be a pair (lo, hi), got {gamma_interval!r}") from None
+        lo = _float_param(lo, "gamma_interval[0]")
+        hi = _float_param(hi, "gamma_interval[1]")
+        if not lo < hi:
+            raise DecoderInputError(f"gamma_interval must satisfy lo < hi, got ({lo!r}, {hi!r})")
+        self.gamma_interval = (lo, hi)
+        self.pre_iter = _int_param(pre_iter, "pre_iter", 1)
+        self.legs = _int_param(legs, "legs", 0)
+        self.leg_iter = _int_param(leg_iter, "leg_iter", 1)
+        self.stop_after = _int_param(stop_after, "stop_after", 1)
+        self.alpha = _float_param(alpha, "alpha")
+        if not 0 < self.alpha <= 1:
+            raise DecoderInputError(f"alpha must lie in (0, 1], got {alpha!r}")
+        self.seed = _int_param(seed, "seed", 0)
+        if self.seed > _MAX_SEED:
+            raise DecoderInputError(f"seed must be < 2^64, got {seed!r}")
+        self.bits = _int_param(bits, "bits", 0)
+        if self.bits and not 2 <= self.bits <= 24:
+            raise DecoderInputError(f"bits must be 0 (floating point) or in 2..24, got {bits!r}")
+        self.frac_bits = _int_param(frac_bits, "frac_bits", 0)
+        if self.bits and not self.frac_bits < self.bits:
+            raise DecoderInputError(f"frac_bits must satisfy 0 <= frac_bits < bits={self.bits}, got {frac_bits!r}")
+        if threads is not None:
+            threads = _int_param(threads, "threads", 1)
+        self.threads = threads
+        self.problem = problem
+        n = problem.num_errors
+        if explicit_gammas is None:
+            self.gammas = np.zeros((0, n), dtype=np.float64)
+        else:
+            g = np.asarray(explicit_gammas, dtype=np.float64)
+            if g.ndim != 2 or g.shape[1] != n or g.shape[0] < 1:
+                raise DecoderInputError(f"explicit_gammas must have shape (rows >= 1, {n}), got {g.shape}")
+            if not np.all(np.isfinite(g)):
+                raise DecoderInputError("explicit_gammas contains NaN or infinite values")
+            self.gammas = np.ascontiguousarray(g)
+        biggest = max(abs(self.gamma0), abs(lo), abs(hi), float(np.abs(self.gammas).max(initial=0.0)))
+        if biggest > 1e6:
+            raise DecoderInputError(f"memory strengths must have magnitude <= 1e6, got {biggest!r}")
+        _, _, var_ptr, _, var_chks = tanner_graph(problem.H)
+        self.var_ptr, self.var_chks = var_ptr.astype(np.int64), var_chks.astype(np.uint32)
+        pri = np.asarray(problem.priors, dtype=np.float64)
+        # ln((1-p)/p) evaluated as relay-bp does (differs from problem.llr by an ulp for some p)
+        self.weight_llr = np.ascontiguousarray(np.log((1.0 - pri) / pri))
+        if self.bits:
+            self.msg_dtype = np.dtype(np.int32)
+            self.scale = float(1 << self.frac_bits)
+            self.msg_lim = self.msg_dtype.type((1 << (self.bits - 1)) - 1)
+            self.post_lim = self.msg_dtype.type((1 << (self.bits + 1)) - 1)
+            self.alpha_num = int(round(self.alpha * (1 << ALPHA_SHIFT)))
+            q = np.rint(self.weight_llr * self.scale)
+            self.prior_llr = np.ascontiguousarray(np.clip(q, -int(self.msg_lim), int(self.msg_lim)), dtype=np.int32)
+        else:
+            self.msg_dtype = np.dtype(np.float64)
+            self.scale = 1.0
+            self.msg_lim = FLOAT_LIMIT
+            self.post_lim = FLOAT_LIMIT
+            self.alpha_num = 1 << ALPHA_SHIFT
+            self.prior_llr = np.ascontiguousarray(np.clip(self.weight_llr, -FLOAT_LIMIT, FLOAT_LIMIT))
+
+    # ----------------------------------------------------------------- decode
+    def _run(self, syndromes: np.ndarray):
+        S = syndromes.shape[0]
+        n = self.problem.num_errors
+        hard = np.zeros((S, n), dtype=np.uint8)
+        conv = np.zeros(S, dtype=np.bool_)
+        iters = np.zeros(S, dtype=np.int32)
+        legs = np.zeros(S, dtype=np.int32)
+        weight = np.zeros(S, dtype=np.float64)
+        lo, hi = self.gamma_interval
+        args = (
+            self.var_ptr, self.var_chks, self.prior_llr, self.weight_llr, syndromes,
+            self.gamma0, lo, hi, self.gammas, np.uint64(self.seed),
+            self.pre_iter, self.legs, self.leg_iter, self.stop_after,
+            self.alpha, self.alpha_num, ALPHA_SHIFT, GAMMA_FRAC_BITS, self.msg_lim, self.post_lim,
+            hard, conv, iters, legs, weight,
+        )
+        run_ranges(relay_decode_range, args, S, self.threads)
+        return hard, conv, iters, legs, weight
+
+    def _chunks(self, S: int):
+        step = max(1, _CHUNK_ENTRIES // max(1, self.problem.num_errors))
+        return [(a, min(S, a + step)) for a in range(0, S, step)] or [(0, 0)]
+
+    @staticmethod
+    def _info(conv, iters, legs, weight) -> RelayDecodeInfo:
+        return RelayDecodeInfo(converged=conv, iterations=iters, extra={"legs": legs, "weight": weight})
+
+    def decode_batch(self, syndromes: np.ndarray) -> np.ndarray:
+        s = check_syndromes(syndromes, self.problem.num_detectors)
+        hard, conv, iters, legs, weight = self._run(s)
+        self.last_info = self._info(conv, iters, legs, weight)
+        return hard
+
+    def predict_observables_batch(self, syndromes: np.ndarray) -> np.ndarray:
+        s = check_syndromes(syndromes, self.problem.num_detectors)
+        out = np.zeros((s.shape[0], self.problem.num_observables), dtype=np.uint8)
+        parts = []
+        for a, b in self._chunks(s.shape[0]):
+            hard, conv, iters, legs, weight = self._run(s[a:b])
+            out[a:b] = observables_from_errors(hard, self.problem)
+            parts.append((conv, iters, legs, weight))
+        self.last_info = self._info(*(np.concatenate(x) for x in zip(*parts)))
+        return out
+
+
+def mem_bp(problem: DecodingProblem, *, gamma0: float = 0.15, max_iter: int = 80, alpha: float = 1.0,
+           bits: int = 0, frac_bits: int = 3, threads: int | None = None) -> RelayBpDecoder:
+    """Mem-BP: min-sum with memory strength ``gamma0`` on every variable, one leg of ``max_iter``."""
+    return RelayBpDecoder(problem, gamma0=gamma0, pre_iter=max_iter, legs=0, leg_iter=1, stop_after=1,
+                          alpha=alpha, bits=bits, frac_bits=frac_bits, threads=threads)
+
+
+def register_relay() -> None:
+    """Register ``relay-bp`` and ``mem-bp`` in :mod:`qdecode.decoders.registry`."""
+    from qdecode.decoders.registry import Param, register
+
+    fixed = {
+        "bits": Param(int, 0, "0 = float64, else fixed-point message bits (2..24)", minimum=0, maximum=24),
+        "frac_bits": Param(int, 3, "fixed-point fraction bits", minimum=0),
+    }
+    relay = {
+        "gamma0": Param(float, 0.15, "memory strength of leg 0"),
+        "gamma_lo": Param(float, -0.226, "later legs draw gamma ~ U[gamma_lo, gamma_hi)"),
+        "gamma_hi": Param(float, 0.622, "upper end of the gamma interval (> gamma_lo)"),
+        "pre_iter": Param(int, 80, "leg-0 iteration limit", minimum=1),
+        "legs": Param(int, 300, "relay legs after leg 0 (num_sets)", minimum=0),
+        "leg_iter": Param(int, 60, "iteration limit per later leg (set_max_iter)", minimum=1),
+        "stop_after": Param(int, 5, "stop after this many converged legs (S)", minimum=1),
+        "alpha": Param(float, 1.0, "min-sum scaling in (0, 1]", minimum=0, maximum=1),
+        "seed": Param(int, 0, "seed of the per-shot gamma draws (hashed with the syndrome)", minimum=0),
+        **fixed,
+    }
+
+    def relay_factory(problem, *, gamma_lo, gamma_hi, **kw):
+        return RelayBpDecoder(problem, gamma_interval=(gamma_lo, gamma_hi), **kw)
+
+    register("relay-bp", relay_factory, relay,
+             doc="Relay-BP (IBM): min-sum with memory relayed over legs of random gammas (numba)")
+    mem = {
+        "gamma0": Param(float, 0.15, "memory strength"),
+        "max_iter": Param(int, 80, "iteration limit", minimum=1),
+        "alpha": Param(float, 1.0, "min-sum scaling in (0, 1]", minimum=0, maximum=1),
+        **fixed,
+    }
+    register("mem-bp", mem_bp, mem, doc="Mem-BP: min-sum with memory (a single Relay-BP leg)")

@@ -1,0 +1,413 @@
+"""Relay-BP kernels (arXiv:2506.01779): min-sum with memory, relayed over legs of random memory strengths.
+
+Notation as in ``shared/research/qldpc.md`` §1: ``lambda_j`` prior LLR, ``nu`` variable->check and
+``mu`` check->variable messages, ``M_j`` posterior, ``gamma_j`` memory strength (may be negative).
+
+One iteration (flooding; all checks from the previous iteration's ``nu``, then all variables)::
+
+    mu_{i->j}  = (-1)^(s_i + #{j' != j: nu_{j'->i} <= 0}) * scale(min_{j' != j} |nu_{j'->i}|)
+    b_j        = (1 - gamma_j) lambda_j + gamma_j M_j(t-1)          # memory prior
+    M_j(t)     = b_j + sum_i mu_{i->j}                               # summed in ascending check order
+    nu_{j->i}  = (b_j + sum_{i' < i} mu_{i'->j}) + (sum_{i' > i} mu_{i'->j})   # prefix + suffix
+    e_j        = 1 if M_j(t) <= 0 else 0
+
+``scale(x)`` is ``alpha * x`` (floats) or ``(x * alpha_num) >> alpha_shift`` (integers). The prefix
+sum runs forwards from ``b_j``; the suffix sum runs backwards from 0 (``mu`` of the last check
+first), exactly as relay-bp's ``min_sum.rs`` forms the extrinsic message, so float64 results are
+bit-identical to ``relay_bp.RelayDecoderF64``. A message counts as negative when ``<= 0``
+(relay-bp uses the IEEE sign bit); the two conventions differ only on exact zeros and there only
+in the *sign of zero-magnitude messages*, which never changes a non-zero value or a hard decision.
+
+Relay (outer) loop of one shot::
+
+    gamma_j = gamma0; M = lambda
+    leg 0: <= pre_iter iterations from nu = lambda (stop at H e = s)
+    legs r = 1..legs: gamma_j ~ U[lo, hi) per variable; nu = lambda (mu = 0) but M is kept
+           (relayed from the end of leg r-1); <= leg_iter iterations
+    stop after ``stop_after`` converged legs (leg 0 counts)
+    return the converged e of least weight W(e) = sum_{e_j = 1} lambda_j (ties: earliest leg);
+           none converged: leg 0's final e with converged = False.
+    iterations = total over all legs run; legs = number of legs run after leg 0 (0..legs)
+
+Randomness is counter based: ``key = H(seed, syndrome)`` (splitmix64 over the indices of the
+fired detectors), ``u_{r,j} = splitmix64(key_r + (j + 1) * golden) >> 11`` with
+``key_r = H(key, r)``, ``gamma = lo + (hi - lo) * u * 2^-53``. A shot's output is therefore a
+pure function of (problem, parameters, seed, syndrome): independent of batch order, batch size
+and thread count. An explicit ``(rows, n)`` gamma table (relay-bp's ``explicit_gammas``; leg
+``r`` uses row ``r % rows``) replaces the draws when given, which makes the whole relay loop
+comparable bit for bit with relay-bp.
+
+Fixed point (integer message arrays; the same kernel): messages saturate to ``+-msg_lim``,
+posteriors and memory priors to ``+-post_lim``; ``gamma`` is quantised to ``g = rint(gamma *
+2^gamma_shift)`` and the memory prior is ``b_j = (lambda_j * (2^gamma_shift - g_j) + M_j * g_j +
+2^(gamma_shift - 1)) >> gamma_shift`` (arithmetic shift: rounds to nearest, halves up), computed
+in 64-bit then saturated. Weights ``W(e)`` always use the float64 prior LLRs.
+
+The kernels keep the check state compressed (two smallest magnitudes, the variable holding the
+smallest, sign parity) and sweep the variables once per iteration, as
+:func:`qdecode.kernels.bp._minsum_flooding` does; the syndrome of the hard decision is tracked
+incrementally, so the convergence test is a counter test. The check state of ``nu = lambda``
+(the start of every leg) depends only on the priors, so it is computed once per range and copied.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+from numba import types
+from numba.extending import overload
+
+from qdecode.kernels.arith import _clip, _scale
+from qdecode.kernels.bp import _flip
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+
+
+# ------------------------------------------------------------------ arithmetic
+
+
+def _mix(lam, post, g, gnum, shift):  # pragma: no cover - replaced by the overload in jitted code
+    raise NotImplementedError
+
+
+@overload(_mix, jit_options={"cache": True})
+def _mix_overload(lam, post, g, gnum, shift):
+    """Memory prior ``(1 - g) lam + g post``: relay-bp's float expression, or the fixed-point rule."""
+    if isinstance(lam, types.Integer):
+
+        def impl(lam, post, g, gnum, shift):
+            acc = np.int64(lam) * ((np.int64(1) << shift) - gnum) + np.int64(post) * gnum
+            return (acc + (np.int64(1) << (shift - 1))) >> shift
+
+        return impl
+    return lambda lam, post, g, gnum, shift: lam * (1.0 - g) + post * g
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _splitmix(z):
+    """splitmix64 finaliser of a uint64."""
+    z = (z ^ (z >> np.uint64(30))) * _M1
+    z = (z ^ (z >> np.uint64(27))) * _M2
+    return z ^ (z >> np.uint64(31))
+
+
+@numba.njit(cache=True, nogil=True)
+def shot_key(seed, syndrome):
+    """Counter-based key of one shot: a hash of the decoder seed and the fired detectors."""
+    h = _splitmix(np.uint64(seed) + _GOLDEN)
+    count = np.uint64(0)
+    for i in range(syndrome.shape[0]):
+        if syndrome[i] & 1:
+            h = _splitmix(h ^ (np.uint64(i + 1) * _GOLDEN))
+            count += np.uint64(1)
+    return _splitmix(h + count)
+
+
+@numba.njit(cache=True, nogil=True)
+def draw_gammas(key, leg, lo, hi, gamma_shift, gam, gnum):
+    """Leg ``leg``'s memory strengths: ``gam[j] ~ U[lo, hi)`` and their quantised numerators ``gnum``."""
+    k = _splitmix(key ^ (np.uint64(leg) * _M2 + _GOLDEN))
+    width = hi - lo
+    q = float(1 << gamma_shift)
+    for j in range(gam.shape[0]):
+        u = _splitmix(k + np.uint64(j + 1) * _GOLDEN) >> np.uint64(11)
+        g = lo + width * (np.float64(u) * (1.0 / 9007199254740992.0))
+        gam[j] = g
+        gnum[j] = np.int64(np.rint(g * q))
+
+
+# ------------------------------------------------------------- state of nu = lambda
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _fold1(i, a, j, min1, min2, arg):
+    """Fold magnitude ``a`` of variable ``j``'s message into check ``i``'s two-minimum state."""
+    m1 = min1[i]
+    m2 = min2[i]
+    hi = a if a > m1 else m1
+    min2[i] = hi if hi < m2 else m2
+    lt = a < m1
+    min1[i] = a if lt else m1
+    arg[i] = j if lt else arg[i]
+
+
+@numba.njit(cache=True, nogil=True)
+def prior_state(var_ptr, var_chks, llr0, msg_lim, sgn0, min1_0, min2_0, arg0, par0):
+    """Compressed check state of ``nu = lambda`` (the start of every leg), without the syndrome."""
+    m = min1_0.shape[0]
+    n = llr0.shape[0]
+    for i in range(m):
+        min1_0[i] = msg_lim
+        min2_0[i] = msg_lim
+        arg0[i] = -1
+        par0[i] = 0
+    for j in range(n):
+        x = _clip(llr0[j], msg_lim)
+        neg = np.uint8(1 if x <= 0 else 0)
+        a = abs(x)
+        for k in range(var_ptr[j], var_ptr[j + 1]):
+            i = var_chks[k]
+            sgn0[k] = neg
+            par0[i] ^= neg
+            _fold1(i, a, j, min1_0, min2_0, arg0)
+
+
+# ------------------------------------------------------------------ one leg
+
+
+@numba.njit(cache=True, nogil=True)
+def _leg(
+    var_ptr, var_chks, llr0, gam, gnum, gamma_shift, syndrome, max_iter,
+    alpha, alpha_num, alpha_shift, msg_lim, post_lim,
+    sgn0, min1_0, min2_0, arg0, par0,
+    sgn, min1, min2, arg, par, out1, out2, pbuf, cbuf,
+    parity, post, hard, unsat,
+):
+    """Run one leg (<= ``max_iter`` iterations) from ``nu = lambda``, keeping ``post`` (the memory).
+
+    ``hard``/``parity``/``unsat`` carry the decision of the previous iteration (or leg) and the
+    syndrome of ``H hard + s``. Returns ``(converged, iterations, unsat)``.
+    """
+    n = llr0.shape[0]
+    m = syndrome.shape[0]
+    nnz = sgn.shape[0]
+    m1c = min1[0]
+    m2c = min2[0]
+    agc = arg[0]
+    pc = par[0]
+    m1n = min1[1]
+    m2n = min2[1]
+    agn = arg[1]
+    pn = par[1]
+    for i in range(m):
+        m1c[i] = min1_0[i]
+        m2c[i] = min2_0[i]
+        agc[i] = arg0[i]
+        pc[i] = par0[i] ^ (syndrome[i] & 1)
+    for k in range(nnz):
+        sgn[k] = sgn0[k]
+    zero = msg_lim - msg_lim
+    for it in range(1, max_iter + 1):
+        for i in range(m):
+            out1[i] = _clip(_scale(m1c[i], alpha, alpha_num, alpha_shift), msg_lim)
+            out2[i] = _clip(_scale(m2c[i], alpha, alpha_num, alpha_shift), msg_lim)
+            m1n[i] = msg_lim
+            m2n[i] = msg_lim
+            agn[i] = -1
+            pn[i] = syndrome[i] & 1
+        for j in range(n):
+            lo = var_ptr[j]
+            hi = var_ptr[j + 1]
+            b = _clip(_mix(llr0[j], post[j], gam[j], gnum[j], gamma_shift), post_lim)
+            total = b
+            deg = hi - lo
+            for t in range(deg):  # unsigned indices: no negative-index wraparound code
+                k = np.uint64(lo + t)
+                d = np.uint64(t)
+                i = var_chks[k]
+                mag = out2[i] if agc[i] == j else out1[i]
+                c = -mag if pc[i] ^ sgn[k] else mag
+                cbuf[d] = c
+                pbuf[d] = total
+                total += c
+            tot = _clip(total, post_lim)
+            post[j] = tot
+            acc = zero
+            for t in range(deg - 1, -1, -1):
+                k = np.uint64(lo + t)
+                d = np.uint64(t)
+                i = var_chks[k]
+                v = _clip(pbuf[d] + acc, msg_lim)
+                acc += cbuf[d]
+                neg = np.uint8(v <= 0)
+                sgn[k] = neg
+                pn[i] ^= neg
+                _fold1(i, abs(v), j, m1n, m2n, agn)
+            h = 1 if tot <= 0 else 0
+            if h != hard[j]:
+                hard[j] = h
+                unsat += _flip(j, var_ptr, var_chks, parity)
+        m1c, m1n = m1n, m1c
+        m2c, m2n = m2n, m2c
+        agc, agn = agn, agc
+        pc, pn = pn, pc
+        if unsat == 0:
+            return True, it, unsat
+    return False, max_iter, unsat
+
+
+# ------------------------------------------------------------ single shot
+
+
+@numba.njit(cache=True, nogil=True)
+def make_relay_work(var_ptr, var_chks, llr0, msg_lim, m):
+    """Scratch buffers of :func:`relay_decode` for ``m`` checks (one set per thread; reuse across shots).
+
+    Includes the check state of ``nu = lambda`` (:func:`prior_state`).
+    """
+    n = var_ptr.shape[0] - 1
+    nnz = var_chks.shape[0]
+    maxvdeg = 1
+    for j in range(n):
+        maxvdeg = max(maxvdeg, var_ptr[j + 1] - var_ptr[j])
+    dt = llr0.dtype
+    sgn0 = np.zeros(nnz, dtype=np.uint8)
+    min1_0 = np.zeros(m, dtype=dt)
+    min2_0 = np.zeros(m, dtype=dt)
+    arg0 = np.zeros(m, dtype=np.int32)
+    par0 = np.zeros(m, dtype=np.uint8)
+    prior_state(var_ptr, var_chks, llr0, msg_lim, sgn0, min1_0, min2_0, arg0, par0)
+    return (
+        sgn0, min1_0, min2_0, arg0, par0,
+        np.zeros(nnz, dtype=np.uint8),  # sgn
+        np.zeros((2, m), dtype=dt),  # min1
+        np.zeros((2, m), dtype=dt),  # min2
+        np.zeros((2, m), dtype=np.int32),  # arg
+        np.zeros((2, m), dtype=np.uint8),  # par
+        np.zeros(m, dtype=dt),  # out1
+        np.zeros(m, dtype=dt),  # out2
+        np.zeros(maxvdeg, dtype=dt),  # pbuf (prefix sums of one variable)
+        np.zeros(maxvdeg, dtype=dt),  # cbuf (mu of one variable)
+        np.zeros(m, dtype=np.uint8),  # parity of H hard + s
+        np.zeros(n, dtype=dt),  # post (M, the relayed memory)
+        np.zeros(n, dtype=np.uint8),  # hard
+        np.zeros(n, dtype=np.float64),  # gam
+        np.zeros(n, dtype=np.int64),  # gnum
+    )
+
+
+@numba.njit(cache=True, nogil=True)
+def relay_decode(
+    var_ptr, var_chks, llr0, wllr, syndrome,
+    gamma0, gamma_lo, gamma_hi, gammas, key,
+    pre_iter, legs, leg_iter, stop_after,
+    alpha, alpha_num, alpha_shift, gamma_shift, msg_lim, post_lim,
+    work, best,
+):
+    """Relay-BP on one shot. Returns ``(converged, iterations, legs_run, weight)``.
+
+    Args:
+        var_ptr, var_chks: variable side of the Tanner graph (:func:`qdecode.kernels.bp.tanner_graph`).
+        llr0: ``(n,)`` prior LLRs in the message dtype (float, or quantised integers).
+        wllr: ``(n,)`` float64 prior LLRs for the solution weight ``W(e)``.
+        syndrome: ``(m,)`` uint8.
+        gamma0: leg-0 memory strength (float); gamma_lo, gamma_hi: interval of later legs.
+        gammas: ``(rows, n)`` float64 explicit gammas for legs >= 1 (row ``leg % rows``), or
+            ``(0, n)`` to draw them from ``key`` (:func:`shot_key`, :func:`draw_gammas`).
+        pre_iter, legs, leg_iter, stop_after: leg-0 iterations, number of later legs,
+            iterations per later leg, converged legs to collect (>= 1).
+        alpha, alpha_num, alpha_shift: min-sum scaling (float; integer ``num >> shift``).
+        gamma_shift: fraction bits of the quantised gammas (integer messages).
+        msg_lim, post_lim: saturation limits of messages and posteriors (message dtype).
+        work: :func:`make_relay_work`; best: ``(n,)`` uint8 output (the returned decision).
+        ``weight`` is ``W`` of the returned decision (also when not converged).
+    """
+    (sgn0, min1_0, min2_0, arg0, par0, sgn, min1, min2, arg, par, out1, out2, pbuf, cbuf,
+     parity, post, hard, gam, gnum) = work
+    n = llr0.shape[0]
+    m = syndrome.shape[0]
+    q = float(1 << gamma_shift)
+    g0n = np.int64(np.rint(gamma0 * q))
+    for j in range(n):
+        post[j] = llr0[j]
+        gam[j] = gamma0
+        gnum[j] = g0n
+    unsat = 0
+    for i in range(m):
+        parity[i] = syndrome[i] & 1
+        unsat += parity[i]
+    for j in range(n):
+        hard[j] = 0
+        if llr0[j] <= 0:
+            hard[j] = 1
+            unsat += _flip(j, var_ptr, var_chks, parity)
+    ok, its, unsat = _leg(
+        var_ptr, var_chks, llr0, gam, gnum, gamma_shift, syndrome, pre_iter,
+        alpha, alpha_num, alpha_shift, msg_lim, post_lim,
+        sgn0, min1_0, min2_0, arg0, par0, sgn, min1, min2, arg, par, out1, out2, pbuf, cbuf,
+        parity, post, hard, unsat,
+    )
+    total_iters = its
+    weight = 0.0
+    for j in range(n):
+        best[j] = hard[j]
+        if hard[j]:
+            weight += wllr[j]
+    nconv = 0
+    if ok:
+        nconv = 1
+    any_conv = ok
+    legs_run = 0
+    rows = gammas.shape[0]
+    if nconv >= stop_after:
+        return True, total_iters, legs_run, weight
+    for r in range(1, legs + 1):
+        if rows > 0:
+            row = r % rows
+            for j in range(n):
+                g = gammas[row, j]
+                gam[j] = g
+                gnum[j] = np.int64(np.rint(g * q))
+        else:
+            draw_gammas(key, r, gamma_lo, gamma_hi, gamma_shift, gam, gnum)
+        ok, its, unsat = _leg(
+            var_ptr, var_chks, llr0, gam, gnum, gamma_shift, syndrome, leg_iter,
+            alpha, alpha_num, alpha_shift, msg_lim, post_lim,
+            sgn0, min1_0, min2_0, arg0, par0, sgn, min1, min2, arg, par, out1, out2, pbuf, cbuf,
+            parity, post, hard, unsat,
+        )
+        total_iters += its
+        legs_run = r
+        if ok:
+            nconv += 1
+            w = 0.0
+            for j in range(n):
+                if hard[j]:
+                    w += wllr[j]
+            if not any_conv or w < weight:
+                weight = w
+                for j in range(n):
+                    best[j] = hard[j]
+            any_conv = True
+            if nconv >= stop_after:
+                break
+    return any_conv, total_iters, legs_run, weight
+
+
+# ------------------------------------------------------------------ batches
+
+
+@numba.njit(cache=True, nogil=True)
+def relay_decode_range(
+    var_ptr, var_chks, llr0, wllr, syndromes,
+    gamma0, gamma_lo, gamma_hi, gammas, seed,
+    pre_iter, legs, leg_iter, stop_after,
+    alpha, alpha_num, alpha_shift, gamma_shift, msg_lim, post_lim,
+    hard_out, converged_out, iters_out, legs_out, weight_out,
+    start, stop,
+):
+    """Relay-BP on shots ``start:stop`` (releases the GIL: run ranges on several threads).
+
+    Args:
+        syndromes: ``(S, m)`` uint8; seed: decoder seed (shot keys come from :func:`shot_key`).
+        hard_out: ``(S, n)`` uint8; converged_out ``(S,)`` bool; iters_out, legs_out ``(S,)``
+            int32; weight_out ``(S,)`` float64.
+        Other arguments as :func:`relay_decode`.
+    """
+    m = syndromes.shape[1]
+    work = make_relay_work(var_ptr, var_chks, llr0, msg_lim, m)
+    for s in range(start, stop):
+        key = shot_key(seed, syndromes[s])
+        ok, its, lr, w = relay_decode(
+            var_ptr, var_chks, llr0, wllr, syndromes[s],
+            gamma0, gamma_lo, gamma_hi, gammas, key,
+            pre_iter, legs, leg_iter, stop_after,
+            alpha, alpha_num, alpha_shift, gamma_shift, msg_lim, post_lim,
+            work, hard_out[s],
+        )
+        converged_out[s] = ok
+        iters_out[s] = its
+        legs_out[s] = lr
+        weight_out[s] = w
