@@ -73,6 +73,51 @@ def _load_lane(
 
 
 @numba.njit(cache=True, nogil=True)
+def _load_lane_from_template(
+    w, s, syndromes, cur, t_min1, t_min2, t_arg, t_par, t_parity, t_sgn, t_post, t_hard,
+    sgn, min1, min2, arg, par, parity, unsat, post, hard,
+):
+    """:func:`_load_lane` for shared priors: copy the zero-syndrome state, then XOR the syndrome in.
+
+    With shared priors the initial check state does not depend on the shot except through
+    the syndrome bits, which enter only the sign parities, so one precomputed template
+    replaces the per-shot fold over all edges.
+    """
+    m = syndromes.shape[1]
+    count = 0
+    for i in range(m):
+        b = syndromes[s, i] & 1
+        min1[cur, i, w] = t_min1[i, 0]
+        min2[cur, i, w] = t_min2[i, 0]
+        arg[cur, i, w] = t_arg[i, 0]
+        par[cur, i, w] = t_par[i, 0] ^ b
+        p = t_parity[i, 0] ^ b
+        parity[i, w] = p
+        count += p
+    for k in range(t_sgn.shape[0]):
+        sgn[k, w] = t_sgn[k, 0]
+    for j in range(t_post.shape[0]):
+        post[j, w] = t_post[j, 0]
+        hard[j, w] = t_hard[j, 0]
+    unsat[w] = count
+
+
+@numba.njit(cache=True, nogil=True)
+def _load(
+    w, s, var_ptr, var_chks, llr0, syndromes, per_shot, cur, msg_lim,
+    t_min1, t_min2, t_arg, t_par, t_parity, t_sgn, t_post, t_hard,
+    sgn, min1, min2, arg, par, parity, unsat, post, hard,
+):
+    """Load shot ``s`` into lane ``w``: from the template (shared priors) or from its own LLRs."""
+    if per_shot:
+        _load_lane(w, s, var_ptr, var_chks, llr0, syndromes, per_shot, cur, msg_lim,
+                   sgn, min1, min2, arg, par, parity, unsat, post, hard)
+    else:
+        _load_lane_from_template(w, s, syndromes, cur, t_min1, t_min2, t_arg, t_par, t_parity, t_sgn,
+                                 t_post, t_hard, sgn, min1, min2, arg, par, parity, unsat, post, hard)
+
+
+@numba.njit(cache=True, nogil=True)
 def minsum_lanes_range(
     var_ptr, var_chks, llr0, syndromes, max_iter,
     alpha, alpha_num, alpha_shift, adaptive, beta, msg_lim, post_lim,
@@ -118,13 +163,27 @@ def minsum_lanes_range(
     active = np.zeros(W, dtype=np.uint8)
     total = np.zeros(W, dtype=dt)
     srow = np.zeros(W, dtype=np.int64)
+    # zero-syndrome initial state of one lane, shared by every shot when priors are shared
+    t_sgn = np.zeros((nnz, 1), dtype=np.uint8)
+    t_min1 = np.zeros((2, m, 1), dtype=dt)
+    t_min2 = np.zeros((2, m, 1), dtype=dt)
+    t_arg = np.zeros((2, m, 1), dtype=np.int32)
+    t_par = np.zeros((2, m, 1), dtype=np.uint8)
+    t_parity = np.zeros((m, 1), dtype=np.uint8)
+    t_unsat = np.zeros(1, dtype=np.int64)
+    t_post = np.zeros((n, 1), dtype=dt)
+    t_hard = np.zeros((n, 1), dtype=np.uint8)
+    if not per_shot:
+        _load_lane(0, 0, var_ptr, var_chks, llr0, np.zeros((1, m), dtype=np.uint8), False, 0, msg_lim,
+                   t_sgn, t_min1, t_min2, t_arg, t_par, t_parity, t_unsat, t_post, t_hard)
     zero = msg_lim - msg_lim
     cur = 0
     nxt_shot = start
     for w in range(W):
         if nxt_shot < stop:
-            _load_lane(w, nxt_shot, var_ptr, var_chks, llr0, syndromes, per_shot, cur, msg_lim,
-                       sgn, min1, min2, arg, par, parity, unsat, post, hard)
+            _load(w, nxt_shot, var_ptr, var_chks, llr0, syndromes, per_shot, cur, msg_lim,
+                  t_min1[0], t_min2[0], t_arg[0], t_par[0], t_parity, t_sgn, t_post, t_hard,
+                  sgn, min1, min2, arg, par, parity, unsat, post, hard)
             shot[w] = nxt_shot
             active[w] = 1
             nxt_shot += 1
@@ -226,8 +285,9 @@ def minsum_lanes_range(
                         post_out[s, j] = post[j, w]
                 lane_it[w] = 0
                 if nxt_shot < stop:
-                    _load_lane(w, nxt_shot, var_ptr, var_chks, llr0, syndromes, per_shot, cur, msg_lim,
-                               sgn, min1, min2, arg, par, parity, unsat, post, hard)
+                    _load(w, nxt_shot, var_ptr, var_chks, llr0, syndromes, per_shot, cur, msg_lim,
+                          t_min1[0], t_min2[0], t_arg[0], t_par[0], t_parity, t_sgn, t_post, t_hard,
+                          sgn, min1, min2, arg, par, parity, unsat, post, hard)
                     shot[w] = nxt_shot
                     nxt_shot += 1
                 else:
