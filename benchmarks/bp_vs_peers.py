@@ -16,7 +16,7 @@ Modes:
 Usage:
   NUMBA_NUM_THREADS=2 python benchmarks/bp_vs_peers.py speed --problem bb144 --shots 300 --repeats 3
   python benchmarks/bp_vs_peers.py agreement --problem bb144 --shots 10000
-  python benchmarks/bp_vs_peers.py ler --problem bb144 --shots 40000 [--skip-ldpc]
+  python benchmarks/bp_vs_peers.py ler --problem bb144 --shots 40000 [--skip-ldpc] [--seed 3]
 """
 
 from __future__ import annotations
@@ -122,7 +122,7 @@ def agreement(args) -> None:
 
 def ler(args) -> None:
     c, prob = problem(args.problem)
-    dets, obs = sample(c, args.shots, 3)
+    dets, obs = sample(c, args.shots, args.seed)
     L = prob.L.toarray().astype(np.uint8)
     ours = BpOsdDecoder(prob, osd_method="osd_cs", osd_order=10, max_iter=MAX_ITER, alpha=1.0)
     t = time.perf_counter()
@@ -155,6 +155,7 @@ def main() -> int:
     ap.add_argument("--shots", type=int, default=300)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--skip-ldpc", action="store_true")
+    ap.add_argument("--seed", type=int, default=3, help="sampling seed of the ler mode")
     args = ap.parse_args()
     {"speed": speed, "agreement": agreement, "ler": ler}[args.mode](args)
     return 0
