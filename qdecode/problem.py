@@ -120,8 +120,13 @@ class DecodingProblem:
 
     @property
     def llr(self) -> np.ndarray:
-        """``ln((1 - p) / p)`` per column, float64 ``(num_errors,)``."""
-        return np.log1p(-self.priors) - np.log(self.priors)
+        """``ln((1 - p) / p)`` per column, float64 ``(num_errors,)``.
+
+        Evaluated literally as ``log((1 - p) / p)``, the expression ldpc and relay-bp use,
+        so the same priors give bit-identical LLRs in all three (``log1p(-p) - log(p)``
+        differs in the last unit for some p, enough to flip exact ties in min-sum).
+        """
+        return np.log((1.0 - self.priors) / self.priors)
 
     def is_graphlike(self) -> bool:
         """True when every column flips at most two detectors (matching can decode it directly)."""

@@ -176,6 +176,9 @@ def _register_builtins() -> None:
         lambda problem: MatchingDecoder(problem, correlated=True),
         doc="PyMatching two-pass correlated matching (needs a DEM with decomposed hyperedges)",
     )
+    from qdecode.decoders.relay import register_relay
+
+    register_relay()
     register("bp", lambda problem, **kw: BpDecoder(problem, method="minsum", **kw), _bp_params(100),
              doc="min-sum belief propagation (numba; float or fixed point)")
     ps = {k: v for k, v in _bp_params(100).items() if k not in ("alpha", "beta", "bits", "frac_bits")}
