@@ -102,6 +102,41 @@ def pack_csc_columns(col_ptr, row_idx, out):
 
 
 @numba.njit(cache=True, nogil=True)
+def pivot_on_column(rows, rank, col):
+    """One Gauss-Jordan step: make ``col`` a pivot of row ``rank`` if a row ``>= rank`` has it.
+
+    Swaps the first such row into position ``rank`` and clears ``col`` from every other
+    row. Returns True when a pivot was found (the caller then increments ``rank``).
+
+    Args:
+        rows: ``(r, W)`` uint64 packed rows (modified).
+        rank: rows ``< rank`` already hold pivots.
+        col: the bit column to eliminate.
+    """
+    r = rows.shape[0]
+    nw = rows.shape[1]
+    w = col >> 6
+    b = _ONE << np.uint64(col & 63)
+    sel = -1
+    for i in range(rank, r):
+        if rows[i, w] & b:
+            sel = i
+            break
+    if sel < 0:
+        return False
+    if sel != rank:
+        for q in range(nw):
+            tmp = rows[sel, q]
+            rows[sel, q] = rows[rank, q]
+            rows[rank, q] = tmp
+    for i in range(r):
+        if i != rank and (rows[i, w] & b):
+            for q in range(nw):
+                rows[i, q] ^= rows[rank, q]
+    return True
+
+
+@numba.njit(cache=True, nogil=True)
 def rref_packed(rows, ncols, pivots):
     """Reduced row echelon form in place; returns the rank.
 
@@ -115,31 +150,13 @@ def rref_packed(rows, ncols, pivots):
         pivots: ``(>= min(r, ncols),)`` int64, receives the pivot columns.
     """
     r = rows.shape[0]
-    nw = rows.shape[1]
     rank = 0
     for col in range(ncols):
         if rank == r:
             break
-        w = col >> 6
-        b = _ONE << np.uint64(col & 63)
-        sel = -1
-        for i in range(rank, r):
-            if rows[i, w] & b:
-                sel = i
-                break
-        if sel < 0:
-            continue
-        if sel != rank:
-            for q in range(nw):
-                tmp = rows[sel, q]
-                rows[sel, q] = rows[rank, q]
-                rows[rank, q] = tmp
-        for i in range(r):
-            if i != rank and (rows[i, w] & b):
-                for q in range(w, nw):  # words below w are zero in the pivot row
-                    rows[i, q] ^= rows[rank, q]
-        pivots[rank] = col
-        rank += 1
+        if pivot_on_column(rows, rank, col):
+            pivots[rank] = col
+            rank += 1
     return rank
 
 

@@ -53,7 +53,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from qdecode.kernels.gf2 import ctz64
+from qdecode.kernels.gf2 import ctz64, pivot_on_column
 
 __all__ = [
     "METHOD_OSD0",
@@ -564,24 +564,8 @@ def osd_classical_solve(llr, g_packed, order, out, scratch):
         if rk == k:
             break
         col = perm[pos]
-        w = col >> 6
-        b = _ONE << np.uint64(col & 63)
-        sel = -1
-        for i in range(rk, k):
-            if G[i, w] & b:
-                sel = i
-                break
-        if sel < 0:
+        if not pivot_on_column(G, rk, col):
             continue
-        if sel != rk:
-            for q in range(Wn):
-                t = G[sel, q]
-                G[sel, q] = G[rk, q]
-                G[rk, q] = t
-        for i in range(k):
-            if i != rk and (G[i, w] & b):
-                for q in range(Wn):
-                    G[i, q] ^= G[rk, q]
         piv[rk] = col
         rk += 1
     # ---- order 0: re-encode the hard decisions on the MRB; d = codeword XOR hard decision
