@@ -18,6 +18,7 @@ GIL-free range kernel; ``last_info`` carries per-shot convergence flags and iter
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -33,6 +34,44 @@ ALPHA_SHIFT = 8  # fixed-point alpha resolution: alpha = alpha_num / 256
 FLOAT_LIMIT = 1e30  # float messages/posteriors are clipped here (keeps inf - inf out)
 # Shots per kernel call: bounds the (shots x n) buffers to ~16M entries.
 _CHUNK_ENTRIES = 1 << 24
+
+
+@dataclasses.dataclass(frozen=True)
+class MessageFormat:
+    """The kernels' message arithmetic: floating point, or saturating fixed point.
+
+    Fixed point (``bits > 0``): int32 storage, ``llr_q = round(llr * 2^frac_bits)``,
+    messages saturate at ``+-(2^(bits-1) - 1)``, posteriors two bits wider. Floating
+    point: ``dtype`` storage, messages and posteriors clipped at ``+-FLOAT_LIMIT``.
+    """
+
+    bits: int
+    frac_bits: int
+    dtype: np.dtype
+    scale: float
+    msg_lim: object
+    post_lim: object
+
+    @classmethod
+    def create(cls, bits: int, frac_bits: int, float_dtype: str = "float64") -> "MessageFormat":
+        if bits:
+            dt = np.dtype(np.int32)
+            return cls(bits, frac_bits, dt, float(1 << frac_bits),
+                       dt.type((1 << (bits - 1)) - 1), dt.type((1 << (bits + 1)) - 1))
+        dt = np.dtype(float_dtype)
+        return cls(0, frac_bits, dt, 1.0, dt.type(FLOAT_LIMIT), dt.type(FLOAT_LIMIT))
+
+    def quantize(self, llr: np.ndarray) -> np.ndarray:
+        """LLRs (float) -> message dtype (rounded and saturated in fixed point), C-contiguous."""
+        llr = np.asarray(llr, dtype=np.float64)
+        if self.bits:
+            q = np.clip(np.rint(llr * self.scale), -int(self.msg_lim), int(self.msg_lim))
+            return np.ascontiguousarray(q, dtype=self.dtype)
+        return np.ascontiguousarray(np.clip(llr, -FLOAT_LIMIT, FLOAT_LIMIT), dtype=self.dtype)
+
+    def alpha_num(self, alpha: float) -> int:
+        """``alpha`` as ``alpha_num / 2^ALPHA_SHIFT`` for the integer kernels."""
+        return int(round(alpha * (1 << ALPHA_SHIFT))) if self.bits else 1 << ALPHA_SHIFT
 
 
 class BpDecoder(Decoder):
@@ -93,30 +132,17 @@ class BpDecoder(Decoder):
         self.bits = int(bits)
         self.frac_bits = int(frac_bits)
         self.graph = tanner_graph(problem.H)
-        if self.bits:
-            self.msg_dtype = np.dtype(np.int32)
-            self.scale = float(1 << self.frac_bits)
-            self.msg_lim = self.msg_dtype.type((1 << (self.bits - 1)) - 1)
-            self.post_lim = self.msg_dtype.type((1 << (self.bits + 1)) - 1)
-            self.alpha_num = int(round(self.alpha * (1 << ALPHA_SHIFT)))
-            self.beta = self.msg_dtype.type(int(round(beta * self.scale)))
-        else:
-            self.msg_dtype = np.dtype(dtype)
-            self.scale = 1.0
-            self.msg_lim = self.msg_dtype.type(FLOAT_LIMIT)
-            self.post_lim = self.msg_dtype.type(FLOAT_LIMIT)
-            self.alpha_num = 1 << ALPHA_SHIFT
-            self.beta = self.msg_dtype.type(beta)
+        self.format = MessageFormat.create(self.bits, self.frac_bits, dtype)
+        self.msg_dtype, self.scale = self.format.dtype, self.format.scale
+        self.msg_lim, self.post_lim = self.format.msg_lim, self.format.post_lim
+        self.alpha_num = self.format.alpha_num(self.alpha)
+        self.beta = self.msg_dtype.type(int(round(beta * self.scale)) if self.bits else beta)
         self.prior_llr = self.quantize(problem.llr[None, :])
 
     # ------------------------------------------------------------ conversions
     def quantize(self, llr: np.ndarray) -> np.ndarray:
-        """LLRs (float) -> the kernel's message dtype (rounded and saturated in fixed point)."""
-        llr = np.asarray(llr, dtype=np.float64)
-        if self.bits:
-            q = np.clip(np.rint(llr * self.scale), -int(self.msg_lim), int(self.msg_lim))
-            return np.ascontiguousarray(q, dtype=self.msg_dtype)
-        return np.ascontiguousarray(np.clip(llr, -FLOAT_LIMIT, FLOAT_LIMIT), dtype=self.msg_dtype)
+        """LLRs (float) -> the kernel's message dtype (see :class:`MessageFormat`)."""
+        return self.format.quantize(llr)
 
     # ----------------------------------------------------------------- decode
     def _run(self, llr0: np.ndarray, syndromes: np.ndarray, want_post: bool):

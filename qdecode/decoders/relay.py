@@ -34,14 +34,13 @@ import threading
 import numpy as np
 
 from qdecode.decoders.base import DecodeInfo, Decoder, DecoderInputError, check_syndromes, observables_from_errors
+from qdecode.decoders.bp import ALPHA_SHIFT, MessageFormat
 from qdecode.kernels.bp import tanner_graph
 from qdecode.kernels.relay import relay_decode_range
 from qdecode.kernels.threads import num_threads, run_ranges
 from qdecode.problem import DecodingProblem
 
-ALPHA_SHIFT = 8  # fixed-point alpha = alpha_num / 256
 GAMMA_FRAC_BITS = 8  # fixed-point gamma = g / 256
-FLOAT_LIMIT = 1e30
 _CHUNK_ENTRIES = 1 << 24  # shots per kernel call bounded to ~16M (shots x n) entries
 _MAX_SEED = (1 << 64) - 1
 
@@ -187,24 +186,12 @@ class RelayBpDecoder(Decoder):
             raise DecoderInputError(f"memory strengths must have magnitude <= 1e6, got {biggest!r}")
         _, _, var_ptr, _, var_chks = tanner_graph(problem.H)
         self.var_ptr, self.var_chks = var_ptr.astype(np.int64), var_chks.astype(np.uint32)
-        pri = np.asarray(problem.priors, dtype=np.float64)
-        # ln((1-p)/p) evaluated as relay-bp does (differs from problem.llr by an ulp for some p)
-        self.weight_llr = np.ascontiguousarray(np.log((1.0 - pri) / pri))
-        if self.bits:
-            self.msg_dtype = np.dtype(np.int32)
-            self.scale = float(1 << self.frac_bits)
-            self.msg_lim = self.msg_dtype.type((1 << (self.bits - 1)) - 1)
-            self.post_lim = self.msg_dtype.type((1 << (self.bits + 1)) - 1)
-            self.alpha_num = int(round(self.alpha * (1 << ALPHA_SHIFT)))
-            q = np.rint(self.weight_llr * self.scale)
-            self.prior_llr = np.ascontiguousarray(np.clip(q, -int(self.msg_lim), int(self.msg_lim)), dtype=np.int32)
-        else:
-            self.msg_dtype = np.dtype(np.float64)
-            self.scale = 1.0
-            self.msg_lim = FLOAT_LIMIT
-            self.post_lim = FLOAT_LIMIT
-            self.alpha_num = 1 << ALPHA_SHIFT
-            self.prior_llr = np.ascontiguousarray(np.clip(self.weight_llr, -FLOAT_LIMIT, FLOAT_LIMIT))
+        self.weight_llr = np.ascontiguousarray(problem.llr)  # ln((1-p)/p), as relay-bp evaluates it
+        fmt = MessageFormat.create(self.bits, self.frac_bits)
+        self.msg_dtype, self.scale = fmt.dtype, fmt.scale
+        self.msg_lim, self.post_lim = fmt.msg_lim, fmt.post_lim
+        self.alpha_num = fmt.alpha_num(self.alpha)
+        self.prior_llr = fmt.quantize(self.weight_llr)
 
     # ----------------------------------------------------------------- decode
     def _run(self, syndromes: np.ndarray):
