@@ -46,10 +46,11 @@ from qdecode.kernels.minsum_lanes import LANES, minsum_lanes_range
 
 
 def tanner_graph(H) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """``(chk_ptr, chk_var, var_ptr, var_edges, var_chks)`` int64 arrays of a scipy CSR ``H``.
+    """``(chk_ptr, chk_var, var_ptr, var_edges, var_chks)`` of a scipy CSR ``H``.
 
     Edges are H's stored entries in CSR order (sorted column indices within a row);
-    ``var_chks[k]`` is the check of edge ``var_edges[k]``.
+    ``var_chks[k]`` is the check of edge ``var_edges[k]``. Pointers are int64, indices
+    uint32: unsigned indices spare numba's negative-index wraparound test in the hot loops.
     """
     import scipy.sparse as sp
 
@@ -57,12 +58,14 @@ def tanner_graph(H) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.
     Hc.sort_indices()
     m, n = Hc.shape
     chk_ptr = Hc.indptr.astype(np.int64)
-    chk_var = Hc.indices.astype(np.int64)
+    if Hc.nnz >= 2**32 or n >= 2**32:
+        raise ValueError(f"H is too large for 32-bit edge indices: shape {Hc.shape}, nnz {Hc.nnz}")
+    chk_var = Hc.indices.astype(np.uint32)
     order = np.argsort(chk_var, kind="stable")  # edges grouped by variable, check order inside
     var_ptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(np.bincount(chk_var, minlength=n), out=var_ptr[1:])
-    var_edges = order.astype(np.int64)
-    edge_chk = np.repeat(np.arange(m, dtype=np.int64), np.diff(chk_ptr))
+    var_edges = order.astype(np.uint32)
+    edge_chk = np.repeat(np.arange(m, dtype=np.uint32), np.diff(chk_ptr))
     return chk_ptr, chk_var, var_ptr, var_edges, edge_chk[var_edges]
 
 
