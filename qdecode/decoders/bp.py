@@ -25,6 +25,7 @@ import numpy as np
 
 from qdecode.decoders.base import DecodeInfo, Decoder, DecoderInputError, check_syndromes, observables_from_errors
 from qdecode.kernels.bp import bp_decode_range, tanner_graph
+from qdecode.kernels.minsum_lanes import LANES
 from qdecode.kernels.threads import run_ranges
 from qdecode.problem import DecodingProblem
 
@@ -157,7 +158,7 @@ class BpDecoder(Decoder):
             self.method, self.layered, self.max_iter,
             self.alpha, self.alpha_num, ALPHA_SHIFT, self.adaptive, self.beta,
             self.msg_lim, self.post_lim,
-            hard, post, conv, iters,
+            hard, post, conv, iters, LANES,
         )
         run_ranges(bp_decode_range, args, S, self.threads)
         return hard, post, conv, iters

@@ -40,7 +40,7 @@ import numba
 import numpy as np
 
 from qdecode.kernels.arith import _clip, _scale
-from qdecode.kernels.minsum_lanes import LANES, minsum_lanes_range
+from qdecode.kernels.minsum_lanes import minsum_lanes_range
 
 # ---------------------------------------------------------------------- graph
 
@@ -455,7 +455,7 @@ def bp_decode_range(
     alpha, alpha_num, alpha_shift, adaptive, beta,
     msg_lim, post_lim,
     hard_out, post_out, converged_out, iters_out,
-    start, stop,
+    lanes, start, stop,
 ):
     """Decode shots ``start:stop`` (releases the GIL: run ranges on several threads).
 
@@ -470,13 +470,15 @@ def bp_decode_range(
         hard_out: ``(S, n)`` uint8 output.
         post_out: ``(S, n)`` posterior output, or ``(0, n)`` to skip storing posteriors.
         converged_out: ``(S,)`` bool; iters_out: ``(S,)`` int32.
+        lanes: lane count of the lane kernel (:data:`qdecode.kernels.minsum_lanes.LANES`);
+            an argument, not a global, because numba freezes globals into cached code.
         Other arguments as :func:`bp_decode`.
     """
     if method == 0 and not layered and stop - start >= 4:  # few shots: the scalar kernel is quicker
         minsum_lanes_range(
             var_ptr, var_chks, llr0, syndromes, max_iter, alpha, alpha_num, alpha_shift, adaptive, beta,
             msg_lim, post_lim, hard_out, post_out, converged_out, iters_out, start, stop,
-            min(LANES, stop - start),  # a 1-shot call must not pay for idle lanes
+            min(lanes, stop - start),  # never more lanes than shots
         )
         return
     n = llr0.shape[1]

@@ -5,7 +5,10 @@ bit-identical to the single-shot kernel), with every state array given a trailin
 lane axis of ``LANES`` independent shots. The innermost loops run over lanes, which
 LLVM turns into SIMD code (the lane count is a runtime value on purpose: with a
 compile-time constant LLVM fully unrolls the loops and then fails to vectorise them);
-the per-edge index loads and loop overheads are shared by all lanes.
+the per-edge index loads and loop overheads are shared by all lanes. The vectorised
+loop body handles 32 lanes per pass on this hardware (vector width x interleave), and
+lane counts below that run LLVM's scalar remainder loop: measured on the [[144,12,12]]
+DEM, 16 lanes decode at the scalar kernel's speed and 32 lanes 2.4x faster.
 
 Lanes are *persistent*: each lane carries its own shot and iteration counter; when a
 lane's shot converges (or reaches ``max_iter``) its result is written out and the
@@ -22,7 +25,7 @@ import numpy as np
 
 from qdecode.kernels.arith import _clip, _scale
 
-LANES = 16  # default number of shots decoded side by side
+LANES = 32  # shots decoded side by side (see the module docstring for why 32)
 
 
 @numba.njit(cache=True, nogil=True)
