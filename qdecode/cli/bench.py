@@ -23,7 +23,7 @@ CSV_COLUMNS = (
     "latency_shots", "lat_p50_us", "lat_p99_us", "lat_p999_us", "lat_max_us", "lat_mean_us",
     "lat_p50_us_per_round", "lat_p99_us_per_round", "lat_p999_us_per_round", "lat_max_us_per_round",
     "lat_mean_us_per_round",
-    "iter_mean", "iter_p50", "iter_p99", "iter_max", "convergence_rate", "errors", "ler",
+    "iter_mean", "iter_p50", "iter_p99", "iter_max", "convergence_rate", "extra_stats", "errors", "ler",
     "cpu", "threads", "qdecode_version",
 )
 
@@ -205,6 +205,8 @@ def format_report(report, *, label: str, desc: dict[str, Any], threads: int, cpu
     if its:
         rows.append(f"iterations   mean {its['iter_mean']:.2f}   p50 {its['iter_p50']:.0f}   p99 {its['iter_p99']:.0f}"
                     f"   max {its['iter_max']:.0f}")
+    for key, st in report.extra_stats().items():
+        rows.append(f"{key:<12} mean {st['mean']:.3g}   p50 {st['p50']:.3g}   p99 {st['p99']:.3g}   max {st['max']:.3g}")
     if report.convergence_rate is not None:
         rows.append(f"converged    {100 * report.convergence_rate:.2f}%")
     if report.errors is not None:

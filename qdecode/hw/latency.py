@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import json
 import math
 import os
 import platform
@@ -121,6 +122,8 @@ class ThroughputReport:
         rounds: QEC rounds per shot (None when unknown).
         predictions: uint8 ``(S, k)`` predicted observables.
         iterations, converged: from ``decoder.last_info`` (None when absent).
+        extra: the per-shot numeric arrays of ``last_info.extra`` (Relay-BP's ``legs`` and
+            ``weight``, ...), each of length ``shots``.
     """
 
     shots: int
@@ -129,6 +132,7 @@ class ThroughputReport:
     predictions: np.ndarray
     iterations: np.ndarray | None = None
     converged: np.ndarray | None = None
+    extra: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
 
     @property
     def shots_per_s(self) -> float:
@@ -154,6 +158,17 @@ def _info(decoder) -> tuple[np.ndarray | None, np.ndarray | None]:
     it = getattr(info, "iterations", None)
     cv = getattr(info, "converged", None)
     return (None if it is None else np.asarray(it).copy(), None if cv is None else np.asarray(cv, dtype=bool).copy())
+
+
+def _per_shot_extra(decoder, shots: int) -> dict[str, np.ndarray]:
+    """Numeric per-shot arrays (length ``shots``) from ``decoder.last_info.extra``, copied."""
+    extra = getattr(getattr(decoder, "last_info", None), "extra", None) or {}
+    out = {}
+    for key, value in extra.items():
+        arr = np.asarray(value)
+        if arr.ndim == 1 and arr.size == shots and arr.dtype.kind in "iufb":
+            out[str(key)] = arr.astype(np.float64)
+    return out
 
 
 def measure_latency(
@@ -223,7 +238,8 @@ def measure_throughput(
     if cv is not None and cv.size != s.shape[0]:
         cv = None
     return ThroughputReport(shots=s.shape[0], seconds=(t1 - t0) / 1e9, rounds=rounds,
-                            predictions=np.asarray(pred, dtype=np.uint8), iterations=it, converged=cv)
+                            predictions=np.asarray(pred, dtype=np.uint8), iterations=it, converged=cv,
+                            extra=_per_shot_extra(decoder, s.shape[0]))
 
 
 @dataclasses.dataclass
@@ -249,6 +265,12 @@ class BenchReport:
             return None
         return {"iter_mean": float(np.mean(it)), "iter_p50": nearest_rank(it, 50),
                 "iter_p99": nearest_rank(it, 99), "iter_max": float(np.max(it))}
+
+    def extra_stats(self) -> dict[str, dict[str, float]]:
+        """mean / p50 / p99 / max of each per-shot extra counter (e.g. Relay-BP ``legs``)."""
+        return {key: {"mean": float(np.mean(v)), "p50": nearest_rank(v, 50), "p99": nearest_rank(v, 99),
+                      "max": float(np.max(v))}
+                for key, v in sorted(self.throughput.extra.items()) if v.size}
 
     @property
     def convergence_rate(self) -> float | None:
@@ -276,6 +298,7 @@ class BenchReport:
         for key in ("iter_mean", "iter_p50", "iter_p99", "iter_max"):
             row[key] = its.get(key)
         row["convergence_rate"] = self.convergence_rate
+        row["extra_stats"] = json.dumps(self.extra_stats(), sort_keys=True) if self.throughput.extra else None
         row["errors"] = self.errors
         row["ler"] = self.ler
         return {k: ("" if v is None else v) for k, v in row.items()}

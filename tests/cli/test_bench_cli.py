@@ -43,7 +43,7 @@ def test_bench_pymatching_csv(tmp_path, capsys):
         assert float(r[key]) >= 0, key
     assert float(r["lat_p50_us"]) <= float(r["lat_p99_us"]) <= float(r["lat_max_us"])
     assert int(r["errors"]) == round(float(r["ler"]) * 300)
-    assert r["iter_mean"] == "" and r["convergence_rate"] == ""
+    assert r["iter_mean"] == "" and r["convergence_rate"] == "" and r["extra_stats"] == ""
     assert r["cpu"] and int(r["threads"]) >= 1 and r["qdecode_version"]
     assert int(rows[1]["threads"]) == 1
     assert rows[0]["errors"] == rows[1]["errors"]  # same seed, same shots, deterministic decoder
@@ -65,6 +65,23 @@ def test_bench_bp_registry(tmp_path, capsys):
     assert r["decoder"].startswith("bp[") and int(r["latency_shots"]) == 50
     assert 1 <= float(r["iter_mean"]) <= float(r["iter_max"]) <= 30
     assert 0 < float(r["convergence_rate"]) <= 1
+
+
+def test_bench_relay_reports_legs(tmp_path, capsys):
+    import json
+
+    path = tmp_path / "relay.csv"
+    argv = ["bench", *SURFACE, "--decoder", "relay-bp", "--param", "legs=20", "--shots", "200",
+            "--latency-shots", "40", "--warmup", "3", "--csv", str(path)]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    legs_line = next(line for line in out.splitlines() if line.startswith("legs"))
+    assert "p99" in legs_line and "max" in legs_line
+    r = next(csv.DictReader(open(path, newline="")))
+    stats = json.loads(r["extra_stats"])
+    assert set(stats) == {"legs", "weight"}
+    assert 0 <= stats["legs"]["p50"] <= stats["legs"]["p99"] <= stats["legs"]["max"] <= 20
+    assert stats["weight"]["mean"] >= 0
 
 
 def test_bench_dem_file(tmp_path, capsys):
