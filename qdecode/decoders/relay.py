@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import threading
 
 import numpy as np
 
@@ -37,7 +36,7 @@ from qdecode.decoders.base import DecodeInfo, Decoder, DecoderInputError, check_
 from qdecode.decoders.bp import ALPHA_SHIFT, MessageFormat
 from qdecode.kernels.bp import tanner_graph
 from qdecode.kernels.relay import relay_decode_range
-from qdecode.kernels.threads import num_threads, run_ranges
+from qdecode.kernels.threads import run_dynamic
 from qdecode.problem import DecodingProblem
 
 GAMMA_FRAC_BITS = 8  # fixed-point gamma = g / 256
@@ -75,34 +74,6 @@ def _float_param(value, name: str) -> float:
     if not math.isfinite(x):
         raise DecoderInputError(f"{name} must be a finite number, got {value!r}")
     return x
-
-
-def _run_dynamic(kernel, args: tuple, total: int, threads: int | None) -> None:
-    """``kernel(*args, a, b)`` over ``[0, total)`` in small chunks pulled by ``threads`` workers.
-
-    Relay-BP's per-shot cost is heavy tailed (a shot that never converges runs every leg), so
-    equal contiguous ranges per thread leave threads idle; workers instead take the next chunk
-    of a few shots from a shared counter. Which thread decodes a shot never changes its result.
-    """
-    t = min(total, threads or num_threads())
-    if t <= 1:
-        if total:
-            kernel(*args, 0, total)
-        return
-    chunk = max(1, min(16, total // (8 * t)))
-    lock = threading.Lock()
-    state = [0]
-
-    def worker(_start: int, _stop: int) -> None:
-        while True:
-            with lock:
-                a = state[0]
-                state[0] = a + chunk
-            if a >= total:
-                return
-            kernel(*args, a, min(total, a + chunk))
-
-    run_ranges(worker, (), t, t)
 
 
 class RelayBpDecoder(Decoder):
@@ -210,7 +181,7 @@ class RelayBpDecoder(Decoder):
             self.alpha, self.alpha_num, ALPHA_SHIFT, GAMMA_FRAC_BITS, self.msg_lim, self.post_lim,
             hard, conv, iters, legs, weight,
         )
-        _run_dynamic(relay_decode_range, args, S, self.threads)
+        run_dynamic(relay_decode_range, args, S, self.threads)
         return hard, conv, iters, legs, weight
 
     def _chunks(self, S: int):

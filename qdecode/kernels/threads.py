@@ -43,3 +43,32 @@ def run_ranges(kernel, args: tuple, total: int, threads: int | None = None) -> N
     futures = [_executor().submit(kernel, *args, a, b) for a, b in bounds]
     for f in futures:
         f.result()
+
+
+def run_dynamic(kernel, args: tuple, total: int, threads: int | None) -> None:
+    """``kernel(*args, a, b)`` over ``[0, total)`` in small chunks pulled by ``threads`` workers.
+
+    For decoders whose per-shot cost is heavy tailed (a Relay-BP shot that never converges runs
+    every leg; a GDG shot that BP cannot solve explores its guessing tree), equal contiguous
+    ranges per thread leave threads idle; workers instead take the next chunk
+    of a few shots from a shared counter. Which thread decodes a shot never changes its result.
+    """
+    t = min(total, threads or num_threads())
+    if t <= 1:
+        if total:
+            kernel(*args, 0, total)
+        return
+    chunk = max(1, min(16, total // (8 * t)))
+    lock = threading.Lock()
+    state = [0]
+
+    def worker(_start: int, _stop: int) -> None:
+        while True:
+            with lock:
+                a = state[0]
+                state[0] = a + chunk
+            if a >= total:
+                return
+            kernel(*args, a, min(total, a + chunk))
+
+    run_ranges(worker, (), t, t)

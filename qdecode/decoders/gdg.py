@@ -1,0 +1,164 @@
+"""GDG decoder: BP + guided decimation guessing (arXiv:2403.18901), numba kernels in :mod:`qdecode.kernels.gdg`.
+
+``GdgDecoder(problem, pre_iter=8, step_iter=6, max_step=25, max_tree_depth=3, max_side_depth=10,
+side_step=10, new_n=0, low_error_mode=False, alpha=1.0)``; defaults are the authors' (3,1)-window
+settings for the BB codes (use ``pre_iter=16``-ish and deeper trees for larger windows; research
+note ``qldpc.md`` §2.1, item 6). Usually the inner decoder of ``window`` (sliding windows), but it
+decodes any problem whole.
+
+``last_info``: ``converged`` (a branch satisfied the syndrome; False = flagged shot: the main
+branch's decision is returned), ``iterations`` (pre-BP + every step of every branch),
+``extra["branches"]`` (0 when pre-BP converged, else 1 + replayed alternatives).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import scipy.sparse as sp
+
+from qdecode.decoders.base import DecodeInfo, Decoder, DecoderInputError, check_syndromes, observables_from_errors
+from qdecode.kernels.gdg import gdg_decode_range
+from qdecode.kernels.threads import run_dynamic
+from qdecode.problem import DecodingProblem
+
+_CHUNK_ENTRIES = 1 << 24
+
+
+@dataclasses.dataclass
+class GdgDecodeInfo(DecodeInfo):
+    """:class:`DecodeInfo` whose counters also sum the GDG branches explored."""
+
+    def counts(self) -> dict[str, int]:
+        out = super().counts()
+        br = self.extra.get("branches") if self.extra else None
+        if br is not None:
+            out["branches"] = int(np.sum(br, dtype=np.int64))
+        return out
+
+
+def _int(value, name: str, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer, float)) or int(value) != value \
+            or value < minimum:
+        raise DecoderInputError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def csr_csc_graph(H: sp.spmatrix) -> tuple[np.ndarray, ...]:
+    """``(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr)`` of a 0/1 matrix, int64, sorted indices.
+
+    ``csc_to_csr[k]`` is the CSR position of the k-th CSC entry, so per-edge messages stored in
+    CSR order can be read variable by variable.
+    """
+    csr = sp.csr_matrix(H, dtype=np.int64)
+    csr.sum_duplicates()
+    csr.sort_indices()
+    nnz = csr.nnz
+    tagged = sp.csr_matrix((np.arange(1, nnz + 1, dtype=np.int64), csr.indices, csr.indptr), shape=csr.shape)
+    csc = tagged.tocsc()
+    csc.sort_indices()
+    return (csr.indptr.astype(np.int64), csr.indices.astype(np.int64), csc.indptr.astype(np.int64),
+            csc.indices.astype(np.int64), (csc.data - 1).astype(np.int64))
+
+
+class GdgDecoder(Decoder):
+    """BP + guided decimation guessing for one decoding problem.
+
+    Args:
+        problem: H, L and priors.
+        pre_iter: min-sum iterations before decimation (>= 1; authors: 8 for BB72..144 windows).
+        step_iter: min-sum iterations per decimation step (>= 1; authors: 6).
+        max_step: decimation steps of the main branch (>= 1).
+        max_tree_depth: depth up to which replayed branches push their own alternatives.
+        max_side_depth: depth up to which the main branch pushes alternatives (>= max_tree_depth).
+        side_step: steps per replayed branch (>= 1).
+        new_n: columns kept by the shortening (0: ``min(n, 2 m)``).
+        low_error_mode: disable aggressive decimation (authors: for p <= 0.002 in (3,1) windows).
+        alpha: min-sum scaling in (0, 1].
+        threads: decoding threads for batches (default: numba's thread count).
+    """
+
+    def __init__(self, problem: DecodingProblem, *, pre_iter: int = 8, step_iter: int = 6, max_step: int = 25,
+                 max_tree_depth: int = 3, max_side_depth: int = 10, side_step: int = 10, new_n: int = 0,
+                 low_error_mode: bool = False, alpha: float = 1.0, threads: int | None = None):
+        self.problem = problem
+        self.pre_iter = _int(pre_iter, "pre_iter", 1)
+        self.step_iter = _int(step_iter, "step_iter", 1)
+        self.max_step = _int(max_step, "max_step", 1)
+        self.max_tree_depth = _int(max_tree_depth, "max_tree_depth", 0)
+        self.max_side_depth = _int(max_side_depth, "max_side_depth", 0)
+        if self.max_side_depth < self.max_tree_depth:
+            raise DecoderInputError(f"max_side_depth ({max_side_depth}) must be >= max_tree_depth ({max_tree_depth})")
+        if self.max_tree_depth > 16:
+            raise DecoderInputError(f"max_tree_depth must be <= 16 (2^depth snapshots), got {max_tree_depth}")
+        self.side_step = _int(side_step, "side_step", 1)
+        self.new_n = _int(new_n, "new_n", 0)
+        self.low_error_mode = bool(low_error_mode)
+        try:
+            self.alpha = float(alpha)
+        except (TypeError, ValueError):
+            raise DecoderInputError(f"alpha must be a number in (0, 1], got {alpha!r}") from None
+        if not 0 < self.alpha <= 1:
+            raise DecoderInputError(f"alpha must lie in (0, 1], got {alpha!r}")
+        if threads is not None:
+            threads = _int(threads, "threads", 1)
+        self.threads = threads
+        # snapshot capacity of the authors' single-thread schedule
+        self.max_guess = max(1, (2 ** self.max_tree_depth - 1) * 2 + self.max_side_depth - self.max_tree_depth)
+        self.graph = csr_csc_graph(problem.H)
+        self.llr = np.ascontiguousarray(problem.llr, dtype=np.float64)
+
+    def _run(self, s: np.ndarray):
+        S, n = s.shape[0], self.problem.num_errors
+        out = np.zeros((S, n), dtype=np.uint8)
+        conv = np.zeros(S, dtype=np.bool_)
+        iters = np.zeros(S, dtype=np.int64)
+        branches = np.zeros(S, dtype=np.int64)
+        args = (*self.graph, self.llr, s, self.pre_iter, self.step_iter, self.max_step, self.max_tree_depth,
+                self.max_side_depth, self.side_step, self.new_n, self.low_error_mode, self.alpha, self.max_guess,
+                out, conv, iters, branches)
+        run_dynamic(gdg_decode_range, args, S, self.threads)
+        return out, conv, iters, branches
+
+    def _chunks(self, S: int):
+        step = max(1, _CHUNK_ENTRIES // max(1, self.problem.num_errors))
+        return [(a, min(S, a + step)) for a in range(0, S, step)] or [(0, 0)]
+
+    def decode_batch(self, syndromes: np.ndarray) -> np.ndarray:
+        s = check_syndromes(syndromes, self.problem.num_detectors)
+        out, conv, iters, br = self._run(s)
+        self.last_info = GdgDecodeInfo(converged=conv, iterations=iters, extra={"branches": br})
+        return out
+
+    def predict_observables_batch(self, syndromes: np.ndarray) -> np.ndarray:
+        s = check_syndromes(syndromes, self.problem.num_detectors)
+        pred = np.zeros((s.shape[0], self.problem.num_observables), dtype=np.uint8)
+        parts = []
+        for a, b in self._chunks(s.shape[0]):
+            out, conv, iters, br = self._run(s[a:b])
+            pred[a:b] = observables_from_errors(out, self.problem)
+            parts.append((conv, iters, br))
+        conv, iters, br = (np.concatenate(x) for x in zip(*parts))
+        self.last_info = GdgDecodeInfo(converged=conv, iterations=iters, extra={"branches": br})
+        return pred
+
+
+def register_gdg() -> None:
+    """Register ``gdg`` in :mod:`qdecode.decoders.registry`."""
+    from qdecode.decoders.registry import Param, register
+
+    params = {
+        "pre_iter": Param(int, 8, "min-sum iterations before decimation", minimum=1),
+        "step_iter": Param(int, 6, "min-sum iterations per decimation step", minimum=1),
+        "max_step": Param(int, 25, "decimation steps of the main branch", minimum=1),
+        "max_tree_depth": Param(int, 3, "depth up to which replayed branches push alternatives", minimum=0,
+                                maximum=16),
+        "max_side_depth": Param(int, 10, "depth up to which the main branch pushes alternatives", minimum=0),
+        "side_step": Param(int, 10, "steps per replayed branch", minimum=1),
+        "new_n": Param(int, 0, "columns kept by the shortening (0 = min(n, 2m))", minimum=0),
+        "low_error_mode": Param(bool, False, "disable aggressive decimation (for p <= 0.002)"),
+        "alpha": Param(float, 1.0, "min-sum scaling in (0, 1]", minimum=0, maximum=1),
+    }
+    register("gdg", lambda problem, **kw: GdgDecoder(problem, **kw), params,
+             doc="BP + guided decimation guessing (Gong et al.; numba)")
