@@ -254,7 +254,7 @@ def _make_work(n, m, nnz, max_guess):
     """Per-thread scratch buffers for :func:`gdg_decode` (sized for the whole problem)."""
     f8, i8, u1 = np.float64, np.int64, np.uint8
     return (
-        np.zeros(nnz, f8), np.zeros(nnz, f8), np.zeros((n, 4), f8), np.zeros(n, u1),
+        np.zeros(nnz, f8), np.zeros(nnz, f8), np.zeros((n, 4), f8), np.zeros((n, 4), f8), np.zeros(n, u1),
         np.zeros(n, f8), np.zeros(n, i8),
         np.zeros(n + 1, i8), np.zeros(nnz, i8), np.zeros(m + 1, i8), np.zeros(nnz, i8), np.zeros(nnz, i8),
         np.zeros(n, f8),
@@ -279,7 +279,7 @@ def gdg_decode(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndrome,
         new_n_cap: columns kept by the shortening (``<= 0``: ``min(n, 2m)``).
         work: :func:`_make_work` buffers.
     """
-    (v2c, c2v, hist, hard, lsum, order,
+    (v2c, c2v, hist, lhist, hard, lsum, order,
      lvar_ptr, lvar_chks, lchk_ptr, lchk_vars, lmap, lllr,
      vn, cn, cdeg, err, best_err, unsat, cursor,
      st_vn, st_cn, st_deg, st_var, st_val, st_depth) = work
@@ -318,6 +318,8 @@ def gdg_decode(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndrome,
     for v in range(nn):
         j = order[v]
         lllr[v] = llr[j]
+        for t in range(4):  # the history starts from the pre-BP posteriors of the kept column
+            lhist[v, t] = hist[j, t]
         a = lvar_ptr[v]
         for k in range(var_ptr[j], var_ptr[j + 1]):
             lvar_chks[a] = var_chks[k]
@@ -347,7 +349,7 @@ def gdg_decode(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndrome,
         cn[c] = syndrome[c] if cdeg[c] > 0 else -1
     vnv = vn[:nn]
     errv = err[:nn]
-    histv = hist[:nn]
+    histv = lhist[:nn]
     if not _peel(lchk_ptr, lchk_vars, lvp, lvar_chks, vnv, cn, cdeg, errv):
         for j in range(n):  # the pre-BP decision on the kept columns (as the authors do)
             out[j] = 0

@@ -121,3 +121,26 @@ def test_bad_syndromes(bb72):
         dec.decode_batch(np.zeros((2, 5), dtype=np.uint8))
     with pytest.raises(DecoderInputError, match="binary"):
         dec.decode_batch(np.full((1, bb72[0].num_detectors), 2, dtype=np.uint8))
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(low_error=True), dict(step_iter=4, max_tree_depth=2, max_side_depth=5,
+                                                                   side_step=4, new_n=60)])
+def test_bit_exact_against_python_reference(kw):
+    """Kernel == an independent plain-Python transcription of the algorithm, output and counters."""
+    from tests.decoders.gdg_reference import gdg_reference
+
+    circ = build_circuit("surface", d=3, rounds=3, noise="sd6", p=0.03, basis="Z")  # Y hyperedges: degree > 2
+    prob = DecodingProblem.from_dem(decoding_dem(circ))
+    dets = circ.compile_detector_sampler(seed=7).sample(80)[:, :prob.num_detectors].astype(np.uint8)
+    ker = dict(kw)
+    ker["low_error_mode"] = ker.pop("low_error", False)
+    dec = GdgDecoder(prob, pre_iter=3, threads=1, **ker)
+    out = dec.decode_batch(dets)
+    info = dec.last_info
+    explored = 0
+    for i in range(len(dets)):
+        e, conv, its, br = gdg_reference(prob.H, prob.llr, dets[i], pre_iter=3, **kw)
+        assert np.array_equal(out[i], e), i
+        assert (bool(info.converged[i]), int(info.iterations[i]), int(info.extra["branches"][i])) == (conv, its, br), i
+        explored += br > 1
+    assert explored >= 5  # the guessing tree really ran
