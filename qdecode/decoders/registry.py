@@ -7,6 +7,13 @@ decoder there. ``spec.label()`` names the decoder *with* every parameter
 the stats CSV's ``decoder`` column and the strong_id, so a resumed sweep never
 pools two configurations. A decoder without parameters is labelled by its bare
 name (``pymatching``), which is also sinter's name for the same decoder.
+
+Nested decoders: an entry registered with ``nested="inner"`` (the ``window`` decoder) has a
+string parameter naming another registered decoder, and it accepts that decoder's parameters
+as well, validated against the inner entry (defaults filled in, unknown names rejected).
+Its params are its own (sorted) followed by the inner decoder's (sorted), so the label reads
+``window[F=1,W=3,inner=bposd,per_round=0,alpha=1.0,...,osd_order=10,...]``; the factory
+receives all of them as keyword arguments.
 """
 
 from __future__ import annotations
@@ -73,14 +80,28 @@ class DecoderEntry:
     factory: Callable[..., Decoder]
     params: Mapping[str, Param]
     doc: str
+    nested: str | None = None  # a str parameter naming a decoder whose parameters this one also takes
 
 
 _REGISTRY: dict[str, DecoderEntry] = {}
 
 
-def register(name: str, factory: Callable[..., Decoder], params: Mapping[str, Param] | None = None, doc: str = "") -> None:
-    """Register ``factory(problem, **params) -> Decoder`` under ``name``."""
-    _REGISTRY[name] = DecoderEntry(name=name, factory=factory, params=dict(params or {}), doc=doc)
+def register(
+    name: str,
+    factory: Callable[..., Decoder],
+    params: Mapping[str, Param] | None = None,
+    doc: str = "",
+    nested: str | None = None,
+) -> None:
+    """Register ``factory(problem, **params) -> Decoder`` under ``name``.
+
+    ``nested``: name of a ``str`` parameter that names an inner decoder whose parameters this
+    decoder also accepts (see the module docstring).
+    """
+    params = dict(params or {})
+    if nested is not None and (nested not in params or params[nested].type is not str):
+        raise ValueError(f"decoder {name!r}: nested parameter {nested!r} must be one of its str parameters")
+    _REGISTRY[name] = DecoderEntry(name=name, factory=factory, params=params, doc=doc, nested=nested)
 
 
 def decoder_names() -> list[str]:
@@ -131,15 +152,21 @@ class DecoderSpec:
                 given[key.strip()] = value.strip()
         else:
             given = dict(params)
-        unknown = sorted(set(given) - set(entry.params))
+        inner: Mapping[str, Param] = {}
+        where = repr(name)
+        if entry.nested is not None:
+            inner, where = _nested_params(entry, given)
+        unknown = sorted(set(given) - set(entry.params) - set(inner))
         if unknown:
-            known = ", ".join(sorted(entry.params)) or "none"
-            raise UnknownDecoderError(f"decoder {name!r} has no parameter {unknown[0]!r} (known: {known})")
-        resolved = {
-            key: spec.convert(key, given[key], name) if key in given else spec.default
-            for key, spec in entry.params.items()
-        }
-        return cls(name=name, params=tuple(sorted(resolved.items())))
+            known = ", ".join([*sorted(entry.params), *sorted(inner)]) or "none"
+            raise UnknownDecoderError(f"decoder {where} has no parameter {unknown[0]!r} (known: {known})")
+        resolved = []
+        for group in (entry.params, inner):
+            resolved += sorted(
+                (key, spec.convert(key, given[key], name) if key in given else spec.default)
+                for key, spec in group.items()
+            )
+        return cls(name=name, params=tuple(resolved))
 
     def label(self) -> str:
         if not self.params:
@@ -148,6 +175,27 @@ class DecoderSpec:
 
     def build(self, problem: DecodingProblem) -> Decoder:
         return get_entry(self.name).factory(problem, **dict(self.params))
+
+
+def _nested_params(entry: DecoderEntry, given: Mapping[str, Any]) -> tuple[Mapping[str, Param], str]:
+    """The inner decoder's parameters of a nested entry, and ``"'window' (inner='bposd')"`` for messages."""
+    key = entry.nested
+    assert key is not None
+    inner_name = entry.params[key].convert(key, given.get(key, entry.params[key].default), entry.name)
+    if inner_name not in _REGISTRY:
+        raise UnknownDecoderError(
+            f"decoder {entry.name!r}: {key}={inner_name!r} is not a registered decoder "
+            f"(known: {', '.join(decoder_names())})"
+        )
+    inner = _REGISTRY[inner_name]
+    if inner.nested is not None:
+        raise UnknownDecoderError(f"decoder {entry.name!r}: {key}={inner_name!r} cannot be nested inside it")
+    clash = sorted(set(inner.params) & set(entry.params))
+    if clash:
+        raise UnknownDecoderError(
+            f"decoder {entry.name!r}: {key}={inner_name!r} has parameter {clash[0]!r}, which clashes with its own"
+        )
+    return inner.params, f"{entry.name!r} ({key}={inner_name!r})"
 
 
 def _bp_params(max_iter: int) -> dict[str, Param]:
@@ -179,6 +227,9 @@ def _register_builtins() -> None:
     from qdecode.decoders.relay import register_relay
 
     register_relay()
+    from qdecode.decoders.gdg import register_gdg
+
+    register_gdg()
     register("bp", lambda problem, **kw: BpDecoder(problem, method="minsum", **kw), _bp_params(100),
              doc="min-sum belief propagation (numba; float or fixed point)")
     ps = {k: v for k, v in _bp_params(100).items() if k not in ("alpha", "beta", "bits", "frac_bits")}
@@ -190,6 +241,9 @@ def _register_builtins() -> None:
     register("bposd-e", lambda problem, **kw: BpOsdDecoder(problem, osd_method="osd_e", method="minsum", **kw),
              {**_bp_params(80), "osd_order": Param(int, 4, "OSD-E order w (2^w - 1 candidates)", minimum=0, maximum=24)},
              doc="min-sum BP + exhaustive OSD-E on non-converged shots")
+    from qdecode.decoders.window import register_window
+
+    register_window()
 
 
 _register_builtins()

@@ -8,6 +8,7 @@ import pytest
 from qdecode.decoders import DecoderInputError
 from qdecode.decoders.base import observables_from_errors
 from qdecode.decoders.gdg import GdgDecoder, csr_csc_graph
+from qdecode.decoders.registry import DecoderSpec
 from qdecode.problem import DecodingProblem
 from qdecode.sims.circuits import build_circuit
 from qdecode.sims.tasks import decoding_dem
@@ -105,6 +106,14 @@ def test_low_error_mode_and_options(bb72):
     assert set(np.unique(dec.last_info.extra["branches"])) <= {0, 1}
 
 
+def test_registry_label(bb72):
+    prob, _, _ = bb72
+    spec = DecoderSpec.create("gdg", ["max_step=30", "low_error_mode=true"])
+    assert spec.label().startswith("gdg[alpha=1.0,low_error_mode=true,max_side_depth=10,max_step=30")
+    dec = spec.build(prob)
+    assert isinstance(dec, GdgDecoder) and dec.max_step == 30 and dec.low_error_mode
+
+
 @pytest.mark.parametrize("kw, match", [
     (dict(pre_iter=0), "pre_iter"), (dict(step_iter=1.5), "step_iter"), (dict(max_tree_depth=5, max_side_depth=4),
                                                                          "max_side_depth"),
@@ -144,3 +153,13 @@ def test_bit_exact_against_python_reference(kw):
         assert (bool(info.converged[i]), int(info.iterations[i]), int(info.extra["branches"][i])) == (conv, its, br), i
         explored += br > 1
     assert explored >= 5  # the guessing tree really ran
+
+
+def test_gdg_inside_windows_runs(bb72):
+    """window[inner=gdg]: every shot whose windows all converged satisfies H e = s."""
+    prob, dets, _ = bb72
+    dec = DecoderSpec.create("window", ["inner=gdg", "W=3", "F=1"]).build(prob)
+    out = dec.decode_batch(dets[:100])
+    conv = dec.last_info.converged
+    assert conv.mean() > 0.9
+    assert np.array_equal(_syndrome(prob, out[conv]), dets[:100][conv])

@@ -1,0 +1,413 @@
+"""Sliding-window decoding of circuit-level problems, batch and streaming.
+
+``WindowDecoder(problem, inner="bposd", W=3, F=1, per_round=0, inner_params=None)`` decodes a
+memory experiment of ``R`` detector rounds in windows of ``W`` rounds, committing ``F`` rounds
+per window (layout, column selection and the boundary-column treatment:
+:mod:`qdecode.decoders.window_layout`). For window ``k = 0 .. K-1``, on every shot at once:
+
+1. ``s_k = residual[:, rows_k]`` (``residual`` starts as the syndrome);
+2. shots with ``s_k = 0`` are not decoded (their window estimate is 0, no inner iterations;
+   every decoder returns 0 on a zero syndrome, DESIGN §8); the others go through the window's
+   inner decoder, compiled once for the sub-problem ``(H[rows_k, cols_k], L[:, cols_k],
+   priors[cols_k])``;
+3. the estimate on the committed columns ``C_k`` is final: ``e[C_k] = ê_k[C_k]``,
+   ``residual ^= H[:, C_k] e[C_k]`` over *all* rows (rows after the window included) and
+   ``observables ^= L[:, C_k] e[C_k]`` (mod 2); the rest of ``ê_k`` is discarded.
+
+If every window's inner decode satisfies its window syndrome, the total ``e`` satisfies
+``H e = s``: the rows of round ``r`` are touched only by columns with ``r_min <= r``, all of
+which are committed by the time the window that commits round ``r`` is done.
+
+Inner decoders: any registered name (``bposd``, ``relay-bp``, ``bp``, ``pymatching``, and later
+``gdg``) or a :class:`DecoderSpec`. Matching decoders need graph edges, so for them the problem
+is first put in its decomposed graphlike form (:mod:`qdecode.decoders.graphlike`) and the
+windows slice that; ``decode_batch`` then has no per-column meaning for the original problem
+(unless it was graphlike already) and only observable predictions are available.
+
+Streaming: ``stream = decoder.stream()``; ``stream.push_round(dets)`` with round ``r``'s
+detectors ``(S, m_r)`` (columns in ascending detector order) returns a :class:`WindowCommit`
+when a window becomes decodable (window ``k < K-1`` once round ``kF + W - 1`` is in), else
+``None``; ``stream.finish()`` decodes the last window after the last round. The batch path runs
+the very same per-window step, so both give bit-identical results.
+
+``last_info`` (:class:`WindowDecodeInfo`): ``converged`` = every decoded window's inner decode
+converged (inner decoders without a notion of convergence count as converged), ``iterations`` =
+sum over windows; ``extra``: ``window_converged`` bool ``(S, K)``, ``window_iterations`` int32
+``(S, K)``, ``window_decoded`` bool ``(S, K)`` (window syndrome nonzero, inner decoder run),
+``windows_decoded`` int32 ``(S,)`` (its row sums), and ``inner_<key>`` float64 ``(S,)``: each
+per-shot numeric ``extra`` counter of the inner decoder summed over windows (Relay-BP's ``legs``,
+BP+OSD's ``osd`` = windows that needed OSD).
+``last_window_seconds`` float64 ``(K,)``: wall time of each window step of the latest batch.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import Any, Mapping
+
+import numpy as np
+import scipy.sparse as sp
+
+from qdecode.decoders.base import DecodeInfo, Decoder, DecoderInputError, check_syndromes
+from qdecode.decoders.window_layout import RoundLayout, WindowPlan, check_window_sizes, column_first_round, plan_windows
+from qdecode.problem import DecodingProblem
+
+#: Inner decoders that decode a matching graph and therefore see the graphlike problem.
+GRAPHLIKE_INNER = frozenset({"pymatching"})
+#: Inner decoders that cannot run inside a window, with the reason.
+UNSUPPORTED_INNER = {
+    "pymatching-correlated": "correlated matching needs the whole DEM's hyperedges, which a window "
+    "cuts; use inner=pymatching",
+    "window": "a window decoder cannot be the inner decoder of another window decoder",
+}
+
+
+@dataclasses.dataclass
+class WindowDecodeInfo(DecodeInfo):
+    """:class:`DecodeInfo` whose counters also report how many inner window decodes ran."""
+
+    def counts(self) -> dict[str, int]:
+        out = super().counts()
+        decoded = self.extra.get("window_decoded") if self.extra else None
+        if decoded is not None:
+            out["window_decodes"] = int(np.count_nonzero(decoded))
+        return out
+
+
+@dataclasses.dataclass
+class WindowCommit:
+    """What one window committed, for every shot of the batch or stream.
+
+    Attributes:
+        window: window index k.
+        columns: int64 ``(c,)`` committed columns (of :attr:`WindowDecoder.work_problem`).
+        errors: uint8 ``(S, c)`` their final values.
+        observables: uint8 ``(S, k_obs)`` observable flips of this commit, ``L[:, columns] e mod 2``.
+        seconds: wall time of the window step (inner decode + commit).
+    """
+
+    window: int
+    columns: np.ndarray
+    errors: np.ndarray
+    observables: np.ndarray
+    seconds: float
+
+
+@dataclasses.dataclass
+class _Window:
+    """A planned window with its compiled inner decoder and commit matrices."""
+
+    plan: WindowPlan
+    decoder: Decoder
+    fwd_rows: np.ndarray  # int64: rows the committed columns touch (all rounds)
+    fwd_H: sp.csr_matrix  # (len(fwd_rows), c) int32: H[fwd_rows][:, commit_cols]
+    commit_L: sp.csr_matrix  # (k_obs, c) int32: L[:, commit_cols]
+
+
+class _State:
+    """Per-batch decoding state shared by the batch and streaming paths."""
+
+    def __init__(self, S: int, m: int, n: int, k_obs: int, K: int, keep_errors: bool):
+        self.residual = np.zeros((S, m), dtype=np.uint8)
+        self.errors = np.zeros((S, n), dtype=np.uint8) if keep_errors else None
+        self.observables = np.zeros((S, k_obs), dtype=np.uint8)
+        self.converged = np.ones((S, K), dtype=np.bool_)
+        self.iterations = np.zeros((S, K), dtype=np.int32)
+        self.decoded = np.zeros((S, K), dtype=np.bool_)
+        self.seconds = np.zeros(K, dtype=np.float64)
+        self.inner_extra: dict[str, np.ndarray] = {}
+
+    def add_inner_extra(self, shots: np.ndarray, extra) -> None:
+        """Sum the inner decoder's per-shot numeric counters into ``(S,)`` accumulators."""
+        for key, value in (extra or {}).items():
+            arr = np.asarray(value)
+            if arr.ndim == 1 and arr.shape[0] == shots.size and arr.dtype.kind in "iufb":
+                acc = self.inner_extra.setdefault(str(key), np.zeros(self.residual.shape[0], dtype=np.float64))
+                acc[shots] += arr
+
+    def info(self) -> WindowDecodeInfo:
+        return WindowDecodeInfo(
+            converged=self.converged.all(axis=1),
+            iterations=self.iterations.sum(axis=1, dtype=np.int64).astype(np.int32),
+            extra={"window_converged": self.converged, "window_iterations": self.iterations,
+                   "window_decoded": self.decoded, "windows_decoded": self.decoded.sum(axis=1, dtype=np.int32),
+                   **{f"inner_{key}": acc for key, acc in self.inner_extra.items()}},
+        )
+
+
+def _mod2_product(M: sp.csr_matrix, x: np.ndarray) -> np.ndarray:
+    """``(x @ M.T) mod 2`` as uint8 ``(S, rows of M)`` for a uint8 ``(S, cols of M)`` array."""
+    if M.shape[0] == 0 or x.shape[0] == 0:
+        return np.zeros((x.shape[0], M.shape[0]), dtype=np.uint8)
+    return (np.asarray(M @ x.T.astype(np.int32)).T & 1).astype(np.uint8)
+
+
+class WindowDecoder(Decoder):
+    """Sliding-window decoder over any registered inner decoder.
+
+    Args:
+        problem: a circuit-level problem (usually :meth:`DecodingProblem.from_dem`).
+        inner: registered decoder name or :class:`DecoderSpec` run in every window.
+        W: window size in rounds, >= 1.
+        F: committed rounds per window, ``1 <= F <= W``.
+        per_round: detectors per round (round = detector index // per_round); 0 takes each
+            detector's round from its last DEM coordinate.
+        inner_params: parameters of the inner decoder when ``inner`` is a name (mapping or
+            ``"key=value"`` strings, validated by the registry).
+        detector_rounds: optional explicit round label per detector (overrides ``per_round``).
+
+    Raises:
+        DecoderInputError: bad ``W`` / ``F`` / ``per_round``, unknown rounds, an inner decoder
+            that cannot run in a window, or an unknown inner decoder / parameter.
+    """
+
+    def __init__(
+        self,
+        problem: DecodingProblem,
+        *,
+        inner: Any = "bposd",
+        W: int = 3,
+        F: int = 1,
+        per_round: int = 0,
+        inner_params: Mapping[str, Any] | None = None,
+        detector_rounds: Any = None,
+    ):
+        from qdecode.decoders.registry import DecoderSpec, UnknownDecoderError
+
+        self.W, self.F = check_window_sizes(W, F)
+        if isinstance(inner, DecoderSpec):
+            if inner_params:
+                raise DecoderInputError("inner_params cannot be combined with an inner DecoderSpec")
+            spec = inner
+        else:
+            if not isinstance(inner, str):
+                raise DecoderInputError(f"inner must be a registered decoder name or a DecoderSpec, got {inner!r}")
+            if inner in UNSUPPORTED_INNER:
+                raise DecoderInputError(f"inner={inner!r} cannot run inside a window: {UNSUPPORTED_INNER[inner]}")
+            try:
+                spec = DecoderSpec.create(inner, inner_params)
+            except UnknownDecoderError as exc:
+                raise DecoderInputError(f"window inner decoder: {exc}") from None
+        if spec.name in UNSUPPORTED_INNER:
+            raise DecoderInputError(f"inner={spec.name!r} cannot run inside a window: {UNSUPPORTED_INNER[spec.name]}")
+        self.inner_spec = spec
+        self.problem = problem
+        self.layout = RoundLayout.for_problem(problem, per_round, detector_rounds)
+        if spec.name in GRAPHLIKE_INNER:
+            from qdecode.decoders.graphlike import graphlike_problem
+
+            self.work_problem = graphlike_problem(problem)
+        else:
+            self.work_problem = problem
+        work = self.work_problem
+        self.r_min, self.r_max = column_first_round(work.H, self.layout)
+        self.windows = [self._compile(plan) for plan in plan_windows(self.layout, self.r_min, self.W, self.F)]
+        self.round_detectors = [self.layout.detectors_of_round(r) for r in range(self.layout.num_rounds)]
+        self.last_window_seconds = np.zeros(len(self.windows), dtype=np.float64)
+
+    # --------------------------------------------------------------- building
+    def _compile(self, plan: WindowPlan) -> _Window:
+        work = self.work_problem
+        whole = plan.rows.size == work.num_detectors and plan.cols.size == work.num_errors
+        if whole:  # one window covering everything: decode the problem itself (exact reproduction)
+            sub = work
+        else:
+            sub = DecodingProblem.from_check_matrix(
+                work.H[plan.rows][:, plan.cols], work.priors[plan.cols], work.L[:, plan.cols]
+            )
+        decoder = self.inner_spec.build(sub)
+        Hc = work.H[:, plan.commit_cols].astype(np.int32).tocsr()
+        fwd_rows = np.flatnonzero(np.diff(Hc.indptr))
+        return _Window(plan, decoder, fwd_rows, Hc[fwd_rows], work.L[:, plan.commit_cols].astype(np.int32).tocsr())
+
+    @property
+    def num_windows(self) -> int:
+        return len(self.windows)
+
+    @property
+    def per_column(self) -> bool:
+        """Whether the committed columns are the problem's own (so ``decode_batch`` is available)."""
+        return self.work_problem is self.problem
+
+    # ------------------------------------------------------------- one window
+    def _step(self, k: int, state: _State) -> WindowCommit:
+        """Decode window ``k`` on every shot of ``state`` and commit it (the shared batch/stream step)."""
+        t0 = time.perf_counter()
+        w = self.windows[k]
+        plan = w.plan
+        S = state.residual.shape[0]
+        commit_cols = plan.commit_cols
+        committed = np.zeros((S, commit_cols.size), dtype=np.uint8)
+        flips = np.zeros((S, state.observables.shape[1]), dtype=np.uint8)
+        s_win = state.residual[:, plan.rows]
+        shots = np.flatnonzero(s_win.any(axis=1))
+        if shots.size:
+            w.decoder.last_info = None
+            est = w.decoder.decode_batch(s_win[shots])
+            info = w.decoder.last_info
+            if info is not None and info.converged is not None:
+                state.converged[shots, k] = info.converged
+            if info is not None and info.iterations is not None:
+                state.iterations[shots, k] = info.iterations
+            if info is not None:
+                state.add_inner_extra(shots, info.extra)
+            state.decoded[shots, k] = True
+            ec = np.ascontiguousarray(est[:, plan.commit_local])
+            committed[shots] = ec
+            if w.fwd_rows.size:
+                state.residual[np.ix_(shots, w.fwd_rows)] ^= _mod2_product(w.fwd_H, ec)
+            flips[shots] = _mod2_product(w.commit_L, ec)
+            state.observables[shots] ^= flips[shots]
+            if state.errors is not None:
+                state.errors[np.ix_(shots, commit_cols)] = ec
+        seconds = time.perf_counter() - t0
+        state.seconds[k] = seconds
+        return WindowCommit(k, commit_cols, committed, flips, seconds)
+
+    def _run(self, syndromes: np.ndarray, keep_errors: bool) -> _State:
+        s = check_syndromes(syndromes, self.problem.num_detectors)
+        work = self.work_problem
+        state = _State(s.shape[0], work.num_detectors, work.num_errors, work.num_observables,
+                       len(self.windows), keep_errors)
+        state.residual[:] = s
+        for k in range(len(self.windows)):
+            self._step(k, state)
+        self.last_info = state.info()
+        self.last_window_seconds = state.seconds
+        return state
+
+    # ------------------------------------------------------------------ batch
+    def decode_batch(self, syndromes: np.ndarray) -> np.ndarray:
+        """uint8 ``(S, m)`` -> uint8 ``(S, n)``: the concatenated committed estimates."""
+        if not self.per_column:
+            raise DecoderInputError(
+                f"window[inner={self.inner_spec.name}] decodes the graphlike form of this problem, "
+                "so it has no per-column estimate for it; use predict_observables_batch"
+            )
+        return self._run(syndromes, True).errors
+
+    def predict_observables_batch(self, syndromes: np.ndarray) -> np.ndarray:
+        """uint8 ``(S, m)`` -> uint8 ``(S, k)``: ``L e mod 2`` accumulated over the commits."""
+        return self._run(syndromes, False).observables
+
+    # -------------------------------------------------------------- streaming
+    def stream(self) -> "WindowStream":
+        """A round-by-round decoder for one batch of shots (see :class:`WindowStream`)."""
+        return WindowStream(self)
+
+
+class WindowStream:
+    """Real-time use: feed detector rounds in order, receive commits as windows close.
+
+    The number of shots ``S`` is fixed by the first :meth:`push_round`. After :meth:`finish`,
+    :attr:`observables`, :attr:`errors` (per-column problems only) and :attr:`info` hold the
+    totals, which equal the batch path's outputs bit for bit.
+    """
+
+    def __init__(self, decoder: WindowDecoder):
+        self.decoder = decoder
+        self.next_round = 0
+        self.next_window = 0
+        self._state: _State | None = None
+        self.finished = False
+
+    @property
+    def num_rounds(self) -> int:
+        return self.decoder.layout.num_rounds
+
+    def _ready(self, k: int) -> bool:
+        """Window ``k`` (not the last) can run once its last round has been pushed."""
+        plan = self.decoder.windows[k].plan
+        return not plan.last and self.next_round >= plan.rounds[1]
+
+    def push_round(self, detectors: np.ndarray) -> WindowCommit | None:
+        """Add the next round's detectors ``(S, m_r)``; return the commit of a window it completes.
+
+        Raises:
+            DecoderInputError: wrong shape / values, a different shot count than earlier rounds,
+                or more rounds than the problem has.
+        """
+        if self.finished or self.next_round >= self.num_rounds:
+            raise DecoderInputError(f"all {self.num_rounds} rounds have already been pushed")
+        r = self.next_round
+        rows = self.decoder.round_detectors[r]
+        d = np.asarray(detectors)
+        if d.ndim != 2 or d.shape[1] != rows.size:
+            raise DecoderInputError(
+                f"round {r} has {rows.size} detectors: push an array of shape (shots, {rows.size}), got {d.shape}"
+            )
+        d = check_syndromes(d, rows.size)
+        if self._state is None:
+            work = self.decoder.work_problem
+            self._state = _State(d.shape[0], work.num_detectors, work.num_errors, work.num_observables,
+                                 self.decoder.num_windows, self.decoder.per_column)
+        elif d.shape[0] != self._state.residual.shape[0]:
+            raise DecoderInputError(
+                f"round {r} has {d.shape[0]} shots but earlier rounds had {self._state.residual.shape[0]}"
+            )
+        self._state.residual[:, rows] ^= d
+        self.next_round += 1
+        if self.next_window < self.decoder.num_windows and self._ready(self.next_window):
+            commit = self.decoder._step(self.next_window, self._state)
+            self.next_window += 1
+            return commit
+        return None
+
+    def finish(self) -> WindowCommit:
+        """Decode the last window (all rounds must have been pushed) and return its commit."""
+        if self.finished:
+            raise DecoderInputError("finish() was already called on this stream")
+        if self.next_round < self.num_rounds or self._state is None:
+            raise DecoderInputError(f"finish() needs all {self.num_rounds} rounds; {self.next_round} pushed")
+        commit = None
+        while self.next_window < self.decoder.num_windows:  # only the last one is left
+            commit = self.decoder._step(self.next_window, self._state)
+            self.next_window += 1
+        self.finished = True
+        self.decoder.last_info = self._state.info()
+        self.decoder.last_window_seconds = self._state.seconds
+        assert commit is not None
+        return commit
+
+    def _done(self) -> _State:
+        if not self.finished:
+            raise DecoderInputError("the stream is not finished: push every round, then call finish()")
+        assert self._state is not None
+        return self._state
+
+    @property
+    def observables(self) -> np.ndarray:
+        """uint8 ``(S, k)`` predicted observable flips (after :meth:`finish`)."""
+        return self._done().observables
+
+    @property
+    def errors(self) -> np.ndarray:
+        """uint8 ``(S, n)`` total committed correction (after :meth:`finish`; per-column problems only)."""
+        state = self._done()
+        if state.errors is None:
+            raise DecoderInputError("this window decoder has no per-column estimate (graphlike inner decoder)")
+        return state.errors
+
+    @property
+    def info(self) -> WindowDecodeInfo:
+        """Per-shot diagnostics (after :meth:`finish`)."""
+        return self._done().info()
+
+
+def register_window() -> None:
+    """Register ``window`` in :mod:`qdecode.decoders.registry` (inner parameters nest)."""
+    from qdecode.decoders.registry import Param, register
+
+    own = {
+        "inner": Param(str, "bposd", "registered decoder run in each window; its parameters are accepted too"),
+        "W": Param(int, 3, "window size in rounds", minimum=1),
+        "F": Param(int, 1, "rounds committed per window (<= W)", minimum=1),
+        "per_round": Param(int, 0, "detectors per round; 0 = round from the last detector coordinate", minimum=0),
+    }
+
+    def factory(problem, *, inner, W, F, per_round, **inner_params):
+        return WindowDecoder(problem, inner=inner, W=W, F=F, per_round=per_round, inner_params=inner_params)
+
+    register("window", factory, own, nested="inner",
+             doc="sliding-window decoding (W rounds, commit F) with any registered inner decoder")

@@ -1,0 +1,303 @@
+"""Sliding-window decoder: layout, exactness, commits, streaming, LER sanity, registry, errors."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+
+from qdecode.decoders import DecoderInputError, DecoderSpec, UnknownDecoderError
+from qdecode.decoders.window import WindowDecoder
+from qdecode.decoders.window_layout import RoundLayout, column_first_round, num_windows, plan_windows
+from qdecode.problem import DecodingProblem
+from qdecode.sims.circuits import build_circuit
+from qdecode.sims.stats import fit_binomial
+from qdecode.sims.tasks import decoding_dem
+
+
+def _sample(circuit, shots, seed):
+    dets, obs = circuit.compile_detector_sampler(seed=seed).sample(shots, separate_observables=True)
+    return dets.astype(np.uint8), obs.astype(np.uint8)
+
+
+def _mod2(e, M):
+    return ((e.astype(np.int32) @ M.T.toarray().astype(np.int32)) & 1).astype(np.uint8)
+
+
+@pytest.fixture(scope="module")
+def surf3():
+    """Surface d=3, 3 rounds, SD6 p=0.01, both bases: 4 detector rounds (t = 0..3), hyperedges."""
+    circ = build_circuit("surface", d=3, rounds=3, noise="sd6", p=0.01)
+    prob = DecodingProblem.from_dem(decoding_dem(circ))
+    dets, obs = _sample(circ, 400, seed=11)
+    return prob, dets, obs
+
+
+@pytest.fixture(scope="module")
+def bb72():
+    """[[72,12,6]], 6 rounds, memory-Z (Z detectors only), bb-uniform p=0.003."""
+    circ = build_circuit("bb72_12_6", rounds=6, noise="bb-uniform", p=0.003, basis="Z")
+    prob = DecodingProblem.from_dem(decoding_dem(circ))
+    dets, obs = _sample(circ, 300, seed=5)
+    return prob, dets, obs
+
+
+SMALL_RELAY = ["legs=20", "pre_iter=30", "leg_iter=20", "stop_after=2"]
+
+
+# ------------------------------------------------------------------ layout
+def test_layout_from_coordinates_and_per_round(bb72):
+    prob, _, _ = bb72
+    lay = RoundLayout.for_problem(prob)
+    assert lay.num_rounds == 7  # 6 syndrome rounds + the final data readout
+    assert np.array_equal(np.bincount(lay.detector_round), np.full(7, 36))
+    assert np.array_equal(RoundLayout.for_problem(prob, per_round=36).detector_round, lay.detector_round)
+
+
+def test_plan_commits_every_column_once_and_slices_rounds(surf3):
+    prob, _, _ = surf3
+    lay = RoundLayout.for_problem(prob)
+    r_min, r_max = column_first_round(prob.H, lay)
+    assert lay.num_rounds == 4 and np.all(r_max - r_min <= 1)
+    for W, F in [(1, 1), (2, 1), (3, 1), (2, 2), (3, 2), (4, 1), (9, 3)]:
+        plans = plan_windows(lay, r_min, W, F)
+        assert len(plans) == num_windows(4, W, F)
+        counts = np.zeros(prob.num_errors, dtype=int)
+        for pl in plans:
+            counts[pl.commit_cols] += 1
+            first, stop = pl.rounds
+            assert np.all((lay.detector_round[pl.rows] >= first) & (lay.detector_round[pl.rows] < stop))
+            assert np.all(r_min[pl.cols] >= first)
+            if not pl.last:
+                assert stop == first + W and pl.commit_stop == first + F
+                assert np.all(r_min[pl.cols] < stop)
+        assert np.all(counts == 1)
+        assert plans[-1].last and plans[-1].rounds[1] == 4
+
+
+def test_boundary_columns_keep_only_in_window_rows(surf3):
+    prob, _, _ = surf3
+    dec = WindowDecoder(prob, inner="bp", W=2, F=1)
+    w0 = dec.windows[0]
+    sub = w0.decoder.problem
+    straddling = np.flatnonzero(dec.r_max[w0.plan.cols] >= 2)
+    assert straddling.size > 0  # errors between rounds 1 and 2 reach beyond window [0, 2)
+    full = prob.H[:, w0.plan.cols].toarray()
+    assert np.array_equal(sub.H.toarray(), full[w0.plan.rows])  # in-window rows of every column
+    assert np.array_equal(sub.priors, prob.priors[w0.plan.cols])  # with the column's own prior
+    assert np.all(np.isin(w0.plan.commit_cols, w0.plan.cols[dec.r_min[w0.plan.cols] == 0]))
+
+
+# --------------------------------------------------------- (a) exactness
+@pytest.mark.parametrize("inner", [["bposd"], ["bp", "max_iter=30"], ["relay-bp", *SMALL_RELAY]])
+def test_one_window_reproduces_whole_history_exactly(surf3, inner):
+    prob, dets, obs = surf3
+    name, params = inner[0], inner[1:]
+    whole = DecoderSpec.create(name, params).build(prob)
+    win = DecoderSpec.create("window", [f"inner={name}", "W=4", "F=2", *params]).build(prob)
+    assert win.num_windows == 1
+    e_whole = whole.decode_batch(dets)
+    e_win = win.decode_batch(dets)
+    assert np.array_equal(e_win, e_whole)
+    assert np.array_equal(win.last_info.converged, whole.last_info.converged)
+    assert np.array_equal(win.predict_observables_batch(dets), whole.predict_observables_batch(dets))
+    # W larger than the number of rounds is the same single window
+    big = WindowDecoder(prob, inner=name, inner_params=params, W=50, F=7)
+    assert big.num_windows == 1 and np.array_equal(big.decode_batch(dets), e_whole)
+
+
+# ------------------------------------------------- (b) zero-syndrome windows
+def test_zero_syndrome_window_costs_no_iterations(surf3):
+    prob, _, _ = surf3
+    dec = WindowDecoder(prob, inner="bposd", W=2, F=1)
+    assert dec.num_windows == 3
+    sentinel = object()
+    for w in dec.windows:
+        w.decoder.last_info = sentinel
+    e = dec.decode_batch(np.zeros((5, prob.num_detectors), dtype=np.uint8))
+    assert not e.any()
+    info = dec.last_info
+    assert info.converged.all() and not info.iterations.any()
+    assert not info.extra["window_decoded"].any() and not info.extra["window_iterations"].any()
+    assert all(w.decoder.last_info is sentinel for w in dec.windows)  # no inner decoder ran
+    assert info.counts() == {"not_converged": 0, "iterations": 0, "window_decodes": 0}
+
+    # one error touching only the last round: earlier windows stay silent, the last one decodes
+    lay = dec.layout
+    j = int(np.flatnonzero((dec.r_min == lay.num_rounds - 1) & (np.diff(prob.H.tocsc().indptr) > 0))[0])
+    s = prob.H[:, [j]].toarray().T.astype(np.uint8)
+    e = dec.decode_batch(s)
+    info = dec.last_info
+    assert list(info.extra["window_decoded"][0]) == [False, False, True]
+    assert info.extra["window_iterations"][0, :2].sum() == 0 and info.extra["window_iterations"][0, 2] >= 1
+    assert dec.windows[0].decoder.last_info is sentinel and dec.windows[1].decoder.last_info is sentinel
+    assert np.array_equal(_mod2(e, prob.H), s)
+
+
+# ------------------------------------------------ (c) committed consistency
+@pytest.mark.parametrize("W,F", [(2, 1), (3, 1), (2, 2), (3, 2)])
+def test_total_correction_satisfies_syndrome_when_windows_converge(surf3, W, F):
+    prob, dets, _ = surf3
+    dec = WindowDecoder(prob, inner="bp", inner_params={"max_iter": 40}, W=W, F=F)
+    e = dec.decode_batch(dets)
+    conv = dec.last_info.converged
+    assert 0.5 < conv.mean() < 1.0  # both kinds of shot occur
+    assert np.array_equal(conv, dec.last_info.extra["window_converged"].all(axis=1))
+    residual = _mod2(e, prob.H) ^ dets
+    assert not residual[conv].any()
+    assert np.array_equal(dec.predict_observables_batch(dets), _mod2(e, prob.L))
+
+
+# ---------------------------------------------------- (d) streaming == batch
+@pytest.mark.parametrize("inner,W,F", [("bposd", 2, 1), ("bposd", 2, 2), ("pymatching", 3, 1), ("relay-bp", 3, 2)])
+def test_streaming_equals_batch(surf3, inner, W, F):
+    prob, dets, _ = surf3
+    params = SMALL_RELAY if inner == "relay-bp" else []
+    dec = WindowDecoder(prob, inner=inner, inner_params=params, W=W, F=F)
+    batch_obs = dec.predict_observables_batch(dets)
+    batch_info = dec.last_info
+    stream = dec.stream()
+    commits = []
+    for r, rows in enumerate(dec.round_detectors):
+        c = stream.push_round(dets[:, rows])
+        plan = dec.windows[len(commits)].plan if len(commits) < dec.num_windows else None
+        if c is None:
+            assert plan is None or plan.last or plan.rounds[1] > r + 1
+        else:
+            assert c.window == len(commits) and plan.rounds[1] == r + 1
+            commits.append(c)
+    commits.append(stream.finish())
+    assert [c.window for c in commits] == list(range(dec.num_windows))
+    assert np.array_equal(stream.observables, batch_obs)
+    acc = np.zeros_like(batch_obs)
+    for c in commits:
+        acc ^= c.observables
+    assert np.array_equal(acc, batch_obs)
+    assert set(stream.info.extra) == set(batch_info.extra)
+    expected_inner = {"bposd": {"inner_osd"}, "relay-bp": {"inner_legs", "inner_weight"}, "pymatching": set()}[inner]
+    assert {k for k in batch_info.extra if k.startswith("inner_")} == expected_inner
+    for key in stream.info.extra:
+        assert np.array_equal(stream.info.extra[key], batch_info.extra[key])
+    if dec.per_column:
+        e = dec.decode_batch(dets)
+        assert np.array_equal(stream.errors, e)
+        for c in commits:
+            assert np.array_equal(e[:, c.columns], c.errors)
+
+
+def test_stream_input_errors(surf3):
+    prob, dets, _ = surf3
+    dec = WindowDecoder(prob, inner="bp", W=2, F=1)
+    stream = dec.stream()
+    rows0 = dec.round_detectors[0]
+    with pytest.raises(DecoderInputError, match=f"round 0 has {rows0.size} detectors"):
+        stream.push_round(dets[:, : rows0.size + 1])
+    with pytest.raises(DecoderInputError, match="binary"):
+        stream.push_round(np.full((2, rows0.size), 2, dtype=np.uint8))
+    stream.push_round(dets[:10, rows0])
+    with pytest.raises(DecoderInputError, match="earlier rounds had 10"):
+        stream.push_round(dets[:11, dec.round_detectors[1]])
+    with pytest.raises(DecoderInputError, match="finish\\(\\) needs all 4 rounds; 1 pushed"):
+        stream.finish()
+    with pytest.raises(DecoderInputError, match="not finished"):
+        _ = stream.observables
+    for rows in dec.round_detectors[1:]:
+        stream.push_round(dets[:10, rows])
+    with pytest.raises(DecoderInputError, match="already been pushed"):
+        stream.push_round(dets[:10, rows0])
+    stream.finish()
+    with pytest.raises(DecoderInputError, match="already called"):
+        stream.finish()
+
+
+# ------------------------------------------------------- (e) LER sanity
+def test_window_matching_ler_close_to_whole_history_matching():
+    circ = build_circuit("surface", d=5, rounds=5, noise="sd6", p=0.003)
+    prob = DecodingProblem.from_dem(decoding_dem(circ))
+    dets, obs = _sample(circ, 20_000, seed=2024)
+    whole = DecoderSpec.create("pymatching").build(prob)
+    win = DecoderSpec.create("window", ["inner=pymatching", "W=3", "F=1"]).build(prob)
+    n_whole = int(np.any(whole.predict_observables_batch(dets) != obs, axis=1).sum())
+    n_win = int(np.any(win.predict_observables_batch(dets) != obs, axis=1).sum())
+    f_whole = fit_binomial(num_shots=dets.shape[0], num_hits=n_whole)
+    f_win = fit_binomial(num_shots=dets.shape[0], num_hits=n_win)
+    assert n_whole >= 20  # enough errors for the comparison to mean something
+    # not significantly worse than 2x whole-history matching (intervals: likelihood factor 1e3)
+    assert f_win.low <= 2 * f_whole.high, (n_win, n_whole)
+    with pytest.raises(DecoderInputError, match="graphlike"):
+        win.decode_batch(dets[:2])
+
+
+def test_bb72_window_bposd_end_to_end(bb72):
+    prob, dets, obs = bb72
+    spec = DecoderSpec.create("window", ["inner=bposd", "W=3", "F=1", "osd_order=10"])
+    dec = spec.build(prob)
+    assert dec.num_windows == 5
+    e = dec.decode_batch(dets)
+    # OSD always returns a solution of the window syndrome, so every shot's correction is consistent
+    assert not (_mod2(e, prob.H) ^ dets).any()
+    fails = int(np.any(_mod2(e, prob.L) != obs, axis=1).sum())
+    assert fails <= 30  # sanity: per-shot LER well below 10% at p = 0.003
+    info = dec.last_info
+    assert info.counts()["window_decodes"] == int(info.extra["windows_decoded"].sum()) > 0
+    # BP+OSD's per-shot "osd" flag, summed over windows: OSD ran exactly on non-converged windows
+    assert np.array_equal(info.extra["inner_osd"], (info.extra["window_decoded"] & ~info.extra["window_converged"]).sum(1))
+
+
+# ------------------------------------------------------------- registry
+def test_registry_resolves_inner_parameters():
+    spec = DecoderSpec.create("window", ["inner=bposd", "W=3", "F=1", "osd_order=10"])
+    assert spec.label() == (
+        "window[F=1,W=3,inner=bposd,per_round=0,"
+        "alpha=1.0,beta=0.0,bits=0,frac_bits=3,max_iter=80,osd_order=10,schedule=flooding]"
+    )
+    assert DecoderSpec.create("window", dict(spec.params)) == spec
+    assert pickle.loads(pickle.dumps(spec)) == spec
+    assert DecoderSpec.create("window", {"inner": "pymatching"}).label() == "window[F=1,W=3,inner=pymatching,per_round=0]"
+    with pytest.raises(UnknownDecoderError, match=r"'window' \(inner='bposd'\) has no parameter 'gamma0'.*osd_order"):
+        DecoderSpec.create("window", ["inner=bposd", "gamma0=0.1"])
+    with pytest.raises(UnknownDecoderError, match="inner='nope' is not a registered decoder"):
+        DecoderSpec.create("window", ["inner=nope"])
+    with pytest.raises(UnknownDecoderError, match="cannot be nested"):
+        DecoderSpec.create("window", ["inner=window"])
+    with pytest.raises(UnknownDecoderError, match="osd_order='x' is not a valid int"):
+        DecoderSpec.create("window", ["osd_order=x"])
+    with pytest.raises(UnknownDecoderError, match="F=0 must be >= 1"):
+        DecoderSpec.create("window", ["F=0"])
+
+
+# ------------------------------------------------------ (f) bad parameters
+def test_bad_parameters_raise_clear_errors(surf3):
+    prob, _, _ = surf3
+    with pytest.raises(DecoderInputError, match="F=3 > W=2"):
+        WindowDecoder(prob, inner="bp", W=2, F=3)
+    with pytest.raises(DecoderInputError, match="F=3 > W=2"):
+        DecoderSpec.create("window", ["W=2", "F=3"]).build(prob)
+    with pytest.raises(DecoderInputError, match="F \\(commit rounds\\) must be >= 1"):
+        WindowDecoder(prob, inner="bp", W=2, F=0)
+    with pytest.raises(DecoderInputError, match="W \\(window rounds\\) must be >= 1"):
+        WindowDecoder(prob, inner="bp", W=0, F=1)
+    with pytest.raises(DecoderInputError, match="must be an integer"):
+        WindowDecoder(prob, inner="bp", W=2.5, F=1)
+    with pytest.raises(DecoderInputError, match="unknown decoder 'nope'"):
+        WindowDecoder(prob, inner="nope")
+    with pytest.raises(DecoderInputError, match="no parameter 'osd_order'"):
+        WindowDecoder(prob, inner="bp", inner_params={"osd_order": 3})
+    with pytest.raises(DecoderInputError, match="pymatching-correlated.*cannot run inside a window"):
+        DecoderSpec.create("window", ["inner=pymatching-correlated"]).build(prob)
+    with pytest.raises(DecoderInputError, match="per_round"):
+        WindowDecoder(prob, inner="bp", per_round=-1)
+
+    bare = DecodingProblem.from_check_matrix(prob.H, prob.priors, prob.L)  # no DEM, no coordinates
+    with pytest.raises(DecoderInputError, match="cannot tell the detectors' rounds.*per_round"):
+        WindowDecoder(bare, inner="bp")
+    assert WindowDecoder(bare, inner="bp", per_round=8).layout.num_rounds == -(-prob.num_detectors // 8)
+    no_coords = DecodingProblem.from_dem("error(0.1) D0 D1\nerror(0.1) D1 D2\ndetector(0, 0) D0\ndetector(1, 0) D2")
+    with pytest.raises(DecoderInputError, match="detector 1 has no coordinates.*per_round"):
+        WindowDecoder(no_coords, inner="bp")
+    with pytest.raises(DecoderInputError, match="detector_rounds has 2 entries but the problem has 3"):
+        WindowDecoder(no_coords, inner="bp", detector_rounds=[0, 1])
+    with pytest.raises(DecoderInputError, match="decompose"):
+        hyper = DecodingProblem.from_dem("error(0.1) D0 D1 D2\ndetector(0, 0) D0\ndetector(0, 1) D1\ndetector(0, 2) D2")
+        WindowDecoder(hyper, inner="pymatching")
