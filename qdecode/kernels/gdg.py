@@ -46,27 +46,36 @@ _BIG = 1e300  # "no other message" magnitude: finite, so sums of four posteriors
 
 
 @numba.njit(cache=True, nogil=True)
-def _syndrome_mismatch(chk_ptr, chk_vars, err, syndrome, unsat) -> bool:
-    """``unsat[c] = (H err)_c != s_c``; True when all checks are satisfied."""
-    ok = True
+def _recount(chk_ptr, chk_vars, err, syndrome, unsat, nun):
+    """``unsat[c] = (H err)_c != s_c`` from scratch; ``nun[0]`` = number of unsatisfied checks."""
+    count = 0
     for c in range(chk_ptr.shape[0] - 1):
         par = syndrome[c]
         for e in range(chk_ptr[c], chk_ptr[c + 1]):
             par ^= err[chk_vars[e]]
         unsat[c] = par
-        if par:
-            ok = False
-    return ok
+        count += par
+    nun[0] = count
 
 
 @numba.njit(cache=True, nogil=True)
-def _minsum(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndrome,
-            vn, cn, alpha, iters, v2c, c2v, hist, err, unsat):
+def _flip(j, var_ptr, var_chks, unsat, nun):
+    """Variable ``j``'s decision flipped: toggle its checks' satisfaction (incremental ``H err + s``)."""
+    for k in range(var_ptr[j], var_ptr[j + 1]):
+        c = var_chks[k]
+        unsat[c] ^= 1
+        nun[0] += 1 if unsat[c] else -1
+
+
+@numba.njit(cache=True, nogil=True)
+def _minsum(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr,
+            vn, cn, alpha, iters, v2c, c2v, hist, err, unsat, nun):
     """``iters`` flooding min-sum iterations on the residual graph; returns (converged, iterations run).
 
     ``vn[j] != -1`` (fixed) variables and ``cn[c] == -1`` (cleared) checks are skipped; an
     active check's sign starts from its residual parity ``cn[c]``. Posteriors go to
-    ``hist[j, t % 4]``; the hard decision of undecided variables to ``err``.
+    ``hist[j, t % 4]``; the hard decision of undecided variables to ``err``, whose syndrome
+    mismatch ``unsat`` / ``nun`` (consistent on entry) is kept up to date incrementally.
     """
     n = var_ptr.shape[0] - 1
     m = chk_ptr.shape[0] - 1
@@ -114,8 +123,11 @@ def _minsum(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndrome,
                     e = csc_to_csr[k]
                     v2c[e] = post - c2v[e]
             hist[j, it % 4] = post
-            err[j] = 1 if post <= 0.0 else 0
-        if _syndrome_mismatch(chk_ptr, chk_vars, err, syndrome, unsat):
+            hard = 1 if post <= 0.0 else 0
+            if hard != err[j]:
+                err[j] = hard
+                _flip(j, var_ptr, var_chks, unsat, nun)
+        if nun[0] == 0:
             return True, it + 1
     return False, iters
 
@@ -130,12 +142,14 @@ def _init_messages(var_ptr, csc_to_csr, llr, vn, v2c):
 
 
 @numba.njit(cache=True, nogil=True)
-def _set_value(j, value, var_ptr, var_chks, vn, cn, cdeg, err) -> bool:
+def _set_value(j, value, var_ptr, var_chks, vn, cn, cdeg, err, unsat, nun) -> bool:
     """Fix variable ``j`` to ``value``; False on a contradiction."""
     if vn[j] != -1:
         return vn[j] == value
     vn[j] = value
-    err[j] = value
+    if err[j] != value:
+        err[j] = value
+        _flip(j, var_ptr, var_chks, unsat, nun)
     for k in range(var_ptr[j], var_ptr[j + 1]):
         c = var_chks[k]
         if cn[c] == -1 or cdeg[c] == 0:
@@ -151,7 +165,7 @@ def _set_value(j, value, var_ptr, var_chks, vn, cn, cdeg, err) -> bool:
 
 
 @numba.njit(cache=True, nogil=True)
-def _peel(chk_ptr, chk_vars, var_ptr, var_chks, vn, cn, cdeg, err) -> bool:
+def _peel(chk_ptr, chk_vars, var_ptr, var_chks, vn, cn, cdeg, err, unsat, nun) -> bool:
     """Fix the last variable of every residual-degree-1 check to its parity, until none is left."""
     m = chk_ptr.shape[0] - 1
     while True:
@@ -170,14 +184,14 @@ def _peel(chk_ptr, chk_vars, var_ptr, var_chks, vn, cn, cdeg, err) -> bool:
                     break
             if last == -1:
                 return False
-            if not _set_value(last, np.int64(cn[c]), var_ptr, var_chks, vn, cn, cdeg, err):
+            if not _set_value(last, np.int64(cn[c]), var_ptr, var_chks, vn, cn, cdeg, err, unsat, nun):
                 return False
         if done:
             return True
 
 
 @numba.njit(cache=True, nogil=True)
-def _select(chk_ptr, chk_vars, var_ptr, var_chks, vn, cn, cdeg, err, hist, unsat, side, depth, low_error):
+def _select(chk_ptr, chk_vars, var_ptr, var_chks, vn, cn, cdeg, err, hist, unsat, nun, side, depth, low_error):
     """Aggressive decimation + guess choice (module docstring, step 4).
 
     Returns ``(ok, guess, favoured value)``; ``ok`` False on a contradiction or when no
@@ -216,13 +230,13 @@ def _select(chk_ptr, chk_vars, var_ptr, var_chks, vn, cn, cdeg, err, hist, unsat
             if h > 0.0:
                 all_neg = False
         if not low_error and all_c and depth < 4:
-            if not _set_value(j, 0, var_ptr, var_chks, vn, cn, cdeg, err):
+            if not _set_value(j, 0, var_ptr, var_chks, vn, cn, cdeg, err, unsat, nun):
                 return False, -1, 0
         elif not low_error and flips >= 3 and all_d:
-            if not _set_value(j, 0, var_ptr, var_chks, vn, cn, cdeg, err):
+            if not _set_value(j, 0, var_ptr, var_chks, vn, cn, cdeg, err, unsat, nun):
                 return False, -1, 0
         elif not low_error and all_a and total < A_sum:
-            if not _set_value(j, 1, var_ptr, var_chks, vn, cn, cdeg, err):
+            if not _set_value(j, 1, var_ptr, var_chks, vn, cn, cdeg, err, unsat, nun):
                 return False, -1, 0
         else:
             if total < best:
@@ -231,7 +245,7 @@ def _select(chk_ptr, chk_vars, var_ptr, var_chks, vn, cn, cdeg, err, hist, unsat
             if all_neg and total < best_neg:
                 best_neg = total
                 best_neg_j = j
-    if not _peel(chk_ptr, chk_vars, var_ptr, var_chks, vn, cn, cdeg, err):
+    if not _peel(chk_ptr, chk_vars, var_ptr, var_chks, vn, cn, cdeg, err, unsat, nun):
         return False, -1, 0
     if best_neg_j != -1:
         return True, best_neg_j, 1
@@ -259,7 +273,7 @@ def _make_work(n, m, nnz, max_guess):
         np.zeros(n + 1, i8), np.zeros(nnz, i8), np.zeros(m + 1, i8), np.zeros(nnz, i8), np.zeros(nnz, i8),
         np.zeros(n, f8),
         np.zeros(n, np.int8), np.zeros(m, np.int8), np.zeros(m, i8), np.zeros(n, u1), np.zeros(n, u1),
-        np.zeros(m, u1), np.zeros(m, i8),
+        np.zeros(m, u1), np.zeros(m + 1, i8),
         np.zeros((max_guess, n), np.int8), np.zeros((max_guess, m), np.int8), np.zeros((max_guess, m), i8),
         np.zeros(max_guess, i8), np.zeros(max_guess, np.int8), np.zeros(max_guess, i8),
     )
@@ -286,6 +300,7 @@ def gdg_decode(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndrome,
     n = var_ptr.shape[0] - 1
     m = chk_ptr.shape[0] - 1
     max_guess = st_var.shape[0]
+    nun = cursor[m:m + 1]  # one spare slot of the cursor buffer holds the unsatisfied-check count
     for j in range(n):
         out[j] = 0
     fired = False
@@ -298,13 +313,15 @@ def gdg_decode(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndrome,
     # ---- 1. pre-BP on the whole graph (every variable undecided, every check active)
     for j in range(n):
         vn[j] = -1
+        hard[j] = 0
         for t in range(4):
             hist[j, t] = llr[j]
     for c in range(m):
         cn[c] = syndrome[c]
+    _recount(chk_ptr, chk_vars, hard, syndrome, unsat, nun)
     _init_messages(var_ptr, csc_to_csr, llr, vn, v2c)
-    conv, iters = _minsum(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndrome,
-                          vn, cn, alpha, pre_iter, v2c, c2v, hist, hard, unsat)
+    conv, iters = _minsum(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr,
+                          vn, cn, alpha, pre_iter, v2c, c2v, hist, hard, unsat, nun)
     if conv:
         for j in range(n):
             out[j] = hard[j]
@@ -350,7 +367,8 @@ def gdg_decode(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndrome,
     vnv = vn[:nn]
     errv = err[:nn]
     histv = lhist[:nn]
-    if not _peel(lchk_ptr, lchk_vars, lvp, lvar_chks, vnv, cn, cdeg, errv):
+    _recount(lchk_ptr, lchk_vars, errv, syndrome, unsat, nun)
+    if not _peel(lchk_ptr, lchk_vars, lvp, lvar_chks, vnv, cn, cdeg, errv, unsat, nun):
         for j in range(n):  # the pre-BP decision on the kept columns (as the authors do)
             out[j] = 0
         for v in range(nn):
@@ -364,15 +382,15 @@ def gdg_decode(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndrome,
     min_pm = 1e308
     min_depth = max_step
     for depth in range(max_step):
-        ok, its = _minsum(lchk_ptr, lchk_vars, lvp, lvar_chks, lmap, lllr, syndrome,
-                          vnv, cn, alpha, step_iter, v2c, c2v, histv, errv, unsat)
+        ok, its = _minsum(lchk_ptr, lchk_vars, lvp, lvar_chks, lmap, lllr,
+                          vnv, cn, alpha, step_iter, v2c, c2v, histv, errv, unsat, nun)
         iters += its
         if ok:
             converged = True
             min_depth = depth
             min_pm = _path_metric(lllr, errv, nn)
             break
-        ok, g, fav = _select(lchk_ptr, lchk_vars, lvp, lvar_chks, vnv, cn, cdeg, errv, histv, unsat,
+        ok, g, fav = _select(lchk_ptr, lchk_vars, lvp, lvar_chks, vnv, cn, cdeg, errv, histv, unsat, nun,
                              False, depth, low_error)
         if not ok:
             break
@@ -384,9 +402,9 @@ def gdg_decode(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndrome,
             st_val[used] = 1 - fav
             st_depth[used] = depth + 1
             used += 1
-        if not _set_value(g, fav, lvp, lvar_chks, vnv, cn, cdeg, errv):
+        if not _set_value(g, fav, lvp, lvar_chks, vnv, cn, cdeg, errv, unsat, nun):
             break
-        if not _peel(lchk_ptr, lchk_vars, lvp, lvar_chks, vnv, cn, cdeg, errv):
+        if not _peel(lchk_ptr, lchk_vars, lvp, lvar_chks, vnv, cn, cdeg, errv, unsat, nun):
             break
     for v in range(nn):
         best_err[v] = err[v]
@@ -402,15 +420,16 @@ def gdg_decode(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndrome,
             err[v] = vn[v] if vn[v] != -1 else 0
         cn[:] = st_cn[i]
         cdeg[:] = st_deg[i]
+        _recount(lchk_ptr, lchk_vars, errv, syndrome, unsat, nun)
         _init_messages(lvp, lmap, lllr, vnv, v2c)
-        if not _set_value(st_var[i], np.int64(st_val[i]), lvp, lvar_chks, vnv, cn, cdeg, errv) or \
-                not _peel(lchk_ptr, lchk_vars, lvp, lvar_chks, vnv, cn, cdeg, errv):
+        if not _set_value(st_var[i], np.int64(st_val[i]), lvp, lvar_chks, vnv, cn, cdeg, errv, unsat, nun) or \
+                not _peel(lchk_ptr, lchk_vars, lvp, lvar_chks, vnv, cn, cdeg, errv, unsat, nun):
             i += 1
             continue
         for step in range(side_step):
             depth = start + step
-            ok, its = _minsum(lchk_ptr, lchk_vars, lvp, lvar_chks, lmap, lllr, syndrome,
-                              vnv, cn, alpha, step_iter, v2c, c2v, histv, errv, unsat)
+            ok, its = _minsum(lchk_ptr, lchk_vars, lvp, lvar_chks, lmap, lllr,
+                              vnv, cn, alpha, step_iter, v2c, c2v, histv, errv, unsat, nun)
             iters += its
             if ok:
                 pm = _path_metric(lllr, errv, nn)
@@ -424,7 +443,7 @@ def gdg_decode(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndrome,
                 break
             if depth > min_depth + 2:
                 break
-            ok, g, fav = _select(lchk_ptr, lchk_vars, lvp, lvar_chks, vnv, cn, cdeg, errv, histv, unsat,
+            ok, g, fav = _select(lchk_ptr, lchk_vars, lvp, lvar_chks, vnv, cn, cdeg, errv, histv, unsat, nun,
                                  True, depth, low_error)
             if not ok:
                 break
@@ -436,9 +455,9 @@ def gdg_decode(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndrome,
                 st_val[used] = 1 - fav
                 st_depth[used] = depth + 1
                 used += 1
-            if not _set_value(g, fav, lvp, lvar_chks, vnv, cn, cdeg, errv):
+            if not _set_value(g, fav, lvp, lvar_chks, vnv, cn, cdeg, errv, unsat, nun):
                 break
-            if not _peel(lchk_ptr, lchk_vars, lvp, lvar_chks, vnv, cn, cdeg, errv):
+            if not _peel(lchk_ptr, lchk_vars, lvp, lvar_chks, vnv, cn, cdeg, errv, unsat, nun):
                 break
         i += 1
     for v in range(nn):
