@@ -1,9 +1,12 @@
-"""Sliding-window BP+OSD vs whole-history BP+OSD on the gross code, same shots; per-window latency.
+"""Sliding-window GDG / BP+OSD / Relay-BP vs whole-history BP+OSD on the gross code, same shots; latency.
 
 [[144,12,12]] memory-Z circuit (``bb144_12_12``, ``bb-uniform`` noise, Z detectors only, 12 rounds:
 13 detector rounds with the final data readout). Decoders, all on exactly the same sampled shots:
 whole-history ``bposd`` (min-sum ``--bp-iter`` iterations, alpha 1, OSD-CS order ``--osd-order``)
-and ``window[inner=bposd]`` with the same inner parameters for each ``--windows`` (W,F) pair.
+and ``window[inner=X]`` for each ``--inner`` X and each ``--windows`` (W,F) pair: ``bposd`` with the
+same parameters, ``gdg`` with the GDG authors' settings for that window (research note qldpc.md
+§2.1 item 6: (3,1) defaults, pre-BP 8; larger windows max_step 40, tree depth 4, side depth 20,
+side step 20; ``low_error_mode`` when p <= 0.002), ``relay-bp`` with IBM's gross-code tuning.
 
 A shot fails when the predicted observables are wrong or the final residual syndrome
 ``s + H e`` is nonzero ("flagged", GDG's accounting; BP+OSD always satisfies its syndrome, so
@@ -16,7 +19,8 @@ Reported: p50 / p99 / max over all (shot, window) steps, and over the steps that
 decoder (nonzero window syndrome).
 
 Usage: python benchmarks/window_ler.py --p 0.003 0.004 --shots 3000 [--seed 7] [--threads 1]
-       [--windows 5,2 3,1] [--bp-iter 80] [--osd-order 10] [--latency-shots 300]
+       [--windows 5,2 3,1] [--inner bposd gdg relay-bp] [--no-whole] [--bp-iter 80] [--osd-order 10]
+       [--latency-shots 300]
 """
 
 from __future__ import annotations
@@ -47,6 +51,17 @@ def _latency(dec, dets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.array(times), np.array(ran, dtype=bool)
 
 
+def _inner_params(name: str, W: int, F: int, p: float, bposd: dict) -> dict:
+    if name == "bposd":
+        return dict(bposd)
+    if name == "gdg":
+        kw = {"low_error_mode": p <= 0.002}
+        if (W, F) != (3, 1):
+            kw.update(max_step=40, max_tree_depth=4, max_side_depth=20, side_step=20)
+        return kw
+    return {}
+
+
 def _pct(x: np.ndarray) -> str:
     if x.size == 0:
         return "- / - / -"
@@ -65,6 +80,8 @@ def main() -> None:
     ap.add_argument("--osd-order", type=int, default=10)
     ap.add_argument("--latency-shots", type=int, default=300)
     ap.add_argument("--rounds", type=int, default=12)
+    ap.add_argument("--inner", nargs="+", default=["bposd"], help="inner decoders of the windows")
+    ap.add_argument("--no-whole", action="store_true", help="skip whole-history BP+OSD")
     args = ap.parse_args()
 
     import numba
@@ -91,9 +108,13 @@ def main() -> None:
         prob = DecodingProblem.from_dem(decoding_dem(circ))
         dets, obs = circ.compile_detector_sampler(seed=args.seed).sample(args.shots, separate_observables=True)
         dets, obs = dets.astype(np.uint8), obs.astype(np.uint8)
-        decoders = {"whole-history bposd": BpOsdDecoder(prob, osd_method="osd_cs", method="minsum", **inner)}
-        for W, F in pairs:
-            decoders[f"window bposd ({W},{F})"] = WindowDecoder(prob, inner="bposd", W=W, F=F, inner_params=inner)
+        decoders = {}
+        if not args.no_whole:
+            decoders["whole-history bposd"] = BpOsdDecoder(prob, osd_method="osd_cs", method="minsum", **inner)
+        for name in args.inner:
+            for W, F in pairs:
+                decoders[f"window {name} ({W},{F})"] = WindowDecoder(
+                    prob, inner=name, W=W, F=F, inner_params=_inner_params(name, W, F, p, inner))
         Ht, Lt = prob.H.T.tocsr().astype(np.int32), prob.L.T.tocsr().astype(np.int32)
         for name, dec in decoders.items():
             dec.decode_batch(dets[:4])  # JIT / cache load outside the timed region
@@ -113,10 +134,11 @@ def main() -> None:
             print(table[-1], flush=True)
         saved = numba.get_num_threads()
         numba.set_num_threads(1)
-        for W, F in pairs:
-            dec = decoders[f"window bposd ({W},{F})"]
+        for label, dec in decoders.items():
+            if not label.startswith("window"):
+                continue
             times, ran = _latency(dec, dets[: args.latency_shots])
-            lat_rows.append(f"| {p} | ({W},{F}) | {dec.num_windows} | {_pct(times)} | {_pct(times[ran])} | "
+            lat_rows.append(f"| {p} | {label[len('window '):]} | {dec.num_windows} | {_pct(times)} | {_pct(times[ran])} | "
                             f"{int(ran.sum())} / {ran.size} |")
             print(lat_rows[-1], flush=True)
         numba.set_num_threads(saved)

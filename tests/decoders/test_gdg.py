@@ -163,3 +163,18 @@ def test_gdg_inside_windows_runs(bb72):
     conv = dec.last_info.converged
     assert conv.mean() > 0.9
     assert np.array_equal(_syndrome(prob, out[conv]), dets[:100][conv])
+
+
+@pytest.mark.parametrize("code", ["bb72_12_6", "bb90_8_10"])
+def test_windowed_gdg_sweeps_end_to_end(tmp_path, code):
+    from qdecode.cli.main import main
+    from qdecode.sims.store import read_rows
+
+    out = tmp_path / "w.csv"
+    assert main(["sweep", "--code", code, "--noise", "bb-uniform", "--p", "0.003", "--decoder", "window",
+                 "--param", "inner=gdg", "--param", "W=3", "--param", "F=1", "--max-shots", "60",
+                 "--out", str(out), "--workers", "0", "--quiet"]) == 0
+    rows = read_rows(out)
+    assert sum(r.shots for r in rows) == 60
+    assert rows[0].decoder.startswith("window[F=1,W=3,inner=gdg,")
+    assert rows[0].custom_counts["window_decodes"] > 0
