@@ -23,7 +23,8 @@ CSV_COLUMNS = (
     "latency_shots", "lat_p50_us", "lat_p99_us", "lat_p999_us", "lat_max_us", "lat_mean_us",
     "lat_p50_us_per_round", "lat_p99_us_per_round", "lat_p999_us_per_round", "lat_max_us_per_round",
     "lat_mean_us_per_round",
-    "iter_mean", "iter_p50", "iter_p99", "iter_max", "convergence_rate", "extra_stats", "errors", "ler",
+    "iter_mean", "iter_p50", "iter_p99", "iter_max", "convergence_rate", "extra_stats",
+    "win_p50_us", "win_p99_us", "win_max_us", "errors", "ler",
     "cpu", "threads", "qdecode_version",
 )
 
@@ -201,6 +202,10 @@ def format_report(report, *, label: str, desc: dict[str, Any], threads: int, cpu
     if "p50_us_per_round" in s:
         rows.append(f"  per round  p50 {s['p50_us_per_round']:.3f}   p99 {s['p99_us_per_round']:.3f}"
                     f"   p99.9 {s['p999_us_per_round']:.3f}   max {s['max_us_per_round']:.3f}")
+    win = lat.window_summary()
+    if win:
+        rows.append(f"per window   p50 {win['p50_us']:.2f}   p99 {win['p99_us']:.2f}   max {win['max_us']:.2f}"
+                    f"   mean {win['mean_us']:.2f} us   ({win['windows']:.0f} windows per shot)")
     its = report.iteration_stats()
     if its:
         rows.append(f"iterations   mean {its['iter_mean']:.2f}   p50 {its['iter_p50']:.0f}   p99 {its['iter_p99']:.0f}"

@@ -70,11 +70,22 @@ class LatencyReport:
         latency_ns: int64 ``(N,)`` raw per-call times.
         rounds: QEC rounds per shot, for the per-round figures (None when unknown).
         iterations: per-shot iteration counts from ``last_info`` (None when the decoder has none).
+        window_s: float64 ``(N, K)`` time of each of the K window steps of every shot (sliding-window
+            decoders: ``decoder.last_window_seconds``; None otherwise).
     """
 
     latency_ns: np.ndarray
     rounds: int | None = None
     iterations: np.ndarray | None = None
+    window_s: np.ndarray | None = None
+
+    def window_summary(self) -> dict[str, float] | None:
+        """``{windows, p50_us, p99_us, max_us, mean_us}`` over all (shot, window) steps, or None."""
+        if self.window_s is None or self.window_s.size == 0:
+            return None
+        w = self.window_s.ravel() * 1e6
+        return {"windows": float(self.window_s.shape[1]), "p50_us": nearest_rank(w, 50),
+                "p99_us": nearest_rank(w, 99), "max_us": float(w.max()), "mean_us": float(w.mean())}
 
     @property
     def shots(self) -> int:
@@ -202,6 +213,7 @@ def measure_latency(
     lat = np.empty(S, dtype=np.int64)
     iters = np.empty(S, dtype=np.int64)
     have_iters = True
+    windows = []
     clock = time.perf_counter_ns
     for i in range(S):
         one = s[i: i + 1]
@@ -209,13 +221,17 @@ def measure_latency(
         call(one)
         t1 = clock()
         lat[i] = t1 - t0
+        ws = getattr(decoder, "last_window_seconds", None)
+        if ws is not None:
+            windows.append(np.array(ws, dtype=np.float64))
         if have_iters:
             it, _ = _info(decoder)
             if it is None or it.size != 1:
                 have_iters = False
             else:
                 iters[i] = int(it[0])
-    return LatencyReport(latency_ns=lat, rounds=rounds, iterations=iters if have_iters else None)
+    window_s = np.stack(windows) if windows and len(windows) == S else None
+    return LatencyReport(latency_ns=lat, rounds=rounds, iterations=iters if have_iters else None, window_s=window_s)
 
 
 def measure_throughput(
@@ -297,6 +313,9 @@ class BenchReport:
         its = self.iteration_stats() or {}
         for key in ("iter_mean", "iter_p50", "iter_p99", "iter_max"):
             row[key] = its.get(key)
+        win = lat.window_summary() or {}
+        for key in ("p50", "p99", "max"):
+            row[f"win_{key}_us"] = win.get(f"{key}_us")
         row["convergence_rate"] = self.convergence_rate
         row["extra_stats"] = json.dumps(self.extra_stats(), sort_keys=True) if self.throughput.extra else None
         row["errors"] = self.errors

@@ -119,3 +119,14 @@ def test_threads_restored(capsys):
     assert main(["bench", *SURFACE, "--decoder", "pymatching", "--shots", "20", "--warmup", "1", "--threads", "1"]) == 0
     assert "1 numba thread(s)" in capsys.readouterr().out
     assert numba.get_num_threads() == before
+
+
+def test_bench_window_reports_per_window_latency(tmp_path, capsys):
+    path = tmp_path / "w.csv"
+    assert main(["bench", *SURFACE, "--decoder", "window", "--param", "inner=bposd", "--param", "W=2",
+                 "--param", "F=1", "--shots", "60", "--latency-shots", "20", "--warmup", "2", "--csv", str(path)]) == 0
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if x.startswith("per window"))
+    assert "(3 windows per shot)" in line  # d=3: 4 detector rounds, W=2, F=1 -> windows at rounds 0, 1, 2
+    r = next(csv.DictReader(open(path, newline="")))
+    assert 0 <= float(r["win_p50_us"]) <= float(r["win_p99_us"]) <= float(r["win_max_us"])
