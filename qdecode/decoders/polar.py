@@ -1,0 +1,257 @@
+"""SC and SCL decoders for polar and PAC codes (soft input: channel LLRs).
+
+``ScDecoder(code, exact=False)`` and ``SclDecoder(code, list_size=8, crc=None, exact=False)``
+take any polar-like code object with the attributes of
+:class:`qdecode.codes.polar.PolarCode` (``N``, ``k``, ``info_positions``, ``frozen_mask``,
+``conv``, ``crc``), so PAC codes (:class:`qdecode.codes.pac.PacCode`) decode with the same
+classes; the kernels track the convolution state per path.
+
+* ``decode_llr_batch(llr float (S, N)) -> uint8 (S, N)`` codewords (positive LLR = bit 0),
+* ``decode_msgs(llr) -> uint8 (S, k)`` message bits (without the CRC),
+* ``last_info`` (:class:`~qdecode.decoders.base.DecodeInfo`): ``extra["crc_ok"]`` (bool
+  ``(S,)``, the decoded CRC holds; all True without a CRC) and, for SCL, ``extra["metric"]``
+  (the chosen path metric: in min-sum mode exactly the correlation discrepancy
+  ``sum_{j: x_j != hard(y_j)} |llr_j|`` of the output). For a code with a CRC,
+  ``converged`` is ``crc_ok`` (so detected failures show in the sweep's ``not_converged``);
+  ``None`` otherwise.
+
+``exact=False`` uses the min-sum ``f`` and the ``|llr|`` path-metric increment (the usual
+hardware/throughput choice); ``exact=True`` the exact boxplus and ``log(1 + e^-x)``
+increments. The SC column of the classical research note's reference BLERs is exact SC;
+min-sum SC measured 2-5% more block errors on the CRISP codes at 1-3 dB (e.g. Polar(64,22),
+2 dB: 9.95e-2 vs 9.59e-2), while SCL-8 is the same in both modes to within 0.2%. See
+:mod:`qdecode.kernels.polar` for the algorithms.
+
+Examples:
+    >>> import numpy as np
+    >>> from qdecode.codes.polar import PolarCode
+    >>> code = PolarCode.from_construction(16, 8, "5g")
+    >>> x = code.encode(np.array([[1, 0, 1, 1, 0, 0, 1, 0]], dtype=np.uint8))
+    >>> llr = 4.0 * (1.0 - 2.0 * x)
+    >>> bool(np.array_equal(SclDecoder(code, list_size=4).decode_llr_batch(llr), x))
+    True
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import numpy as np
+
+from qdecode.decoders.base import DecodeInfo, DecoderInputError
+from qdecode.kernels import polar as kpolar
+from qdecode.kernels.threads import run_ranges
+
+__all__ = ["ScDecoder", "SclDecoder", "MAX_LIST_SIZE", "SC_LANES"]
+
+MAX_LIST_SIZE = 1 << 16
+SC_LANES = 32  # blocks the SC kernel decodes side by side (vectorised lane loops; 32 measured best)
+
+
+class _PolarLayout:
+    """The kernel-ready description of a polar-like code (validated once)."""
+
+    def __init__(self, code: Any) -> None:
+        needed = ("N", "k", "info_positions", "frozen_mask", "conv", "crc")
+        missing = [a for a in needed if not hasattr(code, a)]
+        if missing:
+            raise ValueError(
+                f"{type(code).__name__} is not a polar/PAC code (missing {', '.join(missing)}); "
+                "build one with qdecode.codes.polar.PolarCode or qdecode.codes.pac.PacCode"
+            )
+        self.code = code
+        self.N = int(code.N)
+        self.k = int(code.k)
+        self.info_pos = np.ascontiguousarray(code.info_positions, dtype=np.int64)
+        self.K = int(self.info_pos.size)
+        self.frozen = np.ascontiguousarray(code.frozen_mask, dtype=np.uint8)
+        if self.frozen.shape != (self.N,) or int(self.frozen.sum()) != self.N - self.K:
+            raise ValueError("frozen_mask must be the (N,) complement of info_positions")
+        conv = tuple(int(c) for c in code.conv)
+        if not conv or conv[0] != 1 or len(conv) > 64:
+            raise ValueError(f"pre-transform {conv} must start with c_0 = 1 and have memory <= 63")
+        self.M = len(conv) - 1
+        self.taps = np.uint64(sum(1 << (j - 1) for j, c in enumerate(conv) if j > 0 and c))
+        self.crc = code.crc
+        self.crc_rows = np.zeros(self.K, dtype=np.uint64)
+        if self.crc is not None:
+            r = int(self.crc.degree)
+            P = np.asarray(self.crc.parity_matrix(self.k), dtype=np.uint64)
+            weights = np.uint64(1) << np.arange(r, dtype=np.uint64)
+            self.crc_rows[: self.k] = (P * weights).sum(axis=1, dtype=np.uint64)
+            self.crc_rows[self.k :] = weights
+
+    def check_llr(self, llr: Any) -> np.ndarray:
+        try:
+            x = np.asarray(llr, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise DecoderInputError(f"llr must be a real array of shape (shots, {self.N})") from None
+        if x.ndim != 2 or x.shape[1] != self.N:
+            raise DecoderInputError(f"llr must have shape (shots, N={self.N}), got {np.shape(llr)}")
+        if not np.all(np.isfinite(x)):
+            bad = "NaN" if np.isnan(x).any() else "infinite"
+            raise DecoderInputError(f"llr must be finite; found {bad} values")
+        return np.ascontiguousarray(x)
+
+
+def _threads(threads: Any) -> int | None:
+    if threads is None:
+        return None
+    t = operator.index(threads)
+    if t < 1:
+        raise ValueError(f"threads must be >= 1, got {t}")
+    return t
+
+
+class ScDecoder:
+    """Successive-cancellation decoder for a polar or PAC code.
+
+    Args:
+        code: a :class:`~qdecode.codes.polar.PolarCode` / :class:`~qdecode.codes.pac.PacCode`.
+        exact: exact boxplus ``f`` (default False: min-sum).
+        threads: threads for a batch (default: numba's thread count).
+    """
+
+    def __init__(self, code: Any, *, exact: bool = False, threads: int | None = None) -> None:
+        self.layout = _PolarLayout(code)
+        self.code = code
+        self.exact = bool(exact)
+        self.threads = _threads(threads)
+        self.ops = kpolar.build_schedule(self.layout.frozen, rate1=True)
+        self.last_info: DecodeInfo | None = None
+
+    @property
+    def n(self) -> int:
+        return self.layout.N
+
+    def _decode(self, llr: Any) -> tuple[np.ndarray, np.ndarray]:
+        lay = self.layout
+        x = lay.check_llr(llr)
+        S = x.shape[0]
+        cw = np.zeros((S, lay.N), dtype=np.uint8)
+        info = np.zeros((S, lay.K), dtype=np.uint8)
+        lanes = max(1, min(SC_LANES, S))  # a lone block should not pay for 32 lanes
+        args = (x, self.ops, lay.info_pos, lay.taps, lay.M, self.exact, lanes, cw, info)
+        run_ranges(kpolar.sc_decode_range, args, S, self.threads)
+        crc_ok = lay.crc.check(info) if lay.crc is not None else np.ones(S, dtype=np.bool_)
+        self.last_info = DecodeInfo(converged=crc_ok if lay.crc is not None else None, extra={"crc_ok": crc_ok})
+        return cw, info
+
+    def decode_llr_batch(self, llr: Any) -> np.ndarray:
+        """``(S, N)`` channel LLRs (positive = bit 0) -> ``(S, N)`` uint8 codewords.
+
+        Raises:
+            DecoderInputError: wrong shape, non-numeric, NaN or infinite LLRs.
+        """
+        return self._decode(llr)[0]
+
+    def decode_msgs(self, llr: Any) -> np.ndarray:
+        """``(S, N)`` channel LLRs -> ``(S, k)`` uint8 decoded message bits (CRC bits dropped)."""
+        return np.ascontiguousarray(self._decode(llr)[1][:, : self.layout.k])
+
+    def decode_llr(self, llr: Any) -> np.ndarray:
+        """One block: ``(N,)`` -> ``(N,)``."""
+        return self.decode_llr_batch(np.asarray(llr, dtype=np.float64).reshape(1, -1))[0]
+
+
+def _parse_crc(crc: Any) -> bool | None:
+    if crc is None or isinstance(crc, bool):
+        return crc
+    if isinstance(crc, (int, np.integer)) and crc in (0, 1):
+        return bool(crc)
+    key = str(crc).strip().lower()
+    if key in ("auto", "none", ""):
+        return None
+    if key in ("true", "yes", "on", "1"):
+        return True
+    if key in ("false", "no", "off", "0"):
+        return False
+    raise ValueError(f"crc must be True, False or None/'auto', got {crc!r}")
+
+
+class SclDecoder:
+    """Successive-cancellation list decoder (CRC-aided when the code has a CRC).
+
+    Args:
+        code: a :class:`~qdecode.codes.polar.PolarCode` / :class:`~qdecode.codes.pac.PacCode`.
+        list_size: ``L >= 1`` (``L = 1`` is SC; ``L >= 2^K`` is ML).
+        crc: ``None`` / ``"auto"``: CRC-aided selection when the code has a CRC; ``True``:
+            require it (error if the code has none); ``False``: pick the best metric only.
+        exact: exact boxplus and exact metric increments (default False: min-sum, ``|llr|``).
+        threads: threads for a batch (default: numba's thread count).
+
+    Raises:
+        ValueError: ``list_size`` not an integer in ``1..65536``; ``crc=True`` without a code CRC.
+    """
+
+    def __init__(
+        self,
+        code: Any,
+        list_size: Any = 8,
+        *,
+        crc: Any = None,
+        exact: bool = False,
+        threads: int | None = None,
+    ) -> None:
+        self.layout = _PolarLayout(code)
+        self.code = code
+        if isinstance(list_size, bool):
+            raise ValueError(f"list_size must be a positive integer, got {list_size!r}")
+        try:
+            L = operator.index(list_size)
+        except TypeError:
+            if isinstance(list_size, float) and list_size.is_integer():
+                L = int(list_size)
+            elif isinstance(list_size, str) and list_size.strip().isdigit():
+                L = int(list_size)
+            else:
+                raise ValueError(f"list_size must be a positive integer, got {list_size!r}") from None
+        if not 1 <= L <= MAX_LIST_SIZE:
+            raise ValueError(f"list_size must be in 1..{MAX_LIST_SIZE}, got {L}")
+        self.list_size = L
+        want = _parse_crc(crc)
+        if want and self.layout.crc is None:
+            raise ValueError("crc=True but the code has no CRC; build it with crc='crc6'/'crc11'/...")
+        self.use_crc = self.layout.crc is not None if want is None else bool(want)
+        self.exact = bool(exact)
+        self.threads = _threads(threads)
+        self.ops = kpolar.build_schedule(self.layout.frozen, rate1=False)
+        self.last_info: DecodeInfo | None = None
+
+    @property
+    def n(self) -> int:
+        return self.layout.N
+
+    def _decode(self, llr: Any) -> tuple[np.ndarray, np.ndarray]:
+        lay = self.layout
+        x = lay.check_llr(llr)
+        S = x.shape[0]
+        cw = np.zeros((S, lay.N), dtype=np.uint8)
+        info = np.zeros((S, lay.K), dtype=np.uint8)
+        crc_ok = np.zeros(S, dtype=np.bool_)
+        metric = np.zeros(S, dtype=np.float64)
+        args = (x, self.ops, lay.info_pos, lay.taps, lay.M, lay.crc_rows, self.use_crc,
+                self.list_size, self.exact, cw, info, crc_ok, metric)
+        run_ranges(kpolar.scl_decode_range, args, S, self.threads)
+        self.last_info = DecodeInfo(
+            converged=crc_ok if lay.crc is not None else None,
+            extra={"crc_ok": crc_ok, "metric": metric},
+        )
+        return cw, info
+
+    def decode_llr_batch(self, llr: Any) -> np.ndarray:
+        """``(S, N)`` channel LLRs (positive = bit 0) -> ``(S, N)`` uint8 codewords.
+
+        Raises:
+            DecoderInputError: wrong shape, non-numeric, NaN or infinite LLRs.
+        """
+        return self._decode(llr)[0]
+
+    def decode_msgs(self, llr: Any) -> np.ndarray:
+        """``(S, N)`` channel LLRs -> ``(S, k)`` uint8 decoded message bits (CRC bits dropped)."""
+        return np.ascontiguousarray(self._decode(llr)[1][:, : self.layout.k])
+
+    def decode_llr(self, llr: Any) -> np.ndarray:
+        """One block: ``(N,)`` -> ``(N,)``."""
+        return self.decode_llr_batch(np.asarray(llr, dtype=np.float64).reshape(1, -1))[0]
