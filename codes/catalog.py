@@ -89,6 +89,73 @@ CATALOG: dict[str, CatalogEntry] = {
 }
 
 
+# Classical BCH / Reed-Solomon codes (builders return qdecode.codes.bch.BCHCode / rs.RSCode).
+def _bch_entry(name: str, m: int, t: int, n: int, k: int) -> CatalogEntry:
+    def build() -> Any:
+        from .bch import BCHCode
+
+        return BCHCode(m=m, t=t, name=name)
+
+    return CatalogEntry(
+        name=name, kind="classical-linear", family="bch", n=n, k=k, d=2 * t + 1,
+        provenance="narrow-sense primitive binary BCH (Bose, Ray-Chaudhuri, Hocquenghem 1959-60); galois.BCH convention",
+        builder=functools.lru_cache(maxsize=1)(build),
+        notes=f"t={t}, GF(2^{m}) default primitive poly, systematic; d = designed distance",
+    )
+
+
+def _rs_entry(name: str, n: int, k: int, m: int) -> CatalogEntry:
+    def build() -> Any:
+        from .rs import RSCode
+
+        return RSCode(n=n, k=k, m=m, name=name)
+
+    return CatalogEntry(
+        name=name, kind="classical-linear", family="rs", n=n, k=k, d=n - k + 1,
+        provenance="Reed-Solomon (Reed & Solomon 1960), narrow-sense, shortened; galois.ReedSolomon convention",
+        builder=functools.lru_cache(maxsize=1)(build),
+        notes=f"GF(2^{m}) symbols (n, k, d in symbols), binary image ({n * m}, {k * m}), LSB-first bits",
+    )
+
+
+CATALOG.update({
+    "bch63_45": _bch_entry("bch63_45", 6, 3, 63, 45),
+    "bch127_64": _bch_entry("bch127_64", 7, 10, 127, 64),
+    "bch255_131": _bch_entry("bch255_131", 8, 18, 255, 131),
+    "rs16_8": _rs_entry("rs16_8", 16, 8, 8),
+})
+
+
+# Polar / PAC codes (builders return qdecode.codes.polar.PolarCode / pac.PacCode): the
+# constructions whose SC / ML BLERs are tabulated in the classical research note (§5.5).
+def _polar_entry(name: str, N: int, k: int, d: int, pac: bool = False) -> CatalogEntry:
+    def build() -> Any:
+        if pac:
+            from .pac import PacCode
+
+            return PacCode.from_profile(N, k, "rm", name=name)
+        from .polar import PolarCode
+
+        return PolarCode.from_construction(N, k, "5g", name=name)
+
+    return CatalogEntry(
+        name=name, kind="classical-linear", family="pac" if pac else "polar", n=N, k=k, d=d,
+        provenance=("PAC code, Arikan 2019, arXiv:1908.09594" if pac
+                    else "polar code, Arikan 2009; 5G NR reliability sequence, 3GPP TS 38.212 Table 5.3.1.2-1"),
+        builder=functools.lru_cache(maxsize=1)(build),
+        notes=("RM rate profile, convolution g=0o133, no CRC" if pac
+               else "5G NR information set, G_N = F^(x)m natural order, no CRC"),
+    )
+
+
+CATALOG.update({
+    "polar32_16": _polar_entry("polar32_16", 32, 16, 8),
+    "polar64_22": _polar_entry("polar64_22", 64, 22, 8),
+    "polar128_64": _polar_entry("polar128_64", 128, 64, 8),
+    "pac32_16": _polar_entry("pac32_16", 32, 16, 8, pac=True),
+})
+
+
 def code_names() -> list[str]:
     """All catalogue names, in catalogue order."""
     return list(CATALOG)

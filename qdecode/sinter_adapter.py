@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import sinter
 
-from qdecode.decoders.registry import DecoderSpec, decoder_names
+from qdecode.decoders.registry import DecoderSpec, decoder_names, get_entry
 from qdecode.problem import DecodingProblem
 
 
@@ -38,5 +38,6 @@ class SinterDecoder(sinter.Decoder):
 
 
 def sinter_decoders() -> dict[str, sinter.Decoder]:
-    """``{"qd-<name>": SinterDecoder}`` for every registered decoder, default parameters."""
-    return {f"qd-{name}": SinterDecoder(DecoderSpec.create(name)) for name in decoder_names()}
+    """``{"qd-<name>": SinterDecoder}`` for every registered quantum decoder, default parameters."""
+    return {f"qd-{name}": SinterDecoder(DecoderSpec.create(name)) for name in decoder_names()
+            if get_entry(name).kind == "quantum"}

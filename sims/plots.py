@@ -85,6 +85,7 @@ def plot_threshold(
     xscale: str = "log",
     dpi: int = 150,
     figsize: tuple[float, float] = (7.0, 5.0),
+    references: Sequence[tuple[str, Sequence[float], Sequence[float]]] = (),
 ):
     """Log-log plot of the logical error rate against the physical error rate.
 
@@ -116,6 +117,8 @@ def plot_threshold(
             ``estimate_thresholds``). Drawn as a dashed vertical line with the interval
             shaded; an estimate without a crossing is written on the plot instead.
         title: figure title.
+        references: extra ``(label, xs, ys)`` curves drawn as thin black lines (e.g. the
+            normal approximation or an ML lower bound on block-error plots), ``gid="ref:<label>"``.
         xlabel: x-axis label; default "Physical error rate p" for ``x_key="p"``.
         ylabel: y-axis label; default "Logical error rate per shot" or "Logical error
             probability per round".
@@ -241,6 +244,11 @@ def plot_threshold(
                     markersize=6, gid=f"upper:{label}")
             y_shown.extend(high[~has])
 
+    for i, (ref_label, ref_x, ref_y) in enumerate(references):
+        rx, ry = np.asarray(ref_x, dtype=np.float64), np.asarray(ref_y, dtype=np.float64)
+        keep = np.isfinite(ry) & (ry > 0)
+        ax.plot(rx[keep], ry[keep], color="0.1", linestyle=((0, (5, 2)), (0, (1, 1)), "-.")[i % 3], linewidth=1.0,
+                marker="x" if keep.sum() < 10 else "", markersize=5, label=ref_label, gid=f"ref:{ref_label}")
     handles, labels = ax.get_legend_handles_labels()
     no_threshold: list[str] = []
     for group, p_th, lo, hi, note in _threshold_items(threshold):

@@ -19,6 +19,16 @@ Example (the embedded quick-start, ``sims/recipes/quickstart.toml``)::
 
 Every task table expands to the product of its ``d`` x ``p`` x ``decoders`` lists.
 An unknown key is an error naming the key and the table it sits in.
+
+A classical code (``bch127_64``, ``rs16_8``, ``polar64_22``, ...) takes a channel instead of a
+circuit noise model and expands ``ebn0`` (dB; ``awgn``, ``ge-awgn``) or ``p`` (``bsc``) x decoders::
+
+    [[tasks]]
+    code = "bch127_64"
+    noise = "awgn"
+    ebn0 = [2.0, 2.5, 3.0]
+    decoders = ["bm", "osd[order=2]"]
+    # channel = { p_gb = 0.01, p_bg = 0.2, eps_good = 0.001, eps_bad = 0.2, csi = true }   (noise = "ge")
 """
 
 from __future__ import annotations
@@ -36,6 +46,7 @@ except ModuleNotFoundError:  # pragma: no cover - Python 3.10
 
 from qdecode.decoders.registry import DecoderSpec
 from qdecode.sims.sweep import SweepOptions
+from qdecode.sims.classical import ClassicalRecipe
 from qdecode.sims.tasks import CircuitRecipe, Task
 
 
@@ -66,6 +77,8 @@ TASK_KEYS = {
     "memory_basis_only": "keep only the memory basis' detectors",
     "decoders": "decoder names, optionally 'name[key=value,...]'",
     "metadata": "extra json_metadata table",
+    "ebn0": "Eb/N0 in dB or list (classical codes: awgn, ge-awgn)",
+    "channel": "classical channel parameters table (Gilbert-Elliott: p_gb, p_bg, ...)",
 }
 
 
@@ -128,9 +141,70 @@ def _check_keys(table: Mapping[str, Any], known: Mapping[str, str], where: str) 
             raise RecipeError(f"{where}: unknown key {key!r} (known keys: {', '.join(sorted(known))})")
 
 
+def _is_classical(code: Any) -> bool:
+    from qdecode.codes.catalog import CATALOG
+
+    entry = CATALOG.get(str(code))
+    return entry is not None and entry.kind.startswith("classical")
+
+
+def expand_classical(entry: Mapping[str, Any], where: str, decoders: list[DecoderSpec], extra: tuple) -> list[Task]:
+    """The product ``(ebn0 | p) x decoders`` of a classical task table (``ge``: decoders only)."""
+    for key in ("d", "rounds", "basis", "memory_basis_only"):
+        if key in entry:
+            raise RecipeError(f"{where}: key {key!r} does not apply to the classical code {entry['code']!r}")
+    channel = entry.get("channel", {})
+    if not isinstance(channel, Mapping):
+        raise RecipeError(f"{where}: channel must be a table, got {channel!r}")
+    noise = str(entry["noise"])
+    if "ebn0" in entry and "p" in entry:
+        raise RecipeError(f"{where}: give ebn0 or p, not both")
+    points: list[tuple[float | None, float | None]] = [(None, None)]
+    if "ebn0" in entry:
+        points = []
+        for x in _as_list(entry["ebn0"]):
+            if isinstance(x, bool) or not isinstance(x, (int, float)):
+                raise RecipeError(f"{where}: ebn0 must be a number of dB, got {x!r}")
+            points.append((float(x), None))
+    elif "p" in entry:
+        points = []
+        for x in _as_list(entry["p"]):
+            if isinstance(x, bool) or not isinstance(x, (int, float)) or not 0 < x < 1:
+                raise RecipeError(f"{where}: p must lie strictly inside (0, 1), got {x!r}")
+            points.append((None, float(x)))
+    tasks = []
+    for ebn0, p in points:
+        try:
+            recipe = ClassicalRecipe(code=str(entry["code"]), noise=noise, ebn0=ebn0, p=p,
+                                     channel=tuple(sorted(channel.items())))
+        except (TypeError, ValueError) as exc:
+            raise RecipeError(f"{where}: {exc}") from None
+        for dec in decoders:
+            try:
+                tasks.append(Task(decoder=dec, classical=recipe, extra_metadata=extra))
+            except ValueError as exc:
+                raise RecipeError(f"{where}: {exc}") from None
+    return tasks
+
+
 def expand_tasks(entry: Mapping[str, Any], where: str) -> list[Task]:
     """The product ``d x p x basis x decoders`` of one task table."""
     _check_keys(entry, TASK_KEYS, where)
+    if _is_classical(entry.get("code")):
+        for key in ("code", "noise", "decoders"):
+            if key not in entry:
+                raise RecipeError(f"{where}: missing required key {key!r}")
+        try:
+            decoders = [parse_decoder(str(x)) for x in _as_list(entry["decoders"])]
+        except ValueError as exc:
+            raise RecipeError(f"{where}: {exc}") from None
+        metadata = entry.get("metadata", {})
+        if not isinstance(metadata, Mapping):
+            raise RecipeError(f"{where}: metadata must be a table, got {metadata!r}")
+        return expand_classical(entry, where, decoders, tuple(sorted(metadata.items())))
+    for key in ("ebn0", "channel"):
+        if key in entry:
+            raise RecipeError(f"{where}: key {key!r} applies to classical codes only, not {entry.get('code')!r}")
     for key in ("code", "noise", "p", "decoders"):
         if key not in entry:
             raise RecipeError(f"{where}: missing required key {key!r}")
@@ -163,7 +237,10 @@ def expand_tasks(entry: Mapping[str, Any], where: str) -> list[Task]:
                     memory_basis_only=_optional_bool(entry.get("memory_basis_only"), "memory_basis_only", where),
                 )
                 for dec in decoders:
-                    tasks.append(Task(decoder=dec, recipe=recipe, extra_metadata=extra))
+                    try:
+                        tasks.append(Task(decoder=dec, recipe=recipe, extra_metadata=extra))
+                    except ValueError as exc:
+                        raise RecipeError(f"{where}: {exc}") from None
     return tasks
 
 

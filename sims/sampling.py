@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from qdecode.problem import DecodingProblem
+from qdecode.sims.classical import run_classical_batch
 from qdecode.sims.tasks import CompiledTask, Task, describe_task
 
 # Shots sampled and decoded per inner chunk: bounds memory for large batches.
@@ -50,14 +51,19 @@ def batch_seed(stream: tuple[int, ...], batch_index: int) -> int:
 
 
 def compiled(task: Task) -> tuple[CompiledTask, Any]:
-    """(compiled task, stim sampler factory) from this process's cache, building on a miss."""
+    """(compiled task, stim sampler factory or classical channel) from this process's cache."""
     hit = _cache.get(task)
     if hit is not None:
         _cache.move_to_end(task)
         return hit
     ct = describe_task(task)
-    ct.decoder = task.decoder.build(DecodingProblem.from_dem(ct.dem))
-    entry = (ct, ct.circuit.compile_detector_sampler)
+    if task.classical is not None:
+        ct.code = task.classical.build_code()
+        ct.decoder = task.decoder.build(ct.code.code)
+        entry = (ct, task.classical.build_channel(ct.code.rate))
+    else:
+        ct.decoder = task.decoder.build(DecodingProblem.from_dem(ct.dem))
+        entry = (ct, ct.circuit.compile_detector_sampler)
     _cache[task] = entry
     if len(_cache) > _CACHE_SIZE:
         _cache.popitem(last=False)
@@ -81,6 +87,10 @@ def run_batch(task: Task, task_key: int, batch_index: int, shots: int, stream: t
     """
     ct, make_sampler = compiled(task)
     t0 = time.process_time()
+    if task.classical is not None:  # make_sampler is the channel
+        errors, counts = run_classical_batch(ct.code, make_sampler, ct.decoder, batch_seed(stream, batch_index), shots)
+        return BatchResult(task_key=task_key, batch_index=batch_index, shots=shots, errors=errors, discards=0,
+                           seconds=time.process_time() - t0, custom_counts=counts)
     sampler = make_sampler(seed=batch_seed(stream, batch_index))
     errors = 0
     counts: collections.Counter = collections.Counter()

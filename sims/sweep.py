@@ -156,6 +156,12 @@ def warm_up(states: Sequence[TaskProgress]) -> None:
         if name in seen:
             continue
         seen.add(name)
+        if st.compiled.task.classical is not None:
+            from qdecode.sims.sampling import compiled
+
+            ct, channel = compiled(st.compiled.task)
+            ct.decoder.decode_llr_batch(channel.transmit(np.zeros((1, ct.code.n), dtype=np.uint8), 0))
+            continue
         decoder = st.compiled.task.decoder.build(DecodingProblem.from_dem(st.compiled.dem))
         decoder.predict_observables_batch(np.zeros((1, st.compiled.dem.num_detectors), dtype=np.uint8))
 

@@ -63,19 +63,26 @@ class CircuitRecipe:
 
 @dataclasses.dataclass(frozen=True)
 class Task:
-    """One sweep point: a circuit source, a decoder, metadata.
+    """One sweep point: a circuit source (or a classical code + channel), a decoder, metadata.
 
-    Exactly one of ``recipe`` / ``circuit_text`` is set.
+    Exactly one of ``recipe`` / ``circuit_text`` / ``classical`` is set; a classical point
+    (:class:`qdecode.sims.classical.ClassicalRecipe`) needs a classical decoder and vice versa.
     """
 
     decoder: DecoderSpec
     recipe: CircuitRecipe | None = None
     circuit_text: str | None = None
     extra_metadata: tuple[tuple[str, Any], ...] = ()
+    classical: Any = None
 
     def __post_init__(self) -> None:
-        if (self.recipe is None) == (self.circuit_text is None):
-            raise ValueError("a Task needs exactly one of recipe= or circuit_text=")
+        given = sum(x is not None for x in (self.recipe, self.circuit_text, self.classical))
+        if given != 1:
+            raise ValueError("a Task needs exactly one of recipe=, circuit_text= or classical=")
+        want = "classical" if self.classical is not None else "quantum"
+        if self.decoder.kind != want:
+            what = "a classical code" if want == "classical" else "a circuit"
+            raise ValueError(f"decoder {self.decoder.name!r} is a {self.decoder.kind} decoder and cannot decode {what}")
 
     def circuit(self):
         import stim
@@ -85,7 +92,10 @@ class Task:
         return stim.Circuit(self.circuit_text)
 
     def json_metadata(self) -> dict[str, Any]:
-        meta: dict[str, Any] = self.recipe.metadata() if self.recipe is not None else {}
+        if self.classical is not None:
+            meta: dict[str, Any] = self.classical.metadata()
+        else:
+            meta = self.recipe.metadata() if self.recipe is not None else {}
         meta.update(dict(self.extra_metadata))
         return meta
 
@@ -123,6 +133,7 @@ class CompiledTask:
     strong_id: str
     json_metadata: dict[str, Any]
     decoder: Any = None  # built lazily in workers only
+    code: Any = None  # classical points: the BinaryCode (circuit and dem are None)
 
     @property
     def label(self) -> str:
@@ -131,6 +142,10 @@ class CompiledTask:
 
 def describe_task(task: Task) -> CompiledTask:
     """Circuit, DEM, metadata and strong_id of ``task`` (no decoder built)."""
+    if task.classical is not None:
+        meta = task.json_metadata()
+        return CompiledTask(task=task, circuit=None, dem=None, json_metadata=meta,
+                            strong_id=task.classical.strong_id(task.decoder.label(), meta))
     circuit = task.circuit()
     dem = decoding_dem(circuit)
     meta = task.json_metadata()

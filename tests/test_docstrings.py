@@ -7,7 +7,11 @@ import importlib
 
 import pytest
 
-MODULES = ["qdecode.problem", "qdecode.decoders.registry", "qdecode.sims.stats", "qdecode.sims.store"]
+MODULES = [
+    "qdecode.problem", "qdecode.decoders.registry", "qdecode.sims.stats", "qdecode.sims.store",
+    "qdecode.sims.channels", "qdecode.sims.finite_length", "qdecode.decoders.bm", "qdecode.codes.gf2m",
+    "qdecode.codes.bch", "qdecode.codes.rs", "qdecode.codes.crc", "qdecode.codes.polar", "qdecode.codes.pac",
+]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from typing import Iterable, Sequence
 
-_AXIS_KEYS = {"d", "p", "r", "rounds"}
+_AXIS_KEYS = {"d", "p", "r", "rounds", "ebn0", "n", "k"}
 
 
 def add_plot_parser(sub) -> None:
@@ -72,12 +72,54 @@ def group_keys_for(rows: Iterable, explicit: str | None = None) -> tuple[str, ..
     return ("decoder",) + varying
 
 
+def classical_references(rows) -> list[tuple[str, list[float], list[float]]]:
+    """Normal-approximation curves (one per (n, k)) and the ML lower bound (max over decoders of
+    ``ml_lb / shots`` at each (code, Eb/N0)) for block-error plots."""
+    import numpy as np
+
+    from qdecode.sims.finite_length import na_bler
+
+    refs = []
+    by_code: dict[tuple, dict[float, float]] = {}
+    xs_all: dict[tuple, list[float]] = {}
+    for row in rows:
+        md = row.json_metadata if isinstance(row.json_metadata, dict) else {}
+        if md.get("ebn0") is None or md.get("noise") != "awgn" or not md.get("n") or not md.get("k"):
+            continue
+        key = (md.get("code"), int(md["n"]), int(md["k"]))
+        x = float(md["ebn0"])
+        xs_all.setdefault(key, []).append(x)
+        kept = row.shots - row.discards
+        if kept > 0 and (row.custom_counts or {}).get("ml_lb"):
+            rate = row.custom_counts["ml_lb"] / kept
+            pts = by_code.setdefault(key, {})
+            pts[x] = max(pts.get(x, 0.0), rate)
+    for (code, n, k), xs in sorted(xs_all.items(), key=lambda t: str(t[0])):
+        grid = np.linspace(min(xs) - 0.25, max(xs) + 0.25, 60)
+        refs.append((f"normal approximation ({code}, n={n}, k={k})", list(grid), list(na_bler(n, k, grid))))
+        if (code, n, k) in by_code:
+            pts = sorted(by_code[(code, n, k)].items())
+            refs.append((f"ML lower bound ({code})", [p[0] for p in pts], [p[1] for p in pts]))
+    return refs
+
+
 def draw(rows, *, out_path: str, per_round: bool = False, threshold: bool = True, group: str | None = None, title=None):
-    """Plot ``rows`` to ``out_path``, with threshold estimates when there are >= 2 distances."""
+    """Plot ``rows`` to ``out_path``: LER vs p with threshold estimates (>= 2 distances), or, for
+    classical codes (``ebn0`` metadata), block error rate vs Eb/N0 with the normal approximation
+    and the ML lower bound."""
     from qdecode.sims.plots import plot_threshold
     from qdecode.sims.threshold import threshold_report
 
     rows = list(rows)
+    if any(isinstance(r.json_metadata, dict) and "ebn0" in r.json_metadata for r in rows):
+        if per_round:
+            raise ValueError("--per-round does not apply to classical block codes")
+        keys = group_keys_for(rows, group)
+        plot_threshold(rows, out_path=out_path, x_key="ebn0", xscale="linear", group_keys=(() if "code" in keys else ("code",)) + keys,
+                       xlabel="Eb/N0 (dB)", ylabel="Block error rate", title=title,
+                       references=classical_references(rows))
+        return
+    keys = group_keys_for(rows, group)
     keys = group_keys_for(rows, group)
     estimates = None
     if threshold:

@@ -33,7 +33,8 @@ def add_parser(sub) -> None:
     g.add_argument("--d", type=_list(int), help="distance(s), comma-separated")
     g.add_argument("--rounds", help="rounds: an int, 'd' or '<k>d' (default: the code's default, d for surface)")
     g.add_argument("--noise", help="noise model: sd6, si1000, bb-uniform, code-capacity, phenomenological")
-    g.add_argument("--p", type=_list(float), help="physical error rate(s), comma-separated")
+    g.add_argument("--p", type=_list(float), help="physical error rate(s), comma-separated (bsc: crossover)")
+    g.add_argument("--ebn0", type=_list(float), help="Eb/N0 in dB, comma-separated (classical codes: awgn)")
     g.add_argument("--basis", default="Z", choices=["X", "Z"], help="memory basis (default Z)")
     g.add_argument("--decoder", action="append", help="decoder name (repeatable)")
     g.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="decoder parameter (repeatable)")
@@ -56,13 +57,24 @@ def add_parser(sub) -> None:
 def _inline_recipe(args):
     from qdecode.sims.recipe import parse_recipe
 
-    missing = [flag for flag, v in (("--noise", args.noise), ("--p", args.p), ("--decoder", args.decoder)) if not v]
-    if missing:
+    point = ("--p", args.p) if args.ebn0 is None else ("--ebn0", args.ebn0)
+    missing = [flag for flag, v in (("--noise", args.noise), point, ("--decoder", args.decoder)) if not v]
+    if missing and not (args.noise == "ge" and missing == ["--p"]):
         raise ValueError(f"an inline sweep needs {', '.join(missing)}")
+    if args.ebn0 is not None and args.p is not None:
+        raise ValueError("give --p or --ebn0, not both")
     decoders = args.decoder
     if args.param:
         decoders = [f"{d}[{','.join(args.param)}]" for d in decoders]
-    task = {"code": args.code, "noise": args.noise, "p": args.p, "basis": args.basis, "decoders": decoders}
+    from qdecode.sims.recipe import _is_classical
+
+    task = {"code": args.code, "noise": args.noise, "decoders": decoders}
+    if args.ebn0 is not None:
+        task["ebn0"] = args.ebn0
+    elif args.p is not None:
+        task["p"] = args.p
+    if not _is_classical(args.code):
+        task["basis"] = args.basis
     if args.d:
         task["d"] = args.d
     if args.rounds is not None:

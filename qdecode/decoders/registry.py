@@ -81,6 +81,7 @@ class DecoderEntry:
     params: Mapping[str, Param]
     doc: str
     nested: str | None = None  # a str parameter naming a decoder whose parameters this one also takes
+    kind: str = "quantum"  # "quantum": factory(DecodingProblem); "classical": factory(code), decode_llr_batch
 
 
 _REGISTRY: dict[str, DecoderEntry] = {}
@@ -92,16 +93,21 @@ def register(
     params: Mapping[str, Param] | None = None,
     doc: str = "",
     nested: str | None = None,
+    kind: str = "quantum",
 ) -> None:
     """Register ``factory(problem, **params) -> Decoder`` under ``name``.
 
     ``nested``: name of a ``str`` parameter that names an inner decoder whose parameters this
-    decoder also accepts (see the module docstring).
+    decoder also accepts (see the module docstring). ``kind="classical"``: the factory takes a
+    classical code object instead (``factory(code, **params)``) and the decoder exposes
+    ``decode_llr_batch(llr (S, n) float) -> codewords (S, n) uint8``.
     """
+    if kind not in ("quantum", "classical"):
+        raise ValueError(f"decoder {name!r}: kind must be 'quantum' or 'classical', got {kind!r}")
     params = dict(params or {})
     if nested is not None and (nested not in params or params[nested].type is not str):
         raise ValueError(f"decoder {name!r}: nested parameter {nested!r} must be one of its str parameters")
-    _REGISTRY[name] = DecoderEntry(name=name, factory=factory, params=params, doc=doc, nested=nested)
+    _REGISTRY[name] = DecoderEntry(name=name, factory=factory, params=params, doc=doc, nested=nested, kind=kind)
 
 
 def decoder_names() -> list[str]:
@@ -173,6 +179,11 @@ class DecoderSpec:
             return self.name
         return f"{self.name}[{','.join(f'{k}={_format_value(v)}' for k, v in self.params)}]"
 
+    @property
+    def kind(self) -> str:
+        """``"quantum"`` (built from a DecodingProblem) or ``"classical"`` (built from a code)."""
+        return get_entry(self.name).kind
+
     def build(self, problem: DecodingProblem) -> Decoder:
         return get_entry(self.name).factory(problem, **dict(self.params))
 
@@ -188,6 +199,8 @@ def _nested_params(entry: DecoderEntry, given: Mapping[str, Any]) -> tuple[Mappi
             f"(known: {', '.join(decoder_names())})"
         )
     inner = _REGISTRY[inner_name]
+    if inner.kind != entry.kind:
+        raise UnknownDecoderError(f"decoder {entry.name!r}: {key}={inner_name!r} is a {inner.kind} decoder")
     if inner.nested is not None:
         raise UnknownDecoderError(f"decoder {entry.name!r}: {key}={inner_name!r} cannot be nested inside it")
     clash = sorted(set(inner.params) & set(entry.params))
@@ -244,6 +257,9 @@ def _register_builtins() -> None:
     from qdecode.decoders.window import register_window
 
     register_window()
+    from qdecode.decoders.classical import register_classical
+
+    register_classical()
 
 
 _register_builtins()

@@ -1,0 +1,182 @@
+"""Classical block-code sweep points: code + channel (+ source), sampled and decoded in batches.
+
+A :class:`ClassicalRecipe` names a catalogue code (``bch127_64``, ``rs16_8``, ``polar64_22``, ...)
+and a channel: ``awgn`` (BPSK, ``ebn0`` in dB, rate ``k/n``), ``bsc`` (``p``), ``ge``
+(Gilbert-Elliott with BSC states) or ``ge-awgn`` (Gilbert-Elliott with AWGN states), the latter
+two with extra parameters (``p_gb``, ``p_bg``, ``eps_good``, ``eps_bad`` / ``delta_db``, ``csi``)
+given as ``channel = {...}`` in a recipe. One batch (:func:`run_classical_batch`):
+
+    messages ~ uniform bits (S, k)  ->  codewords = encode(messages)  ->  LLRs = channel(codewords)
+    ->  decoded = decoder.decode_llr_batch(LLRs)  ->  block error = any bit of decoded != codeword
+
+all from one ``numpy.random.Generator`` seeded with the batch seed. ``custom_counts`` carry
+``bit_errors`` (wrong codeword bits) and ``ml_lb``: block errors where the decoder returned a
+*valid codeword* at least as likely as the transmitted one (correlation ``sum(llr * (1 - 2c))``
+>= the transmitted word's): an ML decoder fails on those blocks too, so ``ml_lb / shots`` is a
+lower bound on the ML block error rate (the "ML lower bound" curve of the BLER plots).
+
+Reed-Solomon codes run on their binary image (``n m`` bits; ``encode_bits``), so the channel,
+the LLRs and the block error are the same for every decoder.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import math
+from typing import Any
+
+import numpy as np
+
+CHANNELS = ("awgn", "bsc", "ge", "ge-awgn")
+_GE_BSC_KEYS = ("p_gb", "p_bg", "eps_good", "eps_bad", "csi")
+_GE_AWGN_KEYS = ("p_gb", "p_bg", "delta_db", "csi", "reference")
+
+
+@dataclasses.dataclass(frozen=True)
+class BinaryCode:
+    """The binary view of a catalogue code that the channel and the error count see.
+
+    Attributes:
+        code: the code object decoders are built from.
+        n, k: code length and message bits of the binary view.
+        H: uint8 ``(r, n)`` binary parity checks (codeword test of the ML lower bound).
+    """
+
+    code: Any
+    n: int
+    k: int
+    H: np.ndarray
+
+    @classmethod
+    def of(cls, code: Any) -> "BinaryCode":
+        if hasattr(code, "encode_bits") and hasattr(code, "H_bin"):  # Reed-Solomon: binary image
+            return cls(code, int(code.n_bits), int(code.k_bits), np.asarray(code.H_bin, dtype=np.uint8))
+        return cls(code, int(code.n), int(code.k), np.asarray(code.H, dtype=np.uint8))
+
+    @property
+    def rate(self) -> float:
+        return self.k / self.n
+
+    def encode(self, messages: np.ndarray) -> np.ndarray:
+        enc = getattr(self.code, "encode_bits", None) or self.code.encode
+        return np.ascontiguousarray(enc(messages), dtype=np.uint8)
+
+
+def _check_channel(noise: str, ebn0: float | None, p: float | None, channel: dict[str, Any]) -> None:
+    if noise not in CHANNELS:
+        raise ValueError(f"unknown channel {noise!r} for a classical code (known: {', '.join(CHANNELS)})")
+    if noise in ("awgn", "ge-awgn"):
+        if ebn0 is None or p is not None:
+            raise ValueError(f"channel {noise!r} takes ebn0 (dB), not p")
+        if not math.isfinite(ebn0):
+            raise ValueError(f"ebn0 must be a finite number of dB, got {ebn0!r}")
+    elif noise == "bsc":
+        if p is None or ebn0 is not None:
+            raise ValueError("channel 'bsc' takes p, not ebn0")
+    if noise == "ge":
+        if p is not None or ebn0 is not None:
+            raise ValueError("channel 'ge' takes its parameters in channel = {p_gb, p_bg, eps_good, eps_bad, csi}")
+    known = {"ge": _GE_BSC_KEYS, "ge-awgn": _GE_AWGN_KEYS}.get(noise, ())
+    unknown = sorted(set(channel) - set(known))
+    if unknown:
+        raise ValueError(f"channel {noise!r} has no parameter {unknown[0]!r}"
+                         + (f" (known: {', '.join(known)})" if known else ""))
+
+
+@dataclasses.dataclass(frozen=True)
+class ClassicalRecipe:
+    """A classical sweep point: catalogue code, channel and its parameters.
+
+    Attributes:
+        code: catalogue name of a classical code.
+        noise: ``awgn`` | ``bsc`` | ``ge`` | ``ge-awgn``.
+        ebn0: Eb/N0 in dB (``awgn``, ``ge-awgn``).
+        p: crossover probability (``bsc``).
+        channel: extra channel parameters as sorted ``(key, value)`` pairs (Gilbert-Elliott).
+    """
+
+    code: str
+    noise: str
+    ebn0: float | None = None
+    p: float | None = None
+    channel: tuple[tuple[str, Any], ...] = ()
+
+    def __post_init__(self) -> None:
+        _check_channel(self.noise, self.ebn0, self.p, dict(self.channel))
+        self.build_channel(0.5)  # parameter values validated by the channel classes
+
+    def build_code(self) -> BinaryCode:
+        from qdecode.codes.catalog import get_code, get_entry
+
+        entry = get_entry(self.code)
+        if not entry.kind.startswith("classical"):
+            raise ValueError(f"code {self.code!r} is a {entry.kind} code; classical channels need a classical code")
+        return BinaryCode.of(get_code(self.code))
+
+    def build_channel(self, rate: float):
+        from qdecode.sims import channels as ch
+
+        kw = dict(self.channel)
+        if self.noise == "awgn":
+            return ch.BpskAwgn(ebn0_db=self.ebn0, rate=rate)
+        if self.noise == "bsc":
+            return ch.Bsc(p=self.p)
+        if self.noise == "ge":
+            return ch.GilbertElliottBsc(**kw)
+        return ch.GilbertElliottAwgn(ebn0_db=self.ebn0, rate=rate, **kw)
+
+    def metadata(self) -> dict[str, Any]:
+        """sinter-style metadata: ``code, noise, n, k`` and ``ebn0`` or ``p`` plus channel parameters."""
+        from qdecode.codes.catalog import get_entry
+
+        e = get_entry(self.code)
+        n, k = e.n, e.k
+        if e.family == "rs":  # binary image
+            view = self.build_code()
+            n, k = view.n, view.k
+        meta: dict[str, Any] = {"code": self.code, "noise": self.noise, "n": n, "k": k}
+        if self.ebn0 is not None:
+            meta["ebn0"] = self.ebn0
+        if self.p is not None:
+            meta["p"] = self.p
+        meta.update(dict(self.channel))
+        return meta
+
+    def strong_id(self, decoder_label: str, json_metadata: Any) -> str:
+        """SHA-256 of the JSON of everything that identifies the sweep point (sinter's idea)."""
+        value = {"classical": dataclasses.asdict(self), "decoder": decoder_label, "json_metadata": json_metadata}
+        return hashlib.sha256(json.dumps(value, sort_keys=True).encode("utf-8")).hexdigest()
+
+
+def run_classical_batch(code: BinaryCode, channel, decoder, seed: int, shots: int,
+                        chunk: int = 1 << 14) -> tuple[int, dict[str, int]]:
+    """Sample, transmit and decode ``shots`` blocks with one seeded generator.
+
+    Returns:
+        ``(block errors, custom counts)`` with ``bit_errors`` and ``ml_lb`` (module docstring).
+    """
+    rng = np.random.default_rng(seed)
+    errors = bit_errors = ml_lb = 0
+    Ht = np.ascontiguousarray(code.H.T, dtype=np.float32)
+    left = shots
+    while left > 0:
+        S = min(left, chunk)
+        msgs = rng.integers(0, 2, size=(S, code.k), dtype=np.uint8)
+        cw = code.encode(msgs)
+        llr = channel.transmit(cw, rng)
+        dec = np.asarray(decoder.decode_llr_batch(llr), dtype=np.uint8)
+        if dec.shape != cw.shape:
+            raise ValueError(f"decoder returned shape {dec.shape}, expected {cw.shape}")
+        wrong = dec != cw
+        block = wrong.any(axis=1)
+        errors += int(block.sum())
+        bit_errors += int(wrong.sum())
+        if block.any():
+            d, c, l_ = dec[block], cw[block], llr[block]
+            valid = ~((d.astype(np.float32) @ Ht).astype(np.int64) & 1).any(axis=1)
+            better = (l_ * (1.0 - 2.0 * d)).sum(axis=1) >= (l_ * (1.0 - 2.0 * c)).sum(axis=1)
+            ml_lb += int((valid & better).sum())
+        left -= S
+    return errors, {"bit_errors": bit_errors, "ml_lb": ml_lb}
