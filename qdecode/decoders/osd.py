@@ -33,6 +33,7 @@ import numpy as np
 
 from qdecode.kernels import gf2
 from qdecode.kernels import osd as kosd
+from qdecode.kernels.threads import run_ranges
 from qdecode.problem import DecodingProblem
 
 __all__ = ["OsdConfig", "normalize_osd_method", "OsdPostProcessor", "OsdBlockDecoder"]
@@ -291,8 +292,15 @@ class OsdBlockDecoder:
         self._g_packed = np.zeros((self.k, gf2.num_words(self.n)), dtype=np.uint64)
         gf2.pack_rows(self.G, self._g_packed)
 
-    def decode_llr_batch(self, llr: Any) -> np.ndarray:
+    def decode_llr_batch(self, llr: Any, *, threads: int | None = None, reference: bool = False) -> np.ndarray:
         """Channel LLRs ``(S, n)`` (positive = bit 0) -> codewords ``(S, n)`` uint8.
+
+        Args:
+            llr: ``(S, n)`` channel LLRs.
+            threads: worker threads over blocks (default: numba's thread count).
+            reference: run the unpruned reference enumeration
+                (:func:`qdecode.kernels.osd.osd_classical_solve_ref`; same output, slower),
+                for tests and benchmarks.
 
         Raises:
             ValueError: wrong shape or non-finite LLRs.
@@ -305,7 +313,8 @@ class OsdBlockDecoder:
         x = np.ascontiguousarray(x)
         out = np.zeros(x.shape, dtype=np.uint8)
         if x.shape[0]:
-            kosd.osd_classical_batch(x, self._g_packed, self.order, out, _default_chunks(x.shape[0]))
+            run_ranges(kosd.osd_classical_range, (x, self._g_packed, self.order, out, bool(reference)),
+                       x.shape[0], threads)
         return out
 
     def decode_llr(self, llr: Any) -> np.ndarray:
