@@ -40,6 +40,8 @@ def test_recipe_expands_ebn0_times_decoders():
     (dict(code="bch127_64", noise="awgn", ebn0=2, decoders=["pymatching"]), "quantum decoder"),
     (dict(code="surface", d=3, noise="sd6", p=0.01, decoders=["bm"]), "classical decoder"),
     (dict(code="bch127_64", noise="awgn", ebn0="x", decoders=["bm"]), "ebn0"),
+    (dict(code="bch127_64", noise="awgn", ebn0=float("nan"), decoders=["bm"]), "finite"),
+    (dict(code="bch127_64", noise="bsc", p=1.5, decoders=["bm"]), "p must lie"),
 ])
 def test_bad_classical_recipes(task, match):
     with pytest.raises(RecipeError, match=match):
