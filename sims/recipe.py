@@ -141,6 +141,21 @@ def _check_keys(table: Mapping[str, Any], known: Mapping[str, str], where: str) 
             raise RecipeError(f"{where}: unknown key {key!r} (known keys: {', '.join(sorted(known))})")
 
 
+def _decoders_and_metadata(entry: Mapping[str, Any], where: str, required: tuple[str, ...]):
+    """Check the required keys; parse ``decoders`` and the ``metadata`` table (as sorted pairs)."""
+    for key in required:
+        if key not in entry:
+            raise RecipeError(f"{where}: missing required key {key!r}")
+    try:
+        decoders = [parse_decoder(str(x)) for x in _as_list(entry["decoders"])]
+    except ValueError as exc:
+        raise RecipeError(f"{where}: {exc}") from None
+    metadata = entry.get("metadata", {})
+    if not isinstance(metadata, Mapping):
+        raise RecipeError(f"{where}: metadata must be a table, got {metadata!r}")
+    return decoders, tuple(sorted(metadata.items()))
+
+
 def _is_classical(code: Any) -> bool:
     from qdecode.codes.catalog import CATALOG
 
@@ -191,31 +206,12 @@ def expand_tasks(entry: Mapping[str, Any], where: str) -> list[Task]:
     """The product ``d x p x basis x decoders`` of one task table."""
     _check_keys(entry, TASK_KEYS, where)
     if _is_classical(entry.get("code")):
-        for key in ("code", "noise", "decoders"):
-            if key not in entry:
-                raise RecipeError(f"{where}: missing required key {key!r}")
-        try:
-            decoders = [parse_decoder(str(x)) for x in _as_list(entry["decoders"])]
-        except ValueError as exc:
-            raise RecipeError(f"{where}: {exc}") from None
-        metadata = entry.get("metadata", {})
-        if not isinstance(metadata, Mapping):
-            raise RecipeError(f"{where}: metadata must be a table, got {metadata!r}")
-        return expand_classical(entry, where, decoders, tuple(sorted(metadata.items())))
+        decoders, extra = _decoders_and_metadata(entry, where, ("code", "noise", "decoders"))
+        return expand_classical(entry, where, decoders, extra)
     for key in ("ebn0", "channel"):
         if key in entry:
             raise RecipeError(f"{where}: key {key!r} applies to classical codes only, not {entry.get('code')!r}")
-    for key in ("code", "noise", "p", "decoders"):
-        if key not in entry:
-            raise RecipeError(f"{where}: missing required key {key!r}")
-    try:
-        decoders = [parse_decoder(str(x)) for x in _as_list(entry["decoders"])]
-    except ValueError as exc:
-        raise RecipeError(f"{where}: {exc}") from None
-    metadata = entry.get("metadata", {})
-    if not isinstance(metadata, Mapping):
-        raise RecipeError(f"{where}: metadata must be a table, got {metadata!r}")
-    extra = tuple(sorted(metadata.items()))
+    decoders, extra = _decoders_and_metadata(entry, where, ("code", "noise", "p", "decoders"))
     tasks = []
     for d in _as_list(entry.get("d")):
         if d is not None and (isinstance(d, bool) or not isinstance(d, int) or d < 2):

@@ -255,6 +255,26 @@ def _select(chk_ptr, chk_vars, var_ptr, var_chks, vn, cn, cdeg, err, hist, unsat
 
 
 @numba.njit(cache=True, nogil=True)
+def _decide(j, value, chk_ptr, chk_vars, var_ptr, var_chks, vn, cn, cdeg, err, unsat, nun) -> bool:
+    """Fix variable ``j`` to ``value`` and peel; False on a contradiction."""
+    if not _set_value(j, value, var_ptr, var_chks, vn, cn, cdeg, err, unsat, nun):
+        return False
+    return _peel(chk_ptr, chk_vars, var_ptr, var_chks, vn, cn, cdeg, err, unsat, nun)
+
+
+@numba.njit(cache=True, nogil=True)
+def _push(used, vn, cn, cdeg, var, value, depth, st_vn, st_cn, st_deg, st_var, st_val, st_depth):
+    """Snapshot the decimation state with the alternative ``var = value`` at ``depth``; returns ``used + 1``."""
+    st_vn[used, :vn.shape[0]] = vn
+    st_cn[used] = cn
+    st_deg[used] = cdeg
+    st_var[used] = var
+    st_val[used] = value
+    st_depth[used] = depth
+    return used + 1
+
+
+@numba.njit(cache=True, nogil=True)
 def _path_metric(llr, err, n) -> float:
     pm = 0.0
     for j in range(n):
@@ -395,16 +415,8 @@ def gdg_decode(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndrome,
         if not ok:
             break
         if depth < max_side_depth and depth <= min_depth and used < max_guess:
-            st_vn[used, :nn] = vnv
-            st_cn[used] = cn
-            st_deg[used] = cdeg
-            st_var[used] = g
-            st_val[used] = 1 - fav
-            st_depth[used] = depth + 1
-            used += 1
-        if not _set_value(g, fav, lvp, lvar_chks, vnv, cn, cdeg, errv, unsat, nun):
-            break
-        if not _peel(lchk_ptr, lchk_vars, lvp, lvar_chks, vnv, cn, cdeg, errv, unsat, nun):
+            used = _push(used, vnv, cn, cdeg, g, 1 - fav, depth + 1, st_vn, st_cn, st_deg, st_var, st_val, st_depth)
+        if not _decide(g, fav, lchk_ptr, lchk_vars, lvp, lvar_chks, vnv, cn, cdeg, errv, unsat, nun):
             break
     for v in range(nn):
         best_err[v] = err[v]
@@ -422,8 +434,8 @@ def gdg_decode(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndrome,
         cdeg[:] = st_deg[i]
         _recount(lchk_ptr, lchk_vars, errv, syndrome, unsat, nun)
         _init_messages(lvp, lmap, lllr, vnv, v2c)
-        if not _set_value(st_var[i], np.int64(st_val[i]), lvp, lvar_chks, vnv, cn, cdeg, errv, unsat, nun) or \
-                not _peel(lchk_ptr, lchk_vars, lvp, lvar_chks, vnv, cn, cdeg, errv, unsat, nun):
+        if not _decide(st_var[i], np.int64(st_val[i]), lchk_ptr, lchk_vars, lvp, lvar_chks, vnv, cn, cdeg, errv,
+                       unsat, nun):
             i += 1
             continue
         for step in range(side_step):
@@ -448,16 +460,9 @@ def gdg_decode(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndrome,
             if not ok:
                 break
             if depth <= max_tree_depth and depth <= min_depth and used < max_guess:
-                st_vn[used, :nn] = vnv
-                st_cn[used] = cn
-                st_deg[used] = cdeg
-                st_var[used] = g
-                st_val[used] = 1 - fav
-                st_depth[used] = depth + 1
-                used += 1
-            if not _set_value(g, fav, lvp, lvar_chks, vnv, cn, cdeg, errv, unsat, nun):
-                break
-            if not _peel(lchk_ptr, lchk_vars, lvp, lvar_chks, vnv, cn, cdeg, errv, unsat, nun):
+                used = _push(used, vnv, cn, cdeg, g, 1 - fav, depth + 1, st_vn, st_cn, st_deg, st_var, st_val,
+                             st_depth)
+            if not _decide(g, fav, lchk_ptr, lchk_vars, lvp, lvar_chks, vnv, cn, cdeg, errv, unsat, nun):
                 break
         i += 1
     for v in range(nn):
