@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from .gf2m import GF2m, cyclotomic_coset, gf2m, poly_mul_gf2, poly_to_int
+from .gf2m import GF2m, check_int as _int, cyclotomic_coset, gf2m, poly_mul_gf2, poly_to_int
 
 __all__ = ["BCHCode", "bch_generator_poly", "bch_code"]
 
@@ -262,16 +262,6 @@ def bch_code(n: int, t: int, *, shorten: int = 0, prim_poly: int | None = None, 
     if ni < 3 or (1 << m) - 1 != ni:
         raise ValueError(f"primitive BCH codes need n = 2^m - 1 (3, 7, 15, ..., 65535), got n={n!r}; use shorten= for other lengths")
     return BCHCode(m=m, t=t, shorten=shorten, prim_poly=prim_poly, name=name)
-
-
-def _int(value: Any, name: str) -> int:
-    try:
-        iv = int(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be an integer, got {name}={value!r}") from None
-    if iv != value:
-        raise ValueError(f"{name} must be an integer, got {name}={value!r}")
-    return iv
 
 
 def _as_bits(a: Any, width: int, name: str) -> np.ndarray:

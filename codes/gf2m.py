@@ -325,3 +325,14 @@ def poly_mod_gf2(p: Any, g: Any) -> np.ndarray:
 def poly_to_int(p: Any) -> int:
     """Ascending 0/1 coefficients -> integer with bit ``i`` = coefficient of ``x^i``."""
     return sum(1 << i for i, c in enumerate(np.asarray(p).ravel()) if c)
+
+
+def check_int(value: Any, name: str) -> int:
+    """``value`` as an int; ValueError naming ``name`` unless it is integral (``3.0`` is fine)."""
+    try:
+        iv = int(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be an integer, got {name}={value!r}") from None
+    if iv != value:
+        raise ValueError(f"{name} must be an integer, got {name}={value!r}")
+    return iv

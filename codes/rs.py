@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from .gf2m import GF2m, gf2m
+from .gf2m import GF2m, check_int as _int, gf2m
 
 __all__ = ["RSCode", "rs_code"]
 
@@ -230,13 +230,3 @@ class RSCode:
 def rs_code(n: int, k: int, m: int = 8, *, prim_poly: int | None = None, name: str = "") -> RSCode:
     """``RSCode(n, k, m)``: e.g. ``rs_code(16, 8)`` is RS(255, 247) over GF(256) shortened to 16 symbols."""
     return RSCode(n=n, k=k, m=m, prim_poly=prim_poly, name=name)
-
-
-def _int(value: Any, name: str) -> int:
-    try:
-        iv = int(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be an integer, got {name}={value!r}") from None
-    if iv != value:
-        raise ValueError(f"{name} must be an integer, got {name}={value!r}")
-    return iv
