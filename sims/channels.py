@@ -222,6 +222,11 @@ class _GeMarkov:
         """bool ``(S, n)`` bad-state indicators (see :func:`gilbert_elliott_states`)."""
         return gilbert_elliott_states(shape, self.p_gb, self.p_bg, rng)
 
+    def transmit(self, codewords: Any, rng: Any) -> np.ndarray:
+        """uint8 ``(S, n)`` -> float64 LLRs ``(S, n)`` (``transmit_with_states`` without the states)."""
+        llr, _ = self.transmit_with_states(codewords, rng)
+        return llr
+
 
 @dataclasses.dataclass(frozen=True)
 class GilbertElliottBsc(_GeMarkov):
@@ -249,11 +254,6 @@ class GilbertElliottBsc(_GeMarkov):
     def eps_average(self) -> float:
         """Average crossover ``pi_G eps_good + pi_B eps_bad``."""
         return (1.0 - self.pi_bad) * self.eps_good + self.pi_bad * self.eps_bad
-
-    def transmit(self, codewords: Any, rng: Any) -> np.ndarray:
-        """uint8 ``(S, n)`` -> float64 LLRs ``(S, n)``."""
-        llr, _ = self.transmit_with_states(codewords, rng)
-        return llr
 
     def transmit_with_states(self, codewords: Any, rng: Any) -> tuple[np.ndarray, np.ndarray]:
         """As :meth:`transmit`, also returning the bool ``(S, n)`` bad-state mask."""
@@ -320,11 +320,6 @@ class GilbertElliottAwgn(_GeMarkov):
     def sigma2_average(self) -> float:
         """Stationary average noise variance ``pi_G sigma_G^2 + pi_B sigma_B^2``."""
         return (1.0 - self.pi_bad) * self.sigma2_good + self.pi_bad * self.sigma2_bad
-
-    def transmit(self, codewords: Any, rng: Any) -> np.ndarray:
-        """uint8 ``(S, n)`` -> float64 LLRs ``(S, n)``."""
-        llr, _ = self.transmit_with_states(codewords, rng)
-        return llr
 
     def transmit_with_states(self, codewords: Any, rng: Any) -> tuple[np.ndarray, np.ndarray]:
         """As :meth:`transmit`, also returning the bool ``(S, n)`` bad-state mask."""

@@ -104,39 +104,17 @@ def _threads(threads: Any) -> int | None:
     return t
 
 
-class ScDecoder:
-    """Successive-cancellation decoder for a polar or PAC code.
+class _PolarDecoder:
+    """What SC and SCL share: subclasses set ``layout`` and implement ``_decode(llr) -> (codewords, info bits)``."""
 
-    Args:
-        code: a :class:`~qdecode.codes.polar.PolarCode` / :class:`~qdecode.codes.pac.PacCode`.
-        exact: exact boxplus ``f`` (default False: min-sum).
-        threads: threads for a batch (default: numba's thread count).
-    """
+    layout: _PolarLayout
 
-    def __init__(self, code: Any, *, exact: bool = False, threads: int | None = None) -> None:
-        self.layout = _PolarLayout(code)
-        self.code = code
-        self.exact = bool(exact)
-        self.threads = _threads(threads)
-        self.ops = kpolar.build_schedule(self.layout.frozen, rate1=True)
-        self.last_info: DecodeInfo | None = None
+    def _decode(self, llr: Any) -> tuple[np.ndarray, np.ndarray]:
+        raise NotImplementedError
 
     @property
     def n(self) -> int:
         return self.layout.N
-
-    def _decode(self, llr: Any) -> tuple[np.ndarray, np.ndarray]:
-        lay = self.layout
-        x = lay.check_llr(llr)
-        S = x.shape[0]
-        cw = np.zeros((S, lay.N), dtype=np.uint8)
-        info = np.zeros((S, lay.K), dtype=np.uint8)
-        lanes = max(1, min(SC_LANES, S))  # a lone block should not pay for 32 lanes
-        args = (x, self.ops, lay.info_pos, lay.taps, lay.M, self.exact, lanes, cw, info)
-        run_ranges(kpolar.sc_decode_range, args, S, self.threads)
-        crc_ok = lay.crc.check(info) if lay.crc is not None else np.ones(S, dtype=np.bool_)
-        self.last_info = DecodeInfo(converged=crc_ok if lay.crc is not None else None, extra={"crc_ok": crc_ok})
-        return cw, info
 
     def decode_llr_batch(self, llr: Any) -> np.ndarray:
         """``(S, N)`` channel LLRs (positive = bit 0) -> ``(S, N)`` uint8 codewords.
@@ -155,6 +133,38 @@ class ScDecoder:
         return self.decode_llr_batch(np.asarray(llr, dtype=np.float64).reshape(1, -1))[0]
 
 
+class ScDecoder(_PolarDecoder):
+    """Successive-cancellation decoder for a polar or PAC code.
+
+    Args:
+        code: a :class:`~qdecode.codes.polar.PolarCode` / :class:`~qdecode.codes.pac.PacCode`.
+        exact: exact boxplus ``f`` (default False: min-sum).
+        threads: threads for a batch (default: numba's thread count).
+    """
+
+    def __init__(self, code: Any, *, exact: bool = False, threads: int | None = None) -> None:
+        self.layout = _PolarLayout(code)
+        self.code = code
+        self.exact = bool(exact)
+        self.threads = _threads(threads)
+        self.ops = kpolar.build_schedule(self.layout.frozen, rate1=True)
+        self.last_info: DecodeInfo | None = None
+
+    def _decode(self, llr: Any) -> tuple[np.ndarray, np.ndarray]:
+        lay = self.layout
+        x = lay.check_llr(llr)
+        S = x.shape[0]
+        cw = np.zeros((S, lay.N), dtype=np.uint8)
+        info = np.zeros((S, lay.K), dtype=np.uint8)
+        lanes = max(1, min(SC_LANES, S))  # a lone block should not pay for 32 lanes
+        args = (x, self.ops, lay.info_pos, lay.taps, lay.M, self.exact, lanes, cw, info)
+        run_ranges(kpolar.sc_decode_range, args, S, self.threads)
+        crc_ok = lay.crc.check(info) if lay.crc is not None else np.ones(S, dtype=np.bool_)
+        self.last_info = DecodeInfo(converged=crc_ok if lay.crc is not None else None, extra={"crc_ok": crc_ok})
+        return cw, info
+
+
+
 def _parse_crc(crc: Any) -> bool | None:
     if crc is None or isinstance(crc, bool):
         return crc
@@ -170,7 +180,7 @@ def _parse_crc(crc: Any) -> bool | None:
     raise ValueError(f"crc must be True, False or None/'auto', got {crc!r}")
 
 
-class SclDecoder:
+class SclDecoder(_PolarDecoder):
     """Successive-cancellation list decoder (CRC-aided when the code has a CRC).
 
     Args:
@@ -219,10 +229,6 @@ class SclDecoder:
         self.ops = kpolar.build_schedule(self.layout.frozen, rate1=False)
         self.last_info: DecodeInfo | None = None
 
-    @property
-    def n(self) -> int:
-        return self.layout.N
-
     def _decode(self, llr: Any) -> tuple[np.ndarray, np.ndarray]:
         lay = self.layout
         x = lay.check_llr(llr)
@@ -240,18 +246,3 @@ class SclDecoder:
         )
         return cw, info
 
-    def decode_llr_batch(self, llr: Any) -> np.ndarray:
-        """``(S, N)`` channel LLRs (positive = bit 0) -> ``(S, N)`` uint8 codewords.
-
-        Raises:
-            DecoderInputError: wrong shape, non-numeric, NaN or infinite LLRs.
-        """
-        return self._decode(llr)[0]
-
-    def decode_msgs(self, llr: Any) -> np.ndarray:
-        """``(S, N)`` channel LLRs -> ``(S, k)`` uint8 decoded message bits (CRC bits dropped)."""
-        return np.ascontiguousarray(self._decode(llr)[1][:, : self.layout.k])
-
-    def decode_llr(self, llr: Any) -> np.ndarray:
-        """One block: ``(N,)`` -> ``(N,)``."""
-        return self.decode_llr_batch(np.asarray(llr, dtype=np.float64).reshape(1, -1))[0]
