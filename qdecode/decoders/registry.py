@@ -254,6 +254,9 @@ def _register_builtins() -> None:
     register("bposd-e", lambda problem, **kw: BpOsdDecoder(problem, osd_method="osd_e", method="minsum", **kw),
              {**_bp_params(80), "osd_order": Param(int, 4, "OSD-E order w (2^w - 1 candidates)", minimum=0, maximum=24)},
              doc="min-sum BP + exhaustive OSD-E on non-converged shots")
+    from qdecode.decoders.bp_matching import register_bp_matching
+
+    register_bp_matching()
     from qdecode.decoders.window import register_window
 
     register_window()
