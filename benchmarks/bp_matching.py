@@ -32,6 +32,8 @@ def main() -> None:
     ap.add_argument("--dtype", default="float64")
     ap.add_argument("--beliefmatching", action="store_true", help="also run the beliefmatching package")
     ap.add_argument("--no-accurate", action="store_true")
+    ap.add_argument("--no-fast", action="store_true")
+    ap.add_argument("--no-peers", action="store_true", help="skip PyMatching / correlated PyMatching rows")
     args = ap.parse_args()
 
     import numba
@@ -56,12 +58,12 @@ def main() -> None:
         fit = sinter.fit_binomial(num_shots=args.shots, num_hits=errors, max_likelihood_factor=1000)
         rows.append((name, errors, errors / args.shots, fit.low, fit.high, 1e6 * seconds / args.shots, extra))
 
-    for corr in (False, True):
+    for corr in () if args.no_peers else (False, True):
         m = pymatching.Matching.from_detector_error_model(dem, enable_correlations=corr)
         t = time.perf_counter()
         pred = m.decode_batch(dets, enable_correlations=corr)
         report("pymatching-correlated" if corr else "pymatching", pred, time.perf_counter() - t)
-    modes = ["fast"] if args.no_accurate else ["fast", "accurate"]
+    modes = [m for m, off in (("fast", args.no_fast), ("accurate", args.no_accurate)) if not off]
     for meth, tau, mode in [(m, t, md) for m in args.method for t in args.tau for md in modes]:
             name, _, alpha = meth.partition(":")
             kw = {"alpha": float(alpha)} if name == "minsum" else {}

@@ -1,8 +1,10 @@
 """Two-stage decoding: partial BP, then matching of the residual syndrome (``bp-pymatching``).
 
-Stage 1 runs batched numba BP (product-sum by default, about 10 iterations) on the DEM's
-hypergraph (columns merged by detector set, :meth:`DecodingProblem.from_dem`) and turns its
-posterior LLRs into probabilities ``q_j = 1 / (1 + exp(llr_j))``. Every column with
+Stage 1 runs batched numba BP (10 iterations) and turns its posterior LLRs into
+probabilities ``q_j = 1 / (1 + exp(llr_j))``. By default fast mode runs min-sum (scaling 0.8)
+on the matching graph's edges (the DEM's ``^`` components, :func:`graphlike_problem`: about
+5x fewer Tanner edges), accurate mode product-sum on the DEM's hyperedge columns (merged by
+detector set, :meth:`DecodingProblem.from_dem`), which see the Y correlations. Every column with
 ``q_j > tau`` is committed: ``s' = s xor H 1_C`` and ``L1 = L 1_C``. Stage 2 matches the
 residual ``s'`` (:class:`~qdecode.decoders.residual_matching.ResidualMatcher`):
 
@@ -32,10 +34,13 @@ import numpy as np
 
 from qdecode.decoders.base import DecodeInfo, Decoder, DecoderInputError, check_syndromes
 from qdecode.decoders.bp import BpDecoder
+from qdecode.decoders.graphlike import graphlike_problem
 from qdecode.decoders.residual_matching import ResidualMatcher
 from qdecode.problem import DecodingProblem
 
 MODES = ("fast", "accurate")
+METHODS = ("auto", "productsum", "minsum")
+BP_GRAPHS = ("auto", "hyper", "edges")
 
 
 @dataclasses.dataclass
@@ -65,8 +70,15 @@ class BpMatchingDecoder(Decoder):
             committed.
         max_iter: BP iterations (>= 1); BP stops early on shots whose hard decision
             already satisfies the syndrome.
-        method: ``"productsum"`` or ``"minsum"`` (then ``alpha`` scales the check messages).
+        method: ``"productsum"``, ``"minsum"`` (then ``alpha`` scales the check messages) or
+            ``"auto"``: min-sum for ``fast`` (the SIMD lane kernel: about 6-10x quicker than
+            product-sum here, same LER within noise at d = 5, p = 0.005), product-sum for
+            ``accurate`` (its posteriors set the weights; the matcher dominates the cost).
         alpha: min-sum scaling in [0, 1] (0 = adaptive); ignored by product-sum.
+        bp_graph: where BP runs and what it commits: ``"hyper"``: the DEM's hyperedge columns
+            (5004 Tanner edges at d = 5); ``"edges"``: the matching graph's edges (the ``^``
+            components, 932 Tanner edges at d = 5: about 5x cheaper, blind to the Y
+            correlations); ``"auto"``: edges for ``fast``, hyper for ``accurate``.
         time_full: also time matching of the full syndrome (``match_full_ns``).
         dtype: BP message type, ``"float64"`` or ``"float32"``.
         threads: BP threads for batches (default: numba's).
@@ -77,19 +89,31 @@ class BpMatchingDecoder(Decoder):
         problem: DecodingProblem,
         *,
         mode: str = "fast",
-        tau: float = 0.9,
+        tau: float = 0.8,
         max_iter: int = 10,
-        method: str = "productsum",
-        alpha: float = 1.0,
+        method: str = "auto",
+        bp_graph: str = "auto",
+        alpha: float = 0.8,
         time_full: bool = False,
         dtype: str = "float64",
         threads: int | None = None,
     ):
         if mode not in MODES:
             raise DecoderInputError(f"mode must be one of {list(MODES)}, got {mode!r}")
+        if method not in METHODS:
+            raise DecoderInputError(f"method must be one of {list(METHODS)}, got {method!r}")
+        if method == "auto":
+            method = "minsum" if mode == "fast" else "productsum"
+        if bp_graph not in BP_GRAPHS:
+            raise DecoderInputError(f"bp_graph must be one of {list(BP_GRAPHS)}, got {bp_graph!r}")
+        if bp_graph == "auto":
+            bp_graph = "edges" if mode == "fast" else "hyper"
         if not (np.isfinite(tau) and tau > 0):
             raise DecoderInputError(f"tau must be a positive number (> 1 commits nothing), got {tau!r}")
         self.problem = problem
+        self.bp_graph = bp_graph
+        if bp_graph == "edges":
+            problem = graphlike_problem(problem)  # BP, commits and matching all on the graph's edges
         self.mode = mode
         self.tau = float(tau)
         self.time_full = bool(time_full)
@@ -99,8 +123,12 @@ class BpMatchingDecoder(Decoder):
 
     def _stage_one(self, s: np.ndarray):
         _, post = self.bp.decode_soft_batch(s)
-        q = posterior_probabilities(post)
-        commit = q > self.tau
+        if self.mode == "fast":  # q > tau  <=>  llr < ln((1 - tau) / tau): no tanh needed
+            q = None
+            commit = post < np.log((1.0 - self.tau) / self.tau) if self.tau < 1 else np.zeros(post.shape, bool)
+        else:
+            q = posterior_probabilities(post)
+            commit = q > self.tau
         residual, l1 = self.matcher.commit(s, commit)
         return q, commit, residual, l1
 
@@ -155,10 +183,13 @@ def register_bp_matching() -> None:
         lambda problem, **kw: BpMatchingDecoder(problem, **kw),
         {
             "mode": Param(str, "fast", "fast: prior weights; accurate: BP-posterior weights per shot", choices=MODES),
-            "tau": Param(float, 0.9, "commit columns with posterior probability above tau (> 1: none)", minimum=1e-9),
+            "tau": Param(float, 0.8, "commit columns with posterior probability above tau (> 1: none)", minimum=1e-9),
             "max_iter": Param(int, 10, "BP iterations", minimum=1),
-            "method": Param(str, "productsum", "BP flavour", choices=("productsum", "minsum")),
-            "alpha": Param(float, 1.0, "min-sum scaling (0 = adaptive); product-sum ignores it", minimum=0, maximum=1),
+            "method": Param(str, "auto", "BP flavour (auto: min-sum for fast, product-sum for accurate)",
+                            choices=METHODS),
+            "alpha": Param(float, 0.8, "min-sum scaling (0 = adaptive); product-sum ignores it", minimum=0, maximum=1),
+            "bp_graph": Param(str, "auto", "BP on the DEM hyperedges or the matching-graph edges (auto: edges "
+                              "for fast, hyper for accurate)", choices=BP_GRAPHS),
             "dtype": Param(str, "float64", "BP message type", choices=("float64", "float32")),
             "time_full": Param(bool, False, "also time matching of the full syndrome (match_full_ns)"),
         },

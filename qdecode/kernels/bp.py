@@ -116,22 +116,29 @@ def _minsum_check(i, chk_ptr, v2c, c2v, syndrome, alpha, num, shift, beta, msg_l
 
 @numba.njit(cache=True, nogil=True)
 def _productsum_check(i, chk_ptr, v2c, c2v, syndrome, scratch, msg_lim):
-    """Product-sum update of check ``i`` (float messages), prefix/suffix products in ``scratch``."""
+    """Product-sum update of check ``i`` (float messages).
+
+    ``scratch`` holds ``2 * max check degree`` floats: the prefix products in the first half,
+    the edges' ``tanh(v2c / 2)`` in the second (each tanh is evaluated once per edge).
+    """
     lo = chk_ptr[i]
     hi = chk_ptr[i + 1]
     deg = hi - lo
     if deg == 0:
         return
+    half = scratch.shape[0] // 2
     # scratch[k] = prod_{k' < k} t_k'  (prefix), then multiply by suffix on the way back
     acc = 1.0
     for k in range(deg):
         scratch[k] = acc
-        acc *= np.tanh(0.5 * v2c[lo + k])
+        t = np.tanh(0.5 * v2c[lo + k])
+        scratch[half + k] = t
+        acc *= t
     acc = 1.0
     sgn = -1.0 if syndrome[i] & 1 else 1.0
     for k in range(deg - 1, -1, -1):
         prod = scratch[k] * acc
-        acc *= np.tanh(0.5 * v2c[lo + k])
+        acc *= scratch[half + k]
         if prod > 1.0 - 1e-15:
             prod = 1.0 - 1e-15
         elif prod < -1.0 + 1e-15:
@@ -357,7 +364,7 @@ def make_work(chk_ptr, var_ptr, dtype_example):
     return (
         np.empty(nnz, dtype=dt),  # v2c
         np.empty(nnz, dtype=dt),  # c2v
-        np.empty(maxdeg, dtype=np.float64),  # product-sum prefix products
+        np.empty(2 * maxdeg, dtype=np.float64),  # product-sum prefix products + tanh values
         np.empty(m, dtype=np.uint8),  # parity of H hard + s
         np.empty(nnz, dtype=np.uint8),  # sign of each v2c (compressed kernel)
         np.empty((2, m), dtype=dt),  # min1

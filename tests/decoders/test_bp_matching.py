@@ -90,8 +90,8 @@ def test_fast_and_accurate_modes_on_the_same_shots(d3):
     dem, problem, dets, obs = d3
     plain = pymatching.Matching.from_detector_error_model(dem).decode_batch(dets)
     plain_err = int(np.count_nonzero(np.any(plain != obs, axis=1)))
-    for mode in ("fast", "accurate"):
-        dec = BpMatchingDecoder(problem, mode=mode, tau=0.5)
+    for mode, bp_graph in (("fast", "edges"), ("fast", "hyper"), ("accurate", "hyper")):
+        dec = BpMatchingDecoder(problem, mode=mode, tau=0.5, bp_graph=bp_graph)
         pred = dec.predict_observables_batch(dets)
         errors = int(np.count_nonzero(np.any(pred != obs, axis=1)))
         counts = dec.last_info.counts()
@@ -133,6 +133,10 @@ def test_registry_and_bad_parameters(d3):
                                   dec.predict_observables_batch(dets[:20]))
     with pytest.raises(DecoderInputError, match="mode"):
         BpMatchingDecoder(problem, mode="slow")
+    with pytest.raises(DecoderInputError, match="bp_graph"):
+        BpMatchingDecoder(problem, bp_graph="tree")
+    with pytest.raises(DecoderInputError, match="method"):
+        BpMatchingDecoder(problem, method="sum")
     with pytest.raises(DecoderInputError, match="tau"):
         BpMatchingDecoder(problem, tau=-1.0)
     with pytest.raises(DecoderInputError, match="observables only"):
