@@ -143,3 +143,12 @@ def test_registry_and_bad_parameters(d3):
         dec.decode_batch(dets[:2])
     with pytest.raises(DecoderInputError, match="binary"):
         dec.predict_observables_batch(np.full((1, problem.num_detectors), 2))
+
+
+def test_predecoders_recipe_parses():
+    from qdecode.sims.recipe import load_recipe
+
+    rec = load_recipe("predecoders")
+    labels = {t.decoder.label() for t in rec.tasks}
+    assert any(label.startswith("bp-pymatching[") and "mode=accurate" in label for label in labels)
+    assert {"pymatching", "pymatching-correlated"} <= labels
