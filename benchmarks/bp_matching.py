@@ -30,7 +30,7 @@ def main() -> None:
     ap.add_argument("--max-iter", type=int, default=10)
     ap.add_argument("--method", nargs="+", default=["auto"], help="BP flavours: auto, productsum, minsum:ALPHA")
     ap.add_argument("--bp-graph", nargs="+", default=["auto"], help="auto, hyper, edges")
-    ap.add_argument("--dtype", default="float64")
+    ap.add_argument("--dtype", default="auto")
     ap.add_argument("--beliefmatching", action="store_true", help="also run the beliefmatching package")
     ap.add_argument("--no-accurate", action="store_true")
     ap.add_argument("--no-fast", action="store_true")
