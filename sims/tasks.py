@@ -67,6 +67,12 @@ class Task:
 
     Exactly one of ``recipe`` / ``circuit_text`` / ``classical`` is set; a classical point
     (:class:`qdecode.sims.classical.ClassicalRecipe`) needs a classical decoder and vice versa.
+
+    ``learned_dem``: text of a detector error model (e.g. from ``qdecode learn-noise``) that the
+    decoder is built from instead of the circuit's own DEM; shots still come from the circuit.
+    It must have the circuit's detector and observable counts, and it is recorded in the
+    json_metadata as ``learned_noise`` (a hash of the text), so such rows never pool with
+    true-DEM rows.
     """
 
     decoder: DecoderSpec
@@ -74,6 +80,7 @@ class Task:
     circuit_text: str | None = None
     extra_metadata: tuple[tuple[str, Any], ...] = ()
     classical: Any = None
+    learned_dem: str | None = None
 
     def __post_init__(self) -> None:
         given = sum(x is not None for x in (self.recipe, self.circuit_text, self.classical))
@@ -83,6 +90,8 @@ class Task:
         if self.decoder.kind != want:
             what = "a classical code" if want == "classical" else "a circuit"
             raise ValueError(f"decoder {self.decoder.name!r} is a {self.decoder.kind} decoder and cannot decode {what}")
+        if self.learned_dem is not None and self.classical is not None:
+            raise ValueError("a learned detector error model applies to circuits, not to classical codes")
 
     def circuit(self):
         import stim
@@ -97,6 +106,8 @@ class Task:
         else:
             meta = self.recipe.metadata() if self.recipe is not None else {}
         meta.update(dict(self.extra_metadata))
+        if self.learned_dem is not None:
+            meta["learned_noise"] = learned_noise_id(self.learned_dem)
         return meta
 
 
@@ -109,6 +120,29 @@ def decoding_dem(circuit):
             return circuit.detector_error_model(approximate_disjoint_errors=True)
         except ValueError:
             return circuit.detector_error_model(approximate_disjoint_errors=True, flatten_loops=True)
+
+
+def learned_noise_id(dem_text: str) -> str:
+    """Short identity of a learned DEM (first 12 hex digits of the SHA-256 of its text)."""
+    return hashlib.sha256(dem_text.encode("utf-8")).hexdigest()[:12]
+
+
+def learned_decoding_dem(circuit, dem_text: str):
+    """The learned DEM parsed and checked against ``circuit``'s detector and observable counts."""
+    import stim
+
+    try:
+        dem = stim.DetectorErrorModel(dem_text)
+    except ValueError as exc:
+        raise ValueError(f"learned noise: malformed detector error model: {exc}") from None
+    want = (circuit.num_detectors, circuit.num_observables)
+    got = (dem.num_detectors, dem.num_observables)
+    if got != want:
+        raise ValueError(
+            f"learned noise: the DEM has {got[0]} detectors and {got[1]} observables, but the circuit "
+            f"has {want[0]} and {want[1]} (learn it from this circuit's detection events)"
+        )
+    return dem
 
 
 def strong_id(circuit, dem, decoder_label: str, json_metadata: Any) -> str:
@@ -147,6 +181,6 @@ def describe_task(task: Task) -> CompiledTask:
         return CompiledTask(task=task, circuit=None, dem=None, json_metadata=meta,
                             strong_id=task.classical.strong_id(task.decoder.label(), meta))
     circuit = task.circuit()
-    dem = decoding_dem(circuit)
+    dem = decoding_dem(circuit) if task.learned_dem is None else learned_decoding_dem(circuit, task.learned_dem)
     meta = task.json_metadata()
     return CompiledTask(task=task, circuit=circuit, dem=dem, strong_id=strong_id(circuit, dem, task.decoder.label(), meta), json_metadata=meta)

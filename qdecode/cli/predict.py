@@ -3,6 +3,8 @@
 Reads detection events (``--dets``, format ``--dets-format``) for the detector error
 model ``--dem``, decodes them in one batch (bit-packed, no per-shot Python loop) and
 writes the predicted observable flips to ``--obs-out`` in ``--obs-out-format``.
+With ``--learned-noise FILE.dem`` the decoder is built from that DEM (same detector and
+observable counts as ``--dem``) instead, e.g. the output of ``qdecode learn-noise``.
 """
 
 from __future__ import annotations
@@ -23,6 +25,9 @@ def add_parser(sub) -> None:
     p.add_argument("--dets-format", default="b8", choices=FORMATS, help="format of --dets (default b8)")
     p.add_argument("--decoder", required=True, help="decoder name")
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="decoder parameter (repeatable)")
+    p.add_argument("--learned-noise", metavar="FILE.dem",
+                   help="build the decoder from this DEM (e.g. from `qdecode learn-noise`) instead of --dem; "
+                        "it must have --dem's detector and observable counts")
     p.add_argument("--obs-out", required=True, help="where to write the predicted observable flips")
     p.add_argument("--obs-out-format", default="01", choices=FORMATS, help="format of --obs-out (default 01)")
     p.set_defaults(run=run)
@@ -71,7 +76,15 @@ def run(args) -> int:
 
     spec = DecoderSpec.create(args.decoder, args.param)
     dem = _read_dem(args.dem)
-    problem = DecodingProblem.from_dem(dem)
+    decoding = dem
+    if args.learned_noise:
+        decoding = _read_dem(args.learned_noise)
+        if (decoding.num_detectors, decoding.num_observables) != (dem.num_detectors, dem.num_observables):
+            raise ValueError(
+                f"{args.learned_noise}: the learned DEM has {decoding.num_detectors} detectors and "
+                f"{decoding.num_observables} observables, --dem has {dem.num_detectors} and {dem.num_observables}"
+            )
+    problem = DecodingProblem.from_dem(decoding)
     _check_width(args.dets, args.dets_format, dem.num_detectors)
     try:
         dets = stim.read_shot_data_file(

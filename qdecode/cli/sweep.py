@@ -38,6 +38,9 @@ def add_parser(sub) -> None:
     g.add_argument("--basis", default="Z", choices=["X", "Z"], help="memory basis (default Z)")
     g.add_argument("--decoder", action="append", help="decoder name (repeatable)")
     g.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="decoder parameter (repeatable)")
+    g.add_argument("--learned-noise", metavar="FILE.dem",
+                   help="build the decoders from this DEM (e.g. from `qdecode learn-noise`) instead of the "
+                        "circuit's; shots still come from the circuit; rows get json_metadata learned_noise")
     o = p.add_argument_group("stopping, output and execution (override the recipe)")
     o.add_argument("--max-shots", type=int)
     o.add_argument("--max-errors", type=int)
@@ -82,6 +85,26 @@ def _inline_recipe(args):
     return parse_recipe({"tasks": [task], "out": "out/stats.csv"}, source="command line")
 
 
+def _with_learned_noise(recipe, path: str, *, inline: bool):
+    """The recipe's tasks with the decoders built from the DEM in ``path`` (checked per circuit)."""
+    from qdecode.cli.predict import _read_dem
+    from qdecode.sims.tasks import learned_decoding_dem
+
+    if not inline:
+        raise ValueError("--learned-noise applies to an inline sweep (--code ...), not to a recipe")
+    text = str(_read_dem(path))
+    tasks = []
+    for task in recipe.tasks:
+        if task.classical is not None:
+            raise ValueError(f"--learned-noise needs a circuit; {task.classical.code!r} is a classical code")
+        try:
+            learned_decoding_dem(task.circuit(), text)
+        except ValueError as exc:
+            raise ValueError(f"{path}: {exc}") from None
+        tasks.append(dataclasses.replace(task, learned_dem=text))
+    return dataclasses.replace(recipe, tasks=tuple(tasks))
+
+
 def run(args) -> int:
     from qdecode.cli.progress import SweepProgress
     from qdecode.sims.executors import make_executor
@@ -94,6 +117,8 @@ def run(args) -> int:
     if args.param and not args.code:
         raise ValueError("--param applies to an inline sweep's --decoder; put parameters in the recipe instead")
     recipe = _inline_recipe(args) if args.code else load_recipe(args.recipe)
+    if args.learned_noise:
+        recipe = _with_learned_noise(recipe, args.learned_noise, inline=bool(args.code))
     overrides = {
         k: v
         for k, v in (
