@@ -79,18 +79,28 @@ def main() -> None:
             dec = BpMatchingDecoder(problem, mode=mode, tau=tau, max_iter=args.max_iter, method=name,
                                     bp_graph=graph, dtype=args.dtype, threads=1, **kw)
             dec.predict_observables_batch(dets[:64])  # JIT warm-up outside the timed region
-            t = time.perf_counter()
-            pred = dec.predict_observables_batch(dets)
-            total = time.perf_counter() - t
+            total = float("inf")
+            for _ in range(2 if mode == "fast" else 1):  # fast: best of 2 (shared machine)
+                t = time.perf_counter()
+                pred = dec.predict_observables_batch(dets)
+                total = min(total, time.perf_counter() - t)
             pm_seconds = min(plain_seconds() for _ in range(3))  # same shots, right after (shared machine)
             c = dec.last_info.counts()
             match_s = c["match_ns"] * 1e-9
-            # matcher on the full syndrome, same shots, same matcher (prior graph / per-shot weights)
-            t = time.perf_counter()
-            if mode == "fast":
-                dec.matcher.match(dets)
-            full_s = time.perf_counter() - t if mode == "fast" else float("nan")
-            ratio = full_s / match_s if mode == "fast" else float("nan")
+            full_s = ratio = float("nan")
+            if mode == "fast":  # matcher on the residual vs the full syndrome: best of 3 each, same shots
+                _, commit, residual, _ = dec._stage_one(dets)
+
+                def best(x):
+                    times = []
+                    for _ in range(3):
+                        t = time.perf_counter()
+                        dec.matcher.match(x)
+                        times.append(time.perf_counter() - t)
+                    return min(times)
+
+                match_s, full_s = best(residual), best(dets)
+                ratio = full_s / match_s
             extra = (f"defects/shot {c['defects'] / args.shots:.2f} -> {c['residual_defects'] / args.shots:.2f} "
                      f"(x{c['defects'] / max(1, c['residual_defects']):.2f}); stage1 {1e6 * (total - match_s) / args.shots:.1f} us, "
                      f"matcher {1e6 * match_s / args.shots:.2f} us; total x{total / pm_seconds:.1f} plain PyMatching"
