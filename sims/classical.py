@@ -6,10 +6,21 @@ and a channel: ``awgn`` (BPSK, ``ebn0`` in dB, rate ``k/n``), ``bsc`` (``p``), `
 two with extra parameters (``p_gb``, ``p_bg``, ``eps_good``, ``eps_bad`` / ``delta_db``, ``csi``)
 given as ``channel = {...}`` in a recipe. One batch (:func:`run_classical_batch`):
 
-    messages ~ uniform bits (S, k)  ->  codewords = encode(messages)  ->  LLRs = channel(codewords)
+    messages ~ source (S, k)  ->  codewords = encode(messages)  ->  LLRs = channel(codewords)
     ->  decoded = decoder.decode_llr_batch(LLRs)  ->  block error = any bit of decoded != codeword
 
-all from one ``numpy.random.Generator`` seeded with the batch seed. ``custom_counts`` carry
+all from one ``numpy.random.Generator`` seeded with the batch seed. The ``source`` is ``uniform``
+(random bits, the default) or ``text``: consecutive 8-byte blocks of held-out English
+(:mod:`qdecode.sims.text_source`; bytes -> bits LSB first), for sem-OSD. A text source is
+recorded in the json_metadata (``source``) and the strong id, so text and uniform rows never
+pool, and its blocks and noise come from a decoder-independent stream (:meth:`ClassicalRecipe.sample_id`),
+so all decoders of a point see identical blocks. A decoder with ``needs_true_context`` (sem-OSD's
+genie mode) gets the true previous bytes as ``context_bytes``. Text rows also count
+``byte_errors`` (wrong message bytes; bytes are ASCII characters, so this is the character
+error count, out of ``8 shots`` for 8-byte blocks). Decoder diagnostics
+(``last_info.counts()``, e.g. sem-OSD's ``reencodings``) are added to ``custom_counts``.
+
+``custom_counts`` carry
 ``bit_errors`` (wrong codeword bits) and ``ml_lb``: block errors where the decoder returned a
 *valid codeword* at least as likely as the transmitted one (correlation ``sum(llr * (1 - 2c))``
 >= the transmitted word's): an ML decoder fails on those blocks too, so ``ml_lb / shots`` is a
@@ -95,6 +106,8 @@ class ClassicalRecipe:
         ebn0: Eb/N0 in dB (``awgn``, ``ge-awgn``).
         p: crossover probability (``bsc``).
         channel: extra channel parameters as sorted ``(key, value)`` pairs (Gilbert-Elliott).
+        source: ``uniform`` (random message bits) or ``text`` (held-out English bytes; needs a
+            binary message length that is a multiple of 8).
     """
 
     code: str
@@ -102,8 +115,13 @@ class ClassicalRecipe:
     ebn0: float | None = None
     p: float | None = None
     channel: tuple[tuple[str, Any], ...] = ()
+    source: str = "uniform"
 
     def __post_init__(self) -> None:
+        from qdecode.sims.text_source import SOURCES
+
+        if self.source not in SOURCES:
+            raise ValueError(f"unknown message source {self.source!r} (known: {', '.join(SOURCES)})")
         _check_channel(self.noise, self.ebn0, self.p, dict(self.channel))
         self.build_channel(0.5)  # parameter values validated by the channel classes
 
@@ -142,41 +160,83 @@ class ClassicalRecipe:
         if self.p is not None:
             meta["p"] = self.p
         meta.update(dict(self.channel))
+        if self.source != "uniform":  # uniform rows keep the identity they had before sources existed
+            meta["source"] = self.source
         return meta
+
+    def _identity(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        if self.source == "uniform":
+            del d["source"]
+        return d
 
     def strong_id(self, decoder_label: str, json_metadata: Any) -> str:
         """SHA-256 of the JSON of everything that identifies the sweep point (sinter's idea)."""
-        value = {"classical": dataclasses.asdict(self), "decoder": decoder_label, "json_metadata": json_metadata}
+        value = {"classical": self._identity(), "decoder": decoder_label, "json_metadata": json_metadata}
+        return hashlib.sha256(json.dumps(value, sort_keys=True).encode("utf-8")).hexdigest()
+
+    def sample_id(self) -> str:
+        """Hex SHA-256 of the point without the decoder: the random stream of text-source sweeps."""
+        value = {"classical": self._identity(), "samples": "decoder-independent"}
         return hashlib.sha256(json.dumps(value, sort_keys=True).encode("utf-8")).hexdigest()
 
 
 def run_classical_batch(code: BinaryCode, channel, decoder, seed: int, shots: int,
-                        chunk: int = 1 << 14) -> tuple[int, dict[str, int]]:
+                        chunk: int = 1 << 14, source: str = "uniform") -> tuple[int, dict[str, int]]:
     """Sample, transmit and decode ``shots`` blocks with one seeded generator.
 
     Returns:
-        ``(block errors, custom counts)`` with ``bit_errors`` and ``ml_lb`` (module docstring).
+        ``(block errors, custom counts)`` with ``bit_errors`` and ``ml_lb`` (module docstring),
+        ``byte_errors`` for a text source, and the decoder's ``last_info.counts()``.
     """
+    from qdecode.sims.text_source import bits_to_bytes, bytes_to_bits, text_batch
+
     rng = np.random.default_rng(seed)
-    errors = bit_errors = ml_lb = 0
+    errors = bit_errors = ml_lb = byte_errors = 0
+    extra: dict[str, int] = {}
+    text = source == "text"
+    if text and code.k % 8:
+        raise ValueError(f"a text source needs whole message bytes, but k = {code.k}")
+    genie = bool(getattr(decoder, "needs_true_context", False))
+    if genie and not text:
+        raise ValueError("a genie-context decoder needs a text source (the true previous bytes)")
     Ht = np.ascontiguousarray(code.H.T, dtype=np.float32)
     left = shots
     while left > 0:
         S = min(left, chunk)
-        msgs = rng.integers(0, 2, size=(S, code.k), dtype=np.uint8)
+        prev = None
+        if text:
+            blocks, prev = text_batch(rng, S, code.k // 8)
+            msgs = bytes_to_bits(blocks)
+        else:
+            msgs = rng.integers(0, 2, size=(S, code.k), dtype=np.uint8)
         cw = code.encode(msgs)
         llr = channel.transmit(cw, rng)
-        dec = np.asarray(decoder.decode_llr_batch(llr), dtype=np.uint8)
+        if genie:
+            dec = decoder.decode_llr_batch(llr, context_bytes=prev)
+        else:
+            dec = decoder.decode_llr_batch(llr)
+        dec = np.asarray(dec, dtype=np.uint8)
+        info = getattr(decoder, "last_info", None)
+        if info is not None and hasattr(info, "counts"):
+            for key, v in info.counts().items():
+                extra[key] = extra.get(key, 0) + int(v)
         if dec.shape != cw.shape:
             raise ValueError(f"decoder returned shape {dec.shape}, expected {cw.shape}")
         wrong = dec != cw
         block = wrong.any(axis=1)
         errors += int(block.sum())
         bit_errors += int(wrong.sum())
+        if text:  # systematic codes: the message is the first k bits
+            byte_errors += int(np.count_nonzero(bits_to_bytes(dec[:, : code.k]) != bits_to_bytes(msgs)))
         if block.any():
             d, c, l_ = dec[block], cw[block], llr[block]
             valid = ~((d.astype(np.float32) @ Ht).astype(np.int64) & 1).any(axis=1)
             better = (l_ * (1.0 - 2.0 * d)).sum(axis=1) >= (l_ * (1.0 - 2.0 * c)).sum(axis=1)
             ml_lb += int((valid & better).sum())
         left -= S
-    return errors, {"bit_errors": bit_errors, "ml_lb": ml_lb}
+    counts = {"bit_errors": bit_errors, "ml_lb": ml_lb}
+    if text:
+        counts["byte_errors"] = byte_errors
+    counts.update(extra)
+    return errors, counts

@@ -79,6 +79,7 @@ TASK_KEYS = {
     "metadata": "extra json_metadata table",
     "ebn0": "Eb/N0 in dB or list (classical codes: awgn, ge-awgn)",
     "channel": "classical channel parameters table (Gilbert-Elliott: p_gb, p_bg, ...)",
+    "source": "classical message source: uniform (random bits, default) | text (held-out English, 8-byte blocks)",
 }
 
 
@@ -191,7 +192,7 @@ def expand_classical(entry: Mapping[str, Any], where: str, decoders: list[Decode
     for ebn0, p in points:
         try:
             recipe = ClassicalRecipe(code=str(entry["code"]), noise=noise, ebn0=ebn0, p=p,
-                                     channel=tuple(sorted(channel.items())))
+                                     channel=tuple(sorted(channel.items())), source=str(entry.get("source", "uniform")))
         except (TypeError, ValueError) as exc:
             raise RecipeError(f"{where}: {exc}") from None
         for dec in decoders:
@@ -208,7 +209,7 @@ def expand_tasks(entry: Mapping[str, Any], where: str) -> list[Task]:
     if _is_classical(entry.get("code")):
         decoders, extra = _decoders_and_metadata(entry, where, ("code", "noise", "decoders"))
         return expand_classical(entry, where, decoders, extra)
-    for key in ("ebn0", "channel"):
+    for key in ("ebn0", "channel", "source"):
         if key in entry:
             raise RecipeError(f"{where}: key {key!r} applies to classical codes only, not {entry.get('code')!r}")
     decoders, extra = _decoders_and_metadata(entry, where, ("code", "noise", "p", "decoders"))

@@ -88,7 +88,8 @@ def run_batch(task: Task, task_key: int, batch_index: int, shots: int, stream: t
     ct, make_sampler = compiled(task)
     t0 = time.process_time()
     if task.classical is not None:  # make_sampler is the channel
-        errors, counts = run_classical_batch(ct.code, make_sampler, ct.decoder, batch_seed(stream, batch_index), shots)
+        errors, counts = run_classical_batch(ct.code, make_sampler, ct.decoder, batch_seed(stream, batch_index), shots,
+                                             source=task.classical.source)
         return BatchResult(task_key=task_key, batch_index=batch_index, shots=shots, errors=errors, discards=0,
                            seconds=time.process_time() - t0, custom_counts=counts)
     sampler = make_sampler(seed=batch_seed(stream, batch_index))

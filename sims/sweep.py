@@ -10,7 +10,9 @@ Random streams: task ``t`` samples batch ``i`` with stim seed
 ``SeedSequence(entropy=(seed, strong_id, shots recorded at start), spawn_key=(i,))``.
 Distinct tasks never share a stream, a batch is replayable from those three
 numbers, and a resumed run (which starts from a larger recorded shot count)
-never repeats the samples of rows already in the file.
+never repeats the samples of rows already in the file. Classical points with a text
+source use the point's decoder-independent ``sample_id`` instead of the strong_id, so
+all decoders of one point decode the same blocks and noise (paired comparison).
 
 Batch sizes double from ``min_batch_size`` up to ``max_batch_size`` as a
 function of the batch index only, so for a fixed seed and ``max_shots`` the
@@ -136,7 +138,12 @@ def prepare(tasks: Sequence[Task], existing: dict[str, StatsRow], opts: SweepOpt
             continue  # the same task listed twice would double its stopping budget
         seen.add(ct.strong_id)
         prior = existing.get(ct.strong_id) or StatsRow(strong_id=ct.strong_id, decoder=ct.label, json_metadata=ct.json_metadata)
-        out.append(TaskProgress(compiled=ct, total=prior, stream=_stream(opts.seed, ct.strong_id, prior.shots)))
+        # text-source classical points draw blocks and noise from a stream keyed by the point without the
+        # decoder, so every decoder sees the same blocks (paired comparison)
+        key = ct.strong_id
+        if task.classical is not None and getattr(task.classical, "source", "uniform") != "uniform":
+            key = task.classical.sample_id()
+        out.append(TaskProgress(compiled=ct, total=prior, stream=_stream(opts.seed, key, prior.shots)))
     return out
 
 

@@ -37,6 +37,8 @@ def add_parser(sub) -> None:
     g.add_argument("--ebn0", type=_list(float), help="Eb/N0 in dB, comma-separated (classical codes: awgn)")
     g.add_argument("--basis", default="Z", choices=["X", "Z"], help="memory basis (default Z)")
     g.add_argument("--decoder", action="append", help="decoder name (repeatable)")
+    g.add_argument("--source", choices=["uniform", "text"],
+                   help="classical message source: uniform random bits (default) or held-out English text")
     g.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="decoder parameter (repeatable)")
     g.add_argument("--learned-noise", metavar="FILE.dem",
                    help="build the decoders from this DEM (e.g. from `qdecode learn-noise`) instead of the "
@@ -76,6 +78,10 @@ def _inline_recipe(args):
         task["ebn0"] = args.ebn0
     elif args.p is not None:
         task["p"] = args.p
+    if args.source is not None:
+        if not _is_classical(args.code):
+            raise ValueError("--source applies to classical codes only")
+        task["source"] = args.source
     if not _is_classical(args.code):
         task["basis"] = args.basis
     if args.d:

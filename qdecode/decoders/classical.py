@@ -8,6 +8,7 @@ For Reed-Solomon codes ``n`` counts the bits of the binary image.
 * ``bm``: Berlekamp-Massey + Chien (+ Forney), hard decisions, BCH and RS.
 * ``osd``: Fossorier-Lin OSD of order ``order`` on the code's binary generator matrix.
 * ``sc`` / ``scl``: successive cancellation (list) decoding of polar and PAC codes.
+* ``sem-osd``: OSD with a byte-level language-model prior (:mod:`qdecode.decoders.sem_osd`).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ def _polar_only(code: Any, name: str) -> Any:
 
 
 def register_classical() -> None:
-    """Register ``bm``, ``osd``, ``sc`` and ``scl``."""
+    """Register ``bm``, ``osd``, ``sc``, ``scl`` and ``sem-osd``."""
     from qdecode.decoders.bm import BmDecoder
     from qdecode.decoders.osd import OsdBlockDecoder
     from qdecode.decoders.polar import ScDecoder, SclDecoder
@@ -53,3 +54,23 @@ def register_classical() -> None:
               "crc": Param(str, "auto", "CRC-aided selection: auto (when the code has a CRC) | true | false",
                            ("auto", "true", "false"))},
              kind="classical", doc="successive cancellation list decoding of polar / PAC codes")
+
+    def _sem_osd(code, *, order, lam, omega, top_k, top_l, union, context, lm_order, beam):
+        from qdecode.decoders.sem_osd import SemOsdDecoder
+
+        return SemOsdDecoder(binary_generator(code), order=order, lam=lam, omega=omega, top_k=top_k, top_l=top_l,
+                             union=union, context=context, lm_order=lm_order, beam=beam)
+
+    register("sem-osd", _sem_osd,
+             {"order": Param(int, 2, "bit-flip TEP order m", minimum=0, maximum=4),
+              "lam": Param(float, 1.0, "LM weight lambda (0 = plain OSD)", minimum=0.0),
+              "omega": Param(int, 1, "byte substitutions per candidate (0 = off)", minimum=0, maximum=2),
+              "top_k": Param(int, 8, "values per byte in the substitution family", minimum=1, maximum=255),
+              "top_l": Param(int, 4, "base candidates of the substitution family", minimum=1, maximum=64),
+              "union": Param(bool, True, "also score the channel-ordered OSD candidates"),
+              "context": Param(str, "decoded", "left context: decoded (pass-1 OSD of the previous block) | "
+                                               "genie (true previous bytes) | none", ("decoded", "genie", "none")),
+              "lm_order": Param(int, 4, "Kneser-Ney byte n-gram order", minimum=2, maximum=6),
+              "beam": Param(int, 8, "forward-backward states per byte", minimum=1, maximum=256)},
+             kind="classical",
+             doc="OSD with a byte-level LM prior (n-gram, forward-backward) for systematic codes carrying bytes")
