@@ -1,10 +1,15 @@
 """GDG decoder: BP + guided decimation guessing (arXiv:2403.18901), numba kernels in :mod:`qdecode.kernels.gdg`.
 
 ``GdgDecoder(problem, pre_iter=8, step_iter=6, max_step=25, max_tree_depth=3, max_side_depth=10,
-side_step=10, new_n=0, low_error_mode=False, alpha=1.0)``; defaults are the authors' (3,1)-window
-settings for the BB codes (use ``pre_iter=16``-ish and deeper trees for larger windows; research
+side_step=10, new_n=0, low_error_mode=False, alpha=1.0, branch_threads=1)``; defaults are the
+authors' (3,1)-window settings for the BB codes (use ``pre_iter=16``-ish and deeper trees for larger windows; research
 note ``qldpc.md`` §2.1, item 6). Usually the inner decoder of ``window`` (sliding windows), but it
 decodes any problem whole.
+
+``branch_threads > 1`` replays the guessing tree's alternatives on that many threads, shot after
+shot (for the latency of one shot; batches are otherwise parallel over shots): same outputs and
+counters as the sequential schedule (:func:`qdecode.kernels.gdg.gdg_decode_branch_parallel`).
+It needs ``step_iter >= 4``; with fewer iterations per step the sequential schedule runs.
 
 ``last_info``: ``converged`` (a branch satisfied the syndrome; False = flagged shot: the main
 branch's decision is returned), ``iterations`` (pre-BP + every step of every branch),
@@ -19,7 +24,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from qdecode.decoders.base import DecodeInfo, Decoder, DecoderInputError, check_syndromes, observables_from_errors
-from qdecode.kernels.gdg import gdg_decode_range
+from qdecode.kernels.gdg import _make_work, gdg_decode_branch_parallel, gdg_decode_range, pushes_per_branch
 from qdecode.kernels.threads import run_dynamic
 from qdecode.problem import DecodingProblem
 
@@ -77,11 +82,14 @@ class GdgDecoder(Decoder):
         low_error_mode: disable aggressive decimation (authors: for p <= 0.002 in (3,1) windows).
         alpha: min-sum scaling in (0, 1].
         threads: decoding threads for batches (default: numba's thread count).
+        branch_threads: threads replaying the guessing tree of one shot (1: sequential; > 1:
+            shots are decoded one after the other, each on that many threads, same results).
     """
 
     def __init__(self, problem: DecodingProblem, *, pre_iter: int = 8, step_iter: int = 6, max_step: int = 25,
                  max_tree_depth: int = 3, max_side_depth: int = 10, side_step: int = 10, new_n: int = 0,
-                 low_error_mode: bool = False, alpha: float = 1.0, threads: int | None = None):
+                 low_error_mode: bool = False, alpha: float = 1.0, threads: int | None = None,
+                 branch_threads: int = 1):
         self.problem = problem
         self.pre_iter = _int(pre_iter, "pre_iter", 1)
         self.step_iter = _int(step_iter, "step_iter", 1)
@@ -104,6 +112,7 @@ class GdgDecoder(Decoder):
         if threads is not None:
             threads = _int(threads, "threads", 1)
         self.threads = threads
+        self.branch_threads = _int(branch_threads, "branch_threads", 1)
         # snapshot capacity of the authors' single-thread schedule
         self.max_guess = max(1, (2 ** self.max_tree_depth - 1) * 2 + self.max_side_depth - self.max_tree_depth)
         self.graph = csr_csc_graph(problem.H)
@@ -115,6 +124,17 @@ class GdgDecoder(Decoder):
         conv = np.zeros(S, dtype=np.bool_)
         iters = np.zeros(S, dtype=np.int64)
         branches = np.zeros(S, dtype=np.int64)
+        if self.branch_threads > 1 and self.step_iter >= 4:
+            T = self.branch_threads
+            m, nnz = self.problem.num_detectors, self.graph[1].shape[0]
+            pushes = pushes_per_branch(self.max_tree_depth, self.side_step)
+            works = [_make_work(n, m, nnz, self.max_guess, 2 * T if t == 0 else 1, self.side_step, pushes)
+                     for t in range(T)]
+            for i in range(S):
+                conv[i], iters[i], branches[i] = gdg_decode_branch_parallel(
+                    *self.graph, self.llr, s[i], self.pre_iter, self.step_iter, self.max_step, self.max_tree_depth,
+                    self.max_side_depth, self.side_step, self.new_n, self.low_error_mode, self.alpha, works, out[i])
+            return out, conv, iters, branches
         args = (*self.graph, self.llr, s, self.pre_iter, self.step_iter, self.max_step, self.max_tree_depth,
                 self.max_side_depth, self.side_step, self.new_n, self.low_error_mode, self.alpha, self.max_guess,
                 out, conv, iters, branches)
@@ -159,6 +179,8 @@ def register_gdg() -> None:
         "new_n": Param(int, 0, "columns kept by the shortening (0 = min(n, 2m))", minimum=0),
         "low_error_mode": Param(bool, False, "disable aggressive decimation (for p <= 0.002)"),
         "alpha": Param(float, 1.0, "min-sum scaling in (0, 1]", minimum=0, maximum=1),
+        "branch_threads": Param(int, 1, "threads replaying one shot's guessing tree (1 = sequential; same "
+                                "results, so not part of the label)", minimum=1, in_label=False),
     }
     register("gdg", lambda problem, **kw: GdgDecoder(problem, **kw), params,
              doc="BP + guided decimation guessing (Gong et al.; numba)")

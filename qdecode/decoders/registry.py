@@ -5,7 +5,9 @@ parameters) shipped to worker processes; ``spec.build(problem)`` compiles the
 decoder there. ``spec.label()`` names the decoder *with* every parameter
 (defaults included), e.g. ``bp[alpha=0.625,max_iter=100]``; the label goes into
 the stats CSV's ``decoder`` column and the strong_id, so a resumed sweep never
-pools two configurations. A decoder without parameters is labelled by its bare
+pools two configurations. Parameters registered with ``in_label=False`` change how a
+decoder runs but never its results (e.g. GDG's ``branch_threads``); they are left out
+of the label. A decoder without parameters is labelled by its bare
 name (``pymatching``), which is also sinter's name for the same decoder.
 
 Nested decoders: an entry registered with ``nested="inner"`` (the ``window`` decoder) has a
@@ -39,6 +41,7 @@ class Param:
     choices: tuple | None = None
     minimum: float | None = None
     maximum: float | None = None
+    in_label: bool = True  # False: execution only (results unchanged), left out of DecoderSpec.label()
 
     def convert(self, name: str, value: Any, decoder: str) -> Any:
         """Coerce ``value`` (possibly a command-line string) to this parameter's type."""
@@ -175,9 +178,16 @@ class DecoderSpec:
         return cls(name=name, params=tuple(resolved))
 
     def label(self) -> str:
-        if not self.params:
+        entry = _REGISTRY.get(self.name)
+        defs = dict(entry.params) if entry is not None else {}
+        if entry is not None and entry.nested is not None:
+            inner = dict(self.params).get(entry.nested)
+            if inner in _REGISTRY:
+                defs = {**_REGISTRY[inner].params, **defs}
+        shown = [(k, v) for k, v in self.params if k not in defs or defs[k].in_label]
+        if not shown:
             return self.name
-        return f"{self.name}[{','.join(f'{k}={_format_value(v)}' for k, v in self.params)}]"
+        return f"{self.name}[{','.join(f'{k}={_format_value(v)}' for k, v in shown)}]"
 
     @property
     def kind(self) -> str:

@@ -32,8 +32,16 @@ Per shot (research note ``qldpc.md`` §2.1; the authors' single-thread schedule)
 6. **Choice**: the converged branch with the least path metric ``PM = sum_{e_j = 1} lambda_j``;
    none converged -> the main branch's last decision, flagged ``converged = False``.
 
-Branches run one after the other in one thread (the authors' single-thread schedule); batches
-are parallel over shots. Deterministic: no randomness anywhere.
+Schedule: :func:`gdg_decode` runs the branches one after the other in one thread (the authors'
+single-thread schedule); batches are parallel over shots. :func:`gdg_decode_branch_parallel`
+replays the queued alternatives of one shot on several threads with the same results (a
+replayed branch is recorded, then applied in queue order; see :func:`_branch`, :func:`_commit`).
+Deterministic: no randomness anywhere.
+
+Speed (same arithmetic in the same order as a plain sweep, so bit-identical; issue 5): each
+min-sum call first compacts the residual graph (active edges only, messages copied in and out),
+the check update is branch-free (signs and minima are data dependent, and mispredicted branches
+were the largest cost), and the variable update is unrolled for degrees 1-3.
 """
 
 from __future__ import annotations
@@ -68,61 +76,78 @@ def _flip(j, var_ptr, var_chks, unsat, nun):
 
 
 @numba.njit(cache=True, nogil=True)
-def _minsum(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr,
-            vn, cn, alpha, iters, v2c, c2v, hist, err, unsat, nun):
-    """``iters`` flooding min-sum iterations on the residual graph; returns (converged, iterations run).
+def _iterate(cptr, chks, vptr, vars_, vmap, v2c, c2v, cn, llr, alpha, iters, var_ptr, var_chks, hist, err,
+             unsat, nun, mags):
+    """``iters`` flooding min-sum iterations over a graph given as edge lists; returns (converged, iterations).
 
-    ``vn[j] != -1`` (fixed) variables and ``cn[c] == -1`` (cleared) checks are skipped; an
-    active check's sign starts from its residual parity ``cn[c]``. Posteriors go to
-    ``hist[j, t % 4]``; the hard decision of undecided variables to ``err``, whose syndrome
-    mismatch ``unsat`` / ``nun`` (consistent on entry) is kept up to date incrementally.
+    Check ``chks[i]`` owns the edges ``cptr[i]:cptr[i + 1]`` (messages ``v2c`` / ``c2v`` at those
+    positions, in CSR order); variable ``vars_[i]`` reaches its edges through
+    ``vmap[vptr[i]:vptr[i + 1]]`` (in CSC order). Every listed check and variable takes part.
+    ``var_ptr`` / ``var_chks`` (the full CSC) serve the incremental syndrome bookkeeping;
+    ``mags``: (2,) float64 scratch.
     """
-    n = var_ptr.shape[0] - 1
-    m = chk_ptr.shape[0] - 1
+    nc = chks.shape[0]
+    nv = vars_.shape[0]
     for it in range(iters):
-        for c in range(m):
-            if cn[c] == -1:
-                continue
-            sgn = cn[c]
+        for i in range(nc):
+            lo = cptr[i]
+            hi = cptr[i + 1]
+            sgn = cn[chks[i]]
             min1 = _BIG
             min2 = _BIG
             arg = -1
-            for e in range(chk_ptr[c], chk_ptr[c + 1]):
-                if vn[chk_vars[e]] != -1:
-                    continue
-                x = v2c[e]
-                if x > _CLIP:
-                    x = _CLIP
-                elif x < -_CLIP:
-                    x = -_CLIP
-                v2c[e] = x
+            # branch-free (signs and minima are data dependent, mispredicted branches dominated):
+            # the least magnitude min1 at edge arg (the first one on ties) and the second least min2
+            for t in range(lo, hi):
+                x = min(max(v2c[t], -_CLIP), _CLIP)
+                v2c[t] = x
                 a = abs(x)
-                if x <= 0.0:
-                    sgn ^= 1
-                if a < min1:
-                    min2 = min1
-                    min1 = a
-                    arg = e
-                elif a < min2:
-                    min2 = a
-            for e in range(chk_ptr[c], chk_ptr[c + 1]):
-                if vn[chk_vars[e]] != -1:
-                    continue
-                mag = min2 if e == arg else min1
-                s = sgn ^ (1 if v2c[e] <= 0.0 else 0)
-                c2v[e] = -alpha * mag if s else alpha * mag
-        for j in range(n):
-            if vn[j] != -1:
-                continue
-            post = llr[j]
-            for k in range(var_ptr[j], var_ptr[j + 1]):
-                if cn[var_chks[k]] != -1:
-                    post += c2v[csc_to_csr[k]]
-            for k in range(var_ptr[j], var_ptr[j + 1]):
-                if cn[var_chks[k]] != -1:
-                    e = csc_to_csr[k]
-                    v2c[e] = post - c2v[e]
-            hist[j, it % 4] = post
+                sgn ^= np.int8(x <= 0.0)
+                arg = t if a < min1 else arg
+                min2 = min(min2, max(a, min1))
+                min1 = min(a, min1)
+            mags[0] = alpha * min1
+            mags[1] = alpha * min2
+            for t in range(lo, hi):  # the sign flip is exact: -(alpha m) == (-alpha) m == (alpha m) * -1.0
+                c2v[t] = mags[np.int64(t == arg)] * (1.0 - 2.0 * (sgn ^ np.int8(v2c[t] <= 0.0)))
+        slot = it % 4
+        for i in range(nv):
+            j = vars_[i]
+            lo = vptr[i]
+            hi = vptr[i + 1]
+            d = hi - lo
+            if d == 3:  # the common degrees unrolled (same additions in the same order)
+                t0 = vmap[lo]
+                t1 = vmap[lo + 1]
+                t2 = vmap[lo + 2]
+                c0 = c2v[t0]
+                c1 = c2v[t1]
+                c2 = c2v[t2]
+                post = ((llr[j] + c0) + c1) + c2
+                v2c[t0] = post - c0
+                v2c[t1] = post - c1
+                v2c[t2] = post - c2
+            elif d == 1:
+                t0 = vmap[lo]
+                c0 = c2v[t0]
+                post = llr[j] + c0
+                v2c[t0] = post - c0
+            elif d == 2:
+                t0 = vmap[lo]
+                t1 = vmap[lo + 1]
+                c0 = c2v[t0]
+                c1 = c2v[t1]
+                post = (llr[j] + c0) + c1
+                v2c[t0] = post - c0
+                v2c[t1] = post - c1
+            else:
+                post = llr[j]
+                for u in range(lo, hi):
+                    post += c2v[vmap[u]]
+                for u in range(lo, hi):
+                    t = vmap[u]
+                    v2c[t] = post - c2v[t]
+            hist[j, slot] = post
             hard = 1 if post <= 0.0 else 0
             if hard != err[j]:
                 err[j] = hard
@@ -130,6 +155,65 @@ def _minsum(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr,
         if nun[0] == 0:
             return True, it + 1
     return False, iters
+
+
+@numba.njit(cache=True, nogil=True)
+def _minsum(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr,
+            vn, cn, alpha, iters, v2c, hist, err, unsat, nun, ms):
+    """``iters`` flooding min-sum iterations on the residual graph; returns (converged, iterations run).
+
+    ``vn[j] != -1`` (fixed) variables and ``cn[c] == -1`` (cleared) checks are skipped; an
+    active check's sign starts from its residual parity ``cn[c]``. ``v2c`` holds the
+    variable-to-check messages per CSR position (persisting across calls; clipped to +-50 when
+    a check reads them). Posteriors go to ``hist[j, t % 4]``; the hard decision of undecided
+    variables to ``err``, whose syndrome mismatch ``unsat`` / ``nun`` (consistent on entry) is
+    kept up to date incrementally.
+
+    The residual graph is first compacted into ``ms`` scratch (the active edges of the active
+    checks, contiguous per check in CSR order, with their messages; for every active variable,
+    ascending, the compact positions of its active edges in CSC order), so that the iterations
+    (:func:`_iterate`) run without activity tests over active edges only; the messages are
+    copied back at the end. Same operations in the same order as a sweep of the full graph
+    that skips inactive entries, hence bit-identical.
+    """
+    (m_v2c, m_c2v, m_pos, m_cptr, m_chk, m_vptr, m_var, m_vmap, m_slot, _ident, mags) = ms
+    n = var_ptr.shape[0] - 1
+    m = chk_ptr.shape[0] - 1
+    nc = 0
+    t = 0
+    m_cptr[0] = 0
+    for c in range(m):
+        if cn[c] == -1:
+            continue
+        for e in range(chk_ptr[c], chk_ptr[c + 1]):
+            if vn[chk_vars[e]] != -1:
+                continue
+            m_pos[t] = e
+            m_slot[e] = t
+            m_v2c[t] = v2c[e]
+            t += 1
+        m_chk[nc] = c
+        nc += 1
+        m_cptr[nc] = t
+    ne = t
+    nv = 0
+    u = 0
+    m_vptr[0] = 0
+    for j in range(n):
+        if vn[j] != -1:
+            continue
+        for k in range(var_ptr[j], var_ptr[j + 1]):
+            if cn[var_chks[k]] != -1:
+                m_vmap[u] = m_slot[csc_to_csr[k]]
+                u += 1
+        m_var[nv] = j
+        nv += 1
+        m_vptr[nv] = u
+    conv, done = _iterate(m_cptr, m_chk[:nc], m_vptr, m_var[:nv], m_vmap, m_v2c, m_c2v, cn, llr, alpha, iters,
+                          var_ptr, var_chks, hist, err, unsat, nun, mags)
+    for t in range(ne):
+        v2c[m_pos[t]] = m_v2c[t]
+    return conv, done
 
 
 @numba.njit(cache=True, nogil=True)
@@ -211,24 +295,18 @@ def _select(chk_ptr, chk_vars, var_ptr, var_chks, vn, cn, cdeg, err, hist, unsat
         flips = 0
         for k in range(var_ptr[j], var_ptr[j + 1]):
             c = var_chks[k]
-            if cn[c] != -1 and unsat[c]:
-                flips += 1
-        all_c = True
-        all_d = True
-        all_a = True
-        all_neg = True
-        total = 0.0
-        for t in range(4):
-            h = hist[j, t]
-            total += h
-            if h < 30.0:
-                all_c = False
-            if h < 3.0:
-                all_d = False
-            if h > A:
-                all_a = False
-            if h > 0.0:
-                all_neg = False
+            flips += np.int64(cn[c] != -1) & np.int64(unsat[c])
+        h0 = hist[j, 0]
+        h1 = hist[j, 1]
+        h2 = hist[j, 2]
+        h3 = hist[j, 3]
+        total = (((0.0 + h0) + h1) + h2) + h3
+        lo = min(min(h0, h1), min(h2, h3))
+        hi = max(max(h0, h1), max(h2, h3))
+        all_c = lo >= 30.0  # all four >= 30
+        all_d = lo >= 3.0
+        all_a = hi <= A
+        all_neg = hi <= 0.0
         if not low_error and all_c and depth < 4:
             if not _set_value(j, 0, var_ptr, var_chks, vn, cn, cdeg, err, unsat, nun):
                 return False, -1, 0
@@ -283,43 +361,65 @@ def _path_metric(llr, err, n) -> float:
     return pm
 
 
+# events of a replayed branch step (:func:`_branch`), replayed by :func:`_commit`
+_CONT = 0  # selected, decided, next step
+_CONV = 1  # the step's min-sum satisfied the syndrome
+_STOP = 2  # depth > (the branch's own bound on) min_depth + 2: stopped before selecting
+_SELFAIL = 3  # selection hit a contradiction or found no variable
+_DECFAIL = 4  # the decision (and peeling) hit a contradiction
+
+
 @numba.njit(cache=True, nogil=True)
-def _make_work(n, m, nnz, max_guess):
-    """Per-thread scratch buffers for :func:`gdg_decode` (sized for the whole problem)."""
-    f8, i8, u1 = np.float64, np.int64, np.uint8
+def _make_work(n, m, nnz, max_guess, slots, side_step, pushes):
+    """Scratch buffers for :func:`gdg_decode` (sized for the whole problem).
+
+    ``slots`` branch records (:func:`_branch`) of ``side_step`` steps and ``pushes`` pending
+    alternatives each; ``max_guess`` queued alternatives.
+    """
+    f8, i8, u1, s1 = np.float64, np.int64, np.uint8, np.int8
+    ms = (np.zeros(nnz, f8), np.zeros(nnz, f8), np.zeros(nnz, i8), np.zeros(m + 1, i8), np.zeros(m, i8),
+          np.zeros(n + 1, i8), np.zeros(n, i8), np.zeros(nnz, i8), np.zeros(nnz, i8), np.arange(max(n, m)),
+          np.zeros(2, f8))
+    queue = (np.zeros((max_guess, n), s1), np.zeros((max_guess, m), s1), np.zeros((max_guess, m), i8),
+             np.zeros(max_guess, i8), np.zeros(max_guess, s1), np.zeros(max_guess, i8))
+    rec = (np.zeros(slots, i8), np.zeros((slots, side_step), i8), np.zeros((slots, side_step), s1),
+           np.zeros((slots, side_step), i8), np.zeros(slots, f8), np.zeros((slots, n), u1),
+           np.zeros((slots, pushes, n), s1), np.zeros((slots, pushes, m), s1), np.zeros((slots, pushes, m), i8),
+           np.zeros((slots, pushes), i8), np.zeros((slots, pushes), s1))
     return (
-        np.zeros(nnz, f8), np.zeros(nnz, f8), np.zeros((n, 4), f8), np.zeros((n, 4), f8), np.zeros(n, u1),
+        np.zeros(nnz, f8), ms, np.zeros((n, 4), f8), np.zeros((n, 4), f8), np.zeros(n, u1),
         np.zeros(n, f8), np.zeros(n, i8),
         np.zeros(n + 1, i8), np.zeros(nnz, i8), np.zeros(m + 1, i8), np.zeros(nnz, i8), np.zeros(nnz, i8),
         np.zeros(n, f8),
-        np.zeros(n, np.int8), np.zeros(m, np.int8), np.zeros(m, i8), np.zeros(n, u1), np.zeros(n, u1),
+        np.zeros(n, s1), np.zeros(m, s1), np.zeros(m, i8), np.zeros(n, u1), np.zeros(n, u1),
         np.zeros(m, u1), np.zeros(m + 1, i8),
-        np.zeros((max_guess, n), np.int8), np.zeros((max_guess, m), np.int8), np.zeros((max_guess, m), i8),
-        np.zeros(max_guess, i8), np.zeros(max_guess, np.int8), np.zeros(max_guess, i8),
+        queue, rec, np.zeros(8, i8), np.zeros(1, f8),
     )
 
 
-@numba.njit(cache=True, nogil=True)
-def gdg_decode(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndrome,
-               pre_iter, step_iter, max_step, max_tree_depth, max_side_depth, side_step, new_n_cap,
-               low_error, alpha, work, out):
-    """GDG for one shot (module docstring). Writes ``out`` (n,) uint8; returns (converged, iterations, branches).
+# ``ctl`` slots: shared decoding state of the replay phase
+_USED = 0  # alternatives queued
+_CONVERGED = 1  # some branch converged
+_MIN_DEPTH = 2  # depth of the shallowest converged branch (max_step if none)
+_ITERS = 3  # BP iterations since pre-BP
+_BRANCHES = 4  # branches explored (main included)
+_NN = 5  # kept columns
 
-    Args:
-        chk_ptr, chk_vars: CSR of ``H`` (checks -> variables), int64.
-        var_ptr, var_chks, csc_to_csr: CSC of ``H`` and the CSR position of each CSC entry, int64.
-        llr: ``(n,)`` float64 prior LLRs ``ln((1-p)/p)``.
-        syndrome: ``(m,)`` uint8.
-        new_n_cap: columns kept by the shortening (``<= 0``: ``min(n, 2m)``).
-        work: :func:`_make_work` buffers.
+
+@numba.njit(cache=True, nogil=True)
+def _prepare(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndrome, pre_iter, new_n_cap, alpha,
+             work, out):
+    """Pre-BP, shortening, reset and first peel (module docstring steps 1-3).
+
+    Returns ``(finished, converged, iterations)``; ``finished``: ``out`` holds the answer
+    (zero syndrome, pre-BP converged, or the first peel contradicted), else the shortened graph
+    and the decimation state in ``work`` are ready for :func:`_main_branch`.
     """
-    (v2c, c2v, hist, lhist, hard, lsum, order,
+    (v2c, ms, hist, lhist, hard, lsum, order,
      lvar_ptr, lvar_chks, lchk_ptr, lchk_vars, lmap, lllr,
-     vn, cn, cdeg, err, best_err, unsat, cursor,
-     st_vn, st_cn, st_deg, st_var, st_val, st_depth) = work
+     vn, cn, cdeg, err, best_err, unsat, cursor, queue, rec, ctl, ctlf) = work
     n = var_ptr.shape[0] - 1
     m = chk_ptr.shape[0] - 1
-    max_guess = st_var.shape[0]
     nun = cursor[m:m + 1]  # one spare slot of the cursor buffer holds the unsatisfied-check count
     for j in range(n):
         out[j] = 0
@@ -329,7 +429,7 @@ def gdg_decode(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndrome,
             fired = True
             break
     if not fired:  # e = 0 is the answer: no BP iterations spent
-        return True, 0, 0
+        return True, True, 0
     # ---- 1. pre-BP on the whole graph (every variable undecided, every check active)
     for j in range(n):
         vn[j] = -1
@@ -340,12 +440,13 @@ def gdg_decode(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndrome,
         cn[c] = syndrome[c]
     _recount(chk_ptr, chk_vars, hard, syndrome, unsat, nun)
     _init_messages(var_ptr, csc_to_csr, llr, vn, v2c)
-    conv, iters = _minsum(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr,
-                          vn, cn, alpha, pre_iter, v2c, c2v, hist, hard, unsat, nun)
+    ident = ms[9]  # every check and variable takes part: iterate on the full graph as it is
+    conv, iters = _iterate(chk_ptr, ident[:m], var_ptr, ident[:n], csc_to_csr, v2c, ms[1], cn, llr, alpha, pre_iter,
+                           var_ptr, var_chks, hist, hard, unsat, nun, ms[10])
     if conv:
         for j in range(n):
             out[j] = hard[j]
-        return True, iters, 0
+        return True, True, iters
     # ---- 2. shortening: the new_n columns most likely flipped
     for j in range(n):
         lsum[j] = hist[j, 0] + hist[j, 1] + hist[j, 2] + hist[j, 3]
@@ -384,26 +485,45 @@ def gdg_decode(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndrome,
     for c in range(m):
         cdeg[c] = lchk_ptr[c + 1] - lchk_ptr[c]
         cn[c] = syndrome[c] if cdeg[c] > 0 else -1
-    vnv = vn[:nn]
-    errv = err[:nn]
-    histv = lhist[:nn]
-    _recount(lchk_ptr, lchk_vars, errv, syndrome, unsat, nun)
-    if not _peel(lchk_ptr, lchk_vars, lvp, lvar_chks, vnv, cn, cdeg, errv, unsat, nun):
+    _recount(lchk_ptr, lchk_vars, err[:nn], syndrome, unsat, nun)
+    if not _peel(lchk_ptr, lchk_vars, lvp, lvar_chks, vn[:nn], cn, cdeg, err[:nn], unsat, nun):
         for j in range(n):  # the pre-BP decision on the kept columns (as the authors do)
             out[j] = 0
         for v in range(nn):
             out[order[v]] = hard[order[v]]
-        return False, iters, 0
-    _init_messages(lvp, lmap, lllr, vnv, v2c)
-    # ---- 4./5. main branch, then the stacked alternatives
+        return True, False, iters
+    _init_messages(lvp, lmap, lllr, vn[:nn], v2c)
+    ctl[_NN] = nn
+    return False, False, iters
+
+
+@numba.njit(cache=True, nogil=True)
+def _main_branch(syndrome, step_iter, max_step, max_side_depth, low_error, alpha, work):
+    """The main (greedy) branch; queues an alternative at each depth below ``max_side_depth``.
+
+    Sets ``ctl`` (queued alternatives, converged, min_depth, iterations, branches = 1),
+    ``ctlf[0]`` (its path metric if it converged) and ``best_err`` (its final decision).
+    """
+    (v2c, ms, hist, lhist, hard, lsum, order,
+     lvar_ptr, lvar_chks, lchk_ptr, lchk_vars, lmap, lllr,
+     vn, cn, cdeg, err, best_err, unsat, cursor, queue, rec, ctl, ctlf) = work
+    st_vn, st_cn, st_deg, st_var, st_val, st_depth = queue
+    m = lchk_ptr.shape[0] - 1
+    nn = ctl[_NN]
+    nun = cursor[m:m + 1]
+    max_guess = st_var.shape[0]
+    lvp = lvar_ptr[: nn + 1]
+    vnv = vn[:nn]
+    errv = err[:nn]
+    histv = lhist[:nn]
     used = 0
-    branches = 1
+    iters = 0
     converged = False
     min_pm = 1e308
     min_depth = max_step
     for depth in range(max_step):
         ok, its = _minsum(lchk_ptr, lchk_vars, lvp, lvar_chks, lmap, lllr,
-                          vnv, cn, alpha, step_iter, v2c, c2v, histv, errv, unsat, nun)
+                          vnv, cn, alpha, step_iter, v2c, histv, errv, unsat, nun, ms)
         iters += its
         if ok:
             converged = True
@@ -420,54 +540,182 @@ def gdg_decode(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndrome,
             break
     for v in range(nn):
         best_err[v] = err[v]
-    i = 0
-    while i < used:
-        start = st_depth[i]
-        if start > min_depth:
-            i += 1
-            continue
-        branches += 1
-        for v in range(nn):
-            vn[v] = st_vn[i, v]
-            err[v] = vn[v] if vn[v] != -1 else 0
-        cn[:] = st_cn[i]
-        cdeg[:] = st_deg[i]
-        _recount(lchk_ptr, lchk_vars, errv, syndrome, unsat, nun)
-        _init_messages(lvp, lmap, lllr, vnv, v2c)
-        if not _decide(st_var[i], np.int64(st_val[i]), lchk_ptr, lchk_vars, lvp, lvar_chks, vnv, cn, cdeg, errv,
-                       unsat, nun):
-            i += 1
-            continue
-        for step in range(side_step):
-            depth = start + step
-            ok, its = _minsum(lchk_ptr, lchk_vars, lvp, lvar_chks, lmap, lllr,
-                              vnv, cn, alpha, step_iter, v2c, c2v, histv, errv, unsat, nun)
-            iters += its
-            if ok:
-                pm = _path_metric(lllr, errv, nn)
-                if not converged or pm < min_pm:
-                    if depth < min_depth:
-                        min_depth = depth
-                    for v in range(nn):
-                        best_err[v] = err[v]
-                    min_pm = pm
-                converged = True
-                break
-            if depth > min_depth + 2:
-                break
-            ok, g, fav = _select(lchk_ptr, lchk_vars, lvp, lvar_chks, vnv, cn, cdeg, errv, histv, unsat, nun,
-                                 True, depth, low_error)
-            if not ok:
-                break
-            if depth <= max_tree_depth and depth <= min_depth and used < max_guess:
-                used = _push(used, vnv, cn, cdeg, g, 1 - fav, depth + 1, st_vn, st_cn, st_deg, st_var, st_val,
-                             st_depth)
-            if not _decide(g, fav, lchk_ptr, lchk_vars, lvp, lvar_chks, vnv, cn, cdeg, errv, unsat, nun):
-                break
-        i += 1
+    ctl[_USED] = used
+    ctl[_CONVERGED] = converged
+    ctl[_MIN_DEPTH] = min_depth
+    ctl[_ITERS] = iters
+    ctl[_BRANCHES] = 1
+    ctlf[0] = min_pm
+
+
+@numba.njit(cache=True, nogil=True)
+def _branch(i, bound, syndrome, step_iter, side_step, max_tree_depth, low_error, alpha, shared, work, slot):
+    """Replay queued alternative ``i`` of ``shared`` on the scratch of ``work``; record it in ``shared``'s slot.
+
+    ``bound`` >= the min_depth the sequential schedule has when it reaches ``i``: the branch
+    stops once ``depth > bound + 2`` and records every alternative it would queue with
+    ``depth <= bound``. A branch's steps never depend on min_depth otherwise (with
+    ``step_iter >= 4`` not on the posterior history it inherits either), so the sequential
+    branch is a prefix of the recorded one, which :func:`_commit` cuts with the exact min_depth.
+    """
+    (_v, _ms, _h, _lh, _hd, _ls, _o, lvar_ptr, lvar_chks, lchk_ptr, lchk_vars, lmap, lllr,
+     _vn, _cn, _cd, _e, _be, _u, _cu, queue, rec, ctl, _cf) = shared
+    (v2c, ms, _h2, lhist, _hd2, _ls2, _o2, _p2, _vc2, _cp2, _cv2, _lm2, _ll2,
+     vn, cn, cdeg, err, _be2, unsat, cursor, _q2, _r2, _c2, _cf2) = work
+    st_vn, st_cn, st_deg, st_var, st_val, st_depth = queue
+    r_nst, r_its, r_ev, r_psh, r_pm, r_err, p_vn, p_cn, p_deg, p_var, p_val = rec
+    m = lchk_ptr.shape[0] - 1
+    nn = ctl[_NN]
+    nun = cursor[m:m + 1]
+    lvp = lvar_ptr[: nn + 1]
+    vnv = vn[:nn]
+    errv = err[:nn]
+    histv = lhist[:nn]
+    start = st_depth[i]
     for v in range(nn):
+        vn[v] = st_vn[i, v]
+        err[v] = vn[v] if vn[v] != -1 else 0
+    cn[:] = st_cn[i]
+    cdeg[:] = st_deg[i]
+    _recount(lchk_ptr, lchk_vars, errv, syndrome, unsat, nun)
+    _init_messages(lvp, lmap, lllr, vnv, v2c)
+    r_nst[slot] = -1  # the alternative itself contradicted
+    if not _decide(st_var[i], np.int64(st_val[i]), lchk_ptr, lchk_vars, lvp, lvar_chks, vnv, cn, cdeg, errv,
+                   unsat, nun):
+        return
+    npush = 0
+    for step in range(side_step):
+        depth = start + step
+        ok, its = _minsum(lchk_ptr, lchk_vars, lvp, lvar_chks, lmap, lllr,
+                          vnv, cn, alpha, step_iter, v2c, histv, errv, unsat, nun, ms)
+        r_nst[slot] = step + 1
+        r_its[slot, step] = its
+        r_psh[slot, step] = -1
+        if ok:
+            r_ev[slot, step] = _CONV
+            r_pm[slot] = _path_metric(lllr, errv, nn)
+            for v in range(nn):
+                r_err[slot, v] = err[v]
+            return
+        if depth > bound + 2:
+            r_ev[slot, step] = _STOP
+            return
+        ok, g, fav = _select(lchk_ptr, lchk_vars, lvp, lvar_chks, vnv, cn, cdeg, errv, histv, unsat, nun,
+                             True, depth, low_error)
+        if not ok:
+            r_ev[slot, step] = _SELFAIL
+            return
+        if depth <= max_tree_depth and depth <= bound and npush < p_var.shape[1]:
+            p_vn[slot, npush, :nn] = vnv
+            p_cn[slot, npush] = cn
+            p_deg[slot, npush] = cdeg
+            p_var[slot, npush] = g
+            p_val[slot, npush] = 1 - fav
+            r_psh[slot, step] = npush
+            npush += 1
+        if not _decide(g, fav, lchk_ptr, lchk_vars, lvp, lvar_chks, vnv, cn, cdeg, errv, unsat, nun):
+            r_ev[slot, step] = _DECFAIL
+            return
+        r_ev[slot, step] = _CONT
+
+
+@numba.njit(cache=True, nogil=True)
+def _commit(i, slot, max_tree_depth, work):
+    """Apply queued alternative ``i`` (recorded in ``slot`` unless skipped) exactly as the sequential schedule.
+
+    Entries must be committed in queue order. Skips ``i`` when it starts deeper than the
+    current min_depth (the record is then ignored); otherwise counts the branch, cuts the
+    record at the sequential stopping point, queues its alternatives and keeps the converged
+    decision with the least path metric (the first one on ties).
+    """
+    (_v, _ms, _h, _lh, _hd, _ls, _o, _lp, _lc, _cp, _cv, _lm, _ll,
+     _vn, _cn, _cd, _e, best_err, _u, _cu, queue, rec, ctl, ctlf) = work
+    st_vn, st_cn, st_deg, st_var, st_val, st_depth = queue
+    r_nst, r_its, r_ev, r_psh, r_pm, r_err, p_vn, p_cn, p_deg, p_var, p_val = rec
+    nn = ctl[_NN]
+    max_guess = st_var.shape[0]
+    start = st_depth[i]
+    md = ctl[_MIN_DEPTH]
+    if start > md:
+        return
+    ctl[_BRANCHES] += 1
+    for step in range(max(0, r_nst[slot])):
+        depth = start + step
+        ctl[_ITERS] += r_its[slot, step]
+        ev = r_ev[slot, step]
+        if ev == _CONV:
+            pm = r_pm[slot]
+            if not ctl[_CONVERGED] or pm < ctlf[0]:
+                if depth < md:
+                    ctl[_MIN_DEPTH] = depth
+                for v in range(nn):
+                    best_err[v] = r_err[slot, v]
+                ctlf[0] = pm
+            ctl[_CONVERGED] = 1
+            return
+        if depth > md + 2 or ev == _STOP or ev == _SELFAIL:
+            return
+        q = r_psh[slot, step]
+        used = ctl[_USED]
+        if q >= 0 and depth <= max_tree_depth and depth <= md and used < max_guess:
+            st_vn[used, :nn] = p_vn[slot, q, :nn]
+            st_cn[used] = p_cn[slot, q]
+            st_deg[used] = p_deg[slot, q]
+            st_var[used] = p_var[slot, q]
+            st_val[used] = p_val[slot, q]
+            st_depth[used] = depth + 1
+            ctl[_USED] = used + 1
+        if ev == _DECFAIL:
+            return
+
+
+@numba.njit(cache=True, nogil=True)
+def _finish(work, out):
+    """``out`` = the chosen decision on the kept columns (0 elsewhere)."""
+    order = work[6]
+    best_err = work[17]
+    ctl = work[22]
+    for v in range(ctl[_NN]):
         out[order[v]] = best_err[v]
-    return converged, iters, branches
+
+
+@numba.njit(cache=True, nogil=True)
+def gdg_decode(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndrome,
+               pre_iter, step_iter, max_step, max_tree_depth, max_side_depth, side_step, new_n_cap,
+               low_error, alpha, work, out):
+    """GDG for one shot (module docstring) on one thread. Writes ``out`` (n,) uint8; returns
+    (converged, iterations, branches).
+
+    Args:
+        chk_ptr, chk_vars: CSR of ``H`` (checks -> variables), int64.
+        var_ptr, var_chks, csc_to_csr: CSC of ``H`` and the CSR position of each CSC entry, int64.
+        llr: ``(n,)`` float64 prior LLRs ``ln((1-p)/p)``.
+        syndrome: ``(m,)`` uint8.
+        new_n_cap: columns kept by the shortening (``<= 0``: ``min(n, 2m)``).
+        work: :func:`_make_work` buffers (at least one record slot of ``side_step`` steps and
+            ``max(1, min(max_tree_depth, side_step))`` pushes).
+    """
+    finished, conv, iters = _prepare(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndrome, pre_iter,
+                                     new_n_cap, alpha, work, out)
+    if finished:
+        return conv, iters, 0
+    _main_branch(syndrome, step_iter, max_step, max_side_depth, low_error, alpha, work)
+    ctl = work[22]
+    st_depth = work[20][5]
+    i = 0
+    while i < ctl[_USED]:  # replay the queued alternatives in queue order
+        if st_depth[i] <= ctl[_MIN_DEPTH]:
+            _branch(i, ctl[_MIN_DEPTH], syndrome, step_iter, side_step, max_tree_depth, low_error, alpha,
+                    work, work, 0)
+        _commit(i, 0, max_tree_depth, work)
+        i += 1
+    _finish(work, out)
+    return ctl[_CONVERGED] != 0, iters + ctl[_ITERS], ctl[_BRANCHES]
+
+
+def pushes_per_branch(max_tree_depth: int, side_step: int) -> int:
+    """Alternatives one replayed branch can queue (it starts at depth >= 1)."""
+    return max(1, min(int(max_tree_depth), int(side_step)))
 
 
 @numba.njit(cache=True, nogil=True)
@@ -477,7 +725,7 @@ def gdg_decode_range(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, synd
     """:func:`gdg_decode` on shots ``start:stop`` of ``syndromes`` (releases the GIL)."""
     n = var_ptr.shape[0] - 1
     m = chk_ptr.shape[0] - 1
-    work = _make_work(n, m, var_chks.shape[0], max_guess)
+    work = _make_work(n, m, var_chks.shape[0], max_guess, 1, side_step, max(1, min(max_tree_depth, side_step)))
     for s in range(start, stop):
         ok, its, br = gdg_decode(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndromes[s],
                                  pre_iter, step_iter, max_step, max_tree_depth, max_side_depth, side_step,
@@ -485,3 +733,83 @@ def gdg_decode_range(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, synd
         converged_out[s] = ok
         iters_out[s] = its
         branches_out[s] = br
+
+
+def gdg_decode_branch_parallel(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndrome,
+                               pre_iter, step_iter, max_step, max_tree_depth, max_side_depth, side_step, new_n_cap,
+                               low_error, alpha, works, out):
+    """:func:`gdg_decode` with the queued alternatives replayed by ``len(works)`` threads; same results.
+
+    ``works[0]``: :func:`_make_work` buffers with at least ``2 * len(works)`` record slots (the
+    shared state: shortened graph, queue, records, the chosen decision); every ``works[t]`` is
+    also thread ``t``'s scratch. Requires ``step_iter >= 4`` (a replayed branch then depends only
+    on its queue entry, not on the posterior history a previous branch left behind).
+
+    Schedule: thread ``t`` takes the next queued alternative in queue order (at most
+    ``slots`` ahead of the oldest one not yet applied), replays it (:func:`_branch`) with the
+    min_depth known at that moment as its bound, and then applies every finished alternative
+    in queue order (:func:`_commit`, under a lock), which may queue more. The min_depth an
+    alternative is applied with is never above the bound it ran with, so the commit reproduces
+    the sequential schedule exactly: outputs, convergence flags, iteration and branch counts.
+    """
+    import threading
+
+    from qdecode.kernels.threads import _executor
+
+    shared = works[0]
+    finished, conv, iters = _prepare(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndrome, pre_iter,
+                                     new_n_cap, alpha, shared, out)
+    if finished:
+        return conv, iters, 0
+    _main_branch(syndrome, step_iter, max_step, max_side_depth, low_error, alpha, shared)
+    ctl = shared[22]
+    st_depth = shared[20][5]
+    slots = shared[21][0].shape[0]
+    if ctl[_USED] > 0:
+        cond = threading.Condition()
+        pos = [0, 0, 0, 0]  # next to claim, next to apply, in flight, aborted
+        ready = [False] * slots
+
+        def work_loop(scratch):
+            while True:
+                with cond:
+                    while True:
+                        i = pos[0]
+                        if pos[3] or (pos[1] >= ctl[_USED] and pos[2] == 0):
+                            cond.notify_all()
+                            return
+                        if i < ctl[_USED] and i < pos[1] + slots:
+                            break
+                        cond.wait()
+                    pos[0] += 1
+                    pos[2] += 1
+                    bound = int(ctl[_MIN_DEPTH])
+                if st_depth[i] <= bound:  # else certainly skipped: the commit ignores the slot
+                    _branch(i, bound, syndrome, step_iter, side_step, max_tree_depth, low_error, alpha,
+                            shared, scratch, i % slots)
+                with cond:
+                    ready[i % slots] = True
+                    pos[2] -= 1
+                    while pos[1] < pos[0] and ready[pos[1] % slots]:
+                        ready[pos[1] % slots] = False
+                        _commit(pos[1], pos[1] % slots, max_tree_depth, shared)
+                        pos[1] += 1
+                    cond.notify_all()
+
+        def worker(scratch):
+            try:
+                work_loop(scratch)
+            except BaseException:
+                with cond:  # let the other threads return instead of waiting for this one
+                    pos[3] = 1
+                    cond.notify_all()
+                raise
+
+        futures = [_executor().submit(worker, w) for w in works[1:]]
+        try:
+            worker(works[0])
+        finally:
+            for f in futures:
+                f.result()
+    _finish(shared, out)
+    return ctl[_CONVERGED] != 0, iters + int(ctl[_ITERS]), int(ctl[_BRANCHES])

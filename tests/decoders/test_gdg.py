@@ -112,12 +112,56 @@ def test_registry_label(bb72):
     assert spec.label().startswith("gdg[alpha=1.0,low_error_mode=true,max_side_depth=10,max_step=30")
     dec = spec.build(prob)
     assert isinstance(dec, GdgDecoder) and dec.max_step == 30 and dec.low_error_mode
+    # branch_threads changes how, not what: it stays out of the label (also nested in a window)
+    par = DecoderSpec.create("gdg", ["max_step=30", "low_error_mode=true", "branch_threads=2"])
+    assert par.label() == spec.label() and par.build(prob).branch_threads == 2
+    win = DecoderSpec.create("window", ["inner=gdg", "branch_threads=3"])
+    assert win.label() == DecoderSpec.create("window", ["inner=gdg"]).label()
+    assert "branch_threads" not in win.label()
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(max_tree_depth=2, max_side_depth=6, side_step=5, step_iter=4),
+                                dict(low_error_mode=True, new_n=300)])
+def test_branch_parallel_equals_sequential(bb72, kw):
+    """branch_threads=2/3 replay the guessing tree concurrently: outputs and counters equal the sequential
+    schedule's."""
+    prob, dets, _ = bb72
+    seq = GdgDecoder(prob, threads=1, **kw)
+    ref = seq.decode_batch(dets[:150])
+    ri = seq.last_info
+    assert (ri.extra["branches"] >= 5).sum() >= 5  # the tree really branched
+    for bt in (2, 3):
+        par = GdgDecoder(prob, branch_threads=bt, **kw)
+        out = par.decode_batch(dets[:150])
+        pi = par.last_info
+        assert np.array_equal(out, ref)
+        assert np.array_equal(pi.converged, ri.converged)
+        assert np.array_equal(pi.iterations, ri.iterations)
+        assert np.array_equal(pi.extra["branches"], ri.extra["branches"])
+
+
+def test_branch_parallel_needs_four_iterations_per_step(bb72):
+    """With step_iter < 4 a branch depends on the posterior history left by the previous one:
+    branch_threads then runs the sequential schedule (same results as threads=1, by construction)."""
+    prob, dets, _ = bb72
+    a = GdgDecoder(prob, threads=1, step_iter=3).decode_batch(dets[:40])
+    b = GdgDecoder(prob, branch_threads=2, step_iter=3).decode_batch(dets[:40])
+    assert np.array_equal(a, b)
+
+
+def test_windowed_branch_parallel_equals_sequential(bb72):
+    prob, dets, _ = bb72
+    one = DecoderSpec.create("window", ["inner=gdg", "W=3", "F=1"]).build(prob)
+    two = DecoderSpec.create("window", ["inner=gdg", "W=3", "F=1", "branch_threads=2"]).build(prob)
+    assert np.array_equal(one.decode_batch(dets[:60]), two.decode_batch(dets[:60]))
+    assert np.array_equal(one.last_info.iterations, two.last_info.iterations)
 
 
 @pytest.mark.parametrize("kw, match", [
     (dict(pre_iter=0), "pre_iter"), (dict(step_iter=1.5), "step_iter"), (dict(max_tree_depth=5, max_side_depth=4),
                                                                          "max_side_depth"),
     (dict(alpha=0), "alpha"), (dict(new_n=-1), "new_n"), (dict(threads=0), "threads"),
+    (dict(branch_threads=0), "branch_threads"),
 ])
 def test_bad_parameters(bb72, kw, match):
     with pytest.raises(DecoderInputError, match=match):
