@@ -31,8 +31,11 @@ Context (``context`` parameter): rows of a batch are consecutive text blocks.
   bound, reported separately.
 * ``none``: no left context.
 
-``last_info.counts()`` gives ``reencodings`` (candidates scored, all families, both passes'
-sem-OSD part) and ``lm_calls`` (n-gram distributions evaluated by the prior).
+``last_info.counts()`` gives ``reencodings`` (candidates visited, all families, pass 2),
+``table_evals`` (of those, the ones that passed the lower bound and got the table metric),
+``metric_evals`` (the ones whose MAP metric was computed exactly; the others could not change
+the result, see :mod:`qdecode.kernels.sem_osd`) and ``lm_calls`` (n-gram distributions used by
+the prior).
 """
 
 from __future__ import annotations
@@ -172,8 +175,11 @@ class SemOsdDecoder:
             lens[1:] = prev.shape[1]
         return ctx, lens
 
-    def decode_llr_batch(self, llr: Any, *, context_bytes: Any = None, threads: int | None = None) -> np.ndarray:
+    def decode_llr_batch(self, llr: Any, *, context_bytes: Any = None, threads: int | None = None,
+                         reference: bool = False) -> np.ndarray:
         """Channel LLRs ``(S, n)`` of consecutive blocks -> codewords ``(S, n)`` uint8.
+
+        ``reference``: score every candidate exactly (no pruning; the same output, slower).
 
         Raises:
             ValueError: wrong shape, non-finite LLRs, or ``context_bytes`` missing (genie) or
@@ -187,9 +193,10 @@ class SemOsdDecoder:
         x = np.ascontiguousarray(x)
         S = x.shape[0]
         out = np.zeros(x.shape, dtype=np.uint8)
-        reenc = np.zeros(S, dtype=np.int64)
+        counts = np.zeros((S, 3), dtype=np.int64)
         if S == 0:
-            self.last_info = SemOsdInfo(extra={"reencodings": reenc})
+            self.last_info = SemOsdInfo(extra={"reencodings": counts[:, 0], "table_evals": counts[:, 1],
+                                               "metric_evals": counts[:, 2]})
             return out
         info_llr = np.ascontiguousarray(x[:, : self.k])
         if self.lam == 0.0:
@@ -200,8 +207,10 @@ class SemOsdDecoder:
             logpri = self._prior(ctx, lens, info_llr)
             calls = np.asarray(getattr(self.prior, "last_calls", np.zeros(S)), dtype=np.int64)
         run_ranges(ksem.sem_osd_range, (x, logpri, self.lam, self.nb, self._g_packed, self._byte_tab, self.order,
-                                        self.union, self.omega, self.top_k, self.top_l, out, reenc), S, threads)
-        self.last_info = SemOsdInfo(extra={"reencodings": reenc, "lm_calls": calls})
+                                        self.union, self.omega, self.top_k, self.top_l, out, counts,
+                                        bool(reference)), S, threads)
+        self.last_info = SemOsdInfo(extra={"reencodings": counts[:, 0], "table_evals": counts[:, 1],
+                                           "metric_evals": counts[:, 2], "lm_calls": calls})
         return out
 
     def _prior(self, ctx: np.ndarray, lens: np.ndarray, info_llr: np.ndarray) -> np.ndarray:

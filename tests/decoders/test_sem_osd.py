@@ -1,4 +1,5 @@
-"""sem-OSD: lambda = 0 is OSD, fused LLRs and forward-backward priors against brute force, bad input."""
+"""sem-OSD: lambda = 0 is OSD, the pruned search equals scoring every candidate, fused LLRs and
+forward-backward priors against brute force, table look-ups equal direct evaluation, bad input."""
 
 from __future__ import annotations
 
@@ -64,6 +65,80 @@ def test_sem_osd_beats_osd_on_text(small_model):
     dec = genie.decode_llr_batch(llr, context_bytes=ctx)
     assert int((dec != cw).any(axis=1).sum()) < osd_err
     assert np.array_equal(message_bytes(cw, 8), blocks)
+
+
+@pytest.mark.parametrize("code_name", ["bch127_64", "rs16_8"])
+def test_pruned_search_equals_reference(code_name, small_model):
+    """Bounds and table metrics only skip candidates that could not change the result."""
+    G, _, cw, llr = _text_llr(code_name, 1.0, 60, seed=13)
+    prior = NgramPrior(model=small_model)
+    for kw in ({"omega": 1}, {"omega": 0}, {"omega": 2, "top_k": 3, "top_l": 2}, {"omega": 0, "union": False},
+               {"order": 1}):
+        sem = SemOsdDecoder(G, prior, **{"order": 2, **kw})
+        ref = sem.decode_llr_batch(llr, reference=True)
+        c_ref = sem.last_info.counts()
+        got = sem.decode_llr_batch(llr)
+        c = sem.last_info.counts()
+        assert np.array_equal(got, ref), kw
+        assert c["reencodings"] == c_ref["reencodings"] == c_ref["metric_evals"], kw
+        assert c["metric_evals"] < c["reencodings"] / 10, (kw, c)
+    # lam = 0 with the bounds on: plain OSD
+    osd = OsdBlockDecoder(G=G, order=2).decode_llr_batch(llr)
+    assert np.array_equal(SemOsdDecoder(G, prior, order=2, lam=0.0).decode_llr_batch(llr), osd)
+
+
+def test_order3_pruned_equals_reference(small_model):
+    G, _, _, llr = _text_llr("bch127_64", 0.5, 6, seed=21)
+    sem = SemOsdDecoder(G, NgramPrior(model=small_model), order=3, omega=0)
+    assert np.array_equal(sem.decode_llr_batch(llr), sem.decode_llr_batch(llr, reference=True))
+
+
+def test_kn_table_lookup_is_bit_identical(small_model):
+    rng = np.random.default_rng(4)
+    _, test = corpus_split()
+    t = np.frombuffer(test, dtype=np.uint8)
+    ctx = rng.integers(0, 256, size=(300, 3)).astype(np.uint8)
+    starts = rng.integers(0, t.size - 3, size=200)
+    ctx[:200] = np.stack([t[s: s + 3] for s in starts])
+    lens = rng.integers(0, 4, size=300)
+    direct = small_model.dist_batch(ctx, lens)
+    tab = small_model.dist_table()
+    assert tab.shape == (1 + small_model.keys.size, 256)
+    rows = [ksem.kn_row(ctx[i], lens[i], small_model.keys, small_model.lvl_start) for i in range(300)]
+    assert np.array_equal(tab[rows], direct)
+    assert len(set(rows)) > 50
+
+
+def test_fb_prior_table_equals_direct(small_model, monkeypatch):
+    """The prior with table look-ups is bit for bit the prior evaluating the n-gram directly."""
+    rng = np.random.default_rng(9)
+    S = 40
+    llr = rng.normal(1.5, 2.5, (S, 64)) * np.where(rng.random((S, 64)) < 0.5, 1, -1)
+    ctx = rng.integers(32, 127, size=(S, 3)).astype(np.uint8)
+    lens = rng.integers(0, 4, size=S)
+    def fresh() -> KneserNey:  # a model without a cached table
+        return KneserNey(small_model.order, dict(zip(KneserNey._FIELDS, small_model.arrays)), small_model.inv_temp)
+
+    with_table = NgramPrior(model=fresh()).batch(ctx, lens, llr)
+    monkeypatch.setattr(lm_prior, "TABLE_MAX_BYTES", 0)
+    direct_model = fresh()
+    assert direct_model.dist_table().shape == (0, 256)
+    direct = NgramPrior(model=direct_model).batch(ctx, lens, llr)
+    assert np.array_equal(with_table, direct)
+
+
+def test_byte_evidence_is_the_sequential_sum():
+    rng = np.random.default_rng(1)
+    llr = rng.normal(0.0, 4.0, 24)
+    le = np.empty((3, 256))
+    ksem.byte_evidence(llr, 3, le)
+    for j in range(3):
+        for b in (0, 1, 77, 128, 200, 255):
+            s = 0.0
+            for l in range(8):
+                v = 0.5 * llr[8 * j + l]
+                s = s - v if (b >> l) & 1 else s + v
+            assert le[j, b] == s
 
 
 def test_fused_llr_equals_brute_force_marginals():

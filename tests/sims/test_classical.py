@@ -109,7 +109,8 @@ def test_sinter_decoders_are_quantum_only():
     assert "qd-bposd" in names and "qd-bm" not in names and "qd-osd" not in names
 
 
-@pytest.mark.parametrize("name, count", [("bch127_64", 29), ("rs16_8", 27), ("polar", 57), ("ge_bch", 8)])
+@pytest.mark.parametrize("name, count", [("bch127_64", 29), ("rs16_8", 27), ("polar", 57), ("ge_bch", 8),
+                                         ("sem_osd_ge", 49)])
 def test_embedded_classical_recipes_parse(name, count):
     from qdecode.sims.recipe import load_recipe
 
