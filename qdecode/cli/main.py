@@ -11,7 +11,7 @@ from qdecode import __version__
 
 EXIT_BAD_INPUT = 2
 
-_COMMANDS = ("sweep", "plot", "threshold", "circuit", "predict", "codes", "bench", "export-vectors", "tune",
+_COMMANDS = ("sweep", "plot", "threshold", "circuit", "predict", "codes", "bench", "export-vectors", "tune", "train",
              "learn-noise")
 
 
@@ -20,7 +20,7 @@ class CliError(ValueError):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from qdecode.cli import bench, circuit, codes, export_vectors, learn_noise, plot, predict, sweep, tune
+    from qdecode.cli import bench, circuit, codes, export_vectors, learn_noise, plot, predict, sweep, train, tune
 
     parser = argparse.ArgumentParser(prog="qdecode", description="Error-correction decoders and sweeps.")
     parser.add_argument("--version", action="version", version=f"qdecode {__version__}")
@@ -35,6 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_parser(sub)
     export_vectors.add_parser(sub)
     tune.add_parser(sub)
+    train.add_parser(sub)
     learn_noise.add_parser(sub)
     return parser
 

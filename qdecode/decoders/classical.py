@@ -9,6 +9,7 @@ For Reed-Solomon codes ``n`` counts the bits of the binary image.
 * ``osd``: Fossorier-Lin OSD of order ``order`` on the code's binary generator matrix.
 * ``sc`` / ``scl``: successive cancellation (list) decoding of polar and PAC codes.
 * ``sem-osd``: OSD with a byte-level language-model prior (:mod:`qdecode.decoders.sem_osd`).
+* ``crisp``: trained CRISP sequential neural decoder of polar / PAC codes (:mod:`qdecode.decoders.crisp`).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ def _polar_only(code: Any, name: str) -> Any:
 
 
 def register_classical() -> None:
-    """Register ``bm``, ``osd``, ``sc``, ``scl`` and ``sem-osd``."""
+    """Register ``bm``, ``osd``, ``sc``, ``scl``, ``sem-osd`` and ``crisp``."""
     from qdecode.decoders.bm import BmDecoder
     from qdecode.decoders.osd import OsdBlockDecoder
     from qdecode.decoders.polar import ScDecoder, SclDecoder
@@ -74,3 +75,7 @@ def register_classical() -> None:
               "beam": Param(int, 8, "forward-backward states per byte", minimum=1, maximum=256)},
              kind="classical",
              doc="OSD with a byte-level LM prior (n-gram, forward-backward) for systematic codes carrying bytes")
+
+    from qdecode.decoders.crisp import register_crisp
+
+    register_crisp()

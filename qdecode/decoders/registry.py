@@ -267,6 +267,9 @@ def _register_builtins() -> None:
     from qdecode.decoders.bp_matching import register_bp_matching
 
     register_bp_matching()
+    from qdecode.decoders.nn_pymatching import register_nn_pymatching
+
+    register_nn_pymatching()
     from qdecode.decoders.window import register_window
 
     register_window()

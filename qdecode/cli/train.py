@@ -1,0 +1,132 @@
+"""``qdecode train ...``: training commands, one sub-command per trainable model.
+
+``qdecode train predecoder --config CONFIG.json --out DIR`` trains the convolutional
+pre-decoder of ``nn-pymatching`` (:mod:`qdecode.neural.predecoder_train`): tqdm bar on stderr,
+checkpoints in ``DIR`` (a second call resumes), seeded data stream, model card, ``.pt`` and
+``.onnx`` export. ``qdecode train crisp --config CONFIG.json --out DIR`` trains a CRISP polar / PAC decoder
+(:mod:`qdecode.neural.crisp_train`) the same way. Other trainers (``train lm``) add sub-commands here.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("train", help="train a neural model (pre-decoder, ...)",
+                       description="Train a neural model; each model is a sub-command.")
+    tsub = p.add_subparsers(dest="model", metavar="MODEL")
+    p.set_defaults(run=lambda args: _no_model(p))
+    _add_predecoder(tsub)
+    _add_crisp(tsub)
+
+
+def _no_model(parser) -> int:
+    parser.print_help(sys.stderr)
+    return 2
+
+
+def _add_predecoder(tsub) -> None:
+    p = tsub.add_parser(
+        "predecoder",
+        help="train the nn-pymatching convolutional pre-decoder",
+        description=(
+            "Train the fully convolutional pre-decoder on DEM-mechanism labels of an SD6 surface-code circuit. "
+            "Options given here override the --config file. Re-running with the same --out resumes from its checkpoint."
+        ),
+    )
+    p.add_argument("--config", help="JSON training config (shipped: qdecode/neural/configs/predecoder_d5.json)")
+    p.add_argument("--out", required=True, help="output folder: checkpoint, log, exported model and card")
+    p.add_argument("--name", help="model name (files predecoder_NAME.*)")
+    p.add_argument("--d", type=int, dest="distance", help="code distance")
+    p.add_argument("--steps", type=int, help="training steps")
+    p.add_argument("--batch", type=int, help="shots per step")
+    p.add_argument("--seed", type=int, help="seed of the initialisation and the data stream")
+    p.add_argument("--threads", type=int, help="torch CPU threads")
+    p.add_argument("--init-from", help="start from this predecoder .pt (fine-tuning)")
+    p.add_argument("--max-wall-s", type=float, help="stop after this many seconds (checkpoint, no export); resume later")
+    p.add_argument("--no-resume", action="store_true", help="ignore an existing checkpoint in --out (it is overwritten)")
+    p.add_argument("--no-progress", action="store_true", help="no tqdm bar")
+    p.add_argument("--export-checkpoint", action="store_true",
+                   help="do not train: calibrate and export the checkpoint in --out as it is now (predecoder_NAME_stepN.*)")
+    p.set_defaults(run=run_predecoder)
+
+
+def run_predecoder(args) -> int:
+    try:
+        from qdecode.neural.predecoder_train import TrainConfig, export_checkpoint, train
+    except ImportError as exc:
+        raise ImportError(f"training needs torch: pip install 'qdecode[neural]' ({exc})") from None
+    cfg = TrainConfig.from_json(args.config) if args.config else TrainConfig()
+    for key in ("name", "distance", "steps", "batch", "seed", "threads", "init_from"):
+        value = getattr(args, key)
+        if value is not None:
+            setattr(cfg, key, value)
+    if cfg.distance < 3 or cfg.steps < 1 or cfg.batch < 1:
+        raise ValueError("--d must be >= 3, --steps and --batch >= 1")
+    if cfg.init_from and not Path(cfg.init_from).exists():
+        raise ValueError(f"--init-from file not found: {cfg.init_from}")
+    if args.export_checkpoint:
+        if not (Path(args.out) / "checkpoint.pt").exists():
+            raise ValueError(f"no checkpoint.pt in {args.out}")
+        card = export_checkpoint(cfg, args.out)
+        print(json.dumps({"step": card["steps"], "temperature": card["temperature"], "val": card["val"]}, indent=2))
+        return 0
+    card = train(cfg, args.out, resume=not args.no_resume, progress=not args.no_progress, max_wall_s=args.max_wall_s)
+    if not card.get("finished", True):
+        print(f"stopped at step {card['step']} after {card['wall_s']:.0f} s; run again to resume", file=sys.stderr)
+        return 0
+    print(json.dumps({"model": str(Path(args.out) / f"predecoder_{cfg.name}.onnx"), "steps": card["steps"],
+                      "samples": card["samples"], "wall_s": round(card["wall_s"], 1),
+                      "temperature": card["temperature"], "val": card["val"]}, indent=2))
+    return 0
+
+
+def _add_crisp(tsub) -> None:
+    p = tsub.add_parser(
+        "crisp",
+        help="train a CRISP sequential neural decoder for a polar / PAC code",
+        description=(
+            "Train a CRISP GRU (or dilated-conv) decoder on on-the-fly BPSK-AWGN data of a polar / PAC code, with "
+            "the l2r (reliability), n2c (noisy-to-clean) or abrupt curriculum. Options given here override the "
+            "--config file. Re-running with the same --out resumes from its checkpoint."
+        ),
+    )
+    p.add_argument("--config", help="JSON training config (shipped: qdecode/neural/configs/crisp_polar32_16.json, ...)")
+    p.add_argument("--out", required=True, help="output folder: checkpoint, log, exported model and card")
+    p.add_argument("--name", help="model name (files crisp_NAME.*)")
+    p.add_argument("--code", help="catalogue code: polar32_16, polar64_22, pac32_16, ...")
+    p.add_argument("--curriculum", choices=("l2r", "n2c", "abrupt"), help="training curriculum")
+    p.add_argument("--kind", choices=("gru", "conv"), help="network: GRU or dilated causal Conv1d")
+    p.add_argument("--width", type=int, help="hidden units (GRU) / channels (conv)")
+    p.add_argument("--depth", type=int, help="GRU layers / conv layers")
+    p.add_argument("--steps", type=int, help="training steps")
+    p.add_argument("--batch", type=int, help="blocks per step")
+    p.add_argument("--seed", type=int, help="seed of the initialisation and the data stream")
+    p.add_argument("--threads", type=int, help="torch CPU threads")
+    p.add_argument("--max-wall-s", type=float, help="stop after this many seconds (checkpoint, no export); resume later")
+    p.add_argument("--no-resume", action="store_true", help="ignore an existing checkpoint in --out (it is overwritten)")
+    p.add_argument("--no-progress", action="store_true", help="no tqdm bar")
+    p.set_defaults(run=run_crisp)
+
+
+def run_crisp(args) -> int:
+    try:
+        from qdecode.neural.crisp_train import CrispConfig, train
+    except ImportError as exc:
+        raise ImportError(f"training needs torch: pip install 'qdecode[neural]' ({exc})") from None
+    cfg = CrispConfig.from_json(args.config) if args.config else CrispConfig()
+    for key in ("name", "code", "curriculum", "kind", "width", "depth", "steps", "batch", "seed", "threads"):
+        value = getattr(args, key)
+        if value is not None:
+            setattr(cfg, key, value)
+    card = train(cfg, args.out, resume=not args.no_resume, progress=not args.no_progress, max_wall_s=args.max_wall_s)
+    if not card.get("finished", True):
+        print(f"stopped at step {card['step']} after {card['wall_s']:.0f} s; run again to resume", file=sys.stderr)
+        return 0
+    print(json.dumps({"model": str(Path(args.out) / f"crisp_{cfg.name}.onnx"), "steps": card["steps"],
+                      "samples": card["samples"], "wall_s": round(card["wall_s"], 1),
+                      "final_loss": round(card["final_loss"], 5), "val": card["val"]}, indent=2))
+    return 0

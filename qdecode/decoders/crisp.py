@@ -1,0 +1,314 @@
+"""CRISP: a trained sequential neural decoder for polar / PAC codes, run batched on the CPU.
+
+The network (:mod:`qdecode.neural.crisp_model`, trained by :mod:`qdecode.neural.crisp_train`)
+decides the rate-profiled vector ``v`` (``v_A`` = data, ``v_F = 0``; ``u = v T`` for PAC codes)
+position by position. Inference here needs only numpy and **onnxruntime** (imported when a
+decoder is built; no torch): the GRU model is exported as a single-step cell
+``(llr (B, N), prev (B, 2), h) -> (logit (B,), h')`` and :meth:`CrispDecoder.decode_llr_batch`
+loops over the ``N`` positions with the hidden state carried for the whole batch. Frozen
+positions are forced to 0 and that decision is fed back as the next step's previous bit;
+information positions take ``logit > 0 -> 1``. The codeword is re-encoded from ``v``. For
+``inputs="cancel"`` models the step input is the LLR vector with the decided bits'
+contribution removed (sign flips by the partial re-encoding, kept per block); ``"cancel+sc"``
+models also get the min-sum SC LLR of the current bit on that block as one more column. A
+dilated-conv model (a whole-sequence ONNX graph) is run once per position on the prefix.
+``backend="torch"`` runs the ``.pt`` file with torch instead (optional).
+
+Models: ``model="auto"`` (the shipped model named after the code, e.g. ``polar32_16``), a
+shipped name (``crisp_NAME.onnx`` in ``qdecode/neural/models/``) or a path to a ``.onnx``
+(``.pt`` for the torch backend). The file records the code it was trained for (``N``,
+information set, pre-transform); building a decoder for another code is an error.
+
+Examples:
+    >>> from qdecode.codes.catalog import get_code
+    >>> import numpy as np
+    >>> code = get_code("polar32_16")
+    >>> dec = CrispDecoder(code)                       # doctest: +SKIP
+    >>> x = code.encode(np.zeros((1, 16), np.uint8))
+    >>> dec.decode_llr_batch(8.0 * (1.0 - 2.0 * x))    # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from qdecode.decoders.base import DecodeInfo, DecoderInputError
+
+__all__ = ["CrispDecoder", "CrispModelError", "models_dir", "shipped_models", "resolve_model", "register_crisp"]
+
+FORMAT = "qdecode-crisp"
+FORMAT_VERSION = 1
+BACKENDS = ("onnx", "torch")
+
+
+class CrispModelError(ValueError):
+    """A missing, corrupt or mismatched CRISP model file."""
+
+
+def models_dir() -> Path:
+    """``qdecode/neural/models`` (found without importing torch)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("qdecode.neural")
+    if spec is None or not spec.submodule_search_locations:
+        raise CrispModelError("package qdecode.neural not found (shipped CRISP models live there)")
+    return Path(list(spec.submodule_search_locations)[0]) / "models"
+
+
+def shipped_models() -> list[str]:
+    """Names of the shipped CRISP models (``polar32_16``, ...)."""
+    return sorted(p.stem.removeprefix("crisp_") for p in models_dir().glob("crisp_*.onnx"))
+
+
+def resolve_model(model: str, code: Any = None, backend: str = "onnx") -> Path:
+    """``"auto"`` / a shipped name / a path -> the model file for ``backend``.
+
+    Raises:
+        CrispModelError: unknown name or missing file.
+    """
+    if backend not in BACKENDS:
+        raise CrispModelError(f"backend must be one of {list(BACKENDS)}, got {backend!r}")
+    suffix = ".onnx" if backend == "onnx" else ".pt"
+    name = str(model)
+    if name == "auto":
+        name = getattr(code, "name", "") or ""
+        if not name:
+            raise CrispModelError("model='auto' needs a catalogue code with a name; give model=NAME or a path")
+    path = Path(name)
+    if path.suffix in (".onnx", ".pt"):
+        if not path.exists():
+            raise CrispModelError(f"CRISP model file not found: {path}")
+        if path.suffix != suffix:
+            raise CrispModelError(f"backend={backend} needs a {suffix} model file, got {path.name}")
+        return path
+    shipped = models_dir() / f"crisp_{name}{suffix}"
+    if not shipped.exists():
+        known = ", ".join(shipped_models()) or "none"
+        raise CrispModelError(f"no shipped CRISP model {name!r} (shipped: {known}); give a .onnx/.pt path")
+    return shipped
+
+
+def _check_code(desc: dict, code: Any, path: Path) -> None:
+    N = int(code.N)
+    A = [int(i) for i in code.info_positions]
+    conv = [int(c) for c in code.conv]
+    if getattr(code, "crc", None) is not None:
+        raise CrispModelError("CRISP models decode codes without CRC")
+    if desc.get("N") != N or desc.get("info_positions") != A or desc.get("conv") != conv:
+        raise CrispModelError(
+            f"CRISP model {path.name} was trained for {desc.get('name')!r} (N={desc.get('N')}, "
+            f"k={desc.get('k')}, conv={desc.get('conv')}), not for "
+            f"{getattr(code, 'name', '') or type(code).__name__} (N={N}, k={code.k}, conv={conv}); "
+            "the information set or pre-transform differs")
+
+
+class CrispDecoder:
+    """Batched CRISP decoding of a polar / PAC code with a trained model.
+
+    Args:
+        code: a :class:`~qdecode.codes.polar.PolarCode` / :class:`~qdecode.codes.pac.PacCode`
+            without CRC (the one the model was trained for).
+        model: ``"auto"``, a shipped name or a file path (see the module docstring).
+        backend: ``"onnx"`` (onnxruntime, default) or ``"torch"``.
+        threads: onnxruntime / torch intra-op threads (``0``: the runtime's default).
+        chunk: blocks per inference batch.
+
+    Raises:
+        CrispModelError: missing / corrupt file, wrong format or a model for another code.
+        ImportError: the backend package is not installed.
+    """
+
+    def __init__(self, code: Any, model: str = "auto", *, backend: str = "onnx", threads: int = 1,
+                 chunk: int = 8192) -> None:
+        for attr in ("N", "k", "info_positions", "frozen_mask", "conv", "pretransform"):
+            if not hasattr(code, attr):
+                raise ValueError(f"CRISP needs a polar or PAC code, got {type(code).__name__}")
+        self.code = code
+        self.N = int(code.N)
+        self.k = int(code.k)
+        self.frozen = np.asarray(code.frozen_mask, dtype=bool)
+        self.msg_pos = np.asarray(code.info_positions, dtype=np.int64)[: self.k]
+        self.backend = backend
+        self.threads = int(threads)
+        if self.threads < 0:
+            raise ValueError(f"threads must be >= 0, got {threads}")
+        self.chunk = max(1, int(chunk))
+        self.path = resolve_model(model, code, backend)
+        self.last_info: DecodeInfo | None = None
+        if backend == "onnx":
+            self._load_onnx()
+        else:
+            self._load_torch()
+
+    # ------------------------------------------------------------------ loading
+    def _load_onnx(self) -> None:
+        try:
+            import onnxruntime as ort
+        except ImportError as exc:  # pragma: no cover - depends on the environment
+            raise ImportError(f"the crisp decoder needs onnxruntime: pip install 'qdecode[neural]' ({exc})") from None
+        opts = ort.SessionOptions()
+        if self.threads:
+            opts.intra_op_num_threads = self.threads
+            opts.inter_op_num_threads = 1
+        opts.log_severity_level = 3
+        try:
+            sess = ort.InferenceSession(str(self.path), sess_options=opts, providers=["CPUExecutionProvider"])
+        except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own exception types
+            raise CrispModelError(f"cannot load CRISP model {self.path}: {type(exc).__name__}: {exc}") from None
+        meta = sess.get_modelmeta().custom_metadata_map
+        if meta.get("format") != FORMAT:
+            raise CrispModelError(f"{self.path} is not a CRISP model (format {meta.get('format')!r})")
+        if meta.get("format_version") != str(FORMAT_VERSION):
+            raise CrispModelError(f"{self.path}: unsupported CRISP format version {meta.get('format_version')!r}")
+        try:
+            self.arch = json.loads(meta["arch"])
+            desc = json.loads(meta["code"])
+        except (KeyError, ValueError) as exc:
+            raise CrispModelError(f"{self.path}: corrupt CRISP metadata ({exc})") from None
+        _check_code(desc, self.code, self.path)
+        self._sess = sess
+        self.kind = self.arch.get("kind", "gru")
+        self._prepare()
+
+    def _load_torch(self) -> None:
+        try:
+            import torch  # noqa: F401
+            from qdecode.neural.crisp_train import load_torch_model
+        except ImportError as exc:  # pragma: no cover
+            raise ImportError(f"backend='torch' needs torch: pip install 'qdecode[neural]' ({exc})") from None
+        if self.threads:
+            torch.set_num_threads(self.threads)
+        try:
+            net, desc, _ = load_torch_model(self.path)
+        except ValueError as exc:
+            raise CrispModelError(str(exc)) from None
+        _check_code(desc, self.code, self.path)
+        self._net = net
+        self.arch = net.arch.to_dict()
+        self.kind = self.arch["kind"]
+        self._prepare()
+
+    def _prepare(self) -> None:
+        """Rows of ``T G_N`` for ``inputs='cancel'`` models (``None`` for raw-input models)."""
+        self._rows = None
+        self._sc_column = self.arch.get("inputs", "raw") == "cancel+sc"
+        if self.arch.get("inputs", "raw") in ("cancel", "cancel+sc"):
+            from qdecode.codes.polar import polar_transform
+
+            self._rows = polar_transform(self.code.pretransform(np.eye(self.N, dtype=np.uint8)))
+            self._flip = (1.0 - 2.0 * self._rows).astype(np.float32)  # sign flips of deciding v_t = 1
+
+    # ------------------------------------------------------------------ decoding
+    @property
+    def n(self) -> int:
+        return self.N
+
+    def _check(self, llr: Any) -> np.ndarray:
+        try:
+            x = np.asarray(llr, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise DecoderInputError(f"llr must be a real array of shape (shots, {self.N})") from None
+        if x.ndim != 2 or x.shape[1] != self.N:
+            raise DecoderInputError(f"llr must have shape (shots, N={self.N}), got {np.shape(llr)}")
+        if not np.all(np.isfinite(x)):
+            raise DecoderInputError("llr must be finite")
+        return np.ascontiguousarray(x, dtype=np.float32)
+
+    def _decide(self, t: int, logit: np.ndarray, v: np.ndarray, prev: np.ndarray) -> None:
+        bit = np.zeros(v.shape[0], dtype=np.uint8) if self.frozen[t] else (logit > 0).astype(np.uint8)
+        v[:, t] = bit
+        prev[:] = 0.0
+        prev[np.arange(v.shape[0]), bit] = 1.0
+
+    def _decode_chunk_onnx(self, llr: np.ndarray) -> np.ndarray:
+        B, N = llr.shape
+        v = np.zeros((B, N), dtype=np.uint8)
+        prev = np.zeros((B, 2), dtype=np.float32)
+        if self.kind == "gru":
+            h = np.zeros((int(self.arch["depth"]), B, int(self.arch["width"])), dtype=np.float32)
+            sign = np.ones((B, N), dtype=np.float32) if self._rows is not None else None
+            for t in range(N):
+                xin = llr * sign if sign is not None else llr
+                if self._sc_column:
+                    xin = np.concatenate([xin, _sc_llr_at(xin, t)[:, None]], axis=1)
+                logit, h = self._sess.run(None, {"llr": xin, "prev": prev, "h": h})
+                self._decide(t, logit.reshape(B), v, prev)
+                if sign is not None and not self.frozen[t]:
+                    sign[v[:, t] == 1] *= self._flip[t]
+        else:
+            seq = np.zeros((B, N, 2), dtype=np.float32)
+            for t in range(N):
+                (logits,) = self._sess.run(None, {"llr": llr, "prev": seq})
+                self._decide(t, logits[:, t], v, prev)
+                if t + 1 < N:
+                    seq[:, t + 1] = prev
+        return v
+
+    def _decode_chunk_torch(self, llr: np.ndarray) -> np.ndarray:
+        from qdecode.neural.crisp_train import torch_decode_v
+
+        return torch_decode_v(self._net, llr, self.frozen, self._rows)
+
+    def decode_v(self, llr: Any) -> np.ndarray:
+        """``(S, N)`` LLRs -> ``(S, N)`` uint8 decided ``v`` (data on ``A``, zeros on ``F``)."""
+        x = self._check(llr)
+        S = x.shape[0]
+        out = np.zeros((S, self.N), dtype=np.uint8)
+        run = self._decode_chunk_onnx if self.backend == "onnx" else self._decode_chunk_torch
+        for a in range(0, S, self.chunk):
+            out[a : a + self.chunk] = run(x[a : a + self.chunk])
+        self.last_info = DecodeInfo()
+        return out
+
+    def decode_llr_batch(self, llr: Any) -> np.ndarray:
+        """``(S, N)`` channel LLRs (positive = bit 0) -> ``(S, N)`` uint8 codewords.
+
+        Raises:
+            DecoderInputError: wrong shape, non-numeric, NaN or infinite LLRs.
+        """
+        from qdecode.codes.polar import polar_transform
+
+        v = self.decode_v(llr)
+        return polar_transform(self.code.pretransform(v))
+
+    def decode_msgs(self, llr: Any) -> np.ndarray:
+        """``(S, N)`` channel LLRs -> ``(S, k)`` uint8 decoded message bits."""
+        return np.ascontiguousarray(self.decode_v(llr)[:, self.msg_pos])
+
+    def decode_llr(self, llr: Any) -> np.ndarray:
+        """One block: ``(N,)`` -> ``(N,)``."""
+        return self.decode_llr_batch(np.asarray(llr, dtype=np.float64).reshape(1, -1))[0]
+
+
+def _sc_llr_at(llr: np.ndarray, t: int) -> np.ndarray:
+    """Min-sum SC LLR of ``u_t`` given ``u_{<t} = 0`` for every row of ``llr (B, N)`` (float32 ``(B,)``).
+
+    Walks the polar tree from the root to leaf ``t``: a 0 bit of ``t`` (most significant first)
+    takes ``f(a, b)``, a 1 bit takes ``g = a + b`` (the left half decided as all-zero).
+    """
+    L = llr
+    n = L.shape[1]
+    while n > 1:
+        n //= 2
+        a, b = L[:, :n], L[:, n : 2 * n]
+        if t & n:
+            L = a + b
+        else:
+            L = np.sign(a) * np.sign(b) * np.minimum(np.abs(a), np.abs(b))
+    return L[:, 0].astype(np.float32)
+
+
+def register_crisp() -> None:
+    """Register the ``crisp`` classical decoder (``model``, ``backend``, ``threads``)."""
+    from qdecode.decoders.registry import Param, register
+
+    register("crisp", lambda code, *, model, backend, threads: CrispDecoder(code, model, backend=backend, threads=threads),
+             {"model": Param(str, "auto", "shipped model name (polar32_16, polar64_22, pac32_16) or a .onnx/.pt path; "
+                                          "auto: the model named after the code"),
+              "backend": Param(str, "onnx", "onnx (onnxruntime, no torch) | torch", ("onnx", "torch"), in_label=False),
+              "threads": Param(int, 1, "runtime intra-op threads (0: runtime default)", minimum=0, in_label=False)},
+             kind="classical", doc="CRISP sequential neural (GRU) decoder of polar / PAC codes, onnxruntime inference")
