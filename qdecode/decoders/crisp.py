@@ -208,15 +208,9 @@ class CrispDecoder:
         return self.N
 
     def _check(self, llr: Any) -> np.ndarray:
-        try:
-            x = np.asarray(llr, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise DecoderInputError(f"llr must be a real array of shape (shots, {self.N})") from None
-        if x.ndim != 2 or x.shape[1] != self.N:
-            raise DecoderInputError(f"llr must have shape (shots, N={self.N}), got {np.shape(llr)}")
-        if not np.all(np.isfinite(x)):
-            raise DecoderInputError("llr must be finite")
-        return np.ascontiguousarray(x, dtype=np.float32)
+        from qdecode.decoders.polar import check_block_llr
+
+        return check_block_llr(llr, self.N).astype(np.float32)
 
     def _decide(self, t: int, logit: np.ndarray, v: np.ndarray, prev: np.ndarray) -> None:
         bit = np.zeros(v.shape[0], dtype=np.uint8) if self.frozen[t] else (logit > 0).astype(np.uint8)

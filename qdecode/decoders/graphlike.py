@@ -17,6 +17,22 @@ from qdecode.decoders.base import DecoderInputError
 from qdecode.problem import DecodingProblem
 
 
+def dem_components(inst) -> list[tuple[set[int], set[int]]]:
+    """The ``^``-separated components of one DEM ``error`` instruction as (detectors, observables) sets."""
+    out: list[tuple[set[int], set[int]]] = []
+    dets: set[int] = set()
+    obs: set[int] = set()
+    for t in [*inst.targets_copy(), None]:
+        if t is None or t.is_separator():
+            out.append((dets, obs))
+            dets, obs = set(), set()
+        elif t.is_relative_detector_id():
+            dets ^= {t.val}
+        elif t.is_logical_observable_id():
+            obs ^= {t.val}
+    return out
+
+
 def graphlike_problem(problem: DecodingProblem) -> DecodingProblem:
     """``problem`` itself if every column flips <= 2 detectors, else its decomposed edge form.
 
@@ -40,23 +56,15 @@ def graphlike_problem(problem: DecodingProblem) -> DecodingProblem:
         p = inst.args_copy()[0]
         if p <= 0:
             continue
-        dets: set[int] = set()
-        obs: set[int] = set()
-        for t in [*inst.targets_copy(), None]:
-            if t is None or t.is_separator():
-                if len(dets) > 2:
-                    raise DecoderInputError(
-                        f"DEM error {inst} has a component flipping {len(dets)} detectors; matching needs "
-                        "a DEM with decomposed hyperedges (detector_error_model(decompose_errors=True))"
-                    )
-                if dets:
-                    targets = [f"D{d}" for d in sorted(dets)] + [f"L{o}" for o in sorted(obs)]
-                    lines.append(f"error({p!r}) {' '.join(targets)}")
-                dets, obs = set(), set()
-            elif t.is_relative_detector_id():
-                dets ^= {t.val}
-            elif t.is_logical_observable_id():
-                obs ^= {t.val}
+        for dets, obs in dem_components(inst):
+            if len(dets) > 2:
+                raise DecoderInputError(
+                    f"DEM error {inst} has a component flipping {len(dets)} detectors; matching needs "
+                    "a DEM with decomposed hyperedges (detector_error_model(decompose_errors=True))"
+                )
+            if dets:
+                targets = [f"D{d}" for d in sorted(dets)] + [f"L{o}" for o in sorted(obs)]
+                lines.append(f"error({p!r}) {' '.join(targets)}")
     if problem.num_detectors:
         lines.append(f"detector D{problem.num_detectors - 1}")
     if problem.num_observables:

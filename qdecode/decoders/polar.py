@@ -83,16 +83,25 @@ class _PolarLayout:
             self.crc_rows[self.k :] = weights
 
     def check_llr(self, llr: Any) -> np.ndarray:
-        try:
-            x = np.asarray(llr, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise DecoderInputError(f"llr must be a real array of shape (shots, {self.N})") from None
-        if x.ndim != 2 or x.shape[1] != self.N:
-            raise DecoderInputError(f"llr must have shape (shots, N={self.N}), got {np.shape(llr)}")
-        if not np.all(np.isfinite(x)):
-            bad = "NaN" if np.isnan(x).any() else "infinite"
-            raise DecoderInputError(f"llr must be finite; found {bad} values")
-        return np.ascontiguousarray(x)
+        return check_block_llr(llr, self.N)
+
+
+def check_block_llr(llr: Any, N: int) -> np.ndarray:
+    """Validate channel LLRs of shape ``(shots, N)``; return them C-contiguous float64.
+
+    Raises:
+        DecoderInputError: not a real array, wrong shape, or NaN / infinite values.
+    """
+    try:
+        x = np.asarray(llr, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise DecoderInputError(f"llr must be a real array of shape (shots, {N})") from None
+    if x.ndim != 2 or x.shape[1] != N:
+        raise DecoderInputError(f"llr must have shape (shots, N={N}), got {np.shape(llr)}")
+    if not np.all(np.isfinite(x)):
+        bad = "NaN" if np.isnan(x).any() else "infinite"
+        raise DecoderInputError(f"llr must be finite; found {bad} values")
+    return np.ascontiguousarray(x)
 
 
 def _threads(threads: Any) -> int | None:

@@ -38,7 +38,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from qdecode.decoders.base import DecoderInputError, check_syndromes
-from qdecode.decoders.graphlike import graphlike_problem
+from qdecode.decoders.graphlike import dem_components, graphlike_problem
 from qdecode.problem import DecodingProblem
 
 _P_MIN = 1e-12  # edge probabilities are clipped into [_P_MIN, 1 - _P_MIN] before the log
@@ -95,16 +95,11 @@ def column_to_edge_map(problem: DecodingProblem, graph: DecodingProblem) -> tupl
             continue
         total: set[int] = set()
         parts: set[int] = set()
-        comp: set[int] = set()
-        for t in [*inst.targets_copy(), None]:
-            if t is None or t.is_separator():
-                e = edge_of.get(tuple(sorted(comp))) if comp else None
-                if e is not None:
-                    parts ^= {e}
-                comp = set()
-            elif t.is_relative_detector_id():
-                comp ^= {t.val}
-                total ^= {t.val}
+        for comp, _ in dem_components(inst):
+            e = edge_of.get(tuple(sorted(comp))) if comp else None
+            if e is not None:
+                parts ^= {e}
+            total ^= comp
         j = col_of.get(tuple(sorted(total)))
         if j is None:
             continue

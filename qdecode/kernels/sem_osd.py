@@ -770,6 +770,22 @@ def _enumerate(order_llr, g_packed, order, hd_ch, rel_ch, lamlp, nb, ctab, tol, 
     return best, ntop
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _try_substitution(c, best, best_c, ctab, nch, tol, hd_ch, Wn, rel_ch, lamlp, nb, x, counts):
+    """Score one byte-substitution candidate ``c`` (chunk-table screen, exact metric near the
+    threshold); returns the new best cost and copies ``c`` into ``best_c`` when it wins."""
+    counts[0] += 1
+    counts[1] += 1
+    if _fast_cost(c, ctab, nch) <= best + tol:
+        cost = _cost(c, hd_ch, Wn, rel_ch, lamlp, nb, x)
+        counts[2] += 1
+        if cost < best:
+            best = cost
+            for q in range(Wn):
+                best_c[q] = c[q]
+    return best
+
+
 @numba.njit(cache=True, nogil=True)
 def sem_osd_scratch(k, n, nb, order, top_k, top_l):
     """Scratch of :func:`sem_osd_solve` (and the fused LLRs) for one thread, reused across blocks."""
@@ -882,15 +898,7 @@ def sem_osd_solve(llr, fused, lamlp, le, nb, g_packed, byte_tab, order, union, o
                     used1 += 1
                     for q in range(Wn):
                         c1[q] = base[q] ^ byte_tab[j1, v1 ^ n1, q]
-                    counts[0] += 1
-                    counts[1] += 1
-                    if _fast_cost(c1, ctab, nch) <= best + tol:
-                        cost = _cost(c1, hd_ch, Wn, rel_ch, lamlp, nb, x)
-                        counts[2] += 1
-                        if cost < best:
-                            best = cost
-                            for q in range(Wn):
-                                best_c[q] = c1[q]
+                    best = _try_substitution(c1, best, best_c, ctab, nch, tol, hd_ch, Wn, rel_ch, lamlp, nb, x, counts)
                     if omega >= 2:
                         for j2 in range(j1 + 1, nb):
                             bit2 = 8 * j2
@@ -905,15 +913,8 @@ def sem_osd_solve(llr, fused, lamlp, le, nb, g_packed, byte_tab, order, union, o
                                 used2 += 1
                                 for q in range(Wn):
                                     c2[q] = c1[q] ^ byte_tab[j2, v2 ^ n2, q]
-                                counts[0] += 1
-                                counts[1] += 1
-                                if _fast_cost(c2, ctab, nch) <= best + tol:
-                                    cost = _cost(c2, hd_ch, Wn, rel_ch, lamlp, nb, x)
-                                    counts[2] += 1
-                                    if cost < best:
-                                        best = cost
-                                        for q in range(Wn):
-                                            best_c[q] = c2[q]
+                                best = _try_substitution(c2, best, best_c, ctab, nch, tol, hd_ch, Wn, rel_ch, lamlp,
+                                                         nb, x, counts)
     for j in range(n):
         out[j] = np.uint8((best_c[j >> 6] >> np.uint64(j & 63)) & _ONE)
     return best
