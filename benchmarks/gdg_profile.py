@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import inspect
 import os
 import sys
 import time
@@ -65,12 +66,13 @@ def record_windows(args):
     return dec, items
 
 
-def time_kernel(mod, dec, items, clock=time.perf_counter_ns):
+def time_kernel(mod, dec, items, clock=time.perf_counter_ns, max_iters=0):
     """Time ``mod.gdg_decode`` on every (window, syndrome); returns (us, outputs, conv, iters, branches).
 
     ``clock``: ``time.perf_counter_ns`` (wall) or ``time.thread_time_ns`` (this thread's CPU time,
-    steadier on a loaded machine).
+    steadier on a loaded machine). ``max_iters``: the iteration budget (kernels that have one).
     """
+    budget = (max_iters,) if "max_iters" in inspect.signature(mod.gdg_decode.py_func).parameters else ()
     works = {}
     us = np.zeros(len(items))
     N = len(items)
@@ -88,7 +90,7 @@ def time_kernel(mod, dec, items, clock=time.perf_counter_ns):
         t0 = clock()
         ok, it, br = mod.gdg_decode(*g.graph, g.llr, s, g.pre_iter, g.step_iter, g.max_step, g.max_tree_depth,
                                     g.max_side_depth, g.side_step, g.new_n, g.low_error_mode, g.alpha,
-                                    works[k], out)
+                                    *budget, works[k], out)
         us[idx] = (clock() - t0) / 1e3
         outs.append(out)
         conv[idx], its[idx], brs[idx] = ok, it, br
@@ -114,6 +116,9 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=3, help="timing passes (alternating kernels); median per item")
     ap.add_argument("--baseline", help="path of a baseline gdg kernel module to compare against")
     ap.add_argument("--cpu", action="store_true", help="time with the thread's CPU clock instead of wall time")
+    ap.add_argument("--budgets", default="",
+                    help="comma-separated max_iters budgets: time the current kernel with each and count the "
+                         "decodes whose output differs from the unbudgeted one")
     ap.add_argument("--top", type=int, default=10, help="print the slowest N inner decodes")
     args = ap.parse_args(argv)
 
@@ -147,6 +152,13 @@ def main(argv=None):
         ratio = med["new"] / np.maximum(med["base"], 1e-9)
         print(f"ratio new/base: median {np.median(ratio):.3f}; sum {med['new'].sum() / med['base'].sum():.3f}; "
               f"p99 {np.percentile(med['new'], 99) / np.percentile(med['base'], 99):.3f}")
+    for b in [int(x) for x in args.budgets.split(",") if x.strip()]:
+        runs = [time_kernel(kernels["new"], dec, items, clock, b) for _ in range(args.repeat)]
+        bus = np.median(np.stack([r[0] for r in runs]), axis=0)
+        _, bo, bc, bi, _ = runs[0]
+        diff = sum(not np.array_equal(a, c) for a, c in zip(outs, bo))
+        print(f"max_iters {b:5d}: {summary(bus)}; outputs differ on {diff} / {len(items)} decodes; "
+              f"converged {bc.mean():.4f} (unbudgeted {conv.mean():.4f}); max iterations {bi.max()}")
     order = np.argsort(-med["new"])[: args.top]
     print("slowest (new): idx window us iters branches converged" + (" base_us" if "base" in kernels else ""))
     for i in order:

@@ -20,7 +20,11 @@ decoder (nonzero window syndrome).
 
 Usage: python benchmarks/window_ler.py --p 0.003 0.004 --shots 3000 [--seed 7] [--threads 1]
        [--windows 5,2 3,1] [--inner bposd gdg relay-bp] [--no-whole] [--bp-iter 80] [--osd-order 10]
-       [--latency-shots 300]
+       [--latency-shots 300] [--gdg-max-iters 0 300] [--branch-threads 2]
+
+``--gdg-max-iters``: one windowed GDG per iteration budget (``max_iters``, 0 = none; a real-time
+deadline per window). ``--branch-threads``: GDG replays one window's guessing tree on that many
+threads (identical results; it matters for latency only).
 """
 
 from __future__ import annotations
@@ -81,6 +85,8 @@ def main() -> None:
     ap.add_argument("--latency-shots", type=int, default=300)
     ap.add_argument("--rounds", type=int, default=12)
     ap.add_argument("--inner", nargs="+", default=["bposd"], help="inner decoders of the windows")
+    ap.add_argument("--gdg-max-iters", type=int, nargs="+", default=[0], help="GDG iteration budgets per window")
+    ap.add_argument("--branch-threads", type=int, default=1, help="GDG branch threads (latency runs)")
     ap.add_argument("--no-whole", action="store_true", help="skip whole-history BP+OSD")
     args = ap.parse_args()
 
@@ -113,8 +119,16 @@ def main() -> None:
             decoders["whole-history bposd"] = BpOsdDecoder(prob, osd_method="osd_cs", method="minsum", **inner)
         for name in args.inner:
             for W, F in pairs:
-                decoders[f"window {name} ({W},{F})"] = WindowDecoder(
-                    prob, inner=name, W=W, F=F, inner_params=_inner_params(name, W, F, p, inner))
+                budgets = args.gdg_max_iters if name == "gdg" else [0]
+                for b in budgets:
+                    kw = _inner_params(name, W, F, p, inner)
+                    label = f"window {name} ({W},{F})"
+                    if name == "gdg":
+                        kw["branch_threads"] = args.branch_threads
+                        if b:
+                            kw["max_iters"] = b
+                            label += f" max_iters={b}"
+                    decoders[label] = WindowDecoder(prob, inner=name, W=W, F=F, inner_params=kw)
         Ht, Lt = prob.H.T.tocsr().astype(np.int32), prob.L.T.tocsr().astype(np.int32)
         for name, dec in decoders.items():
             dec.decode_batch(dets[:4])  # JIT / cache load outside the timed region

@@ -1,7 +1,7 @@
 """GDG decoder: BP + guided decimation guessing (arXiv:2403.18901), numba kernels in :mod:`qdecode.kernels.gdg`.
 
 ``GdgDecoder(problem, pre_iter=8, step_iter=6, max_step=25, max_tree_depth=3, max_side_depth=10,
-side_step=10, new_n=0, low_error_mode=False, alpha=1.0, branch_threads=1)``; defaults are the
+side_step=10, new_n=0, low_error_mode=False, alpha=1.0, max_iters=0, branch_threads=1)``; defaults are the
 authors' (3,1)-window settings for the BB codes (use ``pre_iter=16``-ish and deeper trees for larger windows; research
 note ``qldpc.md`` §2.1, item 6). Usually the inner decoder of ``window`` (sliding windows), but it
 decodes any problem whole.
@@ -81,6 +81,10 @@ class GdgDecoder(Decoder):
         new_n: columns kept by the shortening (0: ``min(n, 2 m)``).
         low_error_mode: disable aggressive decimation (authors: for p <= 0.002 in (3,1) windows).
         alpha: min-sum scaling in (0, 1].
+        max_iters: iteration budget per shot, pre-BP included (0: none; else > ``pre_iter``): a
+            deadline for real-time use. Branches stop at the first step boundary where the total
+            reaches it and no further alternative starts; the least-metric converged branch so
+            far is returned (the main branch's decision, flagged, if none converged).
         threads: decoding threads for batches (default: numba's thread count).
         branch_threads: threads replaying the guessing tree of one shot (1: sequential; > 1:
             shots are decoded one after the other, each on that many threads, same results).
@@ -88,7 +92,7 @@ class GdgDecoder(Decoder):
 
     def __init__(self, problem: DecodingProblem, *, pre_iter: int = 8, step_iter: int = 6, max_step: int = 25,
                  max_tree_depth: int = 3, max_side_depth: int = 10, side_step: int = 10, new_n: int = 0,
-                 low_error_mode: bool = False, alpha: float = 1.0, threads: int | None = None,
+                 low_error_mode: bool = False, alpha: float = 1.0, max_iters: int = 0, threads: int | None = None,
                  branch_threads: int = 1):
         self.problem = problem
         self.pre_iter = _int(pre_iter, "pre_iter", 1)
@@ -109,6 +113,9 @@ class GdgDecoder(Decoder):
             raise DecoderInputError(f"alpha must be a number in (0, 1], got {alpha!r}") from None
         if not 0 < self.alpha <= 1:
             raise DecoderInputError(f"alpha must lie in (0, 1], got {alpha!r}")
+        self.max_iters = _int(max_iters, "max_iters", 0)
+        if 0 < self.max_iters <= self.pre_iter:
+            raise DecoderInputError(f"max_iters must be 0 (no budget) or > pre_iter ({self.pre_iter}), got {max_iters!r}")
         if threads is not None:
             threads = _int(threads, "threads", 1)
         self.threads = threads
@@ -128,16 +135,18 @@ class GdgDecoder(Decoder):
             T = self.branch_threads
             m, nnz = self.problem.num_detectors, self.graph[1].shape[0]
             pushes = pushes_per_branch(self.max_tree_depth, self.side_step)
-            works = [_make_work(n, m, nnz, self.max_guess, 2 * T if t == 0 else 1, self.side_step, pushes)
+            slots = 2 * T + self.max_side_depth  # the main branch queues up to max_side_depth meanwhile
+            works = [_make_work(n, m, nnz, self.max_guess, slots if t == 0 else 1, self.side_step, pushes)
                      for t in range(T)]
             for i in range(S):
                 conv[i], iters[i], branches[i] = gdg_decode_branch_parallel(
                     *self.graph, self.llr, s[i], self.pre_iter, self.step_iter, self.max_step, self.max_tree_depth,
-                    self.max_side_depth, self.side_step, self.new_n, self.low_error_mode, self.alpha, works, out[i])
+                    self.max_side_depth, self.side_step, self.new_n, self.low_error_mode, self.alpha, self.max_iters,
+                    works, out[i])
             return out, conv, iters, branches
         args = (*self.graph, self.llr, s, self.pre_iter, self.step_iter, self.max_step, self.max_tree_depth,
                 self.max_side_depth, self.side_step, self.new_n, self.low_error_mode, self.alpha, self.max_guess,
-                out, conv, iters, branches)
+                self.max_iters, out, conv, iters, branches)
         run_dynamic(gdg_decode_range, args, S, self.threads)
         return out, conv, iters, branches
 
@@ -179,6 +188,8 @@ def register_gdg() -> None:
         "new_n": Param(int, 0, "columns kept by the shortening (0 = min(n, 2m))", minimum=0),
         "low_error_mode": Param(bool, False, "disable aggressive decimation (for p <= 0.002)"),
         "alpha": Param(float, 1.0, "min-sum scaling in (0, 1]", minimum=0, maximum=1),
+        "max_iters": Param(int, 0, "iteration budget per shot incl. pre-BP (0 = none; a real-time deadline)",
+                           minimum=0, label_default=False),
         "branch_threads": Param(int, 1, "threads replaying one shot's guessing tree (1 = sequential; same "
                                 "results, so not part of the label)", minimum=1, in_label=False),
     }

@@ -7,7 +7,9 @@ decoder there. ``spec.label()`` names the decoder *with* every parameter
 the stats CSV's ``decoder`` column and the strong_id, so a resumed sweep never
 pools two configurations. Parameters registered with ``in_label=False`` change how a
 decoder runs but never its results (e.g. GDG's ``branch_threads``); they are left out
-of the label. A decoder without parameters is labelled by its bare
+of the label. Parameters registered with ``label_default=False`` (options added to a decoder
+after results were recorded, e.g. sem-OSD's ``prior``) appear in the label only when they
+differ from their default, so the existing labels stay valid. A decoder without parameters is labelled by its bare
 name (``pymatching``), which is also sinter's name for the same decoder.
 
 Nested decoders: an entry registered with ``nested="inner"`` (the ``window`` decoder) has a
@@ -42,6 +44,7 @@ class Param:
     minimum: float | None = None
     maximum: float | None = None
     in_label: bool = True  # False: execution only (results unchanged), left out of DecoderSpec.label()
+    label_default: bool = True  # False: left out of the label while it has its default (a later-added option)
 
     def convert(self, name: str, value: Any, decoder: str) -> Any:
         """Coerce ``value`` (possibly a command-line string) to this parameter's type."""
@@ -184,7 +187,8 @@ class DecoderSpec:
             inner = dict(self.params).get(entry.nested)
             if inner in _REGISTRY:
                 defs = {**_REGISTRY[inner].params, **defs}
-        shown = [(k, v) for k, v in self.params if k not in defs or defs[k].in_label]
+        shown = [(k, v) for k, v in self.params
+                 if k not in defs or (defs[k].in_label and (defs[k].label_default or v != defs[k].default))]
         if not shown:
             return self.name
         return f"{self.name}[{','.join(f'{k}={_format_value(v)}' for k, v in shown)}]"

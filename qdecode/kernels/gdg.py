@@ -393,7 +393,7 @@ def _make_work(n, m, nnz, max_guess, slots, side_step, pushes):
         np.zeros(n, f8),
         np.zeros(n, s1), np.zeros(m, s1), np.zeros(m, i8), np.zeros(n, u1), np.zeros(n, u1),
         np.zeros(m, u1), np.zeros(m + 1, i8),
-        queue, rec, np.zeros(8, i8), np.zeros(1, f8),
+        queue, rec, np.zeros(16, i8), np.zeros(1, f8),
     )
 
 
@@ -404,6 +404,12 @@ _MIN_DEPTH = 2  # depth of the shallowest converged branch (max_step if none)
 _ITERS = 3  # BP iterations since pre-BP
 _BRANCHES = 4  # branches explored (main included)
 _NN = 5  # kept columns
+# the main branch's own state while it runs (published by _main_finish)
+_M_DEPTH = 6
+_M_USED = 7
+_M_ITERS = 8
+_M_CONV = 9
+_M_MIN_DEPTH = 10
 
 
 @numba.njit(cache=True, nogil=True)
@@ -498,11 +504,26 @@ def _prepare(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndrome, pr
 
 
 @numba.njit(cache=True, nogil=True)
-def _main_branch(syndrome, step_iter, max_step, max_side_depth, low_error, alpha, work):
-    """The main (greedy) branch; queues an alternative at each depth below ``max_side_depth``.
+def _main_init(max_step, work):
+    """Reset the main branch's state (``ctl`` slots ``_M_*``) before its first step."""
+    ctl = work[22]
+    ctl[_M_DEPTH] = 0
+    ctl[_M_USED] = 0
+    ctl[_M_ITERS] = 0
+    ctl[_M_CONV] = 0
+    ctl[_M_MIN_DEPTH] = max_step
+    work[23][0] = 1e308
 
-    Sets ``ctl`` (queued alternatives, converged, min_depth, iterations, branches = 1),
-    ``ctlf[0]`` (its path metric if it converged) and ``best_err`` (its final decision).
+
+@numba.njit(cache=True, nogil=True)
+def _main_step(syndrome, step_iter, max_step, max_side_depth, low_error, alpha, budget, push_return, work):
+    """Steps of the main (greedy) branch; returns True once it has ended.
+
+    Each step runs ``step_iter`` min-sum iterations, then selects, queues the alternative (at
+    depths below ``max_side_depth``) and decides. With ``push_return`` it returns (False)
+    right after a step that queued an alternative, so that another thread can replay it while
+    the main branch goes on; else it runs to the end. ``budget`` > 0: the branch stops
+    (unconverged) at the first step boundary where its iterations reach it.
     """
     (v2c, ms, hist, lhist, hard, lsum, order,
      lvar_ptr, lvar_chks, lchk_ptr, lchk_vars, lmap, lllr,
@@ -516,41 +537,69 @@ def _main_branch(syndrome, step_iter, max_step, max_side_depth, low_error, alpha
     vnv = vn[:nn]
     errv = err[:nn]
     histv = lhist[:nn]
-    used = 0
-    iters = 0
-    converged = False
-    min_pm = 1e308
-    min_depth = max_step
-    for depth in range(max_step):
+    while ctl[_M_DEPTH] < max_step:
+        depth = ctl[_M_DEPTH]
         ok, its = _minsum(lchk_ptr, lchk_vars, lvp, lvar_chks, lmap, lllr,
                           vnv, cn, alpha, step_iter, v2c, histv, errv, unsat, nun, ms)
-        iters += its
+        ctl[_M_ITERS] += its
         if ok:
-            converged = True
-            min_depth = depth
-            min_pm = _path_metric(lllr, errv, nn)
-            break
+            ctl[_M_CONV] = 1
+            ctl[_M_MIN_DEPTH] = depth
+            ctlf[0] = _path_metric(lllr, errv, nn)
+            return True
+        if budget > 0 and ctl[_M_ITERS] >= budget:
+            return True
         ok, g, fav = _select(lchk_ptr, lchk_vars, lvp, lvar_chks, vnv, cn, cdeg, errv, histv, unsat, nun,
                              False, depth, low_error)
         if not ok:
-            break
-        if depth < max_side_depth and depth <= min_depth and used < max_guess:
-            used = _push(used, vnv, cn, cdeg, g, 1 - fav, depth + 1, st_vn, st_cn, st_deg, st_var, st_val, st_depth)
+            return True
+        pushed = False
+        used = ctl[_M_USED]
+        if depth < max_side_depth and depth <= ctl[_M_MIN_DEPTH] and used < max_guess:
+            ctl[_M_USED] = _push(used, vnv, cn, cdeg, g, 1 - fav, depth + 1, st_vn, st_cn, st_deg, st_var, st_val,
+                                 st_depth)
+            pushed = True
         if not _decide(g, fav, lchk_ptr, lchk_vars, lvp, lvar_chks, vnv, cn, cdeg, errv, unsat, nun):
-            break
-    for v in range(nn):
-        best_err[v] = err[v]
-    ctl[_USED] = used
-    ctl[_CONVERGED] = converged
-    ctl[_MIN_DEPTH] = min_depth
-    ctl[_ITERS] = iters
-    ctl[_BRANCHES] = 1
-    ctlf[0] = min_pm
+            return True
+        ctl[_M_DEPTH] = depth + 1
+        if pushed and push_return:
+            return ctl[_M_DEPTH] >= max_step
+    return True
 
 
 @numba.njit(cache=True, nogil=True)
-def _branch(i, bound, syndrome, step_iter, side_step, max_tree_depth, low_error, alpha, shared, work, slot):
+def _main_finish(work):
+    """Publish the ended main branch: its decision, queued alternatives, convergence and iterations."""
+    best_err = work[17]
+    err = work[16]
+    ctl = work[22]
+    for v in range(ctl[_NN]):
+        best_err[v] = err[v]
+    ctl[_USED] = ctl[_M_USED]
+    ctl[_CONVERGED] = ctl[_M_CONV]
+    ctl[_MIN_DEPTH] = ctl[_M_MIN_DEPTH]
+    ctl[_ITERS] = ctl[_M_ITERS]
+    ctl[_BRANCHES] = 1
+
+
+@numba.njit(cache=True, nogil=True)
+def _main_branch(syndrome, step_iter, max_step, max_side_depth, low_error, alpha, budget, work):
+    """The main (greedy) branch in one call (:func:`_main_step` to the end, then :func:`_main_finish`).
+
+    Sets ``ctl`` (queued alternatives, converged, min_depth, iterations, branches = 1),
+    ``ctlf[0]`` (its path metric if it converged) and ``best_err`` (its final decision).
+    """
+    _main_init(max_step, work)
+    _main_step(syndrome, step_iter, max_step, max_side_depth, low_error, alpha, budget, False, work)
+    _main_finish(work)
+
+
+@numba.njit(cache=True, nogil=True)
+def _branch(i, bound, left, syndrome, step_iter, side_step, max_tree_depth, low_error, alpha, shared, work, slot):
     """Replay queued alternative ``i`` of ``shared`` on the scratch of ``work``; record it in ``shared``'s slot.
+
+    ``left`` > 0: the branch stops (``_STOP``) at the first step boundary where its own iterations
+    reach ``left`` (>= what the iteration budget leaves it in the sequential schedule).
 
     ``bound`` >= the min_depth the sequential schedule has when it reaches ``i``: the branch
     stops once ``depth > bound + 2`` and records every alternative it would queue with
@@ -584,6 +633,7 @@ def _branch(i, bound, syndrome, step_iter, side_step, max_tree_depth, low_error,
                    unsat, nun):
         return
     npush = 0
+    spent = 0
     for step in range(side_step):
         depth = start + step
         ok, its = _minsum(lchk_ptr, lchk_vars, lvp, lvar_chks, lmap, lllr,
@@ -591,13 +641,14 @@ def _branch(i, bound, syndrome, step_iter, side_step, max_tree_depth, low_error,
         r_nst[slot] = step + 1
         r_its[slot, step] = its
         r_psh[slot, step] = -1
+        spent += its
         if ok:
             r_ev[slot, step] = _CONV
             r_pm[slot] = _path_metric(lllr, errv, nn)
             for v in range(nn):
                 r_err[slot, v] = err[v]
             return
-        if depth > bound + 2:
+        if depth > bound + 2 or (left > 0 and spent >= left):
             r_ev[slot, step] = _STOP
             return
         ok, g, fav = _select(lchk_ptr, lchk_vars, lvp, lvar_chks, vnv, cn, cdeg, errv, histv, unsat, nun,
@@ -620,8 +671,11 @@ def _branch(i, bound, syndrome, step_iter, side_step, max_tree_depth, low_error,
 
 
 @numba.njit(cache=True, nogil=True)
-def _commit(i, slot, max_tree_depth, work):
+def _commit(i, slot, max_tree_depth, budget, work):
     """Apply queued alternative ``i`` (recorded in ``slot`` unless skipped) exactly as the sequential schedule.
+
+    ``budget`` > 0 bounds ``ctl[_ITERS]`` (iterations after pre-BP): an alternative is skipped once
+    they reach it, and a branch is cut at the first step boundary where they do.
 
     Entries must be committed in queue order. Skips ``i`` when it starts deeper than the
     current min_depth (the record is then ignored); otherwise counts the branch, cuts the
@@ -636,7 +690,7 @@ def _commit(i, slot, max_tree_depth, work):
     max_guess = st_var.shape[0]
     start = st_depth[i]
     md = ctl[_MIN_DEPTH]
-    if start > md:
+    if start > md or (budget > 0 and ctl[_ITERS] >= budget):
         return
     ctl[_BRANCHES] += 1
     for step in range(max(0, r_nst[slot])):
@@ -653,7 +707,7 @@ def _commit(i, slot, max_tree_depth, work):
                 ctlf[0] = pm
             ctl[_CONVERGED] = 1
             return
-        if depth > md + 2 or ev == _STOP or ev == _SELFAIL:
+        if depth > md + 2 or ev == _STOP or ev == _SELFAIL or (budget > 0 and ctl[_ITERS] >= budget):
             return
         q = r_psh[slot, step]
         used = ctl[_USED]
@@ -682,7 +736,7 @@ def _finish(work, out):
 @numba.njit(cache=True, nogil=True)
 def gdg_decode(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndrome,
                pre_iter, step_iter, max_step, max_tree_depth, max_side_depth, side_step, new_n_cap,
-               low_error, alpha, work, out):
+               low_error, alpha, max_iters, work, out):
     """GDG for one shot (module docstring) on one thread. Writes ``out`` (n,) uint8; returns
     (converged, iterations, branches).
 
@@ -692,6 +746,10 @@ def gdg_decode(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndrome,
         llr: ``(n,)`` float64 prior LLRs ``ln((1-p)/p)``.
         syndrome: ``(m,)`` uint8.
         new_n_cap: columns kept by the shortening (``<= 0``: ``min(n, 2m)``).
+        max_iters: iteration budget of the shot (pre-BP included; ``<= 0``: none). Pre-BP always
+            runs; after it, branches stop at the first step boundary where the total reaches the
+            budget and no further alternative starts (a deadline for real-time use; the choice is
+            made among the branches finished so far).
         work: :func:`_make_work` buffers (at least one record slot of ``side_step`` steps and
             ``max(1, min(max_tree_depth, side_step))`` pushes).
     """
@@ -699,15 +757,19 @@ def gdg_decode(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndrome,
                                      new_n_cap, alpha, work, out)
     if finished:
         return conv, iters, 0
-    _main_branch(syndrome, step_iter, max_step, max_side_depth, low_error, alpha, work)
+    budget = max(1, max_iters - iters) if max_iters > 0 else 0
+    _main_branch(syndrome, step_iter, max_step, max_side_depth, low_error, alpha, budget, work)
     ctl = work[22]
     st_depth = work[20][5]
     i = 0
     while i < ctl[_USED]:  # replay the queued alternatives in queue order
+        if budget > 0 and ctl[_ITERS] >= budget:
+            break
         if st_depth[i] <= ctl[_MIN_DEPTH]:
-            _branch(i, ctl[_MIN_DEPTH], syndrome, step_iter, side_step, max_tree_depth, low_error, alpha,
+            left = budget - ctl[_ITERS] if budget > 0 else 0
+            _branch(i, ctl[_MIN_DEPTH], left, syndrome, step_iter, side_step, max_tree_depth, low_error, alpha,
                     work, work, 0)
-        _commit(i, 0, max_tree_depth, work)
+        _commit(i, 0, max_tree_depth, budget, work)
         i += 1
     _finish(work, out)
     return ctl[_CONVERGED] != 0, iters + ctl[_ITERS], ctl[_BRANCHES]
@@ -721,7 +783,7 @@ def pushes_per_branch(max_tree_depth: int, side_step: int) -> int:
 @numba.njit(cache=True, nogil=True)
 def gdg_decode_range(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndromes,
                      pre_iter, step_iter, max_step, max_tree_depth, max_side_depth, side_step, new_n_cap,
-                     low_error, alpha, max_guess, out, converged_out, iters_out, branches_out, start, stop):
+                     low_error, alpha, max_guess, max_iters, out, converged_out, iters_out, branches_out, start, stop):
     """:func:`gdg_decode` on shots ``start:stop`` of ``syndromes`` (releases the GIL)."""
     n = var_ptr.shape[0] - 1
     m = chk_ptr.shape[0] - 1
@@ -729,7 +791,7 @@ def gdg_decode_range(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, synd
     for s in range(start, stop):
         ok, its, br = gdg_decode(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndromes[s],
                                  pre_iter, step_iter, max_step, max_tree_depth, max_side_depth, side_step,
-                                 new_n_cap, low_error, alpha, work, out[s])
+                                 new_n_cap, low_error, alpha, max_iters, work, out[s])
         converged_out[s] = ok
         iters_out[s] = its
         branches_out[s] = br
@@ -737,7 +799,7 @@ def gdg_decode_range(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, synd
 
 def gdg_decode_branch_parallel(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndrome,
                                pre_iter, step_iter, max_step, max_tree_depth, max_side_depth, side_step, new_n_cap,
-                               low_error, alpha, works, out):
+                               low_error, alpha, max_iters, works, out):
     """:func:`gdg_decode` with the queued alternatives replayed by ``len(works)`` threads; same results.
 
     ``works[0]``: :func:`_make_work` buffers with at least ``2 * len(works)`` record slots (the
@@ -745,12 +807,15 @@ def gdg_decode_branch_parallel(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr,
     also thread ``t``'s scratch. Requires ``step_iter >= 4`` (a replayed branch then depends only
     on its queue entry, not on the posterior history a previous branch left behind).
 
-    Schedule: thread ``t`` takes the next queued alternative in queue order (at most
-    ``slots`` ahead of the oldest one not yet applied), replays it (:func:`_branch`) with the
-    min_depth known at that moment as its bound, and then applies every finished alternative
-    in queue order (:func:`_commit`, under a lock), which may queue more. The min_depth an
-    alternative is applied with is never above the bound it ran with, so the commit reproduces
-    the sequential schedule exactly: outputs, convergence flags, iteration and branch counts.
+    Schedule: thread 0 walks the main branch (:func:`_main_step`), publishing each alternative
+    as soon as it is queued; meanwhile and afterwards every other thread takes the next published
+    alternative in queue order (at most ``slots`` ahead of the oldest one not yet applied) and
+    replays it (:func:`_branch`) with bounds known at that moment (the min_depth, and the
+    iterations spent so far for the budget); once the main branch has ended thread 0 replays
+    too. Finished alternatives are applied in queue order after the main branch
+    (:func:`_commit`, under a lock), which may queue more. A branch's bounds are never tighter
+    than those the sequential schedule applies it with, so the commit reproduces the sequential
+    schedule exactly: outputs, convergence flags, iteration and branch counts.
     """
     import threading
 
@@ -761,55 +826,79 @@ def gdg_decode_branch_parallel(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr,
                                      new_n_cap, alpha, shared, out)
     if finished:
         return conv, iters, 0
-    _main_branch(syndrome, step_iter, max_step, max_side_depth, low_error, alpha, shared)
+    budget = max(1, max_iters - iters) if max_iters > 0 else 0
     ctl = shared[22]
     st_depth = shared[20][5]
     slots = shared[21][0].shape[0]
-    if ctl[_USED] > 0:
-        cond = threading.Condition()
-        pos = [0, 0, 0, 0]  # next to claim, next to apply, in flight, aborted
-        ready = [False] * slots
+    _main_init(max_step, shared)
+    cond = threading.Condition()
+    pos = [0, 0, 0, 0, 0]  # next to claim, next to apply, in flight, aborted, main branch ended
+    pub = [0, max_step, 0]  # while the main branch runs: alternatives queued, min_depth, its iterations
+    ready = [False] * slots
 
-        def work_loop(scratch):
-            while True:
-                with cond:
-                    while True:
-                        i = pos[0]
-                        if pos[3] or (pos[1] >= ctl[_USED] and pos[2] == 0):
-                            cond.notify_all()
-                            return
-                        if i < ctl[_USED] and i < pos[1] + slots:
-                            break
-                        cond.wait()
-                    pos[0] += 1
-                    pos[2] += 1
-                    bound = int(ctl[_MIN_DEPTH])
-                if st_depth[i] <= bound:  # else certainly skipped: the commit ignores the slot
-                    _branch(i, bound, syndrome, step_iter, side_step, max_tree_depth, low_error, alpha,
-                            shared, scratch, i % slots)
-                with cond:
-                    ready[i % slots] = True
-                    pos[2] -= 1
-                    while pos[1] < pos[0] and ready[pos[1] % slots]:
-                        ready[pos[1] % slots] = False
-                        _commit(pos[1], pos[1] % slots, max_tree_depth, shared)
-                        pos[1] += 1
-                    cond.notify_all()
+    def state():  # (queued, min_depth bound, iterations spent so far): call under the lock
+        if pos[4]:
+            return int(ctl[_USED]), int(ctl[_MIN_DEPTH]), int(ctl[_ITERS])
+        return pub[0], pub[1], pub[2]
 
-        def worker(scratch):
-            try:
-                work_loop(scratch)
-            except BaseException:
-                with cond:  # let the other threads return instead of waiting for this one
-                    pos[3] = 1
-                    cond.notify_all()
-                raise
+    def apply_ready():  # under the lock, after the main branch
+        while pos[1] < pos[0] and ready[pos[1] % slots]:
+            ready[pos[1] % slots] = False
+            _commit(pos[1], pos[1] % slots, max_tree_depth, budget, shared)
+            pos[1] += 1
 
-        futures = [_executor().submit(worker, w) for w in works[1:]]
+    def work_loop(scratch):
+        while True:
+            with cond:
+                while True:
+                    used, bound, spent = state()
+                    i = pos[0]
+                    if pos[3] or (pos[4] and pos[1] >= used and pos[2] == 0):
+                        cond.notify_all()
+                        return
+                    if i < used and i < pos[1] + slots:
+                        break
+                    cond.wait()
+                pos[0] += 1
+                pos[2] += 1
+            left = budget - spent if budget > 0 else 0
+            if st_depth[i] <= bound and (budget == 0 or left > 0):  # else certainly skipped
+                _branch(i, bound, left, syndrome, step_iter, side_step, max_tree_depth, low_error, alpha,
+                        shared, scratch, i % slots)
+            with cond:
+                ready[i % slots] = True
+                pos[2] -= 1
+                if pos[4]:
+                    apply_ready()
+                cond.notify_all()
+
+    def main_loop():
+        while True:
+            done = _main_step(syndrome, step_iter, max_step, max_side_depth, low_error, alpha, budget, True, shared)
+            with cond:
+                pub[0], pub[1], pub[2] = int(ctl[_M_USED]), int(ctl[_M_MIN_DEPTH]), int(ctl[_M_ITERS])
+                if done:
+                    _main_finish(shared)
+                    pos[4] = 1
+                    apply_ready()
+                cond.notify_all()
+            if done:
+                return
+
+    def worker(body, scratch):
         try:
-            worker(works[0])
-        finally:
-            for f in futures:
-                f.result()
+            body(scratch)
+        except BaseException:
+            with cond:  # let the other threads return instead of waiting for this one
+                pos[3] = 1
+                cond.notify_all()
+            raise
+
+    futures = [_executor().submit(worker, work_loop, w) for w in works[1:]]
+    try:
+        worker(lambda _s: (main_loop(), work_loop(shared)), shared)
+    finally:
+        for f in futures:
+            f.result()
     _finish(shared, out)
     return ctl[_CONVERGED] != 0, iters + int(ctl[_ITERS]), int(ctl[_BRANCHES])

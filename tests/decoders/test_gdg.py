@@ -140,6 +140,41 @@ def test_branch_parallel_equals_sequential(bb72, kw):
         assert np.array_equal(pi.extra["branches"], ri.extra["branches"])
 
 
+def test_iteration_budget(bb72):
+    """max_iters is a deadline: no shot runs past the first step boundary at or after it, a shot whose
+    unbudgeted decode fits in the budget is unchanged, and the budget leaves the label alone at 0."""
+    prob, dets, _ = bb72
+    free = GdgDecoder(prob, threads=1)
+    ref = free.decode_batch(dets[:150])
+    fi = free.last_info
+    assert fi.iterations.max() > 150  # some shots really branch beyond the budget below
+    budget, step_iter = 150, 6
+    capped = GdgDecoder(prob, threads=1, max_iters=budget, step_iter=step_iter)
+    out = capped.decode_batch(dets[:150])
+    ci = capped.last_info
+    assert ci.iterations.max() <= budget + step_iter - 1
+    fits = fi.iterations <= budget
+    assert np.array_equal(out[fits], ref[fits]) and np.array_equal(ci.iterations[fits], fi.iterations[fits])
+    assert np.array_equal(ci.converged[fits], fi.converged[fits])
+    assert not np.array_equal(ci.iterations, fi.iterations)
+    # converged outputs still satisfy the syndrome
+    ok = ci.converged
+    assert np.array_equal(_syndrome(prob, out[ok]), dets[:150][ok])
+    # a budget no shot reaches changes nothing
+    big = GdgDecoder(prob, threads=1, max_iters=int(fi.iterations.max()) + 1)
+    assert np.array_equal(big.decode_batch(dets[:150]), ref)
+    assert np.array_equal(big.last_info.extra["branches"], fi.extra["branches"])
+    # the branch-parallel schedule honours the budget with the same results
+    for bt in (2, 3):
+        par = GdgDecoder(prob, branch_threads=bt, max_iters=budget)
+        assert np.array_equal(par.decode_batch(dets[:150]), out)
+        pi = par.last_info
+        assert np.array_equal(pi.iterations, ci.iterations) and np.array_equal(pi.converged, ci.converged)
+        assert np.array_equal(pi.extra["branches"], ci.extra["branches"])
+    assert DecoderSpec.create("gdg", ["max_iters=0"]).label() == DecoderSpec.create("gdg", []).label()
+    assert "max_iters=300" in DecoderSpec.create("window", ["inner=gdg", "max_iters=300"]).label()
+
+
 def test_branch_parallel_needs_four_iterations_per_step(bb72):
     """With step_iter < 4 a branch depends on the posterior history left by the previous one:
     branch_threads then runs the sequential schedule (same results as threads=1, by construction)."""
@@ -161,7 +196,8 @@ def test_windowed_branch_parallel_equals_sequential(bb72):
     (dict(pre_iter=0), "pre_iter"), (dict(step_iter=1.5), "step_iter"), (dict(max_tree_depth=5, max_side_depth=4),
                                                                          "max_side_depth"),
     (dict(alpha=0), "alpha"), (dict(new_n=-1), "new_n"), (dict(threads=0), "threads"),
-    (dict(branch_threads=0), "branch_threads"),
+    (dict(branch_threads=0), "branch_threads"), (dict(max_iters=-1), "max_iters"),
+    (dict(max_iters=8), "max_iters"),
 ])
 def test_bad_parameters(bb72, kw, match):
     with pytest.raises(DecoderInputError, match=match):
