@@ -86,6 +86,8 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=12)
     ap.add_argument("--inner", nargs="+", default=["bposd"], help="inner decoders of the windows")
     ap.add_argument("--gdg-max-iters", type=int, nargs="+", default=[0], help="GDG iteration budgets per window")
+    ap.add_argument("--fallback", nargs="+", default=["none"], choices=["none", "last", "all"],
+                    help="windowed GDG variants: BP+OSD-CS10 redo of non-converged windows")
     ap.add_argument("--branch-threads", type=int, default=1, help="GDG branch threads (latency runs)")
     ap.add_argument("--no-whole", action="store_true", help="skip whole-history BP+OSD")
     args = ap.parse_args()
@@ -119,8 +121,9 @@ def main() -> None:
             decoders["whole-history bposd"] = BpOsdDecoder(prob, osd_method="osd_cs", method="minsum", **inner)
         for name in args.inner:
             for W, F in pairs:
-                budgets = args.gdg_max_iters if name == "gdg" else [0]
-                for b in budgets:
+                variants = [(b, fb) for b in args.gdg_max_iters for fb in args.fallback] if name == "gdg" \
+                    else [(0, "none")]
+                for b, fb in variants:
                     kw = _inner_params(name, W, F, p, inner)
                     label = f"window {name} ({W},{F})"
                     if name == "gdg":
@@ -128,7 +131,9 @@ def main() -> None:
                         if b:
                             kw["max_iters"] = b
                             label += f" max_iters={b}"
-                    decoders[label] = WindowDecoder(prob, inner=name, W=W, F=F, inner_params=kw)
+                        if fb != "none":
+                            label += f" fallback={fb}"
+                    decoders[label] = WindowDecoder(prob, inner=name, W=W, F=F, inner_params=kw, fallback=fb)
         Ht, Lt = prob.H.T.tocsr().astype(np.int32), prob.L.T.tocsr().astype(np.int32)
         for name, dec in decoders.items():
             dec.decode_batch(dets[:4])  # JIT / cache load outside the timed region

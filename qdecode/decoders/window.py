@@ -38,6 +38,14 @@ sum over windows; ``extra``: ``window_converged`` bool ``(S, K)``, ``window_iter
 per-shot numeric ``extra`` counter of the inner decoder summed over windows (Relay-BP's ``legs``,
 BP+OSD's ``osd`` = windows that needed OSD).
 ``last_window_seconds`` float64 ``(K,)``: wall time of each window step of the latest batch.
+
+Fallback (``fallback="last"`` or ``"all"``; default ``"none"``): where the inner decoder reports a
+non-converged window (GDG's flagged shots, BP that did not converge), that window is decoded
+again with BP+OSD-CS (registry ``bposd`` defaults: min-sum 80 iterations, OSD-CS10), whose
+estimate always satisfies the window syndrome, and its estimate is committed instead. The GDG
+authors run BP+OSD-CS10 on the last window; ``last`` does so only where GDG did not converge
+there, which removes the "flagged" shots (nonzero final residual syndrome). ``extra``:
+``window_fallback`` bool ``(S, K)``; ``counts()`` adds ``fallbacks``.
 """
 
 from __future__ import annotations
@@ -55,6 +63,8 @@ from qdecode.problem import DecodingProblem
 
 #: Inner decoders that decode a matching graph and therefore see the graphlike problem.
 GRAPHLIKE_INNER = frozenset({"pymatching"})
+#: Where a non-converged inner decode is redone with BP+OSD-CS.
+FALLBACKS = ("none", "last", "all")
 #: Inner decoders that cannot run inside a window, with the reason.
 UNSUPPORTED_INNER = {
     "pymatching-correlated": "correlated matching needs the whole DEM's hyperedges, which a window "
@@ -72,6 +82,9 @@ class WindowDecodeInfo(DecodeInfo):
         decoded = self.extra.get("window_decoded") if self.extra else None
         if decoded is not None:
             out["window_decodes"] = int(np.count_nonzero(decoded))
+        fell = self.extra.get("window_fallback") if self.extra else None
+        if fell is not None:
+            out["fallbacks"] = int(np.count_nonzero(fell))
         return out
 
 
@@ -103,18 +116,20 @@ class _Window:
     fwd_rows: np.ndarray  # int64: rows the committed columns touch (all rounds)
     fwd_H: sp.csr_matrix  # (len(fwd_rows), c) int32: H[fwd_rows][:, commit_cols]
     commit_L: sp.csr_matrix  # (k_obs, c) int32: L[:, commit_cols]
+    backup: Decoder | None = None  # BP+OSD-CS for the shots whose inner decode did not converge
 
 
 class _State:
     """Per-batch decoding state shared by the batch and streaming paths."""
 
-    def __init__(self, S: int, m: int, n: int, k_obs: int, K: int, keep_errors: bool):
+    def __init__(self, S: int, m: int, n: int, k_obs: int, K: int, keep_errors: bool, fallback: bool = False):
         self.residual = np.zeros((S, m), dtype=np.uint8)
         self.errors = np.zeros((S, n), dtype=np.uint8) if keep_errors else None
         self.observables = np.zeros((S, k_obs), dtype=np.uint8)
         self.converged = np.ones((S, K), dtype=np.bool_)
         self.iterations = np.zeros((S, K), dtype=np.int32)
         self.decoded = np.zeros((S, K), dtype=np.bool_)
+        self.fallback = np.zeros((S, K), dtype=np.bool_) if fallback else None  # windows redone by BP+OSD
         self.seconds = np.zeros(K, dtype=np.float64)
         self.inner_extra: dict[str, np.ndarray] = {}
 
@@ -132,6 +147,7 @@ class _State:
             iterations=self.iterations.sum(axis=1, dtype=np.int64).astype(np.int32),
             extra={"window_converged": self.converged, "window_iterations": self.iterations,
                    "window_decoded": self.decoded, "windows_decoded": self.decoded.sum(axis=1, dtype=np.int32),
+                   **({} if self.fallback is None else {"window_fallback": self.fallback}),
                    **{f"inner_{key}": acc for key, acc in self.inner_extra.items()}},
         )
 
@@ -156,6 +172,8 @@ class WindowDecoder(Decoder):
         inner_params: parameters of the inner decoder when ``inner`` is a name (mapping or
             ``"key=value"`` strings, validated by the registry).
         detector_rounds: optional explicit round label per detector (overrides ``per_round``).
+        fallback: ``"none"``, ``"last"`` or ``"all"``: windows where a non-converged inner decode
+            is redone with BP+OSD-CS10 (module docstring).
 
     Raises:
         DecoderInputError: bad ``W`` / ``F`` / ``per_round``, unknown rounds, an inner decoder
@@ -172,6 +190,7 @@ class WindowDecoder(Decoder):
         per_round: int = 0,
         inner_params: Mapping[str, Any] | None = None,
         detector_rounds: Any = None,
+        fallback: str = "none",
     ):
         from qdecode.decoders.registry import DecoderSpec, UnknownDecoderError
 
@@ -191,6 +210,11 @@ class WindowDecoder(Decoder):
                 raise DecoderInputError(f"window inner decoder: {exc}") from None
         if spec.name in UNSUPPORTED_INNER:
             raise DecoderInputError(f"inner={spec.name!r} cannot run inside a window: {UNSUPPORTED_INNER[spec.name]}")
+        if fallback not in FALLBACKS:
+            raise DecoderInputError(f"fallback must be one of {', '.join(FALLBACKS)}, got {fallback!r}")
+        if fallback != "none" and spec.name in GRAPHLIKE_INNER:
+            raise DecoderInputError(f"fallback={fallback!r} needs per-column estimates; inner={spec.name!r} has none")
+        self.fallback = fallback
         self.inner_spec = spec
         self.problem = problem
         self.layout = RoundLayout.for_problem(problem, per_round, detector_rounds)
@@ -202,12 +226,13 @@ class WindowDecoder(Decoder):
             self.work_problem = problem
         work = self.work_problem
         self.r_min, self.r_max = column_first_round(work.H, self.layout)
-        self.windows = [self._compile(plan) for plan in plan_windows(self.layout, self.r_min, self.W, self.F)]
+        plans = plan_windows(self.layout, self.r_min, self.W, self.F)
+        self.windows = [self._compile(plan, k == len(plans) - 1) for k, plan in enumerate(plans)]
         self.round_detectors = [self.layout.detectors_of_round(r) for r in range(self.layout.num_rounds)]
         self.last_window_seconds = np.zeros(len(self.windows), dtype=np.float64)
 
     # --------------------------------------------------------------- building
-    def _compile(self, plan: WindowPlan) -> _Window:
+    def _compile(self, plan: WindowPlan, k_is_last: bool) -> _Window:
         work = self.work_problem
         whole = plan.rows.size == work.num_detectors and plan.cols.size == work.num_errors
         if whole:  # one window covering everything: decode the problem itself (exact reproduction)
@@ -216,10 +241,17 @@ class WindowDecoder(Decoder):
             sub = DecodingProblem.from_check_matrix(
                 work.H[plan.rows][:, plan.cols], work.priors[plan.cols], work.L[:, plan.cols]
             )
+        from qdecode.decoders.registry import DecoderSpec
+
         decoder = self.inner_spec.build(sub)
+        last = k_is_last
+        backup = None
+        if self.fallback == "all" or (self.fallback == "last" and last):
+            backup = DecoderSpec.create("bposd", []).build(sub)
         Hc = work.H[:, plan.commit_cols].astype(np.int32).tocsr()
         fwd_rows = np.flatnonzero(np.diff(Hc.indptr))
-        return _Window(plan, decoder, fwd_rows, Hc[fwd_rows], work.L[:, plan.commit_cols].astype(np.int32).tocsr())
+        return _Window(plan, decoder, fwd_rows, Hc[fwd_rows], work.L[:, plan.commit_cols].astype(np.int32).tocsr(),
+                       backup)
 
     @property
     def num_windows(self) -> int:
@@ -248,6 +280,12 @@ class WindowDecoder(Decoder):
             info = w.decoder.last_info
             if info is not None and info.converged is not None:
                 state.converged[shots, k] = info.converged
+                if w.backup is not None and not info.converged.all():
+                    redo = np.flatnonzero(~info.converged)
+                    est = est.copy()
+                    est[redo] = w.backup.decode_batch(s_win[shots[redo]])
+                    state.converged[shots[redo], k] = True  # OSD satisfies the window syndrome
+                    state.fallback[shots[redo], k] = True
             if info is not None and info.iterations is not None:
                 state.iterations[shots, k] = info.iterations
             if info is not None:
@@ -269,7 +307,7 @@ class WindowDecoder(Decoder):
         s = check_syndromes(syndromes, self.problem.num_detectors)
         work = self.work_problem
         state = _State(s.shape[0], work.num_detectors, work.num_errors, work.num_observables,
-                       len(self.windows), keep_errors)
+                       len(self.windows), keep_errors, self.fallback != "none")
         state.residual[:] = s
         for k in range(len(self.windows)):
             self._step(k, state)
@@ -341,7 +379,7 @@ class WindowStream:
         if self._state is None:
             work = self.decoder.work_problem
             self._state = _State(d.shape[0], work.num_detectors, work.num_errors, work.num_observables,
-                                 self.decoder.num_windows, self.decoder.per_column)
+                                 self.decoder.num_windows, self.decoder.per_column, self.decoder.fallback != "none")
         elif d.shape[0] != self._state.residual.shape[0]:
             raise DecoderInputError(
                 f"round {r} has {d.shape[0]} shots but earlier rounds had {self._state.residual.shape[0]}"
@@ -404,10 +442,13 @@ def register_window() -> None:
         "W": Param(int, 3, "window size in rounds", minimum=1),
         "F": Param(int, 1, "rounds committed per window (<= W)", minimum=1),
         "per_round": Param(int, 0, "detectors per round; 0 = round from the last detector coordinate", minimum=0),
+        "fallback": Param(str, "none", "redo non-converged window decodes with BP+OSD-CS10: none | last | all",
+                          FALLBACKS, label_default=False),
     }
 
-    def factory(problem, *, inner, W, F, per_round, **inner_params):
-        return WindowDecoder(problem, inner=inner, W=W, F=F, per_round=per_round, inner_params=inner_params)
+    def factory(problem, *, inner, W, F, per_round, fallback, **inner_params):
+        return WindowDecoder(problem, inner=inner, W=W, F=F, per_round=per_round, fallback=fallback,
+                             inner_params=inner_params)
 
     register("window", factory, own, nested="inner",
              doc="sliding-window decoding (W rounds, commit F) with any registered inner decoder")

@@ -246,6 +246,36 @@ def test_bb72_window_bposd_end_to_end(bb72):
 
 
 # ------------------------------------------------------------- registry
+def test_fallback_redoes_non_converged_windows_with_bposd():
+    """fallback=all: a window whose inner decode did not converge is redone with BP+OSD-CS10, so no shot
+    ends with a residual syndrome; shots that never fell back are decoded exactly as without it."""
+    circ = build_circuit("bb72_12_6", rounds=6, noise="bb-uniform", p=0.005, basis="Z")
+    prob = DecodingProblem.from_dem(decoding_dem(circ))
+    dets, obs = _sample(circ, 200, seed=3)
+    kw = {"max_iters": 40}  # a tight GDG budget: many windows do not converge
+    plain = WindowDecoder(prob, inner="gdg", W=3, F=1, inner_params=kw)
+    e0 = plain.decode_batch(dets)
+    assert not plain.last_info.converged.all()
+    assert "window_fallback" not in plain.last_info.extra and "fallbacks" not in plain.last_info.counts()
+    for mode in ("last", "all"):
+        dec = WindowDecoder(prob, inner="gdg", W=3, F=1, inner_params=kw, fallback=mode)
+        e = dec.decode_batch(dets)
+        info = dec.last_info
+        fell = info.extra["window_fallback"]
+        assert info.counts()["fallbacks"] == int(fell.sum()) > 0
+        assert (fell[:, :-1].any() if mode == "all" else not fell[:, :-1].any())
+        same = ~fell.any(axis=1)
+        assert np.array_equal(e[same], e0[same])
+        conv0 = plain.last_info.extra["window_converged"]
+        col = -1 if mode == "last" else 0  # the windows whose input is the same as without fallback
+        assert np.array_equal(fell[:, col], ~conv0[:, col])
+    residual = _mod2(e, prob.H) ^ dets  # mode "all": every window satisfied its syndrome
+    assert not residual.any() and info.converged.all()
+    spec = DecoderSpec.create("window", ["inner=gdg", "fallback=all"])
+    assert "fallback=all" in spec.label()
+    assert "fallback" not in DecoderSpec.create("window", ["inner=gdg", "fallback=none"]).label()
+
+
 def test_registry_resolves_inner_parameters():
     spec = DecoderSpec.create("window", ["inner=bposd", "W=3", "F=1", "osd_order=10"])
     assert spec.label() == (
@@ -288,6 +318,10 @@ def test_bad_parameters_raise_clear_errors(surf3):
         DecoderSpec.create("window", ["inner=pymatching-correlated"]).build(prob)
     with pytest.raises(DecoderInputError, match="per_round"):
         WindowDecoder(prob, inner="bp", per_round=-1)
+    with pytest.raises(DecoderInputError, match="fallback must be one of none, last, all"):
+        WindowDecoder(prob, inner="bp", fallback="osd")
+    with pytest.raises(DecoderInputError, match="fallback='all' needs per-column estimates"):
+        WindowDecoder(prob, inner="pymatching", fallback="all")
 
     bare = DecodingProblem.from_check_matrix(prob.H, prob.priors, prob.L)  # no DEM, no coordinates
     with pytest.raises(DecoderInputError, match="cannot tell the detectors' rounds.*per_round"):
