@@ -19,13 +19,15 @@ branch's decision is returned), ``iterations`` (pre-BP + every step of every bra
 from __future__ import annotations
 
 import dataclasses
+import threading
 
 import numpy as np
 import scipy.sparse as sp
 
 from qdecode.decoders.base import DecodeInfo, Decoder, DecoderInputError, check_syndromes, observables_from_errors
-from qdecode.kernels.gdg import _make_work, gdg_decode_branch_parallel, gdg_decode_range, pushes_per_branch
-from qdecode.kernels.threads import run_dynamic
+from qdecode.kernels.gdg import (_make_work, gdg_decode_branch_parallel, gdg_decode_range, gdg_decode_range_work,
+                                 pushes_per_branch)
+from qdecode.kernels.threads import num_threads, run_dynamic
 from qdecode.problem import DecodingProblem
 
 _CHUNK_ENTRIES = 1 << 24
@@ -124,6 +126,26 @@ class GdgDecoder(Decoder):
         self.max_guess = max(1, (2 ** self.max_tree_depth - 1) * 2 + self.max_side_depth - self.max_tree_depth)
         self.graph = csr_csc_graph(problem.H)
         self.llr = np.ascontiguousarray(problem.llr, dtype=np.float64)
+        self._local = threading.local()  # per-thread work buffers of the one-thread path
+
+    def _own_work(self):
+        """This thread's reusable :func:`_make_work` buffers (one-thread decodes, e.g. a stream's windows)."""
+        work = getattr(self._local, "work", None)
+        if work is None:
+            n, m, nnz = self.problem.num_errors, self.problem.num_detectors, self.graph[1].shape[0]
+            work = _make_work(n, m, nnz, self.max_guess, 1, self.side_step,
+                              pushes_per_branch(self.max_tree_depth, self.side_step))
+            self._local.work = work
+        return work
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state.pop("_local", None)
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._local = threading.local()
 
     def _run(self, s: np.ndarray):
         S, n = s.shape[0], self.problem.num_errors
@@ -144,10 +166,13 @@ class GdgDecoder(Decoder):
                     self.max_side_depth, self.side_step, self.new_n, self.low_error_mode, self.alpha, self.max_iters,
                     works, out[i])
             return out, conv, iters, branches
-        args = (*self.graph, self.llr, s, self.pre_iter, self.step_iter, self.max_step, self.max_tree_depth,
-                self.max_side_depth, self.side_step, self.new_n, self.low_error_mode, self.alpha, self.max_guess,
-                self.max_iters, out, conv, iters, branches)
-        run_dynamic(gdg_decode_range, args, S, self.threads)
+        head = (*self.graph, self.llr, s, self.pre_iter, self.step_iter, self.max_step, self.max_tree_depth,
+                self.max_side_depth, self.side_step, self.new_n, self.low_error_mode, self.alpha)
+        if S == 1 or (self.threads or num_threads()) == 1:  # reuse this thread's buffers
+            gdg_decode_range_work(*head, self.max_iters, self._own_work(), out, conv, iters, branches, 0, S)
+        else:
+            run_dynamic(gdg_decode_range, (*head, self.max_guess, self.max_iters, out, conv, iters, branches), S,
+                        self.threads)
         return out, conv, iters, branches
 
     def _chunks(self, S: int):

@@ -784,10 +784,22 @@ def pushes_per_branch(max_tree_depth: int, side_step: int) -> int:
 def gdg_decode_range(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndromes,
                      pre_iter, step_iter, max_step, max_tree_depth, max_side_depth, side_step, new_n_cap,
                      low_error, alpha, max_guess, max_iters, out, converged_out, iters_out, branches_out, start, stop):
-    """:func:`gdg_decode` on shots ``start:stop`` of ``syndromes`` (releases the GIL)."""
+    """:func:`gdg_decode` on shots ``start:stop`` of ``syndromes`` with fresh work buffers (releases the GIL)."""
     n = var_ptr.shape[0] - 1
     m = chk_ptr.shape[0] - 1
     work = _make_work(n, m, var_chks.shape[0], max_guess, 1, side_step, max(1, min(max_tree_depth, side_step)))
+    gdg_decode_range_work(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndromes,
+                          pre_iter, step_iter, max_step, max_tree_depth, max_side_depth, side_step, new_n_cap,
+                          low_error, alpha, max_iters, work, out, converged_out, iters_out, branches_out, start, stop)
+
+
+@numba.njit(cache=True, nogil=True)
+def gdg_decode_range_work(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndromes,
+                          pre_iter, step_iter, max_step, max_tree_depth, max_side_depth, side_step, new_n_cap,
+                          low_error, alpha, max_iters, work, out, converged_out, iters_out, branches_out, start, stop):
+    """:func:`gdg_decode_range` on caller-owned ``work`` buffers (:func:`_make_work`), e.g. kept by a
+    decoder between the one-shot calls of a real-time stream (allocating them costs more than a
+    typical window decode's pre-BP)."""
     for s in range(start, stop):
         ok, its, br = gdg_decode(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndromes[s],
                                  pre_iter, step_iter, max_step, max_tree_depth, max_side_depth, side_step,
