@@ -276,6 +276,15 @@ def test_fallback_redoes_non_converged_windows_with_bposd():
     assert "fallback" not in DecoderSpec.create("window", ["inner=gdg", "fallback=none"]).label()
 
 
+def test_bb_windows_recipe_parses():
+    from qdecode.sims.recipe import load_recipe
+
+    rec = load_recipe("bb_windows")
+    assert len(rec.tasks) == 28
+    labels = {t.decoder.label() for t in rec.tasks}
+    assert any("fallback=all" in lab and "inner=gdg" in lab and "W=5" in lab for lab in labels)
+
+
 def test_registry_resolves_inner_parameters():
     spec = DecoderSpec.create("window", ["inner=bposd", "W=3", "F=1", "osd_order=10"])
     assert spec.label() == (
