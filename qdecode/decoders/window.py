@@ -292,13 +292,20 @@ class WindowDecoder(Decoder):
                 state.add_inner_extra(shots, info.extra)
             state.decoded[shots, k] = True
             ec = np.ascontiguousarray(est[:, plan.commit_local])
-            committed[shots] = ec
+            rows = slice(None) if shots.size == S else shots  # all shots (e.g. a one-shot stream): no ix_
+            committed[rows] = ec
             if w.fwd_rows.size:
-                state.residual[np.ix_(shots, w.fwd_rows)] ^= _mod2_product(w.fwd_H, ec)
-            flips[shots] = _mod2_product(w.commit_L, ec)
-            state.observables[shots] ^= flips[shots]
+                if shots.size == S:
+                    state.residual[:, w.fwd_rows] ^= _mod2_product(w.fwd_H, ec)
+                else:
+                    state.residual[np.ix_(shots, w.fwd_rows)] ^= _mod2_product(w.fwd_H, ec)
+            flips[rows] = _mod2_product(w.commit_L, ec)
+            state.observables[rows] ^= flips[rows]
             if state.errors is not None:
-                state.errors[np.ix_(shots, commit_cols)] = ec
+                if shots.size == S:
+                    state.errors[:, commit_cols] = ec
+                else:
+                    state.errors[np.ix_(shots, commit_cols)] = ec
         seconds = time.perf_counter() - t0
         state.seconds[k] = seconds
         return WindowCommit(k, commit_cols, committed, flips, seconds)
