@@ -4,7 +4,8 @@ For each Eb/N0, the same consecutive 8-byte text blocks and the same noise (one 
 per point, :func:`qdecode.sims.text_source.text_batch`) go to Berlekamp-Massey (hard decisions),
 plain OSD of order ``--order`` and sem-OSD (order-4 Kneser-Ney prior, forward-backward
 marginals, same order, union with the channel-ordered OSD, one byte substitution) with decoded
-context and (unless ``--no-genie``) with genie context. Prints a markdown table: BLER with 95 %
+context and (unless ``--no-genie``) with genie context; ``--prior ngram,transformer`` adds the
+same sem-OSD rows with the byte Transformer prior (shipped ``lm_byte``, onnxruntime, 1 thread). Prints a markdown table: BLER with 95 %
 Wilson intervals, byte error rate, blocks/second (one thread), and the Eb/N0 at BLER 1e-2
 (log-linear interpolation between the two grid points around it) with the gains over OSD and BM.
 
@@ -72,6 +73,10 @@ def main() -> None:
     ap.add_argument("--no-csi", action="store_true", help="GE: state-blind LLRs 2y/sigma_avg^2")
     ap.add_argument("--no-bm", action="store_true", help="leave out Berlekamp-Massey")
     ap.add_argument("--no-genie", action="store_true", help="leave out sem-OSD with genie context")
+    ap.add_argument("--prior", default="ngram",
+                    help="comma-separated sem-OSD priors: ngram (order-4 Kneser-Ney) and/or transformer (byte "
+                         "Transformer, shipped lm_byte, onnxruntime 1 thread); each gets its own rows")
+    ap.add_argument("--model", default="auto", help="transformer prior model: auto (shipped lm_byte) or a .onnx path")
     args = ap.parse_args()
     grid = [float(x) for x in args.ebn0.split(",")]
     chan: dict = {}
@@ -87,9 +92,17 @@ def main() -> None:
     if not args.no_bm:
         decoders["BM"] = BmDecoder(view.code)
     decoders[f"OSD-{args.order}"] = OsdBlockDecoder(G=G, order=args.order)
-    decoders["sem-OSD (decoded ctx)"] = SemOsdDecoder(G, order=args.order, context="decoded")
-    if not args.no_genie:
-        decoders["sem-OSD (genie ctx)"] = SemOsdDecoder(G, order=args.order, context="genie")
+    priors = [p.strip() for p in args.prior.split(",") if p.strip()]
+    for p in priors:
+        if p not in ("ngram", "transformer"):
+            raise SystemExit(f"--prior: unknown prior {p!r} (ngram, transformer)")
+        tag = "" if p == "ngram" else ", transformer"
+        decoders[f"sem-OSD (decoded ctx{tag})"] = SemOsdDecoder(G, p, order=args.order, context="decoded",
+                                                                model=args.model)
+        if not args.no_genie:
+            decoders[f"sem-OSD (genie ctx{tag})"] = SemOsdDecoder(G, p, order=args.order, context="genie",
+                                                                  model=args.model)
+    ctx_len = max([8] + [int(getattr(d, "context_len", 0)) for d in decoders.values()])
     warm = np.ones((4, view.n))
     for name, d in decoders.items():  # compile + train the LM outside the timings
         d.decode_llr_batch(warm, **({"context_bytes": np.zeros((4, 3), np.uint8)} if "genie" in name else {}))
@@ -98,7 +111,7 @@ def main() -> None:
     for e in grid:
         key = int(round(e * 1000))  # one stream per point (negative Eb/N0: a distinct, longer seed)
         rng = np.random.default_rng([args.seed, key] if key >= 0 else [args.seed, -key, 1])
-        blocks, prev = text_batch(rng, args.blocks, nb)
+        blocks, prev = text_batch(rng, args.blocks, nb, context=ctx_len)  # same blocks for any ctx_len
         cw = view.encode(bytes_to_bits(blocks))
         point = ClassicalRecipe(code=args.code, noise=args.channel, ebn0=e, channel=tuple(sorted(chan.items())))
         llr = point.build_channel(view.rate).transmit(cw, rng)

@@ -18,4 +18,12 @@ The CRISP sequential neural decoder of polar / PAC codes (torch; inference witho
 * :mod:`~qdecode.neural.crisp_model`: the GRU and dilated-conv networks, ONNX export;
 * :mod:`~qdecode.neural.crisp_train`: on-the-fly data, curricula (l2r, n2c, abrupt),
   checkpoints, model card (``qdecode train crisp``); configs in ``configs/crisp_*.json``.
+
+The byte-level Transformer prior of sem-OSD (torch; inference without torch in
+:mod:`qdecode.decoders.lm_transformer`, onnxruntime):
+
+* :mod:`~qdecode.neural.lm_model`: the denoising byte Transformer (posterior-ready prior rows),
+  ONNX export;
+* :mod:`~qdecode.neural.lm_train`: on-the-fly text + BPSK-AWGN data, temperature calibration,
+  checkpoints, model card (``qdecode train lm``); config ``configs/lm_byte.json``.
 """

@@ -9,7 +9,13 @@ bit 0; :mod:`qdecode.sims.channels`). Step ``i`` draws from ``np.random.default_
 so a resumed run sees the batches an uninterrupted one would.
 
 Loss: binary cross-entropy (teacher forcing) of the logits at the *revealed* information
-positions against ``v``; frozen positions carry no loss (the decoder forces them to 0).
+positions against ``v`` (``targets="bits"``, the default); frozen positions carry no loss (the
+decoder forces them to 0). ``targets="map"`` (knowledge distillation, codes with ``k <= 20``)
+replaces the hard bits by the exact sequential-MAP conditionals ``P(v_t = 1 | y, v_{<t})`` of
+:class:`qdecode.neural.crisp_teacher.MapTeacher` on the current (sub-)code, mixed with the hard
+bits by ``target_mix`` (``target = (1 - mix) p + mix v``); the logged ``kl`` is the BCE minus
+the targets' entropy. Validation of such runs also reports the teacher's greedy sequential-MAP
+BLER (~ML) on the same blocks.
 
 Curricula (``curriculum``):
 
@@ -57,6 +63,7 @@ from qdecode.neural.crisp_model import CrispArch, build_model, export_onnx, shif
 FORMAT = "qdecode-crisp"
 FORMAT_VERSION = 1
 CURRICULA = ("l2r", "n2c", "abrupt")
+TARGETS = ("bits", "map")
 
 
 @dataclasses.dataclass
@@ -91,6 +98,8 @@ class CrispConfig:
     ckpt_every: int = 250
     val_ebn0: tuple = (1.0, 2.0, 3.0)
     val_blocks: int = 2000
+    targets: str = "bits"
+    target_mix: float = 0.0
 
     def __post_init__(self) -> None:
         self.val_ebn0 = tuple(float(v) for v in self.val_ebn0)
@@ -98,6 +107,10 @@ class CrispConfig:
     def validate(self) -> "CrispConfig":
         if self.curriculum not in CURRICULA:
             raise ValueError(f"curriculum must be one of {CURRICULA}, got {self.curriculum!r}")
+        if self.targets not in TARGETS:
+            raise ValueError(f"targets must be one of {TARGETS}, got {self.targets!r}")
+        if not 0.0 <= self.target_mix <= 1.0:
+            raise ValueError(f"target_mix must be in [0, 1], got {self.target_mix}")
         if self.steps < 1 or self.batch < 1 or self.stage_steps < 1 or self.k_start < 1:
             raise ValueError("steps, batch, stage_steps and k_start must be >= 1")
         if not self.ebn0_min <= self.ebn0_max:
@@ -283,10 +296,16 @@ def torch_decode_v(net, llr: np.ndarray, frozen: np.ndarray, rows: np.ndarray | 
 
 
 def validate_bler(net, code, cfg: CrispConfig, salt: int = 1) -> dict[str, dict[str, float]]:
-    """BLER of the network and of SC on the same fixed blocks at each ``cfg.val_ebn0``."""
+    """BLER of the network and of SC on the same fixed blocks at each ``cfg.val_ebn0`` (and of the
+    sequential-MAP teacher when ``cfg.targets == "map"``)."""
     from qdecode.decoders.polar import ScDecoder
 
     sc = ScDecoder(code)
+    teacher = None
+    if cfg.targets == "map":
+        from qdecode.neural.crisp_teacher import MapTeacher
+
+        teacher = MapTeacher(code)
     out = {}
     frozen = np.asarray(code.frozen_mask)
     for i, eb in enumerate(cfg.val_ebn0):
@@ -298,6 +317,9 @@ def validate_bler(net, code, cfg: CrispConfig, salt: int = 1) -> dict[str, dict[
         sc_err = int(np.any(sc.decode_llr_batch(llr.astype(np.float64)) != x, axis=1).sum())
         out[f"{eb:g}"] = {"blocks": cfg.val_blocks, "crisp_errors": crisp_err, "sc_errors": sc_err,
                           "crisp_bler": crisp_err / cfg.val_blocks, "sc_bler": sc_err / cfg.val_blocks}
+        if teacher is not None:
+            map_err = int(np.any(teacher.decode(llr) != v, axis=1).sum())
+            out[f"{eb:g}"].update(seqmap_errors=map_err, seqmap_bler=map_err / cfg.val_blocks)
     return out
 
 
@@ -357,7 +379,9 @@ def write_card(stem: Path, card: dict) -> None:
         f"- {arch['kind'].upper()}, depth {arch['depth']}, width {arch['width']}; input per step: the N channel LLRs "
         f"(x {arch['input_scale']}, clipped at +-{arch['llr_clip']}"
         + ("; with the decided bits' contribution cancelled, i.e. sign-flipped by the partial re-encoding"
-           if arch.get("inputs") == "cancel" else "; the same received vector at every step") +
+           if arch.get("inputs") in ("cancel", "cancel+sc") else "; the same received vector at every step")
+        + ("; plus the min-sum SC LLR of the current bit on the cancelled block, also added to the output "
+           "(learnt gain)" if arch.get("inputs") == "cancel+sc" else "") +
         f") and the one-hot previous bit; {card['parameters']:,} parameters",
         "- output: one logit per position (> 0 means v_t = 1); frozen positions forced to 0 at decode time",
         "",
@@ -365,18 +389,28 @@ def write_card(stem: Path, card: dict) -> None:
         f"- data: uniform data bits, BPSK-AWGN, Eb/N0 uniform in [{cfg['ebn0_min']}, {cfg['ebn0_max']}] dB per block "
         f"(sigma^2 = 1/(2 R Eb/N0)), fresh every step, seed {cfg['seed']}",
         f"- curriculum: {cfg['curriculum']} (k_start {cfg['k_start']}, {cfg['stage_steps']} steps per stage)",
-        f"- loss: BCE on revealed information bits (teacher forcing); AdamW lr {cfg['lr']}, cosine decay, batch {cfg['batch']}",
+        (f"- loss: BCE on revealed information bits (teacher forcing); AdamW lr {cfg['lr']}, cosine decay, batch {cfg['batch']}"
+         if cfg.get("targets", "bits") == "bits" else
+         f"- loss: BCE (teacher forcing) against the exact sequential-MAP conditionals P(v_t = 1 | y, v_<t) of the "
+         f"revealed information bits (distillation from an enumerating teacher; hard-bit mix {cfg.get('target_mix', 0.0)}); "
+         f"AdamW lr {cfg['lr']}, cosine decay, batch {cfg['batch']}"),
         f"- steps {card['steps']:,}, samples {card['samples']:,}, final loss (mean of the last 100 steps) "
         f"{card['final_loss']:.4f}",
         f"- wall time {card['wall_s']:.0f} s on {cfg['threads']} CPU thread(s) ({card['host']})",
         "",
-        "## Validation (BLER, same blocks for CRISP and min-sum SC)",
-        "| Eb/N0 (dB) | blocks | CRISP | SC |",
-        "|---|---|---|---|",
     ]
-    for eb, r in card.get("val", {}).items():
+    val = card.get("val", {})
+    seqmap = bool(val) and all("seqmap_bler" in r for r in val.values())
+    if seqmap:
+        lines += ["## Validation (BLER (errors), same blocks for CRISP, min-sum SC and the sequential-MAP teacher ~ ML)",
+                  "| Eb/N0 (dB) | blocks | CRISP | SC | seq-MAP teacher |", "|---|---|---|---|---|"]
+    else:
+        lines += ["## Validation (BLER, same blocks for CRISP and min-sum SC)",
+                  "| Eb/N0 (dB) | blocks | CRISP | SC |", "|---|---|---|---|"]
+    for eb, r in val.items():
         lines.append(f"| {eb} | {r['blocks']} | {r['crisp_bler']:.4g} ({r['crisp_errors']}) | "
-                     f"{r['sc_bler']:.4g} ({r['sc_errors']}) |")
+                     f"{r['sc_bler']:.4g} ({r['sc_errors']}) |"
+                     + (f" {r['seqmap_bler']:.4g} ({r['seqmap_errors']}) |" if seqmap else ""))
     lines += ["", "Retrain: `qdecode train crisp --config qdecode/neural/configs/crisp_NAME.json --out DIR`", ""]
     stem.with_suffix(".card.md").write_text("\n".join(lines), encoding="utf-8")
 
@@ -384,6 +418,7 @@ def write_card(stem: Path, card: dict) -> None:
 # ----------------------------------------------------------------------------- training
 def _config_key(d: dict) -> dict:
     """Config fields that must match to resume (run length, threads, logging may change)."""
+    d = {"targets": "bits", "target_mix": 0.0, **d}  # checkpoints from before these fields existed
     return {k: v for k, v in d.items() if k not in ("steps", "threads", "log_every", "ckpt_every", "val_blocks",
                                                      "val_ebn0", "name")}
 
@@ -445,6 +480,8 @@ def train(cfg: CrispConfig, out_dir: str | os.PathLike, *, resume: bool = True, 
         bar = tqdm(total=cfg.steps, initial=step, desc=f"train crisp {cfg.name}", unit="step", dynamic_ncols=True)
     log = (out / "train_log.jsonl").open("a", encoding="utf-8")
     recent: list[float] = [h["loss"] for h in history[-2:]]
+    recent_kl: list[float] = []
+    teachers: dict[int, Any] = {}
     net.train()
     try:
         while step < cfg.steps:
@@ -457,6 +494,15 @@ def train(cfg: CrispConfig, out_dir: str | os.PathLike, *, resume: bool = True, 
             rng = np.random.default_rng([cfg.seed, step])
             llr, v = sample_batch(code, rng, cfg.batch, revealed, cfg.ebn0_min + off, cfg.ebn0_max + off)
             vt = torch.as_tensor(v)
+            target = vt.float()
+            if cfg.targets == "map":
+                if k_rev not in teachers:
+                    from qdecode.neural.crisp_teacher import MapTeacher
+
+                    teachers[k_rev] = MapTeacher(code, revealed)
+                p = torch.as_tensor(teachers[k_rev].probs(llr, v))
+                target = target.clone()
+                target[:, torch.as_tensor(revealed)] = (1.0 - cfg.target_mix) * p + cfg.target_mix * target[:, revealed]
             for g in opt.param_groups:
                 g["lr"] = _lr(cfg, step)
             if cfg.inputs in ("cancel", "cancel+sc"):
@@ -465,7 +511,8 @@ def train(cfg: CrispConfig, out_dir: str | os.PathLike, *, resume: bool = True, 
                 llr = with_sc_column(llr)
             logits = net(torch.as_tensor(llr), shifted_onehot(vt))
             idx = torch.as_tensor(revealed)
-            loss = F.binary_cross_entropy_with_logits(logits[:, idx], vt[:, idx].float())
+            tgt = target[:, idx]
+            loss = F.binary_cross_entropy_with_logits(logits[:, idx], tgt)
             opt.zero_grad(set_to_none=True)
             loss.backward()
             if cfg.grad_clip > 0:
@@ -474,12 +521,19 @@ def train(cfg: CrispConfig, out_dir: str | os.PathLike, *, resume: bool = True, 
             step += 1
             recent.append(loss.item())
             recent = recent[-100:]
+            if cfg.targets == "map":
+                with torch.no_grad():
+                    tc = tgt.clamp(1e-7, 1 - 1e-7)
+                    ent = -(tc * tc.log() + (1 - tc) * (1 - tc).log()).mean().item()
+                recent_kl = (recent_kl + [recent[-1] - ent])[-100:]
             if bar is not None:
                 bar.update(1)
                 bar.set_postfix(loss=f"{np.mean(recent):.4f}", k=k_rev)
             if step % cfg.log_every == 0 or step == cfg.steps:
                 rec = {"step": step, "loss": float(np.mean(recent[-cfg.log_every:])), "k_revealed": k_rev,
                        "ebn0_offset": off, "lr": _lr(cfg, step - 1), "wall_s": wall_prev + time.time() - t0}
+                if recent_kl:
+                    rec["kl"] = float(np.mean(recent_kl[-cfg.log_every:]))
                 history.append(rec)
                 log.write(json.dumps(rec) + "\n")
                 log.flush()

@@ -206,7 +206,9 @@ def run_classical_batch(code: BinaryCode, channel, decoder, seed: int, shots: in
         S = min(left, chunk)
         prev = None
         if text:
-            blocks, prev = text_batch(rng, S, code.k // 8)
+            # the genie's true previous bytes: as many as the decoder's prior reads (at least 8; the
+            # number does not change the random stream, so every decoder sees the same blocks)
+            blocks, prev = text_batch(rng, S, code.k // 8, context=max(8, int(getattr(decoder, "context_len", 8))))
             msgs = bytes_to_bits(blocks)
         else:
             msgs = rng.integers(0, 2, size=(S, code.k), dtype=np.uint8)

@@ -4,7 +4,8 @@
 pre-decoder of ``nn-pymatching`` (:mod:`qdecode.neural.predecoder_train`): tqdm bar on stderr,
 checkpoints in ``DIR`` (a second call resumes), seeded data stream, model card, ``.pt`` and
 ``.onnx`` export. ``qdecode train crisp --config CONFIG.json --out DIR`` trains a CRISP polar / PAC decoder
-(:mod:`qdecode.neural.crisp_train`) the same way. Other trainers (``train lm``) add sub-commands here.
+(:mod:`qdecode.neural.crisp_train`) the same way, and ``qdecode train lm --config CONFIG.json --out DIR``
+the byte-level Transformer prior of sem-OSD (:mod:`qdecode.neural.lm_train`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ def add_parser(sub) -> None:
     p.set_defaults(run=lambda args: _no_model(p))
     _add_predecoder(tsub)
     _add_crisp(tsub)
+    _add_lm(tsub)
 
 
 def _no_model(parser) -> int:
@@ -129,4 +131,57 @@ def run_crisp(args) -> int:
     print(json.dumps({"model": str(Path(args.out) / f"crisp_{cfg.name}.onnx"), "steps": card["steps"],
                       "samples": card["samples"], "wall_s": round(card["wall_s"], 1),
                       "final_loss": round(card["final_loss"], 5), "val": card["val"]}, indent=2))
+    return 0
+
+
+def _add_lm(tsub) -> None:
+    p = tsub.add_parser(
+        "lm",
+        help="train the byte-level Transformer prior of sem-OSD",
+        description=(
+            "Train the byte-level denoising Transformer prior of sem-OSD on the LM part of the offline corpus "
+            "(BPSK-AWGN LLRs of 8-byte blocks, on the fly), fit its temperature on held-out text and export "
+            "lm_NAME.{pt,onnx} with a model card. Options given here override the --config file. Re-running with "
+            "the same --out resumes from its checkpoint."
+        ),
+    )
+    p.add_argument("--config", help="JSON training config (shipped: qdecode/neural/configs/lm_byte.json)")
+    p.add_argument("--out", required=True, help="output folder: checkpoint, log, exported model and card")
+    p.add_argument("--name", help="model name (files lm_NAME.*)")
+    p.add_argument("--steps", type=int, help="training steps")
+    p.add_argument("--batch", type=int, help="blocks per step")
+    p.add_argument("--seed", type=int, help="seed of the initialisation and the data stream")
+    p.add_argument("--threads", type=int, help="torch CPU threads")
+    p.add_argument("--max-wall-s", type=float, help="stop after this many seconds (checkpoint, no export); resume later")
+    p.add_argument("--no-resume", action="store_true", help="ignore an existing checkpoint in --out (it is overwritten)")
+    p.add_argument("--no-progress", action="store_true", help="no tqdm bar")
+    p.add_argument("--export-checkpoint", action="store_true",
+                   help="do not train: calibrate and export the checkpoint in --out as it is now")
+    p.set_defaults(run=run_lm)
+
+
+def run_lm(args) -> int:
+    try:
+        from qdecode.neural.lm_train import LmConfig, export_checkpoint, train
+    except ImportError as exc:
+        raise ImportError(f"training needs torch: pip install 'qdecode[neural]' ({exc})") from None
+    cfg = LmConfig.from_json(args.config) if args.config else LmConfig()
+    for key in ("name", "steps", "batch", "seed", "threads"):
+        value = getattr(args, key)
+        if value is not None:
+            setattr(cfg, key, value)
+    cfg.validate()
+    if args.export_checkpoint:
+        if not (Path(args.out) / "checkpoint.pt").exists():
+            raise ValueError(f"no checkpoint.pt in {args.out}")
+        card = export_checkpoint(cfg, args.out)
+    else:
+        card = train(cfg, args.out, resume=not args.no_resume, progress=not args.no_progress,
+                     max_wall_s=args.max_wall_s)
+        if not card.get("finished", True):
+            print(f"stopped at step {card['step']} after {card['wall_s']:.0f} s; run again to resume", file=sys.stderr)
+            return 0
+    print(json.dumps({"model": str(Path(args.out) / f"lm_{cfg.name}.onnx"), "steps": card["steps"],
+                      "samples": card["samples"], "wall_s": round(card["wall_s"], 1),
+                      "temperature": round(card["temperature"], 4), "val": card["val"]}, indent=2))
     return 0

@@ -56,11 +56,11 @@ def register_classical() -> None:
                            ("auto", "true", "false"))},
              kind="classical", doc="successive cancellation list decoding of polar / PAC codes")
 
-    def _sem_osd(code, *, order, lam, omega, top_k, top_l, union, context, lm_order, beam):
+    def _sem_osd(code, *, order, lam, omega, top_k, top_l, union, context, lm_order, beam, prior, model):
         from qdecode.decoders.sem_osd import SemOsdDecoder
 
-        return SemOsdDecoder(binary_generator(code), order=order, lam=lam, omega=omega, top_k=top_k, top_l=top_l,
-                             union=union, context=context, lm_order=lm_order, beam=beam)
+        return SemOsdDecoder(binary_generator(code), prior, order=order, lam=lam, omega=omega, top_k=top_k,
+                             top_l=top_l, union=union, context=context, lm_order=lm_order, beam=beam, model=model)
 
     register("sem-osd", _sem_osd,
              {"order": Param(int, 2, "bit-flip TEP order m", minimum=0, maximum=4),
@@ -72,7 +72,12 @@ def register_classical() -> None:
               "context": Param(str, "decoded", "left context: decoded (pass-1 OSD of the previous block) | "
                                                "genie (true previous bytes) | none", ("decoded", "genie", "none")),
               "lm_order": Param(int, 4, "Kneser-Ney byte n-gram order", minimum=2, maximum=6),
-              "beam": Param(int, 8, "forward-backward states per byte", minimum=1, maximum=256)},
+              "beam": Param(int, 8, "forward-backward states per byte", minimum=1, maximum=256),
+              "prior": Param(str, "ngram", "byte prior: ngram (Kneser-Ney, forward-backward) | transformer "
+                                          "(byte Transformer, onnxruntime)", ("ngram", "transformer"),
+                             label_default=False),
+              "model": Param(str, "auto", "transformer prior model: auto (shipped lm_byte), a shipped name or a "
+                                          ".onnx path", label_default=False)},
              kind="classical",
              doc="OSD with a byte-level LM prior (n-gram, forward-backward) for systematic codes carrying bytes")
 

@@ -15,7 +15,8 @@ dilated-conv model (a whole-sequence ONNX graph) is run once per position on the
 ``backend="torch"`` runs the ``.pt`` file with torch instead (optional).
 
 Models: ``model="auto"`` (the shipped model named after the code, e.g. ``polar32_16``), a
-shipped name (``crisp_NAME.onnx`` in ``qdecode/neural/models/``) or a path to a ``.onnx``
+shipped name (``crisp_NAME.onnx`` in ``qdecode/neural/models/``, e.g. ``polar32_16_map``, the
+model distilled from the exact sequential-MAP teacher, :mod:`qdecode.neural.crisp_teacher`) or a path to a ``.onnx``
 (``.pt`` for the torch backend). The file records the code it was trained for (``N``,
 information set, pre-transform); building a decoder for another code is an error.
 
@@ -301,7 +302,8 @@ def register_crisp() -> None:
     from qdecode.decoders.registry import Param, register
 
     register("crisp", lambda code, *, model, backend, threads: CrispDecoder(code, model, backend=backend, threads=threads),
-             {"model": Param(str, "auto", "shipped model name (polar32_16, polar64_22, pac32_16) or a .onnx/.pt path; "
+             {"model": Param(str, "auto", "shipped model name (polar32_16, polar32_16_map: distilled from the exact "
+                                          "sequential-MAP teacher, ...; see shipped_models()) or a .onnx/.pt path; "
                                           "auto: the model named after the code"),
               "backend": Param(str, "onnx", "onnx (onnxruntime, no torch) | torch", ("onnx", "torch"), in_label=False),
               "threads": Param(int, 1, "runtime intra-op threads (0: runtime default)", minimum=0, in_label=False)},

@@ -24,8 +24,9 @@ equals :class:`~qdecode.decoders.osd.OsdBlockDecoder` of the same order, bit for
 Context (``context`` parameter): rows of a batch are consecutive text blocks.
 
 * ``decoded`` (default): pass 1 decodes every block with plain OSD of the same order; pass 2 runs
-  sem-OSD on block ``s`` with the last bytes of pass 1's decision on block ``s - 1`` as left
-  context (block 0 of a batch has none). Never the truth.
+  sem-OSD on block ``s`` with the last ``context_len`` bytes of pass 1's decisions on blocks
+  ``.. s - 1`` as left context (block 0 of a batch has none; a prior with a context longer than a
+  block reads back over several blocks). Never the truth.
 * ``genie``: the true previous bytes, given by the caller as ``context_bytes`` (S, c) uint8
   (the harness hands them over when :attr:`SemOsdDecoder.needs_true_context` is true); an upper
   bound, reported separately.
@@ -35,7 +36,11 @@ Context (``context`` parameter): rows of a batch are consecutive text blocks.
 ``table_evals`` (of those, the ones that passed the lower bound and got the table metric),
 ``metric_evals`` (the ones whose MAP metric was computed exactly; the others could not change
 the result, see :mod:`qdecode.kernels.sem_osd`) and ``lm_calls`` (n-gram distributions used by
-the prior).
+the prior; the transformer prior counts one network evaluation per block).
+
+Priors: ``prior="ngram"`` (default) or ``"transformer"`` (the byte Transformer of
+:mod:`qdecode.decoders.lm_transformer`, shipped model ``lm_byte`` or ``model=PATH``, 32 bytes of
+left context) or any object with the prior interface.
 """
 
 from __future__ import annotations
@@ -97,8 +102,10 @@ class SemOsdDecoder:
 
     Args:
         G: ``(k, n)`` binary generator matrix; ``k`` a multiple of 8, message = first ``k`` bits.
-        prior: a byte prior (:mod:`qdecode.decoders.lm_prior` interface); default the order-4
-            Kneser-Ney n-gram (``lm_order``, ``beam``).
+        prior: a byte prior (:mod:`qdecode.decoders.lm_prior` interface), or ``"ngram"`` /
+            ``None`` (the Kneser-Ney n-gram of order ``lm_order``, ``beam``; the default) or
+            ``"transformer"`` (:class:`~qdecode.decoders.lm_transformer.TransformerPrior` of
+            ``model``, onnxruntime).
         order: bit-flip TEP order ``m``.
         lam: LM weight lambda (>= 0; 0 is plain OSD).
         omega: byte substitutions per candidate (0, 1 or 2).
@@ -109,7 +116,7 @@ class SemOsdDecoder:
 
     def __init__(self, G: Any, prior: Any = None, *, order: int = 2, lam: float = 1.0, omega: int = 1,
                  top_k: int = 8, top_l: int = 4, union: bool = True, context: str = "decoded",
-                 lm_order: int = 4, beam: int = 8) -> None:
+                 lm_order: int = 4, beam: int = 8, model: str = "auto") -> None:
         if not (isinstance(lam, (int, float)) and np.isfinite(lam) and lam >= 0):
             raise ValueError(f"lam must be a finite number >= 0, got {lam!r}")
         if context not in CONTEXT_MODES:
@@ -128,10 +135,16 @@ class SemOsdDecoder:
         self.omega, self.top_k, self.top_l = int(omega), int(top_k), int(top_l)
         self.union = bool(union)
         self.context = context
-        if prior is None:
+        if prior is None or (isinstance(prior, str) and prior == "ngram"):
             from qdecode.decoders.lm_prior import NgramPrior
 
             prior = NgramPrior(order=lm_order, beam=beam)
+        elif isinstance(prior, str) and prior == "transformer":
+            from qdecode.decoders.lm_transformer import TransformerPrior
+
+            prior = TransformerPrior(model)
+        elif isinstance(prior, str):
+            raise ValueError(f"prior must be 'ngram', 'transformer' or a prior object, got {prior!r}")
         self.prior = prior
         self.context_len = int(getattr(prior, "context_len", 3))
         self._g_packed = np.zeros((self.k, gf2.num_words(self.n)), dtype=np.uint64)
@@ -170,9 +183,13 @@ class SemOsdDecoder:
         elif self.context == "decoded" and S > 1:
             first = np.zeros(x.shape, dtype=np.uint8)
             run_ranges(kosd.osd_classical_range, (x, self._g_packed, self.order, first, False), S, threads)
-            prev = message_bytes(first, self.nb)[:-1, -min(c, self.nb):]
-            ctx[1:, : prev.shape[1]] = prev
-            lens[1:] = prev.shape[1]
+            # the last c bytes of the pass-1 decisions on the blocks before s (as many as the batch has)
+            flat = message_bytes(first, self.nb).reshape(-1)
+            start = np.arange(1, S) * self.nb  # block s begins at byte s * nb
+            ln = np.minimum(start, c)
+            idx = start[:, None] - ln[:, None] + np.arange(c)[None, :]
+            ctx[1:] = np.where(np.arange(c)[None, :] < ln[:, None], flat[np.clip(idx, 0, flat.size - 1)], 0)
+            lens[1:] = ln
         return ctx, lens
 
     def decode_llr_batch(self, llr: Any, *, context_bytes: Any = None, threads: int | None = None,

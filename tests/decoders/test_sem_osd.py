@@ -238,3 +238,57 @@ def test_bad_inputs(small_model, tmp_path, monkeypatch):
     finally:
         monkeypatch.delitem(sys.modules, "pydoc_data.topics")
         lm_prior.corpus_bytes.cache_clear()
+
+
+class _RecordingPrior:
+    """A flat prior that records the contexts it is given (context longer than one block)."""
+
+    context_len = 20
+    label = "flat"
+
+    def batch(self, contexts, lengths, llr):
+        self.seen = (np.array(contexts), np.array(lengths))
+        return np.full((llr.shape[0], llr.shape[1] // 8, 256), -np.log(256.0))
+
+
+def test_decoded_context_reads_back_over_several_blocks():
+    G, blocks, cw, _ = _text_llr("bch127_64", 1.0, 6, seed=1)
+    llr = 9.0 * (1.0 - 2.0 * cw.astype(np.float64))  # noiseless: pass 1 decides the truth
+    prior = _RecordingPrior()
+    sem = SemOsdDecoder(G, prior, order=1, context="decoded")
+    assert np.array_equal(sem.decode_llr_batch(llr), cw)
+    ctx, lens = prior.seen
+    assert ctx.shape == (6, 20) and list(lens) == [0, 8, 16, 20, 20, 20]
+    flat = blocks.reshape(-1)
+    for s in range(1, 6):
+        assert np.array_equal(ctx[s, : lens[s]], flat[8 * s - lens[s]: 8 * s])
+
+
+def test_transformer_prior_in_sem_osd():
+    pytest.importorskip("onnxruntime")
+    from qdecode.decoders.lm_transformer import TransformerPrior
+    from qdecode.decoders.registry import DecoderSpec
+
+    code = get_code("bch127_64")
+    spec = DecoderSpec.create("sem-osd", {"prior": "transformer"})
+    ngram_spec = DecoderSpec.create("sem-osd")
+    assert "prior=transformer" in spec.label() and "prior" not in ngram_spec.label()
+    assert spec.label() != ngram_spec.label()
+    dec = spec.build(code)
+    assert isinstance(dec.prior, TransformerPrior) and dec.context_len == dec.prior.context_len
+    assert dec.prior.label != NgramPrior(order=4).label
+    G, blocks, cw, llr = _text_llr("bch127_64", 1.5, 40, seed=5)
+    noiseless = 6.0 * (1.0 - 2.0 * cw.astype(np.float64))
+    for context in ("decoded", "none"):
+        d = SemOsdDecoder(G, "transformer", order=1, context=context)
+        assert np.array_equal(d.decode_llr_batch(noiseless), cw)
+        assert d.last_info.counts()["lm_calls"] == 40  # one network evaluation per block
+    genie = SemOsdDecoder(G, "transformer", order=1, context="genie")
+    flat = np.concatenate([np.zeros(32, np.uint8), blocks.reshape(-1)])
+    prev = np.stack([flat[8 * s: 8 * s + 32] for s in range(40)])  # the true 32 bytes before each block
+    assert np.array_equal(genie.decode_llr_batch(noiseless, context_bytes=prev), cw)
+    # lam = 0 is still plain OSD with the transformer prior
+    osd = OsdBlockDecoder(G=G, order=2).decode_llr_batch(llr)
+    assert np.array_equal(SemOsdDecoder(G, "transformer", order=2, lam=0.0).decode_llr_batch(llr), osd)
+    with pytest.raises(ValueError, match="prior must be"):
+        SemOsdDecoder(G, "bigram")
