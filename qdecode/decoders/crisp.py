@@ -147,17 +147,12 @@ class CrispDecoder:
 
     # ------------------------------------------------------------------ loading
     def _load_onnx(self) -> None:
+        from qdecode.decoders.onnx_cpu import cpu_session
+
         try:
-            import onnxruntime as ort
-        except ImportError as exc:  # pragma: no cover - depends on the environment
-            raise ImportError(f"the crisp decoder needs onnxruntime: pip install 'qdecode[neural]' ({exc})") from None
-        opts = ort.SessionOptions()
-        if self.threads:
-            opts.intra_op_num_threads = self.threads
-            opts.inter_op_num_threads = 1
-        opts.log_severity_level = 3
-        try:
-            sess = ort.InferenceSession(str(self.path), sess_options=opts, providers=["CPUExecutionProvider"])
+            sess = cpu_session(self.path, self.threads, "the crisp decoder")
+        except ImportError:  # onnxruntime missing: not a model problem
+            raise
         except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own exception types
             raise CrispModelError(f"cannot load CRISP model {self.path}: {type(exc).__name__}: {exc}") from None
         meta = sess.get_modelmeta().custom_metadata_map

@@ -91,17 +91,12 @@ class TransformerPrior:
                 raise ValueError("not a JSON object")
         except (OSError, ValueError) as exc:
             raise LmPriorError(f"byte-LM model card {card_path} is unreadable or corrupt ({exc})") from None
+        from qdecode.decoders.onnx_cpu import cpu_session
+
         try:
-            import onnxruntime as ort
-        except ImportError as exc:  # pragma: no cover - depends on the environment
-            raise ImportError(f"the transformer prior needs onnxruntime: pip install 'qdecode[neural]' ({exc})") from None
-        opts = ort.SessionOptions()
-        if self.threads:
-            opts.intra_op_num_threads = self.threads
-            opts.inter_op_num_threads = 1
-        opts.log_severity_level = 3
-        try:
-            self._sess = ort.InferenceSession(str(self.path), sess_options=opts, providers=["CPUExecutionProvider"])
+            self._sess = cpu_session(self.path, self.threads, "the transformer prior")
+        except ImportError:  # onnxruntime missing: not a model problem
+            raise
         except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own exception types
             raise LmPriorError(f"cannot load byte-LM model {self.path} (truncated or corrupt?): "
                                f"{type(exc).__name__}: {exc}") from None
