@@ -110,7 +110,7 @@ def test_sinter_decoders_are_quantum_only():
 
 
 @pytest.mark.parametrize("name, count", [("bch127_64", 29), ("rs16_8", 27), ("polar", 57), ("ge_bch", 8),
-                                         ("sem_osd_ge", 49)])
+                                         ("sem_osd_ge", 61)])
 def test_embedded_classical_recipes_parse(name, count):
     from qdecode.sims.recipe import load_recipe
 
