@@ -346,23 +346,11 @@ def load_torch_model(path: str | os.PathLike):
     Raises:
         ValueError: missing, corrupt or foreign file.
     """
-    p = Path(path)
-    if not p.exists():
-        raise ValueError(f"CRISP model file not found: {p}")
-    try:
-        blob = torch.load(p, map_location="cpu", weights_only=True)
-    except Exception as exc:  # noqa: BLE001 - any unpickling failure is a corrupt file
-        raise ValueError(f"cannot read CRISP model {p}: {type(exc).__name__}: {exc}") from None
-    if not isinstance(blob, dict) or blob.get("format") != FORMAT:
-        raise ValueError(f"{p} is not a CRISP model file (format {blob.get('format') if isinstance(blob, dict) else None!r})")
-    if blob.get("format_version") != FORMAT_VERSION:
-        raise ValueError(f"{p}: unsupported CRISP format version {blob.get('format_version')}")
-    net = build_model(CrispArch.from_dict(json.loads(blob["arch"])))
-    try:
-        net.load_state_dict(blob["state_dict"])
-    except RuntimeError as exc:
-        raise ValueError(f"{p}: weights do not match the declared architecture ({exc})") from None
-    return net.eval(), json.loads(blob["code"]), json.loads(blob.get("card", "{}"))
+    from qdecode.neural.model_file import load_weights, read_model_blob
+
+    blob = read_model_blob(path, FORMAT, FORMAT_VERSION, "CRISP model")
+    net = load_weights(build_model(CrispArch.from_dict(json.loads(blob["arch"]))), blob, path)
+    return net, json.loads(blob["code"]), json.loads(blob.get("card", "{}"))
 
 
 def write_card(stem: Path, card: dict) -> None:

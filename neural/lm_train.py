@@ -317,23 +317,11 @@ def load_torch_model(path: str | os.PathLike):
     """
     from qdecode.neural.lm_model import ByteLmPrior
 
-    p = Path(path)
-    if not p.exists():
-        raise ValueError(f"LM model file not found: {p}")
-    try:
-        blob = torch.load(p, map_location="cpu", weights_only=True)
-    except Exception as exc:  # noqa: BLE001 - any unpickling failure is a corrupt file
-        raise ValueError(f"cannot read LM model {p}: {type(exc).__name__}: {exc}") from None
-    if not isinstance(blob, dict) or blob.get("format") != FORMAT:
-        raise ValueError(f"{p} is not a byte-LM model file")
-    if blob.get("format_version") != FORMAT_VERSION:
-        raise ValueError(f"{p}: unsupported LM format version {blob.get('format_version')}")
-    net = ByteLmPrior(LmArch.from_dict(json.loads(blob["arch"])))
-    try:
-        net.load_state_dict(blob["state_dict"])
-    except RuntimeError as exc:
-        raise ValueError(f"{p}: weights do not match the declared architecture ({exc})") from None
-    return net.eval(), json.loads(blob.get("card", "{}"))
+    from qdecode.neural.model_file import load_weights, read_model_blob
+
+    blob = read_model_blob(path, FORMAT, FORMAT_VERSION, "byte-LM model")
+    net = load_weights(ByteLmPrior(LmArch.from_dict(json.loads(blob["arch"]))), blob, path)
+    return net, json.loads(blob.get("card", "{}"))
 
 
 def write_card(stem: Path, card: dict) -> None:

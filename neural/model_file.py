@@ -1,0 +1,52 @@
+"""Reading the ``.pt`` model files of ``qdecode train`` (CRISP, byte LM): one checked loader.
+
+A model file is a plain dict saved with ``torch.save`` and read back with
+``torch.load(weights_only=True)`` (no pickled code): ``format`` (a string naming the model
+family), ``format_version`` (int), ``arch`` (JSON), ``state_dict`` and the family's own
+JSON fields (card, code, ...). Every failure -- missing file, unreadable / corrupt file,
+another family's file, an unsupported version, weights that do not fit the declared
+architecture -- becomes a ``ValueError`` naming the file and the reason.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import torch
+
+
+def read_model_blob(path: str | os.PathLike, fmt: str, version: int, what: str) -> dict:
+    """The checked dict of model file ``path`` of family ``fmt`` / ``version``.
+
+    ``what``: how messages name the family (e.g. ``"CRISP model"``).
+
+    Raises:
+        ValueError: missing, unreadable or corrupt file; other format; other version.
+    """
+    p = Path(path)
+    if not p.exists():
+        raise ValueError(f"{what} file not found: {p}")
+    try:
+        blob = torch.load(p, map_location="cpu", weights_only=True)
+    except Exception as exc:  # noqa: BLE001 - any unpickling failure is a corrupt file
+        raise ValueError(f"cannot read {what} {p}: {type(exc).__name__}: {exc}") from None
+    if not isinstance(blob, dict) or blob.get("format") != fmt:
+        found = blob.get("format") if isinstance(blob, dict) else None
+        raise ValueError(f"{p} is not a {what} file (format {found!r}, expected {fmt!r})")
+    if blob.get("format_version") != version:
+        raise ValueError(f"{p}: unsupported {what} format version {blob.get('format_version')}")
+    return blob
+
+
+def load_weights(net: torch.nn.Module, blob: dict, path: str | os.PathLike) -> torch.nn.Module:
+    """``net`` with ``blob["state_dict"]`` loaded, in eval mode.
+
+    Raises:
+        ValueError: the weights do not match the network's architecture.
+    """
+    try:
+        net.load_state_dict(blob["state_dict"])
+    except (KeyError, RuntimeError) as exc:
+        raise ValueError(f"{Path(path)}: weights do not match the declared architecture ({exc})") from None
+    return net.eval()
