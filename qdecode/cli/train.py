@@ -30,6 +30,48 @@ def _no_model(parser) -> int:
     return 2
 
 
+def _common_options(p, *, config: str, stem: str, batch: str) -> None:
+    """The options every trainer shares: config, output, name, steps, batch, seed, threads, stop / resume."""
+    p.add_argument("--config", help=f"JSON training config (shipped: {config})")
+    p.add_argument("--out", required=True, help="output folder: checkpoint, log, exported model and card")
+    p.add_argument("--name", help=f"model name (files {stem}_NAME.*)")
+    p.add_argument("--steps", type=int, help="training steps")
+    p.add_argument("--batch", type=int, help=batch)
+    p.add_argument("--seed", type=int, help="seed of the initialisation and the data stream")
+    p.add_argument("--threads", type=int, help="torch CPU threads")
+    p.add_argument("--max-wall-s", type=float, help="stop after this many seconds (checkpoint, no export); resume later")
+    p.add_argument("--no-resume", action="store_true", help="ignore an existing checkpoint in --out (it is overwritten)")
+    p.add_argument("--no-progress", action="store_true", help="no tqdm bar")
+
+
+def _import_trainer(module: str):
+    """``qdecode.neural.<module>``, or an ImportError saying how to install torch."""
+    import importlib
+
+    try:
+        return importlib.import_module(f"qdecode.neural.{module}")
+    except ImportError as exc:
+        raise ImportError(f"training needs torch: pip install 'qdecode[neural]' ({exc})") from None
+
+
+def _override(cfg, args, keys) -> None:
+    """Command-line values (those given) replace the config's."""
+    for key in keys:
+        value = getattr(args, key)
+        if value is not None:
+            setattr(cfg, key, value)
+
+
+def _report(card: dict, model: Path, fields: dict) -> int:
+    """Print the finished run's summary as JSON, or say where an early stop left the checkpoint."""
+    if not card.get("finished", True):
+        print(f"stopped at step {card['step']} after {card['wall_s']:.0f} s; run again to resume", file=sys.stderr)
+        return 0
+    print(json.dumps({"model": str(model), "steps": card["steps"], "samples": card["samples"],
+                      "wall_s": round(card["wall_s"], 1), **fields, "val": card["val"]}, indent=2))
+    return 0
+
+
 def _add_predecoder(tsub) -> None:
     p = tsub.add_parser(
         "predecoder",
@@ -39,33 +81,18 @@ def _add_predecoder(tsub) -> None:
             "Options given here override the --config file. Re-running with the same --out resumes from its checkpoint."
         ),
     )
-    p.add_argument("--config", help="JSON training config (shipped: qdecode/neural/configs/predecoder_d5.json)")
-    p.add_argument("--out", required=True, help="output folder: checkpoint, log, exported model and card")
-    p.add_argument("--name", help="model name (files predecoder_NAME.*)")
+    _common_options(p, config="qdecode/neural/configs/predecoder_d5.json", stem="predecoder", batch="shots per step")
     p.add_argument("--d", type=int, dest="distance", help="code distance")
-    p.add_argument("--steps", type=int, help="training steps")
-    p.add_argument("--batch", type=int, help="shots per step")
-    p.add_argument("--seed", type=int, help="seed of the initialisation and the data stream")
-    p.add_argument("--threads", type=int, help="torch CPU threads")
     p.add_argument("--init-from", help="start from this predecoder .pt (fine-tuning)")
-    p.add_argument("--max-wall-s", type=float, help="stop after this many seconds (checkpoint, no export); resume later")
-    p.add_argument("--no-resume", action="store_true", help="ignore an existing checkpoint in --out (it is overwritten)")
-    p.add_argument("--no-progress", action="store_true", help="no tqdm bar")
     p.add_argument("--export-checkpoint", action="store_true",
                    help="do not train: calibrate and export the checkpoint in --out as it is now (predecoder_NAME_stepN.*)")
     p.set_defaults(run=run_predecoder)
 
 
 def run_predecoder(args) -> int:
-    try:
-        from qdecode.neural.predecoder_train import TrainConfig, export_checkpoint, train
-    except ImportError as exc:
-        raise ImportError(f"training needs torch: pip install 'qdecode[neural]' ({exc})") from None
-    cfg = TrainConfig.from_json(args.config) if args.config else TrainConfig()
-    for key in ("name", "distance", "steps", "batch", "seed", "threads", "init_from"):
-        value = getattr(args, key)
-        if value is not None:
-            setattr(cfg, key, value)
+    trainer = _import_trainer("predecoder_train")
+    cfg = trainer.TrainConfig.from_json(args.config) if args.config else trainer.TrainConfig()
+    _override(cfg, args, ("name", "distance", "steps", "batch", "seed", "threads", "init_from"))
     if cfg.distance < 3 or cfg.steps < 1 or cfg.batch < 1:
         raise ValueError("--d must be >= 3, --steps and --batch >= 1")
     if cfg.init_from and not Path(cfg.init_from).exists():
@@ -73,17 +100,12 @@ def run_predecoder(args) -> int:
     if args.export_checkpoint:
         if not (Path(args.out) / "checkpoint.pt").exists():
             raise ValueError(f"no checkpoint.pt in {args.out}")
-        card = export_checkpoint(cfg, args.out)
+        card = trainer.export_checkpoint(cfg, args.out)
         print(json.dumps({"step": card["steps"], "temperature": card["temperature"], "val": card["val"]}, indent=2))
         return 0
-    card = train(cfg, args.out, resume=not args.no_resume, progress=not args.no_progress, max_wall_s=args.max_wall_s)
-    if not card.get("finished", True):
-        print(f"stopped at step {card['step']} after {card['wall_s']:.0f} s; run again to resume", file=sys.stderr)
-        return 0
-    print(json.dumps({"model": str(Path(args.out) / f"predecoder_{cfg.name}.onnx"), "steps": card["steps"],
-                      "samples": card["samples"], "wall_s": round(card["wall_s"], 1),
-                      "temperature": card["temperature"], "val": card["val"]}, indent=2))
-    return 0
+    card = trainer.train(cfg, args.out, resume=not args.no_resume, progress=not args.no_progress,
+                         max_wall_s=args.max_wall_s)
+    return _report(card, Path(args.out) / f"predecoder_{cfg.name}.onnx", {"temperature": card.get("temperature")})
 
 
 def _add_crisp(tsub) -> None:
@@ -96,42 +118,24 @@ def _add_crisp(tsub) -> None:
             "--config file. Re-running with the same --out resumes from its checkpoint."
         ),
     )
-    p.add_argument("--config", help="JSON training config (shipped: qdecode/neural/configs/crisp_polar32_16.json, ...)")
-    p.add_argument("--out", required=True, help="output folder: checkpoint, log, exported model and card")
-    p.add_argument("--name", help="model name (files crisp_NAME.*)")
+    _common_options(p, config="qdecode/neural/configs/crisp_polar32_16.json, ...", stem="crisp",
+                    batch="blocks per step")
     p.add_argument("--code", help="catalogue code: polar32_16, polar64_22, pac32_16, ...")
     p.add_argument("--curriculum", choices=("l2r", "n2c", "abrupt"), help="training curriculum")
     p.add_argument("--kind", choices=("gru", "conv"), help="network: GRU or dilated causal Conv1d")
     p.add_argument("--width", type=int, help="hidden units (GRU) / channels (conv)")
     p.add_argument("--depth", type=int, help="GRU layers / conv layers")
-    p.add_argument("--steps", type=int, help="training steps")
-    p.add_argument("--batch", type=int, help="blocks per step")
-    p.add_argument("--seed", type=int, help="seed of the initialisation and the data stream")
-    p.add_argument("--threads", type=int, help="torch CPU threads")
-    p.add_argument("--max-wall-s", type=float, help="stop after this many seconds (checkpoint, no export); resume later")
-    p.add_argument("--no-resume", action="store_true", help="ignore an existing checkpoint in --out (it is overwritten)")
-    p.add_argument("--no-progress", action="store_true", help="no tqdm bar")
     p.set_defaults(run=run_crisp)
 
 
 def run_crisp(args) -> int:
-    try:
-        from qdecode.neural.crisp_train import CrispConfig, train
-    except ImportError as exc:
-        raise ImportError(f"training needs torch: pip install 'qdecode[neural]' ({exc})") from None
-    cfg = CrispConfig.from_json(args.config) if args.config else CrispConfig()
-    for key in ("name", "code", "curriculum", "kind", "width", "depth", "steps", "batch", "seed", "threads"):
-        value = getattr(args, key)
-        if value is not None:
-            setattr(cfg, key, value)
-    card = train(cfg, args.out, resume=not args.no_resume, progress=not args.no_progress, max_wall_s=args.max_wall_s)
-    if not card.get("finished", True):
-        print(f"stopped at step {card['step']} after {card['wall_s']:.0f} s; run again to resume", file=sys.stderr)
-        return 0
-    print(json.dumps({"model": str(Path(args.out) / f"crisp_{cfg.name}.onnx"), "steps": card["steps"],
-                      "samples": card["samples"], "wall_s": round(card["wall_s"], 1),
-                      "final_loss": round(card["final_loss"], 5), "val": card["val"]}, indent=2))
-    return 0
+    trainer = _import_trainer("crisp_train")
+    cfg = trainer.CrispConfig.from_json(args.config) if args.config else trainer.CrispConfig()
+    _override(cfg, args, ("name", "code", "curriculum", "kind", "width", "depth", "steps", "batch", "seed", "threads"))
+    card = trainer.train(cfg, args.out, resume=not args.no_resume, progress=not args.no_progress,
+                         max_wall_s=args.max_wall_s)
+    fields = {"final_loss": round(card["final_loss"], 5)} if card.get("finished", True) else {}
+    return _report(card, Path(args.out) / f"crisp_{cfg.name}.onnx", fields)
 
 
 def _add_lm(tsub) -> None:
@@ -145,43 +149,23 @@ def _add_lm(tsub) -> None:
             "the same --out resumes from its checkpoint."
         ),
     )
-    p.add_argument("--config", help="JSON training config (shipped: qdecode/neural/configs/lm_byte.json)")
-    p.add_argument("--out", required=True, help="output folder: checkpoint, log, exported model and card")
-    p.add_argument("--name", help="model name (files lm_NAME.*)")
-    p.add_argument("--steps", type=int, help="training steps")
-    p.add_argument("--batch", type=int, help="blocks per step")
-    p.add_argument("--seed", type=int, help="seed of the initialisation and the data stream")
-    p.add_argument("--threads", type=int, help="torch CPU threads")
-    p.add_argument("--max-wall-s", type=float, help="stop after this many seconds (checkpoint, no export); resume later")
-    p.add_argument("--no-resume", action="store_true", help="ignore an existing checkpoint in --out (it is overwritten)")
-    p.add_argument("--no-progress", action="store_true", help="no tqdm bar")
+    _common_options(p, config="qdecode/neural/configs/lm_byte.json", stem="lm", batch="blocks per step")
     p.add_argument("--export-checkpoint", action="store_true",
                    help="do not train: calibrate and export the checkpoint in --out as it is now")
     p.set_defaults(run=run_lm)
 
 
 def run_lm(args) -> int:
-    try:
-        from qdecode.neural.lm_train import LmConfig, export_checkpoint, train
-    except ImportError as exc:
-        raise ImportError(f"training needs torch: pip install 'qdecode[neural]' ({exc})") from None
-    cfg = LmConfig.from_json(args.config) if args.config else LmConfig()
-    for key in ("name", "steps", "batch", "seed", "threads"):
-        value = getattr(args, key)
-        if value is not None:
-            setattr(cfg, key, value)
+    trainer = _import_trainer("lm_train")
+    cfg = trainer.LmConfig.from_json(args.config) if args.config else trainer.LmConfig()
+    _override(cfg, args, ("name", "steps", "batch", "seed", "threads"))
     cfg.validate()
     if args.export_checkpoint:
         if not (Path(args.out) / "checkpoint.pt").exists():
             raise ValueError(f"no checkpoint.pt in {args.out}")
-        card = export_checkpoint(cfg, args.out)
+        card = trainer.export_checkpoint(cfg, args.out)
     else:
-        card = train(cfg, args.out, resume=not args.no_resume, progress=not args.no_progress,
-                     max_wall_s=args.max_wall_s)
-        if not card.get("finished", True):
-            print(f"stopped at step {card['step']} after {card['wall_s']:.0f} s; run again to resume", file=sys.stderr)
-            return 0
-    print(json.dumps({"model": str(Path(args.out) / f"lm_{cfg.name}.onnx"), "steps": card["steps"],
-                      "samples": card["samples"], "wall_s": round(card["wall_s"], 1),
-                      "temperature": round(card["temperature"], 4), "val": card["val"]}, indent=2))
-    return 0
+        card = trainer.train(cfg, args.out, resume=not args.no_resume, progress=not args.no_progress,
+                             max_wall_s=args.max_wall_s)
+    fields = {"temperature": round(card["temperature"], 4)} if card.get("finished", True) else {}
+    return _report(card, Path(args.out) / f"lm_{cfg.name}.onnx", fields)
