@@ -325,3 +325,20 @@ def test_cli_train_crisp(tmp_path, capsys):
     card = json.loads((out / "crisp_cli.card.json").read_text())
     assert card["config"]["curriculum"] == "abrupt"
     assert (out / "crisp_cli.onnx").exists() and (out / "checkpoint.pt").exists()
+
+
+def test_cli_train_crisp_stops_early_and_resumes(tmp_path, capsys):
+    _torch()
+    pytest.importorskip("onnx")
+    from qdecode.cli.main import main
+
+    (tmp_path / "c.json").write_text(json.dumps(_tiny_cfg(steps=2, name="cli").to_dict()))
+    out = tmp_path / "run"
+    args = ["train", "crisp", "--config", str(tmp_path / "c.json"), "--out", str(out), "--no-progress"]
+    assert main(args + ["--max-wall-s", "0"]) == 0
+    cap = capsys.readouterr()
+    assert "stopped at step 0" in cap.err and cap.out == ""
+    assert (out / "checkpoint.pt").exists() and not (out / "crisp_cli.onnx").exists()
+    assert main(args) == 0
+    assert json.loads(capsys.readouterr().out)["steps"] == 2
+    assert (out / "crisp_cli.onnx").exists()
