@@ -117,6 +117,13 @@ class CrispDecoder:
         backend: ``"onnx"`` (onnxruntime, default) or ``"torch"``.
         threads: onnxruntime / torch intra-op threads (``0``: the runtime's default).
         chunk: blocks per inference batch.
+        beam: paths kept per block (``1``: greedy, CRISP as published). ``beam > 1`` (GRU models,
+            onnx backend) is list / beam search over the network's sequential conditionals: every
+            path carries its own hidden state and cancellation, an information position extends
+            each path by both bits at cost ``-log sigma(+-logit)``, a frozen position forces 0 and
+            charges ``-log P(v_t = 0)`` from the network's logit there (the frozen-bit penalty of
+            SCL), and the ``beam`` cheapest paths survive; the cheapest at the end is decoded.
+            Cost ~``beam`` x greedy.
 
     Raises:
         CrispModelError: missing / corrupt file, wrong format or a model for another code.
@@ -124,7 +131,7 @@ class CrispDecoder:
     """
 
     def __init__(self, code: Any, model: str = "auto", *, backend: str = "onnx", threads: int = 1,
-                 chunk: int = 8192) -> None:
+                 chunk: int = 8192, beam: int = 1) -> None:
         for attr in ("N", "k", "info_positions", "frozen_mask", "conv", "pretransform"):
             if not hasattr(code, attr):
                 raise ValueError(f"CRISP needs a polar or PAC code, got {type(code).__name__}")
@@ -138,6 +145,9 @@ class CrispDecoder:
         if self.threads < 0:
             raise ValueError(f"threads must be >= 0, got {threads}")
         self.chunk = max(1, int(chunk))
+        self.beam = int(beam)
+        if self.beam < 1:
+            raise ValueError(f"beam must be >= 1, got {beam}")
         self.path = resolve_model(model, code, backend)
         self.last_info: DecodeInfo | None = None
         if backend == "onnx":
@@ -169,6 +179,8 @@ class CrispDecoder:
         self._sess = sess
         self.kind = self.arch.get("kind", "gru")
         self._prepare()
+        if self.beam > 1 and self.kind != "gru":
+            raise CrispModelError(f"beam > 1 needs a GRU model; {self.path.name} is {self.kind!r}")
 
     def _load_torch(self) -> None:
         try:
@@ -183,6 +195,8 @@ class CrispDecoder:
         except ValueError as exc:
             raise CrispModelError(str(exc)) from None
         _check_code(desc, self.code, self.path)
+        if self.beam > 1:
+            raise CrispModelError("beam > 1 runs on the onnx backend")
         self._net = net
         self.arch = net.arch.to_dict()
         self.kind = self.arch["kind"]
@@ -238,6 +252,49 @@ class CrispDecoder:
                     seq[:, t + 1] = prev
         return v
 
+    def _decode_chunk_beam(self, llr: np.ndarray) -> np.ndarray:
+        """Beam search over the GRU's conditionals (``self.beam`` paths per block; class docstring)."""
+        B, N = llr.shape
+        L = self.beam
+        rows = np.arange(B)[:, None]
+        v = np.zeros((B, L, N), dtype=np.uint8)
+        h = np.zeros((int(self.arch["depth"]), B * L, int(self.arch["width"])), dtype=np.float32)
+        sign = np.ones((B, L, N), dtype=np.float32)
+        bits = np.zeros((B, L), dtype=np.int64)  # the previous decision of every path
+        started = False
+        pm = np.full((B, L), np.inf)
+        pm[:, 0] = 0.0  # one live path at the start; the others join at the first information bit
+        cancel = self._rows is not None
+        for t in range(N):
+            x = (llr[:, None, :] * sign if cancel else np.broadcast_to(llr[:, None, :], (B, L, N))).reshape(B * L, N)
+            if self._sc_column:
+                x = np.concatenate([x, _sc_llr_at(x, t)[:, None]], axis=1)
+            prev = np.zeros((B * L, 2), dtype=np.float32)
+            if started:
+                prev[np.arange(B * L), bits.reshape(-1)] = 1.0
+            logit, h = self._sess.run(None, {"llr": np.ascontiguousarray(x, dtype=np.float32), "prev": prev, "h": h})
+            z = logit.reshape(B, L).astype(np.float64)
+            cost0 = np.logaddexp(0.0, z)  # -log P(v_t = 0) = log(1 + e^z)
+            started = True
+            if self.frozen[t]:
+                pm = pm + cost0
+                bits[:] = 0
+                continue
+            cand = np.concatenate([pm + cost0, pm + np.logaddexp(0.0, -z)], axis=1)  # (B, 2L): bit 0 | bit 1
+            sel = np.argsort(cand, axis=1, kind="stable")[:, :L]
+            parent, bit = sel % L, sel // L
+            pm = cand[rows, sel]
+            v = v[rows, parent]
+            v[:, :, t] = bit
+            sign = sign[rows, parent]
+            if cancel:
+                one = bit == 1
+                sign[one] *= self._flip[t]
+            bits = bit
+            h = h[:, (rows * L + parent).reshape(-1)]
+        best = np.argmin(pm, axis=1)
+        return v[np.arange(B), best]
+
     def _decode_chunk_torch(self, llr: np.ndarray) -> np.ndarray:
         from qdecode.neural.crisp_train import torch_decode_v
 
@@ -249,6 +306,8 @@ class CrispDecoder:
         S = x.shape[0]
         out = np.zeros((S, self.N), dtype=np.uint8)
         run = self._decode_chunk_onnx if self.backend == "onnx" else self._decode_chunk_torch
+        if self.beam > 1:
+            run = self._decode_chunk_beam
         for a in range(0, S, self.chunk):
             out[a : a + self.chunk] = run(x[a : a + self.chunk])
         self.last_info = DecodeInfo()
@@ -296,10 +355,14 @@ def register_crisp() -> None:
     """Register the ``crisp`` classical decoder (``model``, ``backend``, ``threads``)."""
     from qdecode.decoders.registry import Param, register
 
-    register("crisp", lambda code, *, model, backend, threads: CrispDecoder(code, model, backend=backend, threads=threads),
+    register("crisp", lambda code, *, model, backend, threads, beam=1: CrispDecoder(code, model, backend=backend,
+                                                                                  threads=threads, beam=beam),
              {"model": Param(str, "auto", "shipped model name (polar32_16, polar32_16_map: distilled from the exact "
                                           "sequential-MAP teacher, ...; see shipped_models()) or a .onnx/.pt path; "
                                           "auto: the model named after the code"),
               "backend": Param(str, "onnx", "onnx (onnxruntime, no torch) | torch", ("onnx", "torch"), in_label=False),
-              "threads": Param(int, 1, "runtime intra-op threads (0: runtime default)", minimum=0, in_label=False)},
+              "threads": Param(int, 1, "runtime intra-op threads (0: runtime default)", minimum=0, in_label=False),
+              "beam": Param(int, 1, "paths kept per block: 1 = greedy (CRISP as published); > 1 = beam / list "
+                                    "search over the network's conditionals with frozen-bit penalties (GRU, onnx)",
+                            minimum=1, label_default=False)},
              kind="classical", doc="CRISP sequential neural (GRU) decoder of polar / PAC codes, onnxruntime inference")

@@ -118,7 +118,8 @@ def test_shipped_crisp_configs_validate():
 
 
 @pytest.mark.parametrize("name,cname,other", [("polar32_16_map", "polar32_16", "pac32_16"),
-                                              ("pac32_16_map", "pac32_16", "polar32_16")])
+                                              ("pac32_16_map", "pac32_16", "polar32_16"),
+                                              ("polar64_22", "polar64_22", "polar32_16")])
 def test_shipped_map_models_load_through_registry(name, cname, other):
     """The distilled models (``model=polar32_16_map`` / ``pac32_16_map``) through the registry,
     onnxruntime only, 3 dB, 4000 blocks.
