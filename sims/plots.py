@@ -70,6 +70,32 @@ def _threshold_items(threshold: Any) -> list[tuple[tuple, float, float, float, s
     return out
 
 
+def short_decoder_labels(names: Iterable[str]) -> dict[str, str]:
+    """Legend names for decoder labels: within a family (the text before ``[``) of two or more
+    configurations, the parameters every member shares are dropped, so that
+    ``sem-osd[beam=8,...,prior=transformer,...]`` next to ``sem-osd[beam=8,...]`` reads
+    ``sem-osd[prior=transformer]`` and ``sem-osd``. A family's only member keeps its full label.
+    """
+    names = sorted(set(names))
+    parsed: dict[str, tuple[str, list[str]]] = {}
+    for name in names:
+        family, sep, rest = name.partition("[")
+        params = rest[:-1].split(",") if sep and rest.endswith("]") and rest[:-1] else []
+        parsed[name] = (family, params)
+    out = {}
+    for name, (family, params) in parsed.items():
+        members = [p for f, p in parsed.values() if f == family]
+        if len(members) < 2 or not params:
+            out[name] = name
+            continue
+        shared = set.intersection(*(set(m) for m in members))
+        kept = [p for p in params if p not in shared]
+        out[name] = f"{family}[{','.join(kept)}]" if kept else family
+    if len(set(out.values())) < len(out):  # never merge two curves under one name
+        return {name: name for name in names}
+    return out
+
+
 def plot_threshold(
     rows: Iterable[StatsRow] | Mapping[str, StatsRow],
     *,
@@ -203,12 +229,15 @@ def plot_threshold(
     # A key with a single value across all curves is said once (legend title), not per curve.
     constant = [i for i, k in enumerate(group_keys) if len({g[i] for g in curves}) == 1]
 
+    dec_index = group_keys.index("decoder") if "decoder" in group_keys else None
+    short = short_decoder_labels(str(g[dec_index]) for g in curves) if dec_index is not None else {}
+
     def label_of(g: tuple) -> str:
         parts = []
         for i, k in enumerate(group_keys):
             if i in constant and len(curves) > 1:
                 continue
-            parts.append(str(g[i]) if k == "decoder" else f"{k}={g[i]}")
+            parts.append(short.get(str(g[i]), str(g[i])) if k == "decoder" else f"{k}={g[i]}")
         return ", ".join(parts) or "all"
 
     fig = Figure(figsize=figsize)
@@ -291,13 +320,17 @@ def plot_threshold(
         (str(next(iter(curves))[i]) if group_keys[i] == "decoder" else f"{group_keys[i]}={next(iter(curves))[i]}")
         for i in constant
     ) if len(curves) > 1 and constant else None
+    # Many or long entries would cover the curves: the legend then goes to the right of the axes.
+    outside = len(labels) > 8 or max((len(t) for t in labels), default=0) > 40
+    placement = dict(loc="upper left", bbox_to_anchor=(1.02, 1.0)) if outside else dict(loc="best")
     ax.legend(handles, labels, title=legend_title, fontsize="small", title_fontsize="small",
-              ncol=2 if len(labels) > 12 else 1, loc="best", framealpha=0.85)
+              ncol=2 if len(labels) > 12 and not outside else 1, framealpha=0.85, **placement)
     if title:
         ax.set_title(title)
-    fig.tight_layout()
+    if not outside:  # an outside legend is fitted by bbox_inches="tight" when saving instead
+        fig.tight_layout()
     if out_path is not None:
         parent = os.path.dirname(os.path.abspath(os.fspath(out_path)))
         os.makedirs(parent, exist_ok=True)
-        fig.savefig(out_path, dpi=dpi)
+        fig.savefig(out_path, dpi=dpi, bbox_inches="tight" if outside else None)
     return fig

@@ -111,3 +111,28 @@ def test_plot_says_when_there_is_no_crossing():
     fig = plot_threshold(rows, out_path=None, threshold=est)
     assert not _gids(fig, "threshold")
     assert [t.get_text() for t in fig.axes[0].texts] == ["threshold: no crossing in range"]
+
+
+def test_decoder_labels_drop_shared_family_parameters():
+    from qdecode.sims.plots import short_decoder_labels
+
+    names = ["bm", "osd[order=2]", "sem-osd[beam=8,context=decoded,order=2]",
+             "sem-osd[beam=8,context=genie,order=2]", "sem-osd[beam=8,context=decoded,order=2,prior=transformer]"]
+    short = short_decoder_labels(names)
+    assert short["bm"] == "bm" and short["osd[order=2]"] == "osd[order=2]"  # lone family members keep all
+    assert short["sem-osd[beam=8,context=decoded,order=2]"] == "sem-osd[context=decoded]"
+    assert short["sem-osd[beam=8,context=genie,order=2]"] == "sem-osd[context=genie]"
+    assert short["sem-osd[beam=8,context=decoded,order=2,prior=transformer]"] == "sem-osd[context=decoded,prior=transformer]"
+    # a family whose members differ only in a parameter one of them lacks stays distinguishable
+    two = short_decoder_labels(["x[a=1]", "x[a=1,b=2]"])
+    assert two == {"x[a=1]": "x", "x[a=1,b=2]": "x[b=2]"}
+
+
+def test_long_legends_go_outside_the_axes(tmp_path):
+    rows = [StatsRow(f"{dec}-{p}", dec, {"d": 3, "p": p}, shots=1000, errors=e)
+            for dec in ("sem-osd[beam=8,context=decoded,lam=1.0,lm_order=4,omega=1,order=2,top_k=8]", "osd[order=2]")
+            for p, e in ((0.001, 5), (0.002, 20))]
+    fig = plot_threshold(rows, out_path=tmp_path / "l.png")
+    legend = fig.axes[0].get_legend()
+    assert legend._loc == 2  # "upper left", anchored to the right of the axes
+    assert (tmp_path / "l.png").read_bytes().startswith(PNG_MAGIC)
