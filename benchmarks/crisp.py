@@ -20,7 +20,8 @@ Usage::
 
 ``--decoders`` entries: ``sc``, ``sclL`` (list size L), ``osdM`` (order M), ``crisp`` (the
 ``--model``) and ``crisp:NAME_OR_PATH`` (further CRISP models, e.g. the abrupt-training
-ablation next to the curriculum model).
+ablation next to the curriculum model); a CRISP entry ending in ``@L`` (``crisp@4``,
+``crisp:polar32_16_map@8``) decodes with beam search over ``L`` paths (``crisp[beam=L]``).
 """
 
 from __future__ import annotations
@@ -50,10 +51,14 @@ def build(name: str, code, model: str | None):
         return SclDecoder(code, list_size=int(name[3:]), threads=1)
     if name.startswith("osd"):
         return OsdBlockDecoder(G=binary_generator(code), order=int(name[3:]))
+    beam = 1
+    if name.startswith("crisp") and "@" in name:  # crisp@L / crisp:NAME@L: beam search with L paths
+        name, _, b = name.rpartition("@")
+        beam = int(b)
     if name.startswith("crisp:"):  # crisp:NAME_OR_PATH (e.g. the curriculum ablation's models side by side)
-        return CrispDecoder(code, name.split(":", 1)[1], threads=1)
+        return CrispDecoder(code, name.split(":", 1)[1], threads=1, beam=beam)
     if name == "crisp":
-        return CrispDecoder(code, model or "auto", threads=1)
+        return CrispDecoder(code, model or "auto", threads=1, beam=beam)
     raise ValueError(f"unknown decoder {name!r}")
 
 
