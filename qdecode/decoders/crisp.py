@@ -352,7 +352,7 @@ def _sc_llr_at(llr: np.ndarray, t: int) -> np.ndarray:
 
 
 def register_crisp() -> None:
-    """Register the ``crisp`` classical decoder (``model``, ``backend``, ``threads``)."""
+    """Register the ``crisp`` classical decoder (``model``, ``backend``, ``threads``, ``beam``)."""
     from qdecode.decoders.registry import Param, register
 
     register("crisp", lambda code, *, model, backend, threads, beam=1: CrispDecoder(code, model, backend=backend,
