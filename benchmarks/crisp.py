@@ -17,6 +17,7 @@ Usage::
     python benchmarks/crisp.py [--codes polar32_16] [--ebn0 1,2,3,4] [--min-errors 100]
         [--max-blocks 60000] [--batch 5000] [--decoders sc,scl8,scl32,osd4,crisp] [--model PATH]
         [--json OUT.json] [--plot OUT.png]
+    python benchmarks/crisp.py --replot OUT.json --plot OUT.png   # redraw a saved run
 
 ``--decoders`` entries: ``sc``, ``sclL`` (list size L), ``osdM`` (order M), ``crisp`` (the
 ``--model``) and ``crisp:NAME_OR_PATH`` (further CRISP models, e.g. the abrupt-training
@@ -98,7 +99,13 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=2026)
     ap.add_argument("--json", help="write the results here")
     ap.add_argument("--plot", help="BLER vs Eb/N0 figure (one panel per code)")
+    ap.add_argument("--replot", metavar="JSON", help="only draw --plot from the results a --json run saved")
     args = ap.parse_args()
+    if args.replot:
+        with open(args.replot, encoding="utf-8") as f:
+            results = json.load(f)
+        plot(results, list(results[0]["bler"]), args.plot or os.path.splitext(args.replot)[0] + ".png")
+        return
     try:
         import numba
 
@@ -130,6 +137,15 @@ def main() -> None:
         plot(results, names, args.plot)
 
 
+def _legend_name(name: str) -> str:
+    """``crisp:out/x/crisp_A.onnx@8`` -> ``crisp A, beam 8``; ``crisp@4`` -> ``crisp, beam 4``."""
+    base, _, beam = name.partition("@")
+    if base.startswith("crisp:"):
+        model = os.path.basename(base.split(":", 1)[1])
+        base = "crisp " + os.path.splitext(model)[0].removeprefix("crisp_")
+    return f"{base}, beam {beam}" if beam else base
+
+
 def plot(results: list[dict], names: list[str], path: str) -> None:
     import matplotlib
 
@@ -141,9 +157,10 @@ def plot(results: list[dict], names: list[str], path: str) -> None:
     for ax, c in zip(axes[0], codes):
         rows = [r for r in results if r["code"] == c]
         eb = [r["ebn0"] for r in rows]
-        for n in names:
+        for i, n in enumerate(names):
             y = [r["bler"][n] if r["errors"][n] else np.nan for r in rows]
-            ax.semilogy(eb, y, marker="o", label=n.replace("crisp:", "crisp "))
+            ax.semilogy(eb, y, marker="os^vDx+"[i % 7], linestyle=("-", "--", ":", "-.")[i % 4], markerfacecolor="none",
+                        label=_legend_name(n))
         ax.set_title(c)
         ax.set_xlabel("Eb/N0 (dB), BPSK-AWGN")
         ax.set_ylabel("BLER")
