@@ -138,6 +138,9 @@ def test_branch_parallel_equals_sequential(bb72, kw):
         assert np.array_equal(pi.converged, ri.converged)
         assert np.array_equal(pi.iterations, ri.iterations)
         assert np.array_equal(pi.extra["branches"], ri.extra["branches"])
+        # the thread's buffers are kept between calls: a second call (one shot at a time) agrees
+        again = np.concatenate([par.decode_batch(dets[i:i + 1]) for i in range(40)])
+        assert np.array_equal(again, ref[:40])
 
 
 def test_iteration_budget(bb72):
