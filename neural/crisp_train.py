@@ -59,6 +59,7 @@ import torch
 import torch.nn.functional as F
 
 from qdecode.neural.crisp_model import CrispArch, build_model, export_onnx, shifted_onehot
+from qdecode.neural.model_file import load_weights, read_checkpoint, read_model_blob, write_checkpoint
 
 FORMAT = "qdecode-crisp"
 FORMAT_VERSION = 1
@@ -346,8 +347,6 @@ def load_torch_model(path: str | os.PathLike):
     Raises:
         ValueError: missing, corrupt or foreign file.
     """
-    from qdecode.neural.model_file import load_weights, read_model_blob
-
     blob = read_model_blob(path, FORMAT, FORMAT_VERSION, "CRISP model")
     net = load_weights(build_model(CrispArch.from_dict(json.loads(blob["arch"]))), blob, path)
     return net, json.loads(blob["code"]), json.loads(blob.get("card", "{}"))
@@ -439,26 +438,13 @@ def train(cfg: CrispConfig, out_dir: str | os.PathLike, *, resume: bool = True, 
     step, wall_prev, history = 0, 0.0, []
     ckpt = out / "checkpoint.pt"
     if resume and ckpt.exists():
-        try:
-            state = torch.load(ckpt, map_location="cpu", weights_only=True)
-            saved = json.loads(state["config"])
-        except Exception as exc:  # noqa: BLE001
-            raise ValueError(f"cannot read checkpoint {ckpt}: {type(exc).__name__}: {exc} "
-                             "(delete it or pass --no-resume)") from None
-        if _config_key(saved) != _config_key(cfg.to_dict()):
-            diff = sorted(k for k in _config_key(saved) if saved.get(k) != cfg.to_dict().get(k))
-            raise ValueError(f"checkpoint {ckpt} was trained with a different config (differs in {diff}); "
-                             "use another --out or --no-resume")
+        state = read_checkpoint(ckpt, cfg.to_dict(), _config_key)
         net.load_state_dict(state["model"])
         opt.load_state_dict(state["opt"])
         step, wall_prev, history = int(state["step"]), float(state["wall_s"]), json.loads(state["history"])
 
     def save() -> None:
-        tmp = ckpt.with_suffix(".tmp")
-        torch.save({"model": net.state_dict(), "opt": opt.state_dict(), "step": step,
-                    "wall_s": wall_prev + time.time() - t0, "history": json.dumps(history),
-                    "config": json.dumps(cfg.to_dict())}, tmp)
-        os.replace(tmp, ckpt)
+        write_checkpoint(ckpt, net, opt, step, wall_prev + time.time() - t0, history, cfg.to_dict())
 
     t0 = time.time()
     bar = None

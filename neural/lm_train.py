@@ -44,7 +44,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from qdecode.decoders.lm_prior import fit_inverse_temperature
 from qdecode.neural.lm_model import LmArch, build_model, count_parameters, export_onnx
+from qdecode.neural.model_file import load_weights, read_checkpoint, read_model_blob, write_checkpoint
 
 FORMAT = "qdecode-lm-byte"
 FORMAT_VERSION = 1
@@ -257,20 +259,7 @@ def fit_temperature(net, cfg: LmConfig, held: np.ndarray) -> float:
         post = torch.log_softmax(torch.log_softmax(z * b, -1) + le, -1)
         return float(-post.gather(2, y[..., None]).mean())
 
-    lo, hi = math.log(0.25), math.log(4.0)
-    gr = (math.sqrt(5.0) - 1) / 2
-    a, b = hi - gr * (hi - lo), lo + gr * (hi - lo)
-    fa, fb = ce(math.exp(a)), ce(math.exp(b))
-    for _ in range(30):
-        if fa < fb:
-            hi, b, fb = b, a, fa
-            a = hi - gr * (hi - lo)
-            fa = ce(math.exp(a))
-        else:
-            lo, a, fa = a, b, fb
-            b = lo + gr * (hi - lo)
-            fb = ce(math.exp(b))
-    inv = math.exp((lo + hi) / 2)
+    inv = fit_inverse_temperature(ce, 30)
     if not math.isfinite(inv):  # pragma: no cover
         inv = old
     net.inv_temp.fill_(inv)
@@ -316,8 +305,6 @@ def load_torch_model(path: str | os.PathLike):
         ValueError: missing, corrupt or foreign file.
     """
     from qdecode.neural.lm_model import ByteLmPrior
-
-    from qdecode.neural.model_file import load_weights, read_model_blob
 
     blob = read_model_blob(path, FORMAT, FORMAT_VERSION, "byte-LM model")
     net = load_weights(ByteLmPrior(LmArch.from_dict(json.loads(blob["arch"]))), blob, path)
@@ -376,17 +363,7 @@ def _config_key(d: dict) -> dict:
 
 
 def _load_checkpoint(ckpt: Path, cfg: LmConfig) -> dict:
-    try:
-        state = torch.load(ckpt, map_location="cpu", weights_only=True)
-        saved = json.loads(state["config"])
-    except Exception as exc:  # noqa: BLE001
-        raise ValueError(f"cannot read checkpoint {ckpt}: {type(exc).__name__}: {exc} "
-                         "(delete it or pass --no-resume)") from None
-    if _config_key(saved) != _config_key(cfg.to_dict()):
-        diff = sorted(k for k in _config_key(saved) if saved.get(k) != cfg.to_dict().get(k))
-        raise ValueError(f"checkpoint {ckpt} was trained with a different config (differs in {diff}); "
-                         "use another --out or --no-resume")
-    return state
+    return read_checkpoint(ckpt, cfg.to_dict(), _config_key)
 
 
 def train(cfg: LmConfig, out_dir: str | os.PathLike, *, resume: bool = True, progress: bool = True,
@@ -420,11 +397,7 @@ def train(cfg: LmConfig, out_dir: str | os.PathLike, *, resume: bool = True, pro
     vctx, vlen, vllr, vblk = heldout_set(cfg, held, 2.0, min(cfg.val_blocks, 1000), salt=3)
 
     def save() -> None:
-        tmp = ckpt.with_suffix(".tmp")
-        torch.save({"model": net.state_dict(), "opt": opt.state_dict(), "step": step,
-                    "wall_s": wall_prev + time.time() - t0, "history": json.dumps(history),
-                    "config": json.dumps(cfg.to_dict())}, tmp)
-        os.replace(tmp, ckpt)
+        write_checkpoint(ckpt, net, opt, step, wall_prev + time.time() - t0, history, cfg.to_dict())
 
     t0 = time.time()
     bar = None

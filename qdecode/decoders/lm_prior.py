@@ -37,6 +37,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import logging
+import math
 import os
 import threading
 from pathlib import Path
@@ -47,7 +48,7 @@ import numpy as np
 from qdecode.kernels import sem_osd as ksem
 from qdecode.kernels.threads import run_ranges
 
-__all__ = ["LmPriorError", "corpus_bytes", "corpus_split", "KneserNey", "load_kneser_ney", "NgramPrior", "ngram_prior"]
+__all__ = ["LmPriorError", "BatchedPrior", "corpus_bytes", "corpus_split", "KneserNey", "load_kneser_ney", "NgramPrior", "ngram_prior"]
 
 log = logging.getLogger(__name__)
 
@@ -240,20 +241,7 @@ class KneserNey:
             lse = (m[:, 0] + np.log(np.exp(z - m).sum(axis=1)))
             return float(np.mean(lse - z[rows, y]))
 
-        lo, hi = np.log(0.25), np.log(4.0)
-        gr = (np.sqrt(5.0) - 1) / 2
-        a, b = hi - gr * (hi - lo), lo + gr * (hi - lo)
-        fa, fb = ce(np.exp(a)), ce(np.exp(b))
-        for _ in range(28):
-            if fa < fb:
-                hi, b, fb = b, a, fa
-                a = hi - gr * (hi - lo)
-                fa = ce(np.exp(a))
-            else:
-                lo, a, fa = a, b, fb
-                b = lo + gr * (hi - lo)
-                fb = ce(np.exp(b))
-        self.inv_temp = float(np.exp((lo + hi) / 2))
+        self.inv_temp = fit_inverse_temperature(ce, 28)
         return self.inv_temp
 
     def save(self, path: Path, text_hash: str) -> None:
@@ -304,13 +292,45 @@ def load_kneser_ney(order: int = 4, *, cache: bool = True) -> KneserNey:
     return model
 
 
+def fit_inverse_temperature(ce, iters: int) -> float:
+    """The inverse temperature ``b`` in [1/4, 4] minimising the held-out cross-entropy ``ce(b)``:
+    golden-section search on ``log b`` (``iters`` steps); returns the final bracket's midpoint."""
+    lo, hi = math.log(0.25), math.log(4.0)
+    gr = (math.sqrt(5.0) - 1) / 2
+    a, b = hi - gr * (hi - lo), lo + gr * (hi - lo)
+    fa, fb = ce(math.exp(a)), ce(math.exp(b))
+    for _ in range(iters):
+        if fa < fb:
+            hi, b, fb = b, a, fa
+            a = hi - gr * (hi - lo)
+            fa = ce(math.exp(a))
+        else:
+            lo, a, fa = a, b, fb
+            b = lo + gr * (hi - lo)
+            fb = ce(math.exp(b))
+    return math.exp((lo + hi) / 2)
+
+
 @functools.lru_cache(maxsize=8)
 def _model(order: int) -> KneserNey:
     with _lock:
         return load_kneser_ney(order)
 
 
-class NgramPrior:
+class BatchedPrior:
+    """The one-block prior interface ``prior(context_bytes, noisy_block_llr) -> (nb, 256)`` of a prior
+    that implements ``batch(contexts, context_lengths, llr)`` and ``context_len`` (mixin)."""
+
+    def __call__(self, context_bytes: Any, noisy_block_llr: Any) -> np.ndarray:
+        c = np.frombuffer(bytes(context_bytes), dtype=np.uint8)[-self.context_len:] if len(context_bytes) else \
+            np.zeros(0, dtype=np.uint8)
+        ctx = np.zeros((1, max(c.size, 1)), dtype=np.uint8)
+        ctx[0, :c.size] = c
+        llr = np.asarray(noisy_block_llr, dtype=np.float64).reshape(1, -1)
+        return self.batch(ctx, np.array([c.size]), llr)[0]
+
+
+class NgramPrior(BatchedPrior):
     """Kneser-Ney byte n-gram prior with forward-backward block marginals (module docstring).
 
     Args:
@@ -358,13 +378,6 @@ class NgramPrior:
         self.last_calls = calls
         return out
 
-    def __call__(self, context_bytes: Any, noisy_block_llr: Any) -> np.ndarray:
-        c = np.frombuffer(bytes(context_bytes), dtype=np.uint8)[-self.context_len:] if len(context_bytes) else \
-            np.zeros(0, dtype=np.uint8)
-        ctx = np.zeros((1, max(c.size, 1)), dtype=np.uint8)
-        ctx[0, :c.size] = c
-        llr = np.asarray(noisy_block_llr, dtype=np.float64).reshape(1, -1)
-        return self.batch(ctx, np.array([c.size]), llr)[0]
 
 
 def ngram_prior(order: int = 4, beam: int = 8) -> NgramPrior:

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from qdecode.decoders.lm_prior import LmPriorError
+from qdecode.decoders.lm_prior import BatchedPrior, LmPriorError
 
 __all__ = ["TransformerPrior", "resolve_lm_model", "lm_models_dir", "FORMAT", "FORMAT_VERSION"]
 
@@ -63,7 +63,7 @@ def _card_path(onnx_path: Path) -> Path:
     return onnx_path.with_name(onnx_path.name[: -len(".onnx")] + ".card.json")
 
 
-class TransformerPrior:
+class TransformerPrior(BatchedPrior):
     """Byte Transformer prior for sem-OSD (module docstring).
 
     Args:
@@ -170,11 +170,3 @@ class TransformerPrior:
     def posterior(self, contexts: Any, lengths: Any, llr: Any) -> np.ndarray:
         """The network's own posterior ``log q (S, nb, 256)`` (float32 graph output)."""
         return self._run(contexts, lengths, llr)[1]
-
-    def __call__(self, context_bytes: Any, noisy_block_llr: Any) -> np.ndarray:
-        c = np.frombuffer(bytes(context_bytes), dtype=np.uint8)[-self.context_len:] if len(context_bytes) else \
-            np.zeros(0, dtype=np.uint8)
-        ctx = np.zeros((1, max(c.size, 1)), dtype=np.uint8)
-        ctx[0, :c.size] = c
-        llr = np.asarray(noisy_block_llr, dtype=np.float64).reshape(1, -1)
-        return self.batch(ctx, np.array([c.size]), llr)[0]
