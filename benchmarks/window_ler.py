@@ -88,6 +88,9 @@ def main() -> None:
     ap.add_argument("--gdg-max-iters", type=int, nargs="+", default=[0], help="GDG iteration budgets per window")
     ap.add_argument("--fallback", nargs="+", default=["none"], choices=["none", "last", "all"],
                     help="windowed GDG variants: BP+OSD-CS10 redo of non-converged windows")
+    ap.add_argument("--gdg-osd", nargs="+", default=["none"], choices=["none", "osd0", "osd_cs"],
+                    help="windowed GDG variants: OSD (order --osd-order) where no branch converged, ordered by "
+                         "GDG's pre-BP posteriors")
     ap.add_argument("--branch-threads", type=int, default=1, help="GDG branch threads (latency runs)")
     ap.add_argument("--no-whole", action="store_true", help="skip whole-history BP+OSD")
     args = ap.parse_args()
@@ -121,9 +124,9 @@ def main() -> None:
             decoders["whole-history bposd"] = BpOsdDecoder(prob, osd_method="osd_cs", method="minsum", **inner)
         for name in args.inner:
             for W, F in pairs:
-                variants = [(b, fb) for b in args.gdg_max_iters for fb in args.fallback] if name == "gdg" \
-                    else [(0, "none")]
-                for b, fb in variants:
+                variants = [(b, fb, o) for b in args.gdg_max_iters for fb in args.fallback for o in args.gdg_osd] \
+                    if name == "gdg" else [(0, "none", "none")]
+                for b, fb, osd in variants:
                     kw = _inner_params(name, W, F, p, inner)
                     label = f"window {name} ({W},{F})"
                     if name == "gdg":
@@ -133,6 +136,10 @@ def main() -> None:
                             label += f" max_iters={b}"
                         if fb != "none":
                             label += f" fallback={fb}"
+                        if osd != "none":
+                            kw["osd_method"] = osd
+                            kw["osd_order"] = args.osd_order if osd == "osd_cs" else 0
+                            label += f" osd={osd}{kw['osd_order'] if osd == 'osd_cs' else ''}"
                     decoders[label] = WindowDecoder(prob, inner=name, W=W, F=F, inner_params=kw, fallback=fb)
         Ht, Lt = prob.H.T.tocsr().astype(np.int32), prob.L.T.tocsr().astype(np.int32)
         for name, dec in decoders.items():

@@ -11,9 +11,17 @@ shot (for the latency of one shot; batches are otherwise parallel over shots): s
 counters as the sequential schedule (:func:`qdecode.kernels.gdg.gdg_decode_branch_parallel`).
 It needs ``step_iter >= 4``; with fewer iterations per step the sequential schedule runs.
 
+``osd_method`` (default ``"none"``: the authors' decoder): where no branch converged, OSD
+(``osd0`` / ``osd_e`` / ``osd_cs`` of order ``osd_order``, :class:`OsdPostProcessor`) on the whole
+problem, ordered by the pre-BP posterior sums that drove the shortening, replaces the flagged
+decision; its estimate satisfies the syndrome. Much cheaper than a BP+OSD redo of the shot
+(``window[...,fallback=...]``): no further BP iterations, ~0.5 ms for OSD-CS10 on a (3,1) window of
+the gross code against ~6 ms for BP+OSD-CS10 (80 iterations on the whole window + OSD).
+
 ``last_info``: ``converged`` (a branch satisfied the syndrome; False = flagged shot: the main
-branch's decision is returned), ``iterations`` (pre-BP + every step of every branch),
-``extra["branches"]`` (0 when pre-BP converged, else 1 + replayed alternatives).
+branch's decision is returned, or OSD's with ``osd_method``), ``iterations`` (pre-BP + every step
+of every branch), ``extra["branches"]`` (0 when pre-BP converged, else 1 + replayed alternatives),
+and with ``osd_method`` ``extra["osd"]`` (bool, shots decided by OSD).
 """
 
 from __future__ import annotations
@@ -25,8 +33,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from qdecode.decoders.base import DecodeInfo, Decoder, DecoderInputError, check_syndromes, observables_from_errors
+from qdecode.decoders.osd import OsdPostProcessor, normalize_osd_method
 from qdecode.kernels.gdg import (_make_work, gdg_decode_branch_parallel, gdg_decode_range, gdg_decode_range_work,
-                                 pushes_per_branch)
+                                 pushes_per_branch, reliability_key)
 from qdecode.kernels.threads import num_threads, run_dynamic
 from qdecode.problem import DecodingProblem
 
@@ -90,12 +99,15 @@ class GdgDecoder(Decoder):
         threads: decoding threads for batches (default: numba's thread count).
         branch_threads: threads replaying the guessing tree of one shot (1: sequential; > 1:
             shots are decoded one after the other, each on that many threads, same results).
+        osd_method: ``"none"`` (default) or an OSD method (``"osd0"``, ``"osd_e"``, ``"osd_cs"``)
+            run where no branch converged (module docstring).
+        osd_order: that OSD's order (>= 0, clamped to ``n - rank(H)``).
     """
 
     def __init__(self, problem: DecodingProblem, *, pre_iter: int = 8, step_iter: int = 6, max_step: int = 25,
                  max_tree_depth: int = 3, max_side_depth: int = 10, side_step: int = 10, new_n: int = 0,
                  low_error_mode: bool = False, alpha: float = 1.0, max_iters: int = 0, threads: int | None = None,
-                 branch_threads: int = 1):
+                 branch_threads: int = 1, osd_method: str = "none", osd_order: int = 10):
         self.problem = problem
         self.pre_iter = _int(pre_iter, "pre_iter", 1)
         self.step_iter = _int(step_iter, "step_iter", 1)
@@ -122,6 +134,13 @@ class GdgDecoder(Decoder):
             threads = _int(threads, "threads", 1)
         self.threads = threads
         self.branch_threads = _int(branch_threads, "branch_threads", 1)
+        osd_order = _int(osd_order, "osd_order", 0)
+        self.osd = None
+        if not (isinstance(osd_method, str) and osd_method.strip().lower() == "none"):
+            try:
+                self.osd = OsdPostProcessor(problem, normalize_osd_method(osd_method), osd_order)
+            except ValueError as exc:
+                raise DecoderInputError(str(exc)) from None
         # snapshot capacity of the authors' single-thread schedule
         self.max_guess = max(1, (2 ** self.max_tree_depth - 1) * 2 + self.max_side_depth - self.max_tree_depth)
         self.graph = csr_csc_graph(problem.H)
@@ -162,11 +181,13 @@ class GdgDecoder(Decoder):
         self._local = threading.local()
 
     def _run(self, s: np.ndarray):
+        """Decode ``s`` (S, m) -> (out, converged, iterations, branches, OSD mask or None)."""
         S, n = s.shape[0], self.problem.num_errors
         out = np.zeros((S, n), dtype=np.uint8)
         conv = np.zeros(S, dtype=np.bool_)
         iters = np.zeros(S, dtype=np.int64)
         branches = np.zeros(S, dtype=np.int64)
+        keys = np.zeros((S if self.osd is not None else 0, n), dtype=np.float64)
         if self.branch_threads > 1 and self.step_iter >= 4:
             works = self._own_parallel_works()
             for i in range(S):
@@ -174,15 +195,29 @@ class GdgDecoder(Decoder):
                     *self.graph, self.llr, s[i], self.pre_iter, self.step_iter, self.max_step, self.max_tree_depth,
                     self.max_side_depth, self.side_step, self.new_n, self.low_error_mode, self.alpha, self.max_iters,
                     works, out[i])
-            return out, conv, iters, branches
-        head = (*self.graph, self.llr, s, self.pre_iter, self.step_iter, self.max_step, self.max_tree_depth,
-                self.max_side_depth, self.side_step, self.new_n, self.low_error_mode, self.alpha)
-        if S == 1 or (self.threads or num_threads()) == 1:  # reuse this thread's buffers
-            gdg_decode_range_work(*head, self.max_iters, self._own_work(), out, conv, iters, branches, 0, S)
+                if not conv[i] and keys.shape[0]:
+                    reliability_key(works[0], keys[i])
         else:
-            run_dynamic(gdg_decode_range, (*head, self.max_guess, self.max_iters, out, conv, iters, branches), S,
-                        self.threads)
-        return out, conv, iters, branches
+            head = (*self.graph, self.llr, s, self.pre_iter, self.step_iter, self.max_step, self.max_tree_depth,
+                    self.max_side_depth, self.side_step, self.new_n, self.low_error_mode, self.alpha)
+            if S == 1 or (self.threads or num_threads()) == 1:  # reuse this thread's buffers
+                gdg_decode_range_work(*head, self.max_iters, self._own_work(), out, conv, iters, branches, keys, 0, S)
+            else:
+                run_dynamic(gdg_decode_range,
+                            (*head, self.max_guess, self.max_iters, out, conv, iters, branches, keys), S,
+                            self.threads)
+        if self.osd is None:
+            return out, conv, iters, branches, None
+        flagged = ~conv
+        if flagged.any():
+            self.osd.solve_batch(s, keys, flagged, out)
+        return out, conv, iters, branches, flagged
+
+    def _info(self, conv, iters, br, osd) -> GdgDecodeInfo:
+        extra = {"branches": br}
+        if osd is not None:
+            extra["osd"] = osd
+        return GdgDecodeInfo(converged=conv, iterations=iters, extra=extra)
 
     def _chunks(self, S: int):
         step = max(1, _CHUNK_ENTRIES // max(1, self.problem.num_errors))
@@ -190,8 +225,8 @@ class GdgDecoder(Decoder):
 
     def decode_batch(self, syndromes: np.ndarray) -> np.ndarray:
         s = check_syndromes(syndromes, self.problem.num_detectors)
-        out, conv, iters, br = self._run(s)
-        self.last_info = GdgDecodeInfo(converged=conv, iterations=iters, extra={"branches": br})
+        out, conv, iters, br, osd = self._run(s)
+        self.last_info = self._info(conv, iters, br, osd)
         return out
 
     def predict_observables_batch(self, syndromes: np.ndarray) -> np.ndarray:
@@ -199,11 +234,11 @@ class GdgDecoder(Decoder):
         pred = np.zeros((s.shape[0], self.problem.num_observables), dtype=np.uint8)
         parts = []
         for a, b in self._chunks(s.shape[0]):
-            out, conv, iters, br = self._run(s[a:b])
+            out, conv, iters, br, osd = self._run(s[a:b])
             pred[a:b] = observables_from_errors(out, self.problem)
-            parts.append((conv, iters, br))
-        conv, iters, br = (np.concatenate(x) for x in zip(*parts))
-        self.last_info = GdgDecodeInfo(converged=conv, iterations=iters, extra={"branches": br})
+            parts.append((conv, iters, br, np.zeros(0, np.bool_) if osd is None else osd))
+        conv, iters, br, osd = (np.concatenate(x) for x in zip(*parts))
+        self.last_info = self._info(conv, iters, br, osd if self.osd is not None else None)
         return pred
 
 
@@ -226,6 +261,9 @@ def register_gdg() -> None:
                            minimum=0, label_default=False),
         "branch_threads": Param(int, 1, "threads replaying one shot's guessing tree (1 = sequential; same "
                                 "results, so not part of the label)", minimum=1, in_label=False),
+        "osd_method": Param(str, "none", "OSD where no branch converged, ordered by the pre-BP posteriors: "
+                            "none | osd0 | osd_e | osd_cs", label_default=False),
+        "osd_order": Param(int, 10, "order of that OSD", minimum=0, label_default=False),
     }
     register("gdg", lambda problem, **kw: GdgDecoder(problem, **kw), params,
              doc="BP + guided decimation guessing (Gong et al.; numba)")

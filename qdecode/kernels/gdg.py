@@ -808,6 +808,16 @@ def gdg_decode(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndrome,
     return ctl[_CONVERGED] != 0, iters + ctl[_ITERS], ctl[_BRANCHES]
 
 
+@numba.njit(cache=True, nogil=True)
+def reliability_key(work, key):
+    """``key`` (n,) = the pre-BP posterior sums ``sum_t M_j^(t)`` over the last four iterations (the
+    shortening's key: ascending = most likely flipped) of the latest shot decoded on ``work``
+    that did not converge in pre-BP; an OSD ordering for shots where no branch converged."""
+    lsum = work[5]
+    for j in range(key.shape[0]):
+        key[j] = lsum[j]
+
+
 def pushes_per_branch(max_tree_depth: int, side_step: int) -> int:
     """Alternatives one replayed branch can queue (it starts at depth >= 1)."""
     return max(1, min(int(max_tree_depth), int(side_step)))
@@ -816,20 +826,26 @@ def pushes_per_branch(max_tree_depth: int, side_step: int) -> int:
 @numba.njit(cache=True, nogil=True)
 def gdg_decode_range(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndromes,
                      pre_iter, step_iter, max_step, max_tree_depth, max_side_depth, side_step, new_n_cap,
-                     low_error, alpha, max_guess, max_iters, out, converged_out, iters_out, branches_out, start, stop):
-    """:func:`gdg_decode` on shots ``start:stop`` of ``syndromes`` with fresh work buffers (releases the GIL)."""
+                     low_error, alpha, max_guess, max_iters, out, converged_out, iters_out, branches_out, keys_out,
+                     start, stop):
+    """:func:`gdg_decode` on shots ``start:stop`` of ``syndromes`` with fresh work buffers (releases the GIL).
+
+    ``keys_out``: ``(S, n)`` float64 receiving, for every shot that did not converge, the
+    pre-BP posterior sums (:func:`reliability_key`), or ``(0, n)`` for none."""
     n = var_ptr.shape[0] - 1
     m = chk_ptr.shape[0] - 1
     work = _make_work(n, m, var_chks.shape[0], max_guess, 1, side_step, max(1, min(max_tree_depth, side_step)))
     gdg_decode_range_work(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndromes,
                           pre_iter, step_iter, max_step, max_tree_depth, max_side_depth, side_step, new_n_cap,
-                          low_error, alpha, max_iters, work, out, converged_out, iters_out, branches_out, start, stop)
+                          low_error, alpha, max_iters, work, out, converged_out, iters_out, branches_out, keys_out,
+                          start, stop)
 
 
 @numba.njit(cache=True, nogil=True)
 def gdg_decode_range_work(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndromes,
                           pre_iter, step_iter, max_step, max_tree_depth, max_side_depth, side_step, new_n_cap,
-                          low_error, alpha, max_iters, work, out, converged_out, iters_out, branches_out, start, stop):
+                          low_error, alpha, max_iters, work, out, converged_out, iters_out, branches_out, keys_out,
+                          start, stop):
     """:func:`gdg_decode_range` on caller-owned ``work`` buffers (:func:`_make_work`), e.g. kept by a
     decoder between the one-shot calls of a real-time stream (allocating them costs more than a
     typical window decode's pre-BP)."""
@@ -840,6 +856,8 @@ def gdg_decode_range_work(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr,
         converged_out[s] = ok
         iters_out[s] = its
         branches_out[s] = br
+        if not ok and keys_out.shape[0] > 0:
+            reliability_key(work, keys_out[s])
 
 
 def gdg_decode_branch_parallel(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndrome,

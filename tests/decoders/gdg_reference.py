@@ -149,8 +149,10 @@ def select(g, st, hist, unsat, side, depth, low_error):
 
 
 def gdg_reference(H, llr, syndrome, *, pre_iter=8, step_iter=6, max_step=25, max_tree_depth=3,
-                  max_side_depth=10, side_step=10, new_n=0, low_error=False, alpha=1.0):
-    """Returns (error (n,) uint8, converged, iterations, branches)."""
+                  max_side_depth=10, side_step=10, new_n=0, low_error=False, alpha=1.0, trace=None):
+    """Returns (error (n,) uint8, converged, iterations, branches); ``trace`` (a dict), if given,
+    receives ``"sums"``: the pre-BP posterior sums of the four last iterations (when pre-BP ran
+    without converging)."""
     full = Graph(H, llr)
     n, m = full.n, full.m
     out = np.zeros(n, dtype=np.uint8)
@@ -166,6 +168,8 @@ def gdg_reference(H, llr, syndrome, *, pre_iter=8, step_iter=6, max_step=25, max
     if ok:
         return np.array(hard, dtype=np.uint8), True, iters, 0
     sums = [h[0] + h[1] + h[2] + h[3] for h in hist]
+    if trace is not None:
+        trace["sums"] = sums
     order = sorted(range(n), key=lambda j: sums[j])  # Python's sort is stable
     nn = min(n, 2 * m) if new_n <= 0 else min(n, new_n)
     kept = order[:nn]

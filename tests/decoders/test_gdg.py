@@ -178,6 +178,55 @@ def test_iteration_budget(bb72):
     assert "max_iters=300" in DecoderSpec.create("window", ["inner=gdg", "max_iters=300"]).label()
 
 
+def test_osd_where_no_branch_converged(bb72):
+    """osd_method: the flagged shots (and only they) get OSD's estimate, which satisfies the syndrome;
+    every schedule agrees; the label shows the option only when it is on."""
+    prob, dets, _ = bb72
+    s = dets[:150]
+    plain = GdgDecoder(prob, threads=1, max_iters=60)
+    ref = plain.decode_batch(s)
+    flagged = ~plain.last_info.converged
+    assert flagged.sum() >= 3  # the tight budget leaves shots without a converged branch
+    dec = GdgDecoder(prob, threads=1, max_iters=60, osd_method="osd_cs", osd_order=10)
+    out = dec.decode_batch(s)
+    info = dec.last_info
+    assert np.array_equal(info.converged, plain.last_info.converged)
+    assert np.array_equal(info.extra["osd"], flagged)
+    assert np.array_equal(out[~flagged], ref[~flagged])
+    assert np.array_equal(_syndrome(prob, out), s)  # every shot now satisfies its syndrome
+    assert not np.array_equal(out[flagged], ref[flagged])
+    for other in (GdgDecoder(prob, threads=2, max_iters=60, osd_method="cs", osd_order=10),
+                  GdgDecoder(prob, branch_threads=2, max_iters=60, osd_method="osd_cs", osd_order=10)):
+        assert np.array_equal(other.decode_batch(s), out)
+        assert np.array_equal(other.last_info.extra["osd"], flagged)
+    pred = dec.predict_observables_batch(s)
+    assert np.array_equal(pred, observables_from_errors(out, prob))
+    assert np.array_equal(dec.last_info.extra["osd"], flagged)
+    assert "osd" not in plain.last_info.extra  # the authors' decoder reports no OSD
+    assert DecoderSpec.create("gdg", ["osd_method=none"]).label() == DecoderSpec.create("gdg", []).label()
+    assert "osd_method=osd_cs" in DecoderSpec.create("window", ["inner=gdg", "osd_method=osd_cs"]).label()
+
+
+def test_osd_is_ordered_by_the_pre_bp_posterior_sums():
+    """The OSD of a flagged shot is ordered by the pre-BP posterior sums (the shortening's key),
+    checked against the plain-Python reference's sums."""
+    from qdecode.decoders.osd import OsdPostProcessor
+    from tests.decoders.gdg_reference import gdg_reference
+
+    circ = build_circuit("surface", d=3, rounds=3, noise="sd6", p=0.04, basis="Z")
+    prob = DecodingProblem.from_dem(decoding_dem(circ))
+    dets = circ.compile_detector_sampler(seed=11).sample(200)[:, :prob.num_detectors].astype(np.uint8)
+    dec = GdgDecoder(prob, pre_iter=3, threads=1, max_iters=4, osd_method="osd_cs", osd_order=4)
+    out = dec.decode_batch(dets)
+    flagged = np.flatnonzero(dec.last_info.extra["osd"])
+    assert flagged.size >= 5
+    osd = OsdPostProcessor(prob, "osd_cs", 4)
+    for i in flagged[:12]:
+        trace = {}
+        gdg_reference(prob.H, prob.llr, dets[i], pre_iter=3, trace=trace)
+        assert np.array_equal(out[i], osd.solve(dets[i], np.array(trace["sums"]))), i
+
+
 def test_branch_parallel_needs_four_iterations_per_step(bb72):
     """With step_iter < 4 a branch depends on the posterior history left by the previous one:
     branch_threads then runs the sequential schedule (same results as threads=1, by construction)."""
