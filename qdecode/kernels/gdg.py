@@ -410,6 +410,9 @@ _M_USED = 7
 _M_ITERS = 8
 _M_CONV = 9
 _M_MIN_DEPTH = 10
+_HALT = 11  # branch-parallel schedule: the budget is spent, in-flight replays may stop (their records go unused)
+_LIVE_MD = 12  # the latest known bound on min_depth (never below the one the sequential schedule uses)
+_LIVE_ITERS = 13  # the latest known iterations since pre-BP (never above the sequential schedule's)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -545,6 +548,7 @@ def _main_init(max_step, work):
     ctl[_M_ITERS] = 0
     ctl[_M_CONV] = 0
     ctl[_M_MIN_DEPTH] = max_step
+    ctl[_HALT] = 0
     work[23][0] = 1e308
 
 
@@ -628,17 +632,21 @@ def _main_branch(syndrome, step_iter, max_step, max_side_depth, low_error, alpha
 
 
 @numba.njit(cache=True, nogil=True)
-def _branch(i, bound, left, syndrome, step_iter, side_step, max_tree_depth, low_error, alpha, shared, work, slot):
+def _branch(i, bound, budget, syndrome, step_iter, side_step, max_tree_depth, low_error, alpha, shared, work, slot):
     """Replay queued alternative ``i`` of ``shared`` on the scratch of ``work``; record it in ``shared``'s slot.
 
-    ``left`` > 0: the branch stops (``_STOP``) at the first step boundary where its own iterations
-    reach ``left`` (>= what the iteration budget leaves it in the sequential schedule).
+    Bounds, read again at every step from ``shared``'s ``ctl`` (another thread may tighten them
+    while the branch runs; the sequential schedule sets them once): ``b`` = min(``bound``,
+    ``ctl[_LIVE_MD]``) >= the min_depth the sequential schedule has when it reaches ``i``, and
+    ``ctl[_LIVE_ITERS]`` <= the iterations it has spent by then.
 
-    ``bound`` >= the min_depth the sequential schedule has when it reaches ``i``: the branch
-    stops once ``depth > bound + 2`` and records every alternative it would queue with
-    ``depth <= bound``. A branch's steps never depend on min_depth otherwise (with
-    ``step_iter >= 4`` not on the posterior history it inherits either), so the sequential
-    branch is a prefix of the recorded one, which :func:`_commit` cuts with the exact min_depth.
+    The branch stops once ``depth > b + 2`` and records every alternative it would queue with
+    ``depth <= b``; with ``budget`` > 0 it stops (``_STOP``) at the first step boundary where
+    ``ctl[_LIVE_ITERS]`` + its own iterations reach the budget. A branch's steps never depend on
+    min_depth otherwise (with ``step_iter >= 4`` not on the posterior history it inherits either),
+    so the sequential branch is a prefix of the recorded one, which :func:`_commit` cuts with the
+    exact min_depth and budget. It returns early, its record unused, once ``i`` starts deeper
+    than ``b`` or ``ctl[_HALT]`` is set (the sequential schedule skips it then).
     """
     (_v, _ms, _h, _lh, _hd, _ls, _o, lvar_ptr, lvar_chks, lchk_ptr, lchk_vars, lmap, lllr,
      _vn, _cn, _cd, _e, _be, _u, _cu, queue, rec, ctl, _cf) = shared
@@ -669,6 +677,9 @@ def _branch(i, bound, left, syndrome, step_iter, side_step, max_tree_depth, low_
     spent = 0
     for step in range(side_step):
         depth = start + step
+        b = min(bound, ctl[_LIVE_MD])
+        if ctl[_HALT] != 0 or start > b:  # the sequential schedule skips this alternative: the record is unused
+            return
         ok, its = _minsum(lchk_ptr, lchk_vars, lvp, lvar_chks, lmap, lllr,
                           vnv, cn, alpha, step_iter, v2c, histv, errv, unsat, nun, ms)
         r_nst[slot] = step + 1
@@ -681,7 +692,7 @@ def _branch(i, bound, left, syndrome, step_iter, side_step, max_tree_depth, low_
             for v in range(nn):
                 r_err[slot, v] = err[v]
             return
-        if depth > bound + 2 or (left > 0 and spent >= left):
+        if depth > b + 2 or (budget > 0 and ctl[_LIVE_ITERS] + spent >= budget):
             r_ev[slot, step] = _STOP
             return
         ok, g, fav = _select(lchk_ptr, lchk_vars, lvp, lvar_chks, vnv, cn, cdeg, errv, histv, unsat, nun,
@@ -689,7 +700,7 @@ def _branch(i, bound, left, syndrome, step_iter, side_step, max_tree_depth, low_
         if not ok:
             r_ev[slot, step] = _SELFAIL
             return
-        if depth <= max_tree_depth and depth <= bound and npush < p_var.shape[1]:
+        if depth <= max_tree_depth and depth <= b and npush < p_var.shape[1]:
             p_vn[slot, npush, :nn] = vnv
             p_cn[slot, npush] = cn
             p_deg[slot, npush] = cdeg
@@ -799,8 +810,9 @@ def gdg_decode(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndrome,
         if budget > 0 and ctl[_ITERS] >= budget:
             break
         if st_depth[i] <= ctl[_MIN_DEPTH]:
-            left = budget - ctl[_ITERS] if budget > 0 else 0
-            _branch(i, ctl[_MIN_DEPTH], left, syndrome, step_iter, side_step, max_tree_depth, low_error, alpha,
+            ctl[_LIVE_MD] = ctl[_MIN_DEPTH]
+            ctl[_LIVE_ITERS] = ctl[_ITERS]
+            _branch(i, ctl[_MIN_DEPTH], budget, syndrome, step_iter, side_step, max_tree_depth, low_error, alpha,
                     work, work, 0)
         _commit(i, 0, max_tree_depth, budget, work)
         i += 1
@@ -894,6 +906,8 @@ def gdg_decode_branch_parallel(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr,
     st_depth = shared[20][5]
     slots = shared[21][0].shape[0]
     _main_init(max_step, shared)
+    ctl[_LIVE_MD] = max_step
+    ctl[_LIVE_ITERS] = 0
     cond = threading.Condition()
     pos = [0, 0, 0, 0, 0]  # next to claim, next to apply, in flight, aborted, main branch ended
     pub = [0, max_step, 0]  # while the main branch runs: alternatives queued, min_depth, its iterations
@@ -904,11 +918,19 @@ def gdg_decode_branch_parallel(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr,
             return int(ctl[_USED]), int(ctl[_MIN_DEPTH]), int(ctl[_ITERS])
         return pub[0], pub[1], pub[2]
 
+    def publish_live():  # under the lock: the bounds that replays in flight re-read at every step
+        _, ctl[_LIVE_MD], ctl[_LIVE_ITERS] = state()
+
     def apply_ready():  # under the lock, after the main branch
         while pos[1] < pos[0] and ready[pos[1] % slots]:
             ready[pos[1] % slots] = False
             _commit(pos[1], pos[1] % slots, max_tree_depth, budget, shared)
             pos[1] += 1
+        publish_live()
+        if budget > 0 and ctl[_ITERS] >= budget:
+            # the sequential schedule skips every later alternative: the result is final, so
+            # replays in flight stop at their next step and nothing new starts
+            ctl[_HALT] = 1
 
     def work_loop(scratch):
         while True:
@@ -916,17 +938,16 @@ def gdg_decode_branch_parallel(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr,
                 while True:
                     used, bound, spent = state()
                     i = pos[0]
-                    if pos[3] or (pos[4] and pos[1] >= used and pos[2] == 0):
+                    if pos[3] or (pos[4] and (pos[1] >= used or ctl[_HALT]) and pos[2] == 0):
                         cond.notify_all()
                         return
-                    if i < used and i < pos[1] + slots:
+                    if i < used and i < pos[1] + slots and not ctl[_HALT]:
                         break
                     cond.wait()
                 pos[0] += 1
                 pos[2] += 1
-            left = budget - spent if budget > 0 else 0
-            if st_depth[i] <= bound and (budget == 0 or left > 0):  # else certainly skipped
-                _branch(i, bound, left, syndrome, step_iter, side_step, max_tree_depth, low_error, alpha,
+            if st_depth[i] <= bound and (budget == 0 or spent < budget):  # else certainly skipped
+                _branch(i, bound, budget, syndrome, step_iter, side_step, max_tree_depth, low_error, alpha,
                         shared, scratch, i % slots)
             with cond:
                 ready[i % slots] = True
@@ -940,6 +961,7 @@ def gdg_decode_branch_parallel(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr,
             done = _main_step(syndrome, step_iter, max_step, max_side_depth, low_error, alpha, budget, True, shared)
             with cond:
                 pub[0], pub[1], pub[2] = int(ctl[_M_USED]), int(ctl[_M_MIN_DEPTH]), int(ctl[_M_ITERS])
+                publish_live()
                 if done:
                     _main_finish(shared)
                     pos[4] = 1
