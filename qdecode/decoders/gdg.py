@@ -35,7 +35,7 @@ import scipy.sparse as sp
 from qdecode.decoders.base import DecodeInfo, Decoder, DecoderInputError, check_syndromes, observables_from_errors
 from qdecode.decoders.osd import OsdPostProcessor, normalize_osd_method
 from qdecode.kernels.gdg import (_make_work, gdg_decode_branch_parallel, gdg_decode_range, gdg_decode_range_work,
-                                 pushes_per_branch, reliability_key)
+                                 pushes_per_branch, reliability_key, reliability_keys)
 from qdecode.kernels.threads import num_threads, run_dynamic
 from qdecode.problem import DecodingProblem
 
@@ -187,9 +187,10 @@ class GdgDecoder(Decoder):
         conv = np.zeros(S, dtype=np.bool_)
         iters = np.zeros(S, dtype=np.int64)
         branches = np.zeros(S, dtype=np.int64)
-        keys = np.zeros((S if self.osd is not None else 0, n), dtype=np.float64)
+        flagged_key = None  # the one-shot paths keep the flagged shot's OSD key (no pre-BP rerun)
         if self.branch_threads > 1 and self.step_iter >= 4:
             works = self._own_parallel_works()
+            keys = np.zeros((S if self.osd is not None else 0, n), dtype=np.float64)
             for i in range(S):
                 conv[i], iters[i], branches[i] = gdg_decode_branch_parallel(
                     *self.graph, self.llr, s[i], self.pre_iter, self.step_iter, self.max_step, self.max_tree_depth,
@@ -197,20 +198,31 @@ class GdgDecoder(Decoder):
                     works, out[i])
                 if not conv[i] and keys.shape[0]:
                     reliability_key(works[0], keys[i])
+            flagged_key = keys
         else:
             head = (*self.graph, self.llr, s, self.pre_iter, self.step_iter, self.max_step, self.max_tree_depth,
                     self.max_side_depth, self.side_step, self.new_n, self.low_error_mode, self.alpha)
             if S == 1 or (self.threads or num_threads()) == 1:  # reuse this thread's buffers
-                gdg_decode_range_work(*head, self.max_iters, self._own_work(), out, conv, iters, branches, keys, 0, S)
+                work = self._own_work()
+                gdg_decode_range_work(*head, self.max_iters, work, out, conv, iters, branches, 0, S)
+                if S == 1 and self.osd is not None and not conv[0]:
+                    flagged_key = np.zeros((1, n), dtype=np.float64)
+                    reliability_key(work, flagged_key[0])
             else:
-                run_dynamic(gdg_decode_range,
-                            (*head, self.max_guess, self.max_iters, out, conv, iters, branches, keys), S,
+                run_dynamic(gdg_decode_range, (*head, self.max_guess, self.max_iters, out, conv, iters, branches), S,
                             self.threads)
         if self.osd is None:
             return out, conv, iters, branches, None
         flagged = ~conv
-        if flagged.any():
-            self.osd.solve_batch(s, keys, flagged, out)
+        idx = np.flatnonzero(flagged)
+        if idx.size:
+            if flagged_key is not None:  # (S, n)
+                keys = flagged_key[idx]
+            else:  # batch buffers were reused: rerun the flagged shots' pre-BP (rare, ~8 iterations each)
+                keys = np.zeros((idx.size, n), dtype=np.float64)
+                reliability_keys(*self.graph, self.llr, s, idx.astype(np.int64), self.pre_iter, self.alpha,
+                                 self._own_work(), keys)
+            out[idx] = self.osd.solve_batch(s[idx], keys)
         return out, conv, iters, branches, flagged
 
     def _info(self, conv, iters, br, osd) -> GdgDecodeInfo:

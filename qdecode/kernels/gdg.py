@@ -824,10 +824,24 @@ def gdg_decode(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndrome,
 def reliability_key(work, key):
     """``key`` (n,) = the pre-BP posterior sums ``sum_t M_j^(t)`` over the last four iterations (the
     shortening's key: ascending = most likely flipped) of the latest shot decoded on ``work``
-    that did not converge in pre-BP; an OSD ordering for shots where no branch converged."""
+    whose pre-BP ran without converging; an OSD ordering for shots where no branch converged."""
     lsum = work[5]
     for j in range(key.shape[0]):
         key[j] = lsum[j]
+
+
+@numba.njit(cache=True, nogil=True)
+def reliability_keys(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndromes, shots, pre_iter, alpha,
+                     work, keys):
+    """``keys[r]`` = :func:`reliability_key` of shot ``shots[r]`` of ``syndromes``, by running its
+    pre-BP again on ``work`` (deterministic: the same sums as in its decode). For shots decoded
+    on buffers that were reused since (batches); each must have a nonzero syndrome and a pre-BP
+    that did not converge (true of every shot whose decode did not converge)."""
+    out = np.zeros(var_ptr.shape[0] - 1, dtype=np.uint8)
+    for r in range(shots.shape[0]):
+        _prepare(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndromes[shots[r]], pre_iter, 0, alpha,
+                 work, out)
+        reliability_key(work, keys[r])
 
 
 def pushes_per_branch(max_tree_depth: int, side_step: int) -> int:
@@ -838,26 +852,20 @@ def pushes_per_branch(max_tree_depth: int, side_step: int) -> int:
 @numba.njit(cache=True, nogil=True)
 def gdg_decode_range(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndromes,
                      pre_iter, step_iter, max_step, max_tree_depth, max_side_depth, side_step, new_n_cap,
-                     low_error, alpha, max_guess, max_iters, out, converged_out, iters_out, branches_out, keys_out,
-                     start, stop):
-    """:func:`gdg_decode` on shots ``start:stop`` of ``syndromes`` with fresh work buffers (releases the GIL).
-
-    ``keys_out``: ``(S, n)`` float64 receiving, for every shot that did not converge, the
-    pre-BP posterior sums (:func:`reliability_key`), or ``(0, n)`` for none."""
+                     low_error, alpha, max_guess, max_iters, out, converged_out, iters_out, branches_out, start, stop):
+    """:func:`gdg_decode` on shots ``start:stop`` of ``syndromes`` with fresh work buffers (releases the GIL)."""
     n = var_ptr.shape[0] - 1
     m = chk_ptr.shape[0] - 1
     work = _make_work(n, m, var_chks.shape[0], max_guess, 1, side_step, max(1, min(max_tree_depth, side_step)))
     gdg_decode_range_work(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndromes,
                           pre_iter, step_iter, max_step, max_tree_depth, max_side_depth, side_step, new_n_cap,
-                          low_error, alpha, max_iters, work, out, converged_out, iters_out, branches_out, keys_out,
-                          start, stop)
+                          low_error, alpha, max_iters, work, out, converged_out, iters_out, branches_out, start, stop)
 
 
 @numba.njit(cache=True, nogil=True)
 def gdg_decode_range_work(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndromes,
                           pre_iter, step_iter, max_step, max_tree_depth, max_side_depth, side_step, new_n_cap,
-                          low_error, alpha, max_iters, work, out, converged_out, iters_out, branches_out, keys_out,
-                          start, stop):
+                          low_error, alpha, max_iters, work, out, converged_out, iters_out, branches_out, start, stop):
     """:func:`gdg_decode_range` on caller-owned ``work`` buffers (:func:`_make_work`), e.g. kept by a
     decoder between the one-shot calls of a real-time stream (allocating them costs more than a
     typical window decode's pre-BP)."""
@@ -868,8 +876,6 @@ def gdg_decode_range_work(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr,
         converged_out[s] = ok
         iters_out[s] = its
         branches_out[s] = br
-        if not ok and keys_out.shape[0] > 0:
-            reliability_key(work, keys_out[s])
 
 
 def gdg_decode_branch_parallel(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndrome,

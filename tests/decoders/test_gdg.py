@@ -199,6 +199,8 @@ def test_osd_where_no_branch_converged(bb72):
                   GdgDecoder(prob, branch_threads=2, max_iters=60, osd_method="osd_cs", osd_order=10)):
         assert np.array_equal(other.decode_batch(s), out)
         assert np.array_equal(other.last_info.extra["osd"], flagged)
+    for i in np.flatnonzero(flagged)[:4]:  # one shot at a time (a stream's window): the key is kept, not rerun
+        assert np.array_equal(dec.decode_batch(s[i:i + 1])[0], out[i])
     pred = dec.predict_observables_batch(s)
     assert np.array_equal(pred, observables_from_errors(out, prob))
     assert np.array_equal(dec.last_info.extra["osd"], flagged)
@@ -249,7 +251,8 @@ def test_windowed_branch_parallel_equals_sequential(bb72):
                                                                          "max_side_depth"),
     (dict(alpha=0), "alpha"), (dict(new_n=-1), "new_n"), (dict(threads=0), "threads"),
     (dict(branch_threads=0), "branch_threads"), (dict(max_iters=-1), "max_iters"),
-    (dict(max_iters=8), "max_iters"),
+    (dict(max_iters=8), "max_iters"), (dict(osd_method="osd9"), "unknown OSD method"),
+    (dict(osd_method="osd_cs", osd_order=-1), "osd_order"), (dict(osd_order=2.5), "osd_order"),
 ])
 def test_bad_parameters(bb72, kw, match):
     with pytest.raises(DecoderInputError, match=match):
