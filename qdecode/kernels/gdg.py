@@ -878,6 +878,9 @@ def gdg_decode_range_work(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr,
         branches_out[s] = br
 
 
+_SOLO_STEPS = 3  # branch-parallel schedule: main-branch steps before the other threads start
+
+
 def gdg_decode_branch_parallel(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndrome,
                                pre_iter, step_iter, max_step, max_tree_depth, max_side_depth, side_step, new_n_cap,
                                low_error, alpha, max_iters, works, out):
@@ -889,7 +892,8 @@ def gdg_decode_branch_parallel(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr,
     on its queue entry, not on the posterior history a previous branch left behind).
 
     Schedule: thread 0 walks the main branch (:func:`_main_step`), publishing each alternative
-    as soon as it is queued; meanwhile and afterwards every other thread takes the next published
+    as soon as it is queued; the other threads start after its first ``_SOLO_STEPS`` steps (and
+    not at all if it ends within them: thread 0 then replays alone); meanwhile and afterwards every other thread takes the next published
     alternative in queue order (at most ``slots`` ahead of the oldest one not yet applied) and
     replays it (:func:`_branch`) with bounds known at that moment (the min_depth, and the
     iterations spent so far for the budget); once the main branch has ended thread 0 replays
@@ -962,19 +966,21 @@ def gdg_decode_branch_parallel(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr,
                     apply_ready()
                 cond.notify_all()
 
-    def main_loop():
-        while True:
-            done = _main_step(syndrome, step_iter, max_step, max_side_depth, low_error, alpha, budget, True, shared)
-            with cond:
-                pub[0], pub[1], pub[2] = int(ctl[_M_USED]), int(ctl[_M_MIN_DEPTH]), int(ctl[_M_ITERS])
-                publish_live()
-                if done:
-                    _main_finish(shared)
-                    pos[4] = 1
-                    apply_ready()
-                cond.notify_all()
+    def main_part():  # one _main_step call (up to the next queued alternative); True once the main branch ended
+        done = _main_step(syndrome, step_iter, max_step, max_side_depth, low_error, alpha, budget, True, shared)
+        with cond:
+            pub[0], pub[1], pub[2] = int(ctl[_M_USED]), int(ctl[_M_MIN_DEPTH]), int(ctl[_M_ITERS])
+            publish_live()
             if done:
-                return
+                _main_finish(shared)
+                pos[4] = 1
+                apply_ready()
+            cond.notify_all()
+        return done
+
+    def main_loop():
+        while not main_part():
+            pass
 
     def worker(body, scratch):
         try:
@@ -985,9 +991,16 @@ def gdg_decode_branch_parallel(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr,
                 cond.notify_all()
             raise
 
-    futures = [_executor().submit(worker, work_loop, w) for w in works[1:]]
+    # the first steps alone: most windows converge within them, and a worker would only add its
+    # hand-off (~0.2 ms); the queued alternatives wait and are replayed in order all the same
+    ended = False
+    for _ in range(_SOLO_STEPS):
+        ended = main_part()
+        if ended:
+            break
+    futures = [] if ended else [_executor().submit(worker, work_loop, w) for w in works[1:]]
     try:
-        worker(lambda _s: (main_loop(), work_loop(shared)), shared)
+        worker(lambda _s: (None if ended else main_loop(), work_loop(shared)), shared)
     finally:
         for f in futures:
             f.result()
