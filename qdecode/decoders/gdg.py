@@ -187,18 +187,16 @@ class GdgDecoder(Decoder):
         conv = np.zeros(S, dtype=np.bool_)
         iters = np.zeros(S, dtype=np.int64)
         branches = np.zeros(S, dtype=np.int64)
-        flagged_key = None  # the one-shot paths keep the flagged shot's OSD key (no pre-BP rerun)
+        kept = {}  # shot -> OSD key, kept by the one-shot paths (no pre-BP rerun needed)
         if self.branch_threads > 1 and self.step_iter >= 4:
             works = self._own_parallel_works()
-            keys = np.zeros((S if self.osd is not None else 0, n), dtype=np.float64)
             for i in range(S):
                 conv[i], iters[i], branches[i] = gdg_decode_branch_parallel(
                     *self.graph, self.llr, s[i], self.pre_iter, self.step_iter, self.max_step, self.max_tree_depth,
                     self.max_side_depth, self.side_step, self.new_n, self.low_error_mode, self.alpha, self.max_iters,
                     works, out[i])
-                if not conv[i] and keys.shape[0]:
-                    reliability_key(works[0], keys[i])
-            flagged_key = keys
+                if self.osd is not None and not conv[i]:
+                    kept[i] = self._key_of(works[0])
         else:
             head = (*self.graph, self.llr, s, self.pre_iter, self.step_iter, self.max_step, self.max_tree_depth,
                     self.max_side_depth, self.side_step, self.new_n, self.low_error_mode, self.alpha)
@@ -206,8 +204,7 @@ class GdgDecoder(Decoder):
                 work = self._own_work()
                 gdg_decode_range_work(*head, self.max_iters, work, out, conv, iters, branches, 0, S)
                 if S == 1 and self.osd is not None and not conv[0]:
-                    flagged_key = np.zeros((1, n), dtype=np.float64)
-                    reliability_key(work, flagged_key[0])
+                    kept[0] = self._key_of(work)
             else:
                 run_dynamic(gdg_decode_range, (*head, self.max_guess, self.max_iters, out, conv, iters, branches), S,
                             self.threads)
@@ -216,14 +213,24 @@ class GdgDecoder(Decoder):
         flagged = ~conv
         idx = np.flatnonzero(flagged)
         if idx.size:
-            if flagged_key is not None:  # (S, n)
-                keys = flagged_key[idx]
-            else:  # batch buffers were reused: rerun the flagged shots' pre-BP (rare, ~8 iterations each)
-                keys = np.zeros((idx.size, n), dtype=np.float64)
-                reliability_keys(*self.graph, self.llr, s, idx.astype(np.int64), self.pre_iter, self.alpha,
-                                 self._own_work(), keys)
+            keys = np.zeros((idx.size, n), dtype=np.float64)
+            rerun = np.array([r for r, i in enumerate(idx) if i not in kept], dtype=np.int64)
+            for r, i in enumerate(idx):
+                if i in kept:
+                    keys[r] = kept[i]
+            if rerun.size:  # batch buffers were reused: rerun those shots' pre-BP (rare, ~8 iterations each)
+                rerun_keys = np.zeros((rerun.size, n), dtype=np.float64)
+                reliability_keys(*self.graph, self.llr, s, idx[rerun].astype(np.int64), self.pre_iter, self.alpha,
+                                 self._own_work(), rerun_keys)
+                keys[rerun] = rerun_keys
             out[idx] = self.osd.solve_batch(s[idx], keys)
         return out, conv, iters, branches, flagged
+
+    def _key_of(self, work) -> np.ndarray:
+        """The OSD key of the shot just decoded on ``work`` (:func:`reliability_key`), (n,) float64."""
+        key = np.zeros(self.problem.num_errors, dtype=np.float64)
+        reliability_key(work, key)
+        return key
 
     def _info(self, conv, iters, br, osd) -> GdgDecodeInfo:
         extra = {"branches": br}

@@ -893,10 +893,11 @@ def gdg_decode_branch_parallel(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr,
 
     Schedule: thread 0 walks the main branch (:func:`_main_step`), publishing each alternative
     as soon as it is queued; the other threads start after its first ``_SOLO_STEPS`` steps (and
-    not at all if it ends within them: thread 0 then replays alone); meanwhile and afterwards every other thread takes the next published
-    alternative in queue order (at most ``slots`` ahead of the oldest one not yet applied) and
-    replays it (:func:`_branch`) with bounds known at that moment (the min_depth, and the
-    iterations spent so far for the budget); once the main branch has ended thread 0 replays
+    not at all if it ends within them: thread 0 then replays alone); meanwhile and afterwards
+    every other thread takes the next published alternative in queue order (at most ``slots``
+    ahead of the oldest one not yet applied) and replays it (:func:`_branch`) under the live bounds
+    (the min_depth and the iterations spent so far, re-read every step; a spent budget halts the
+    replays in flight); once the main branch has ended thread 0 replays
     too. Finished alternatives are applied in queue order after the main branch
     (:func:`_commit`, under a lock), which may queue more. A branch's bounds are never tighter
     than those the sequential schedule applies it with, so the commit reproduces the sequential
