@@ -11,17 +11,23 @@ shot (for the latency of one shot; batches are otherwise parallel over shots): s
 counters as the sequential schedule (:func:`qdecode.kernels.gdg.gdg_decode_branch_parallel`).
 It needs ``step_iter >= 4``; with fewer iterations per step the sequential schedule runs.
 
-``osd_method`` (default ``"none"``: the authors' decoder): where no branch converged, OSD
-(``osd0`` / ``osd_e`` / ``osd_cs`` of order ``osd_order``, :class:`OsdPostProcessor`) on the whole
-problem, ordered by the pre-BP posterior sums that drove the shortening, replaces the flagged
-decision; its estimate satisfies the syndrome. Much cheaper than a BP+OSD redo of the shot
-(``window[...,fallback=...]``): no further BP iterations, ~0.5 ms for OSD-CS10 on a (3,1) window of
-the gross code against ~6 ms for BP+OSD-CS10 (80 iterations on the whole window + OSD).
+``osd_method`` (default ``"none"``: the authors' decoder): OSD (``osd0`` / ``osd_e`` / ``osd_cs``
+of order ``osd_order``, :class:`OsdPostProcessor`) on the whole problem, ordered by the pre-BP
+posterior sums that drove the shortening (the sum of the last four posteriors, which averages
+min-sum's oscillation: an ordering by the last posterior alone fails ~4x as often on gross-code
+windows). Where no branch converged its estimate replaces the flagged decision (it satisfies the
+syndrome). Where a branch converged only after more than ``osd_after`` BP iterations past pre-BP,
+OSD's estimate competes with the chosen branch on the same path metric
+``PM = sum_{e_j = 1} lambda_j`` and the lighter one is returned (ties: the branch); the deep
+branches of a long guessing tree often converge to a heavier estimate than OSD's
+(``osd_after=-1``: OSD only where no branch converged). Much cheaper than a BP+OSD redo of the
+shot (``window[...,fallback=...]``): no further BP iterations, ~0.5 ms for OSD-CS10 on a (3,1)
+window of the gross code against ~6 ms for BP+OSD-CS10 (80 iterations on the whole window + OSD).
 
 ``last_info``: ``converged`` (a branch satisfied the syndrome; False = flagged shot: the main
 branch's decision is returned, or OSD's with ``osd_method``), ``iterations`` (pre-BP + every step
 of every branch), ``extra["branches"]`` (0 when pre-BP converged, else 1 + replayed alternatives),
-and with ``osd_method`` ``extra["osd"]`` (bool, shots decided by OSD).
+and with ``osd_method`` ``extra["osd"]`` (bool, shots whose returned estimate is OSD's).
 """
 
 from __future__ import annotations
@@ -102,12 +108,16 @@ class GdgDecoder(Decoder):
         osd_method: ``"none"`` (default) or an OSD method (``"osd0"``, ``"osd_e"``, ``"osd_cs"``)
             run where no branch converged (module docstring).
         osd_order: that OSD's order (>= 0, clamped to ``n - rank(H)``).
+        osd_after: with ``osd_method``, OSD also competes (lighter path metric wins) with the
+            converged answer of shots that took more than this many BP iterations after
+            pre-BP (0: every shot that went past pre-BP; -1: OSD only where no branch converged).
     """
 
     def __init__(self, problem: DecodingProblem, *, pre_iter: int = 8, step_iter: int = 6, max_step: int = 25,
                  max_tree_depth: int = 3, max_side_depth: int = 10, side_step: int = 10, new_n: int = 0,
                  low_error_mode: bool = False, alpha: float = 1.0, max_iters: int = 0, threads: int | None = None,
-                 branch_threads: int = 1, osd_method: str = "none", osd_order: int = 10):
+                 branch_threads: int = 1, osd_method: str = "none", osd_order: int = 10,
+                 osd_after: int = 0):
         self.problem = problem
         self.pre_iter = _int(pre_iter, "pre_iter", 1)
         self.step_iter = _int(step_iter, "step_iter", 1)
@@ -135,6 +145,7 @@ class GdgDecoder(Decoder):
         self.threads = threads
         self.branch_threads = _int(branch_threads, "branch_threads", 1)
         osd_order = _int(osd_order, "osd_order", 0)
+        self.osd_after = _int(osd_after, "osd_after", -1)
         self.osd = None
         if not (isinstance(osd_method, str) and osd_method.strip().lower() == "none"):
             try:
@@ -195,7 +206,7 @@ class GdgDecoder(Decoder):
                     *self.graph, self.llr, s[i], self.pre_iter, self.step_iter, self.max_step, self.max_tree_depth,
                     self.max_side_depth, self.side_step, self.new_n, self.low_error_mode, self.alpha, self.max_iters,
                     works, out[i])
-                if self.osd is not None and not conv[i]:
+                if self.osd is not None and self._wants_osd(conv[i], iters[i]):
                     kept[i] = self._key_of(works[0])
         else:
             head = (*self.graph, self.llr, s, self.pre_iter, self.step_iter, self.max_step, self.max_tree_depth,
@@ -203,15 +214,15 @@ class GdgDecoder(Decoder):
             if S == 1 or (self.threads or num_threads()) == 1:  # reuse this thread's buffers
                 work = self._own_work()
                 gdg_decode_range_work(*head, self.max_iters, work, out, conv, iters, branches, 0, S)
-                if S == 1 and self.osd is not None and not conv[0]:
+                if S == 1 and self.osd is not None and self._wants_osd(conv[0], iters[0]):
                     kept[0] = self._key_of(work)
             else:
                 run_dynamic(gdg_decode_range, (*head, self.max_guess, self.max_iters, out, conv, iters, branches), S,
                             self.threads)
         if self.osd is None:
             return out, conv, iters, branches, None
-        flagged = ~conv
-        idx = np.flatnonzero(flagged)
+        idx = np.flatnonzero(self._wants_osd(conv, iters))
+        decided = np.zeros(S, dtype=np.bool_)  # shots whose returned estimate is OSD's
         if idx.size:
             keys = np.zeros((idx.size, n), dtype=np.float64)
             rerun = np.array([r for r, i in enumerate(idx) if i not in kept], dtype=np.int64)
@@ -223,8 +234,21 @@ class GdgDecoder(Decoder):
                 reliability_keys(*self.graph, self.llr, s, idx[rerun].astype(np.int64), self.pre_iter, self.alpha,
                                  self._own_work(), rerun_keys)
                 keys[rerun] = rerun_keys
-            out[idx] = self.osd.solve_batch(s[idx], keys)
-        return out, conv, iters, branches, flagged
+            cand = self.osd.solve_batch(s[idx], keys)
+            take = ~conv[idx]  # flagged: OSD's estimate; converged: the lighter of the two (ties: GDG's)
+            rival = np.flatnonzero(conv[idx])
+            if rival.size:
+                take[rival] = cand[rival] @ self.llr < out[idx[rival]] @ self.llr
+            out[idx[take]] = cand[take]
+            decided[idx[take]] = True
+        return out, conv, iters, branches, decided
+
+    def _wants_osd(self, conv, iters):
+        """Shots OSD runs on (bool, like ``conv``): no branch converged, or (``osd_after >= 0``) one
+        converged after more than ``osd_after`` iterations past pre-BP (so pre-BP did not converge)."""
+        if self.osd_after < 0:
+            return ~conv
+        return ~conv | (iters > self.pre_iter + self.osd_after)
 
     def _key_of(self, work) -> np.ndarray:
         """The OSD key of the shot just decoded on ``work`` (:func:`reliability_key`), (n,) float64."""
@@ -280,9 +304,12 @@ def register_gdg() -> None:
                            minimum=0, label_default=False),
         "branch_threads": Param(int, 1, "threads replaying one shot's guessing tree (1 = sequential; same "
                                 "results, so not part of the label)", minimum=1, in_label=False),
-        "osd_method": Param(str, "none", "OSD where no branch converged, ordered by the pre-BP posteriors: "
-                            "none | osd0 | osd_e | osd_cs", label_default=False),
+        "osd_method": Param(str, "none", "OSD where no branch converged (see osd_after), ordered by the pre-BP "
+                            "posteriors: none | osd0 | osd_e | osd_cs", label_default=False),
         "osd_order": Param(int, 10, "order of that OSD", minimum=0, label_default=False),
+        "osd_after": Param(int, 0, "with osd_method: OSD also competes (lighter path metric wins) with answers "
+                           "converged after more than this many iterations past pre-BP (-1 = only where none "
+                           "converged)", minimum=-1, label_default=False),
     }
     register("gdg", lambda problem, **kw: GdgDecoder(problem, **kw), params,
              doc="BP + guided decimation guessing (Gong et al.; numba)")

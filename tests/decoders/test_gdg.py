@@ -179,15 +179,15 @@ def test_iteration_budget(bb72):
 
 
 def test_osd_where_no_branch_converged(bb72):
-    """osd_method: the flagged shots (and only they) get OSD's estimate, which satisfies the syndrome;
-    every schedule agrees; the label shows the option only when it is on."""
+    """osd_method with osd_after=-1: the flagged shots (and only they) get OSD's estimate, which
+    satisfies the syndrome; every schedule agrees; the label shows the option only when it is on."""
     prob, dets, _ = bb72
     s = dets[:150]
     plain = GdgDecoder(prob, threads=1, max_iters=60)
     ref = plain.decode_batch(s)
     flagged = ~plain.last_info.converged
     assert flagged.sum() >= 3  # the tight budget leaves shots without a converged branch
-    dec = GdgDecoder(prob, threads=1, max_iters=60, osd_method="osd_cs", osd_order=10)
+    dec = GdgDecoder(prob, threads=1, max_iters=60, osd_method="osd_cs", osd_order=10, osd_after=-1)
     out = dec.decode_batch(s)
     info = dec.last_info
     assert np.array_equal(info.converged, plain.last_info.converged)
@@ -195,8 +195,8 @@ def test_osd_where_no_branch_converged(bb72):
     assert np.array_equal(out[~flagged], ref[~flagged])
     assert np.array_equal(_syndrome(prob, out), s)  # every shot now satisfies its syndrome
     assert not np.array_equal(out[flagged], ref[flagged])
-    for other in (GdgDecoder(prob, threads=2, max_iters=60, osd_method="cs", osd_order=10),
-                  GdgDecoder(prob, branch_threads=2, max_iters=60, osd_method="osd_cs", osd_order=10)):
+    for other in (GdgDecoder(prob, threads=2, max_iters=60, osd_method="cs", osd_order=10, osd_after=-1),
+                  GdgDecoder(prob, branch_threads=2, max_iters=60, osd_method="osd_cs", osd_order=10, osd_after=-1)):
         assert np.array_equal(other.decode_batch(s), out)
         assert np.array_equal(other.last_info.extra["osd"], flagged)
     for i in np.flatnonzero(flagged)[:4]:  # one shot at a time (a stream's window): the key is kept, not rerun
@@ -207,6 +207,51 @@ def test_osd_where_no_branch_converged(bb72):
     assert "osd" not in plain.last_info.extra  # the authors' decoder reports no OSD
     assert DecoderSpec.create("gdg", ["osd_method=none"]).label() == DecoderSpec.create("gdg", []).label()
     assert "osd_method=osd_cs" in DecoderSpec.create("window", ["inner=gdg", "osd_method=osd_cs"]).label()
+
+
+def test_osd_competes_with_late_converged_answers(bb72):
+    """osd_after=A: where a branch converged only after more than A iterations past pre-BP, OSD's
+    estimate (ordered by the pre-BP posterior sums, checked against the Python reference's) competes
+    and the lighter path metric sum(llr[e == 1]) wins, GDG's on ties; other shots are untouched;
+    every schedule (batch threads, branch threads, one shot at a time) agrees."""
+    from qdecode.decoders.osd import OsdPostProcessor
+    from tests.decoders.gdg_reference import gdg_reference
+
+    prob, dets, _ = bb72
+    s = dets[:300]
+    plain = GdgDecoder(prob, threads=1)
+    ref = plain.decode_batch(s)
+    conv, iters = plain.last_info.converged, plain.last_info.iterations
+    after = 30
+    dec = GdgDecoder(prob, threads=1, osd_method="osd_cs", osd_order=10, osd_after=after)
+    out = dec.decode_batch(s)
+    won = dec.last_info.extra["osd"]
+    assert np.array_equal(dec.last_info.converged, conv) and np.array_equal(dec.last_info.iterations, iters)
+    rival = conv & (iters > dec.pre_iter + after)
+    assert np.array_equal(won & conv, won & rival)  # OSD replaced converged answers only past the threshold
+    assert np.array_equal(won | conv, np.ones_like(conv)) and won[~conv].all()
+    assert np.array_equal(out[~won], ref[~won])
+    assert 1 <= won[rival].sum() < rival.sum()  # OSD wins some of the late answers, not all
+    assert np.array_equal(_syndrome(prob, out), s)
+    weight = lambda e: e.astype(np.float64) @ prob.llr  # noqa: E731
+    assert (weight(out[won & conv]) < weight(ref[won & conv])).all()
+    osd = OsdPostProcessor(prob, "osd_cs", 10)
+    for i in np.flatnonzero(rival)[:10]:
+        trace = {}
+        gdg_reference(prob.H, prob.llr, s[i], pre_iter=8, trace=trace)
+        cand = osd.solve(s[i], np.array(trace["sums"]))
+        expect = cand if weight(cand) < weight(ref[i]) else ref[i]
+        assert np.array_equal(out[i], expect), i
+    for other in (GdgDecoder(prob, threads=2, osd_method="osd_cs", osd_order=10, osd_after=after),
+                  GdgDecoder(prob, branch_threads=2, osd_method="osd_cs", osd_order=10, osd_after=after)):
+        assert np.array_equal(other.decode_batch(s), out)
+        assert np.array_equal(other.last_info.extra["osd"], won)
+    for i in np.flatnonzero(rival)[:6]:  # one shot at a time: the key is kept, not rerun
+        assert np.array_equal(dec.decode_batch(s[i:i + 1])[0], out[i])
+    late = GdgDecoder(prob, threads=1, osd_method="osd_cs", osd_order=10, osd_after=10 ** 6)
+    assert np.array_equal(late.decode_batch(s), ref)  # nothing converges that late: the authors' answers
+    assert "osd_after=5" in DecoderSpec.create("gdg", ["osd_method=osd_cs", "osd_after=5"]).label()
+    assert "osd_after" not in DecoderSpec.create("gdg", ["osd_method=osd_cs"]).label()
 
 
 def test_osd_is_ordered_by_the_pre_bp_posterior_sums():
@@ -253,6 +298,7 @@ def test_windowed_branch_parallel_equals_sequential(bb72):
     (dict(branch_threads=0), "branch_threads"), (dict(max_iters=-1), "max_iters"),
     (dict(max_iters=8), "max_iters"), (dict(osd_method="osd9"), "unknown OSD method"),
     (dict(osd_method="osd_cs", osd_order=-1), "osd_order"), (dict(osd_order=2.5), "osd_order"),
+    (dict(osd_method="osd_cs", osd_after=-2), "osd_after"), (dict(osd_after=1.5), "osd_after"),
 ])
 def test_bad_parameters(bb72, kw, match):
     with pytest.raises(DecoderInputError, match=match):

@@ -282,19 +282,25 @@ def test_gdg_own_osd_inside_windows():
     circ = build_circuit("bb72_12_6", rounds=6, noise="bb-uniform", p=0.005, basis="Z")
     prob = DecodingProblem.from_dem(decoding_dem(circ))
     dets, _ = _sample(circ, 60, seed=3)
-    kw = {"max_iters": 40, "osd_method": "osd_cs", "osd_order": 10}  # a tight budget: many windows need OSD
+    kw = {"max_iters": 40, "osd_method": "osd_cs", "osd_order": 10, "osd_after": -1}  # tight: many need OSD
     dec = WindowDecoder(prob, inner="gdg", W=3, F=1, inner_params=kw)
     e = dec.decode_batch(dets)
     info = dec.last_info
     assert info.extra["inner_osd"].sum() > 0
     assert np.array_equal(info.extra["inner_osd"] > 0, ~info.extra["window_converged"].all(axis=1))
     assert not (_mod2(e, prob.H) ^ dets).any()  # every window satisfied its syndrome
-    for i in range(0, 60, 7):
-        stream = dec.stream()
-        for rows in dec.round_detectors:
-            stream.push_round(dets[i:i + 1, rows])
-        stream.finish()
-        assert np.array_equal(stream.errors[0], e[i]), i
+    # osd_after=0 (the default): OSD also competes with every answer that needed decimation
+    rival = WindowDecoder(prob, inner="gdg", W=3, F=1, inner_params={**kw, "max_iters": 0, "osd_after": 0})
+    e0 = rival.decode_batch(dets)
+    assert rival.last_info.extra["inner_osd"].sum() > 0
+    assert not (_mod2(e0, prob.H) ^ dets).any()
+    for d, errs in ((dec, e), (rival, e0)):
+        for i in range(0, 60, 7):
+            stream = d.stream()
+            for rows in d.round_detectors:
+                stream.push_round(dets[i:i + 1, rows])
+            stream.finish()
+            assert np.array_equal(stream.errors[0], errs[i]), i
 
 
 def test_bb_windows_recipe_parses():
