@@ -20,7 +20,7 @@ decoder (nonzero window syndrome).
 
 Usage: python benchmarks/window_ler.py --p 0.003 0.004 --shots 3000 [--seed 7] [--threads 1]
        [--windows 5,2 3,1] [--inner bposd gdg relay-bp] [--no-whole] [--bp-iter 80] [--osd-order 10]
-       [--latency-shots 300] [--gdg-max-iters 0 300] [--gdg-osd osd_cs] [--gdg-osd-after 0 -1]
+       [--latency-shots 300] [--gdg-max-iters 0 300] [--gdg-osd osd_cs] [--gdg-osd-after 60 -1]
        [--branch-threads 2]
 
 ``--gdg-max-iters``: one windowed GDG per iteration budget (``max_iters``, 0 = none; a real-time
@@ -92,7 +92,7 @@ def main() -> None:
     ap.add_argument("--gdg-osd", nargs="+", default=["none"], choices=["none", "osd0", "osd_cs"],
                     help="windowed GDG variants: OSD (order --osd-order) where no branch converged, ordered by "
                          "GDG's pre-BP posteriors")
-    ap.add_argument("--gdg-osd-after", type=int, nargs="+", default=[0],
+    ap.add_argument("--gdg-osd-after", type=int, nargs="+", default=[60],
                     help="with --gdg-osd: GDG's osd_after (OSD competes with answers converged after more than "
                          "this many iterations past pre-BP; -1 = OSD only where no branch converged)")
     ap.add_argument("--branch-threads", type=int, default=1, help="GDG branch threads (latency runs)")
@@ -146,8 +146,7 @@ def main() -> None:
                             kw["osd_order"] = args.osd_order if osd == "osd_cs" else 0
                             kw["osd_after"] = after
                             label += f" osd={osd}{kw['osd_order'] if osd == 'osd_cs' else ''}"
-                            if after != 0:
-                                label += f" osd_after={after}"
+                            label += f" osd_after={after}"
                     decoders[label] = WindowDecoder(prob, inner=name, W=W, F=F, inner_params=kw, fallback=fb)
         Ht, Lt = prob.H.T.tocsr().astype(np.int32), prob.L.T.tocsr().astype(np.int32)
         for name, dec in decoders.items():

@@ -179,7 +179,7 @@ def test_iteration_budget(bb72):
 
 
 def test_osd_where_no_branch_converged(bb72):
-    """osd_method with osd_after=-1: the flagged shots (and only they) get OSD's estimate, which
+    """osd_method with osd_after=-1 (the default): the flagged shots (and only they) get OSD's estimate, which
     satisfies the syndrome; every schedule agrees; the label shows the option only when it is on."""
     prob, dets, _ = bb72
     s = dets[:150]
@@ -251,7 +251,8 @@ def test_osd_competes_with_late_converged_answers(bb72):
     late = GdgDecoder(prob, threads=1, osd_method="osd_cs", osd_order=10, osd_after=10 ** 6)
     assert np.array_equal(late.decode_batch(s), ref)  # nothing converges that late: the authors' answers
     assert "osd_after=5" in DecoderSpec.create("gdg", ["osd_method=osd_cs", "osd_after=5"]).label()
-    assert "osd_after" not in DecoderSpec.create("gdg", ["osd_method=osd_cs"]).label()
+    assert "osd_after" not in DecoderSpec.create("gdg", ["osd_method=osd_cs", "osd_after=-1"]).label()
+    assert GdgDecoder(prob, osd_method="osd_cs").osd_after == -1  # labels written before the option keep their meaning
 
 
 def test_osd_is_ordered_by_the_pre_bp_posterior_sums():

@@ -289,7 +289,7 @@ def test_gdg_own_osd_inside_windows():
     assert info.extra["inner_osd"].sum() > 0
     assert np.array_equal(info.extra["inner_osd"] > 0, ~info.extra["window_converged"].all(axis=1))
     assert not (_mod2(e, prob.H) ^ dets).any()  # every window satisfied its syndrome
-    # osd_after=0 (the default): OSD also competes with every answer that needed decimation
+    # osd_after=0: OSD also competes with every answer that needed decimation
     rival = WindowDecoder(prob, inner="gdg", W=3, F=1, inner_params={**kw, "max_iters": 0, "osd_after": 0})
     e0 = rival.decode_batch(dets)
     assert rival.last_info.extra["inner_osd"].sum() > 0
