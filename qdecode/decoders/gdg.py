@@ -156,6 +156,8 @@ class GdgDecoder(Decoder):
                 self.osd = OsdPostProcessor(problem, normalize_osd_method(osd_method), osd_order)
             except ValueError as exc:
                 raise DecoderInputError(str(exc)) from None
+        if self.osd is None and self.osd_after >= 0:
+            raise DecoderInputError(f"osd_after={self.osd_after} needs an OSD: set osd_method (osd0 | osd_e | osd_cs)")
         # snapshot capacity of the authors' single-thread schedule
         self.max_guess = max(1, (2 ** self.max_tree_depth - 1) * 2 + self.max_side_depth - self.max_tree_depth)
         self.graph = csr_csc_graph(problem.H)

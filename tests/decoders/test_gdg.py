@@ -300,6 +300,7 @@ def test_windowed_branch_parallel_equals_sequential(bb72):
     (dict(max_iters=8), "max_iters"), (dict(osd_method="osd9"), "unknown OSD method"),
     (dict(osd_method="osd_cs", osd_order=-1), "osd_order"), (dict(osd_order=2.5), "osd_order"),
     (dict(osd_method="osd_cs", osd_after=-2), "osd_after"), (dict(osd_after=1.5), "osd_after"),
+    (dict(osd_after=60), "osd_after=60 needs an OSD"),
 ])
 def test_bad_parameters(bb72, kw, match):
     with pytest.raises(DecoderInputError, match=match):
