@@ -26,8 +26,9 @@ Usage: python benchmarks/window_ler.py --p 0.003 0.004 --shots 3000 [--seed 7] [
 ``--gdg-max-iters``: one windowed GDG per iteration budget (``max_iters``, 0 = none; a real-time
 deadline per window). ``--gdg-osd``: GDG's own OSD (``osd_method``); ``--gdg-osd-after``: its
 ``osd_after`` values, one variant each (OSD also competes with answers that converged more than
-that many iterations after pre-BP; -1 = only where no branch converged). ``--branch-threads``: GDG replays one window's guessing tree on that many
-threads (identical results; it matters for latency only).
+that many iterations after pre-BP; -1 = only where no branch converged). ``--branch-threads``: GDG
+replays one window's guessing tree on that many threads (identical results; it matters for latency
+only).
 """
 
 from __future__ import annotations

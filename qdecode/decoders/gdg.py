@@ -231,10 +231,13 @@ class GdgDecoder(Decoder):
         decided = np.zeros(S, dtype=np.bool_)  # shots whose returned estimate is OSD's
         if idx.size:
             keys = np.zeros((idx.size, n), dtype=np.float64)
-            rerun = np.array([r for r, i in enumerate(idx) if i not in kept], dtype=np.int64)
+            rerun = []
             for r, i in enumerate(idx):
                 if i in kept:
                     keys[r] = kept[i]
+                else:
+                    rerun.append(r)
+            rerun = np.array(rerun, dtype=np.int64)
             if rerun.size:  # batch buffers were reused: rerun those shots' pre-BP (rare, ~8 iterations each)
                 rerun_keys = np.zeros((rerun.size, n), dtype=np.float64)
                 reliability_keys(*self.graph, self.llr, s, idx[rerun].astype(np.int64), self.pre_iter, self.alpha,
