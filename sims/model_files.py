@@ -1,0 +1,83 @@
+"""Reading users' ``.stim`` circuits and ``.dem`` detector error models, with one-line errors.
+
+Every command that reads a model file (``sweep --circuit / --dem / --decoder-dem /
+--learned-noise``, ``predict``, ``learn-noise``) goes through these two functions, so a
+missing, unreadable, garbage or empty file gives the same clear message everywhere:
+``<path>: <what is wrong>``. They raise :class:`ModelFileError` (a ``ValueError``), which
+the command line reports as one line with exit status 2.
+
+"Empty" means no detectors and no observables: such a model decodes nothing, and a shot
+file read against it would silently produce an empty prediction file.
+"""
+
+from __future__ import annotations
+
+import os
+
+
+class ModelFileError(ValueError):
+    """A circuit or detector-error-model file that cannot be used; the message names the file."""
+
+
+def _read_text(path: str | os.PathLike, what: str) -> str:
+    path = os.fspath(path)
+    if os.path.isdir(path):
+        raise ModelFileError(f"{path}: is a directory, expected a {what} file")
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        raise ModelFileError(f"{path}: no such {what} file") from None
+    except OSError as exc:
+        raise ModelFileError(f"{path}: cannot read {what} file ({exc.strerror or exc})") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ModelFileError(f"{path}: not a text {what} file (binary data)") from None
+
+
+def _first_line(message: str) -> str:
+    return " ".join(str(message).split("\n")[0].split()) or "parse error"
+
+
+def parse_dem(text: str, *, where: str, allow_empty: bool = False):
+    """``stim.DetectorErrorModel`` from ``text``; ``where`` names the source in errors."""
+    import stim
+
+    try:
+        dem = stim.DetectorErrorModel(text)
+    except (ValueError, RuntimeError, IndexError) as exc:
+        raise ModelFileError(f"{where}: not a valid detector error model: {_first_line(exc)}") from None
+    if not allow_empty and dem.num_detectors == 0 and dem.num_observables == 0:
+        raise ModelFileError(f"{where}: the detector error model is empty (no detectors and no observables)")
+    return dem
+
+
+def parse_circuit(text: str, *, where: str, allow_empty: bool = False):
+    """``stim.Circuit`` from ``text``; ``where`` names the source in errors."""
+    import stim
+
+    try:
+        circuit = stim.Circuit(text)
+    except (ValueError, RuntimeError, IndexError) as exc:
+        raise ModelFileError(f"{where}: not a valid stim circuit: {_first_line(exc)}") from None
+    if not allow_empty and circuit.num_detectors == 0 and circuit.num_observables == 0:
+        raise ModelFileError(
+            f"{where}: the circuit declares no DETECTOR and no OBSERVABLE_INCLUDE (nothing to decode)"
+        )
+    return circuit
+
+
+def read_dem(path: str | os.PathLike, *, allow_empty: bool = False):
+    """The detector error model in the file ``path``.
+
+    Raises:
+        ModelFileError: missing or unreadable file, binary data, text stim cannot parse,
+            or (unless ``allow_empty``) a model with no detectors and no observables.
+    """
+    return parse_dem(_read_text(path, "detector error model"), where=os.fspath(path), allow_empty=allow_empty)
+
+
+def read_circuit(path: str | os.PathLike, *, allow_empty: bool = False):
+    """The stim circuit in the file ``path``; errors as :func:`read_dem`."""
+    return parse_circuit(_read_text(path, "circuit"), where=os.fspath(path), allow_empty=allow_empty)
