@@ -7,10 +7,11 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
-from qdecode.sims.plots import plot_threshold  # noqa: E402
+from qdecode.sims.plots import LineFit, PlotOptions, fit_curves, hits_and_trials, plot_threshold  # noqa: E402
 from qdecode.sims.stats import Fit, fit_binomial, shot_error_rate_to_per_round  # noqa: E402
 from qdecode.sims.store import StatsRow  # noqa: E402
-from qdecode.sims.threshold import estimate_thresholds  # noqa: E402
+from qdecode.sims.stats import rows_to_curves  # noqa: E402
+from qdecode.sims.threshold import estimate_thresholds, suppression_factors  # noqa: E402
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -85,7 +86,7 @@ def test_plot_zero_error_points_are_upper_bounds(tmp_path):
     assert len(_gids(fig, "threshold")) == 1
     legend_texts = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
     assert "no errors (upper bound)" in legend_texts
-    assert any("0.0015 [0.0012, 0.0018]" in t for t in legend_texts)
+    assert any("$p_{th}$ = 0.0015\ninterval [0.0012, 0.0018]" in t for t in legend_texts)
 
 
 def test_plot_without_saving_and_errors(tmp_path):
@@ -136,3 +137,94 @@ def test_long_legends_go_outside_the_axes(tmp_path):
     legend = fig.axes[0].get_legend()
     assert legend._loc == 2  # "upper left", anchored to the right of the axes
     assert (tmp_path / "l.png").read_bytes().startswith(PNG_MAGIC)
+
+
+def test_threshold_label_names_the_interval_and_out_of_range_estimates_are_not_drawn():
+    rows = _rows(decoders=("pm",))
+    (est,) = estimate_thresholds(rows, n_bootstrap=20).values()
+    fig = plot_threshold(rows, out_path=None, threshold=est)
+    (line,) = _gids(fig, "threshold")
+    texts = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    label = [t for t in texts if t.startswith("threshold")][0]
+    assert f"$p_{{th}}$ = {est.p_th:.3g} (finite-size-scaling fit)" in label
+    assert f"95% bootstrap interval [{est.low:.3g}, {est.high:.3g}]" in label
+    # The same estimate outside the p range of the data is named, not drawn.
+    fig = plot_threshold(rows, out_path=None, threshold=Fit(0.02, 0.03, 0.04))
+    assert not _gids(fig, "threshold")
+    (note,) = [t.get_text() for t in fig.axes[0].texts]
+    assert "estimate 0.03 outside the data range [0.003, 0.012], not drawn" in note
+
+
+def _discard_rows():
+    return [StatsRow(f"{d}-{p}", "pm", {"d": d, "p": p}, shots=1000, errors=e, discards=k,
+                     custom_counts={"not_converged": c} if c else {})
+            for d, p, e, k, c in ((3, 0.001, 10, 100, 3), (3, 0.002, 30, 200, 0), (5, 0.001, 2, 150, 7),
+                                  (5, 0.002, 12, 300, 9))]
+
+
+def test_y_quantities_discard_rate_and_custom_counts():
+    rows = _discard_rows()
+    assert hits_and_trials(rows[0], "error_rate") == (10, 900)
+    assert hits_and_trials(rows[0], "discard_rate") == (100, 1000)
+    assert hits_and_trials(rows[0], "custom:not_converged") == (3, 900)
+    assert hits_and_trials(rows[1], "custom:not_converged") == (0, 800)  # absent count: 0
+    fig = plot_threshold(rows, out_path=None, options=PlotOptions(y="discard_rate"))
+    d3 = [line for line in _gids(fig, "curve:") if line.get_label() == "d=3"][0]
+    assert np.allclose(d3.get_ydata(), [0.1, 0.2])
+    assert fig.axes[0].get_ylabel() == "Discard rate per shot"
+    fig = plot_threshold(rows, out_path=None, options=PlotOptions(y="custom:not_converged"))
+    assert fig.axes[0].get_ylabel() == "Rate of not_converged per kept shot"
+    assert len(_gids(fig, "upper:")) == 1  # d=3, p=0.002 has no such count
+    with pytest.raises(ValueError, match="unknown y quantity 'errors'"):
+        PlotOptions(y="errors")
+    with pytest.raises(ValueError, match="does not apply to discard_rate"):
+        plot_threshold(rows, out_path=None, per_round=True, options=PlotOptions(y="discard_rate"))
+
+
+def test_axis_scales_and_limits():
+    rows = _discard_rows()
+    fig = plot_threshold(rows, out_path=None, xscale="linear",
+                         options=PlotOptions(yscale="linear", xmin=0.0005, xmax=0.0025, ymax=0.1))
+    ax = fig.axes[0]
+    assert ax.get_xscale() == "linear" and ax.get_yscale() == "linear"
+    assert ax.get_xlim() == (0.0005, 0.0025) and ax.get_ylim()[1] == 0.1
+    assert not _gids(fig, "upper:")  # zero is drawable on a linear axis
+    with pytest.raises(ValueError, match="--xmin .* must be below --xmax"):
+        PlotOptions(xmin=0.01, xmax=0.001)
+    with pytest.raises(ValueError, match="--ymin 0 cannot be used on a log axis"):
+        plot_threshold(rows, out_path=None, options=PlotOptions(ymin=0.0))
+    with pytest.raises(ValueError, match="yscale must be one of"):
+        PlotOptions(yscale="sqrt")
+
+
+def test_fit_against_distance_gives_the_suppression_factor():
+    rows = _rows(decoders=("pm",), ds=(3, 5, 7, 9), shots=200000, seed=3)
+    # x = d, one curve per p: the fit is the same weighted line as suppression_factors.
+    fits = fit_curves(rows, x_key="d", group_keys=("decoder", "p"), xscale="linear")
+    (curves,) = rows_to_curves(rows).values()
+    lambdas = {round(s.p, 12): s.lambda_ for s in suppression_factors(curves, n_bootstrap=0)}
+    assert len(fits) == 6
+    for label, fit in fits.items():
+        assert fit.model == "suppression" and fit.num_points >= 2
+        p = float(label.split("p=")[1])
+        assert fit.lambda_ == pytest.approx(lambdas[round(p, 12)], rel=1e-9)
+    # Below threshold the model's Lambda is p_th / p exactly.
+    low_p = min(fits, key=lambda k: float(k.split("p=")[1]))
+    assert fits[low_p].lambda_ == pytest.approx(0.0075 / 0.003, rel=0.1)
+    fig = plot_threshold(rows, out_path=None, x_key="d", group_keys=("decoder", "p"), xscale="linear",
+                         options=PlotOptions(fit=True))
+    assert len(_gids(fig, "fit:")) == 6
+    labels = [line.get_label() for line in _gids(fig, "curve:")]
+    assert all("(Lambda = " in t for t in labels)
+
+
+def test_power_law_fit_against_p():
+    # rate = 0.1 (p / 0.0075)^((d+1)/2): the exponent of d=5 is 3.
+    rows = [StatsRow(f"{p}", "pm", {"d": 5, "p": p}, shots=10**7, errors=int(1e7 * 0.1 * (p / 0.0075) ** 3))
+            for p in (0.001, 0.002, 0.004)]
+    rows.append(StatsRow("zero", "pm", {"d": 5, "p": 0.0001}, shots=100, errors=0))  # no hits: left out
+    (fit,) = fit_curves(rows).values()
+    assert isinstance(fit, LineFit) and fit.model == "power" and fit.num_points == 3
+    assert fit.slope == pytest.approx(3.0, abs=0.01)
+    assert fit.y_at(0.002) == pytest.approx(0.1 * (0.002 / 0.0075) ** 3, rel=0.01)
+    assert fit.describe() == "exponent 3"
