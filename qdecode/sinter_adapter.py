@@ -1,19 +1,72 @@
-"""Every qdecode decoder as a ``sinter.Decoder``.
+"""Every qdecode decoder as a ``sinter.Decoder``, at its default parameters or at given ones.
 
-``sinter collect --custom_decoders_module_function qdecode:sinter_decoders`` exposes
-each registered decoder under ``qd-<name>``. The compiled decoder's
-``decode_shots_bit_packed`` goes straight to ``Decoder.predict_observables_packed``:
-bit-packed in, bit-packed out, no per-shot Python. Errors from compilation propagate
-(sinter falls back to files only on ``NotImplementedError``, which we never raise).
+The compiled decoder's ``decode_shots_bit_packed`` goes straight to
+``Decoder.predict_observables_packed``: bit-packed in, bit-packed out, no per-shot Python.
+Errors from compilation propagate (sinter falls back to files only on
+``NotImplementedError``, which we never raise).
+
+Decoder names
+-------------
+A *label* names a decoder as recipes do: ``name`` or ``name[key=value,...]``
+(``relay-bp[gamma0=0.1]``, ``bposd[osd_order=20,max_iter=50]``). Its sinter name is ``qd-``
+followed by the label. :func:`sinter_decoders` returns
+
+* ``qd-<name>`` for every registered quantum decoder, at default parameters (always);
+* for each label asked for, the same :class:`SinterDecoder` under the name as written
+  (``qd-relay-bp[gamma0=0.1]``; surrounding whitespace dropped, and also with every space
+  removed) **and** under its canonical label, ``"qd-" + DecoderSpec.label()``: every parameter,
+  sorted, defaults included (``qd-relay-bp[alpha=...,gamma0=0.1,...]``), the spelling
+  ``qdecode sweep`` writes in its CSV's ``decoder`` column.
+
+Sinter records whichever name is passed to ``decoders=`` / ``--decoders`` in its CSV.
+
+From Python::
+
+    import sinter
+    from qdecode.sinter_adapter import sinter_decoders
+
+    sinter.collect(num_workers=4, tasks=tasks, max_shots=10**6,
+                   decoders=["qd-relay-bp[gamma0=0.1]", "qd-bposd[osd_order=20]"],
+                   custom_decoders=sinter_decoders("relay-bp[gamma0=0.1]", "bposd[osd_order=20]"))
+
+From sinter's command line, which calls ``qdecode:sinter_decoders`` without arguments, name the
+labelled decoders in the environment variable ``QDECODE_SINTER_DECODERS``, separated by ``;``
+(parameters are comma-separated inside the brackets, so a comma cannot separate labels)::
+
+    QDECODE_SINTER_DECODERS='relay-bp[gamma0=0.1];bposd[osd_order=20]' \\
+    sinter collect --circuits c.stim --decoders 'qd-relay-bp[gamma0=0.1]' \\
+        --custom_decoders_module_function qdecode:sinter_decoders --max_shots 100000 \\
+        --processes 4 --save_resume_filepath stats.csv
+
+Empty entries and whitespace around labels are ignored. A label that does not parse, names an
+unknown or classical decoder, or gives an unknown parameter or a bad value raises a
+``ValueError`` naming the variable and the label. The variable is read on every call (also
+by explicit-label calls; ``env=False`` ignores it).
 """
 
 from __future__ import annotations
+
+import os
+import re
+from typing import Iterable
 
 import numpy as np
 import sinter
 
 from qdecode.decoders.registry import DecoderSpec, decoder_names, get_entry
 from qdecode.problem import DecodingProblem
+
+__all__ = ["ENV_VAR", "SEPARATOR", "PREFIX", "SinterDecoder", "SinterCompiledDecoder", "sinter_decoders",
+           "sinter_decoder", "sinter_name", "parse_label"]
+
+#: Environment variable naming labelled decoders for sinter's command line.
+ENV_VAR = "QDECODE_SINTER_DECODERS"
+#: Separator of labels in :data:`ENV_VAR` (never inside a label: parameters use ``,``).
+SEPARATOR = ";"
+#: Prefix of every sinter name this module defines.
+PREFIX = "qd-"
+
+_LABEL_RE = re.compile(r"^\s*([A-Za-z0-9_\-]+)\s*(?:\[(.*)\])?\s*$", re.S)
 
 
 class SinterCompiledDecoder(sinter.CompiledDecoder):
@@ -37,7 +90,75 @@ class SinterDecoder(sinter.Decoder):
         return f"SinterDecoder({self.spec.label()!r})"
 
 
-def sinter_decoders() -> dict[str, sinter.Decoder]:
-    """``{"qd-<name>": SinterDecoder}`` for every registered quantum decoder, default parameters."""
-    return {f"qd-{name}": SinterDecoder(DecoderSpec.create(name)) for name in decoder_names()
-            if get_entry(name).kind == "quantum"}
+def parse_label(label: str) -> DecoderSpec:
+    """``"name"`` or ``"name[key=value,...]"`` -> a validated quantum :class:`DecoderSpec`.
+
+    Raises:
+        ValueError: malformed label, unknown or classical decoder, unknown parameter, bad value.
+
+    Examples:
+        >>> parse_label("bposd[osd_order=4]").name
+        'bposd'
+    """
+    m = _LABEL_RE.match(label)
+    if not m:
+        raise ValueError(f"decoder label {label!r} must look like name or name[key=value,...]")
+    params = [p.strip() for p in (m.group(2) or "").split(",") if p.strip()]
+    spec = DecoderSpec.create(m.group(1), params)
+    if spec.kind != "quantum":
+        raise ValueError(f"decoder {spec.name!r} is a {spec.kind} decoder; sinter decodes detector error models")
+    return spec
+
+
+def sinter_name(label: str) -> str:
+    """The sinter name of a label as written: ``"qd-" + label`` (surrounding whitespace dropped)."""
+    return PREFIX + label.strip()
+
+
+def sinter_decoder(label: str) -> SinterDecoder:
+    """The :class:`SinterDecoder` of one label (see :func:`parse_label`)."""
+    return SinterDecoder(parse_label(label))
+
+
+def _split(labels: Iterable[str | Iterable[str]]) -> list[str]:
+    out: list[str] = []
+    for item in labels:
+        if isinstance(item, str):
+            out += [x.strip() for x in item.split(SEPARATOR) if x.strip()]
+        else:
+            out += _split(item)
+    return out
+
+
+def sinter_decoders(*labels: str | Iterable[str], env: bool = True) -> dict[str, sinter.Decoder]:
+    """Sinter decoders: ``qd-<name>`` for every quantum decoder, plus the labelled ones asked for.
+
+    Args:
+        labels: decoder labels (``"relay-bp[gamma0=0.1]"``), iterables of them, or
+            ``;``-separated strings of them.
+        env: also add the labels in :data:`ENV_VAR` (what sinter's command line uses).
+
+    Returns:
+        ``{sinter name: SinterDecoder}``; a labelled decoder appears under the name as written
+        and under ``"qd-" + spec.label()`` (module docstring).
+
+    Raises:
+        ValueError: a bad label; for one from :data:`ENV_VAR` the message names the variable.
+    """
+    out: dict[str, sinter.Decoder] = {
+        f"{PREFIX}{name}": SinterDecoder(DecoderSpec.create(name))
+        for name in decoder_names() if get_entry(name).kind == "quantum"
+    }
+    asked = [(label, None) for label in _split(labels)]
+    if env:
+        asked += [(label, ENV_VAR) for label in _split([os.environ.get(ENV_VAR, "")])]
+    for label, source in asked:
+        try:
+            dec = sinter_decoder(label)
+        except ValueError as exc:
+            if source is None:
+                raise
+            raise ValueError(f"{source}: bad decoder label {label!r}: {exc}") from None
+        for name in (sinter_name(label), PREFIX + re.sub(r"\s+", "", label), PREFIX + dec.spec.label()):
+            out[name] = dec
+    return out

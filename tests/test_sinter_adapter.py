@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import sinter
 import stim
 
@@ -43,3 +44,88 @@ def test_sinter_collect_runs_our_decoder():
         max_shots=2000, max_errors=10**6,
     )
     assert stat.shots == 2000 and 0 < stat.errors < 400
+
+
+# ----------------------------------------------------------------- labelled decoders
+def _rep_circuit():
+    return stim.Circuit.generated("repetition_code:memory", distance=3, rounds=3, after_clifford_depolarization=0.01)
+
+
+def test_labelled_decoders_under_the_spelling_and_the_canonical_label(monkeypatch):
+    from qdecode.sinter_adapter import ENV_VAR, sinter_decoders
+
+    monkeypatch.delenv(ENV_VAR, raising=False)
+    decs = sinter_decoders("relay-bp[gamma0=0.1]", ["bposd[osd_order=4]; bp[max_iter=7]"])
+    spec = decs["qd-relay-bp[gamma0=0.1]"].spec
+    assert spec == DecoderSpec.create("relay-bp", {"gamma0": 0.1})
+    assert decs["qd-" + spec.label()] is decs["qd-relay-bp[gamma0=0.1]"]
+    assert dict(decs["qd-bposd[osd_order=4]"].spec.params)["osd_order"] == 4
+    assert dict(decs["qd-bp[max_iter=7]"].spec.params)["max_iter"] == 7
+    assert decs["qd-bposd"].spec == DecoderSpec.create("bposd")  # defaults stay
+    assert "qd-bm" not in decs  # classical decoders have no DEM to decode
+
+
+def test_bad_labels_name_the_problem(monkeypatch):
+    from qdecode.sinter_adapter import ENV_VAR, sinter_decoders
+
+    monkeypatch.delenv(ENV_VAR, raising=False)
+    with pytest.raises(ValueError, match="has no parameter 'nope'"):
+        sinter_decoders("bposd[nope=1]")
+    with pytest.raises(ValueError, match="classical decoder"):
+        sinter_decoders("bm")
+    monkeypatch.setenv(ENV_VAR, "bposd[osd_order=4];relay-bp[gamma0=oops]")
+    with pytest.raises(ValueError, match=r"QDECODE_SINTER_DECODERS: bad decoder label 'relay-bp\[gamma0=oops\]'"):
+        sinter_decoders()
+    monkeypatch.setenv(ENV_VAR, "nosuch[x=1]")
+    with pytest.raises(ValueError, match="QDECODE_SINTER_DECODERS.*unknown decoder 'nosuch'"):
+        qdecode.sinter_decoders()
+
+
+def test_env_var_adds_labelled_decoders(monkeypatch):
+    from qdecode.sinter_adapter import ENV_VAR
+
+    monkeypatch.setenv(ENV_VAR, " relay-bp[gamma0=0.1] ; ;bposd[osd_order=20]")
+    decs = qdecode.sinter_decoders()  # what sinter's command line calls
+    assert "qd-relay-bp[gamma0=0.1]" in decs and "qd-bposd[osd_order=20]" in decs
+    assert "qd-pymatching" in decs
+
+
+def test_sinter_collect_with_a_labelled_decoder(monkeypatch):
+    from qdecode.sinter_adapter import ENV_VAR, sinter_decoders
+
+    monkeypatch.delenv(ENV_VAR, raising=False)
+    task = sinter.Task(circuit=_rep_circuit(), json_metadata={"d": 3})
+    (stat,) = sinter.collect(
+        num_workers=1, tasks=[task], decoders=["qd-bposd[osd_order=4]"],
+        custom_decoders=sinter_decoders("bposd[osd_order=4]"), max_shots=2000, max_errors=10**6,
+    )
+    assert stat.decoder == "qd-bposd[osd_order=4]" and stat.shots == 2000 and stat.errors < 200
+
+
+def test_sinter_command_line_with_the_env_var(tmp_path):
+    import csv
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    circuit = tmp_path / "rep.stim"
+    circuit.write_text(str(_rep_circuit()))
+    out = tmp_path / "out.csv"
+    sinter_cli = Path(sys.executable).with_name("sinter")
+    cmd = [str(sinter_cli), "collect", "--circuits", str(circuit), "--decoders", "qd-bposd[osd_order=4]",
+           "--custom_decoders_module_function", "qdecode:sinter_decoders", "--max_shots", "1000",
+           "--processes", "1", "--save_resume_filepath", str(out), "--quiet"]
+    env = {**os.environ, "QDECODE_SINTER_DECODERS": "relay-bp[gamma0=0.1];bposd[osd_order=4]"}
+    res = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    rows = list(csv.DictReader(out.open(newline=""), skipinitialspace=True))  # sinter appends batch by batch
+    assert {r["decoder"] for r in rows} == {"qd-bposd[osd_order=4]"}
+    assert sum(int(r["shots"]) for r in rows) == 1000
+    (stat,) = sinter.read_stats_from_csv_files(out)
+    assert stat.decoder == "qd-bposd[osd_order=4]" and stat.shots == 1000
+    # a bad label: sinter reports our ValueError naming the variable and the label
+    env["QDECODE_SINTER_DECODERS"] = "bposd[osd_order=-1]"
+    res = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+    assert res.returncode != 0
+    assert "QDECODE_SINTER_DECODERS: bad decoder label 'bposd[osd_order=-1]'" in res.stderr
