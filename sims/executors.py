@@ -5,6 +5,8 @@ driver waits on them with :func:`concurrent.futures.wait` whatever the backend.
 
 * :class:`LocalExecutor`: ``ProcessPoolExecutor`` with ``workers`` processes
   (``workers=0`` runs batches inline in this process, for debugging and tests).
+  Workers exit when the sweep's process dies, however it dies (``kill -9``
+  included): each runs a watchdog thread that polls the parent's pid.
 * :class:`DaskExecutor`: ``distributed.Client(address)`` for an existing
   scheduler, or a ``LocalCluster`` of ``n_workers`` single-threaded workers.
   Batches are idempotent, so the scheduler's rescheduling of work lost with a
@@ -14,8 +16,10 @@ driver waits on them with :func:`concurrent.futures.wait` whatever the backend.
 from __future__ import annotations
 
 import concurrent.futures as cf
+import logging
 import multiprocessing
 import os
+import time
 from typing import Any, Callable
 
 
@@ -51,6 +55,38 @@ class InlineExecutor(SweepExecutor):
         return fut
 
 
+# How often a worker checks that the sweep's process is still alive (seconds).
+PARENT_POLL_SECONDS = 0.5
+
+
+def _parent_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # a process with that pid exists (not ours: the pid was reused)
+        return False
+    return True
+
+
+def _watch_parent(pid: int) -> None:
+    """Worker initializer: exit this worker as soon as process ``pid`` is gone.
+
+    A ``kill -9`` of the sweep gives the pool no chance to stop its workers, and a worker
+    of a ``forkserver`` pool is not even the sweep's child, so neither the pool nor
+    ``PR_SET_PDEATHSIG`` can catch it; a daemon thread polling the pid does. A worker
+    inside a kernel that holds the GIL exits when the kernel returns.
+    """
+    import threading
+
+    def watch() -> None:
+        while _parent_alive(pid):
+            time.sleep(PARENT_POLL_SECONDS)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="qdecode-parent-watchdog", daemon=True).start()
+
+
 class LocalExecutor(SweepExecutor):
     """A pool of worker processes on this machine.
 
@@ -61,7 +97,8 @@ class LocalExecutor(SweepExecutor):
     def __init__(self, workers: int | None = None):
         self.num_workers = max(1, workers or os.cpu_count() or 1)
         method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
-        self._pool = cf.ProcessPoolExecutor(max_workers=self.num_workers, mp_context=multiprocessing.get_context(method))
+        self._pool = cf.ProcessPoolExecutor(max_workers=self.num_workers, mp_context=multiprocessing.get_context(method),
+                                            initializer=_watch_parent, initargs=(os.getpid(),))
 
     def submit(self, fn, *args):
         return self._pool.submit(fn, *args)
@@ -89,8 +126,14 @@ class DaskExecutor(SweepExecutor):
         if scheduler:
             self._client = Client(scheduler)
         else:
+            # Dask logs its start-up and shut-down at INFO (dozens of lines); keep them for -v.
+            quiet = logging.getLogger("qdecode").getEffectiveLevel() > logging.DEBUG
+            if quiet:
+                for name in ("distributed", "dask"):
+                    logging.getLogger(name).setLevel(logging.WARNING)
             self._cluster = LocalCluster(
-                n_workers=n_workers, threads_per_worker=1, processes=processes, dashboard_address=None
+                n_workers=n_workers, threads_per_worker=1, processes=processes, dashboard_address=None,
+                silence_logs=logging.WARNING if quiet else logging.INFO,
             )
             self._client = Client(self._cluster)
         self._executor = self._client.get_executor(pure=False)

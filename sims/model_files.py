@@ -81,3 +81,59 @@ def read_dem(path: str | os.PathLike, *, allow_empty: bool = False):
 def read_circuit(path: str | os.PathLike, *, allow_empty: bool = False):
     """The stim circuit in the file ``path``; errors as :func:`read_dem`."""
     return parse_circuit(_read_text(path, "circuit"), where=os.fspath(path), allow_empty=allow_empty)
+
+
+def parse_metadata_value(text: str):
+    """A metadata value from text: int, else float, else the text itself (sinter's rule)."""
+    try:
+        return int(text)
+    except ValueError:
+        try:
+            return float(text)
+        except ValueError:
+            return text
+
+
+def metadata_from_path(path: str | os.PathLike) -> dict:
+    """json_metadata from a file name ``key=value,key=value.stim`` (sinter's ``--metadata_func auto``).
+
+    The extension is dropped and each comma-separated ``key=value`` term gives one entry,
+    values parsed by :func:`parse_metadata_value`. A name without any ``=`` gives no
+    metadata; a name with some terms that are not ``key=value`` is an error (it would
+    silently lose keys).
+    """
+    name = os.path.basename(os.fspath(path))
+    if "." in name:
+        name = name[: name.rindex(".")]
+    if "=" not in name:
+        return {}
+    out = {}
+    for term in name.split(","):
+        parts = term.split("=")
+        if len(parts) != 2 or not parts[0]:
+            raise ModelFileError(
+                f"{path}: file name term {term!r} is not key=value (names look like 'd=5,p=0.001,r=5.stim')"
+            )
+        out[parts[0]] = parse_metadata_value(parts[1])
+    return out
+
+
+def expand_paths(patterns, *, what: str = "circuit") -> list[str]:
+    """Files named by paths or glob patterns, in order, each once; a pattern matching nothing is an error."""
+    import glob
+
+    if isinstance(patterns, (str, os.PathLike)):
+        patterns = [patterns]
+    out: list[str] = []
+    for pattern in patterns:
+        pattern = os.fspath(pattern)
+        if glob.has_magic(pattern):
+            matches = sorted(glob.glob(pattern))
+            if not matches:
+                raise ModelFileError(f"{pattern}: no {what} file matches this pattern")
+        else:
+            matches = [pattern]
+        for m in matches:
+            if m not in out:
+                out.append(m)
+    return out

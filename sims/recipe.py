@@ -18,7 +18,22 @@ Example (the embedded quick-start, ``sims/recipes/quickstart.toml``)::
     decoders = ["pymatching"]       # names, or "name[key=value,...]"
 
 Every task table expands to the product of its ``d`` x ``p`` x ``decoders`` lists.
-An unknown key is an error naming the key and the table it sits in.
+An unknown key, or a value of the wrong type (booleans included), is an error naming the
+key and the table it sits in.
+
+A user's own experiment replaces ``code`` / ``noise`` / ``p``: ``circuit`` (a ``.stim``
+path, a glob, or a list of them) or ``dem`` (a ``.dem`` file sampled directly). File names
+of the form ``key=value,key=value.stim`` give the json_metadata (sinter's
+``--metadata_func auto``: values parsed as int, then float, else kept as text), and the
+task's ``metadata`` table adds to or overrides it::
+
+    [[tasks]]
+    circuit = "circuits/*.stim"         # e.g. circuits/d=5,p=0.001,r=5,b=Z.stim
+    decoders = ["bposd", "relay-bp"]
+    postselect = "coord4"               # or [3, 17], or "c3=1:" (see qdecode.sims.postselection)
+    count_observable_error_combos = true
+    count_detection_events = true
+    # decoder_dem = "other.dem"         # decode with another model than the one sampled
 
 A classical code (``bch127_64``, ``rs16_8``, ``polar64_22``, ...) takes a channel instead of a
 circuit noise model and expands ``ebn0`` (dB; ``awgn``, ``ge-awgn``) or ``p`` (``bsc``) x decoders::
@@ -64,7 +79,6 @@ TOP_KEYS = {
     "workers": "local worker processes",
     "min_batch_size": "first batch size",
     "max_batch_size": "largest batch size",
-    "target_batch_seconds": "adaptive batch-time cap",
     "tasks": "list of task tables",
 }
 TASK_KEYS = {
@@ -80,6 +94,12 @@ TASK_KEYS = {
     "ebn0": "Eb/N0 in dB or list (classical codes: awgn, ge-awgn)",
     "channel": "classical channel parameters table (Gilbert-Elliott: p_gb, p_bg, ...)",
     "source": "classical message source: uniform (random bits, default) | text (held-out English, 8-byte blocks)",
+    "circuit": "a user's stim circuit: path, glob, or list of them (metadata from key=value file names)",
+    "dem": "a user's detector error model file, sampled directly (no circuit)",
+    "decoder_dem": "decode with this detector error model instead of the sampled model's own",
+    "postselect": "postselected detectors: 'coord4', a list of indices, or 'c<k>=lo:hi'",
+    "count_observable_error_combos": "count obs_mistake_mask=... patterns in custom_counts (sinter's flag)",
+    "count_detection_events": "count detection_events and detectors_checked in custom_counts (sinter's flag)",
 }
 
 
@@ -99,13 +119,67 @@ class Recipe:
 _DECODER_RE = re.compile(r"^\s*([A-Za-z0-9_\-]+)\s*(?:\[(.*)\])?\s*$")
 
 
-def parse_decoder(text: str) -> DecoderSpec:
-    """``"name"`` or ``"name[key=value,...]"`` -> :class:`DecoderSpec` (validated)."""
+def split_decoder(text: str) -> tuple[str, dict[str, str]]:
+    """``"name[key=value,...]"`` -> ``(name, {key: value})`` (not validated)."""
     m = _DECODER_RE.match(text)
     if not m:
         raise ValueError(f"decoder {text!r} must look like name or name[key=value,...]")
-    params = [p for p in (m.group(2) or "").split(",") if p.strip()]
-    return DecoderSpec.create(m.group(1), params)
+    params: dict[str, str] = {}
+    for item in (m.group(2) or "").split(","):
+        if not item.strip():
+            continue
+        if "=" not in item:
+            raise ValueError(f"decoder {text!r}: parameter {item.strip()!r} must look like key=value")
+        key, value = item.split("=", 1)
+        params[key.strip()] = value.strip()
+    return m.group(1), params
+
+
+def parse_decoder(text: str) -> DecoderSpec:
+    """``"name"`` or ``"name[key=value,...]"`` -> :class:`DecoderSpec` (validated)."""
+    name, params = split_decoder(text)
+    return DecoderSpec.create(name, params)
+
+
+def accepted_params(name: str, params: Mapping[str, str]) -> set[str]:
+    """Parameter names decoder ``name`` accepts, given its own ``params`` (a nested inner decoder's too)."""
+    from qdecode.decoders.registry import get_entry
+
+    entry = get_entry(name)
+    keys = set(entry.params)
+    if entry.nested is not None:
+        inner = params.get(entry.nested, entry.params[entry.nested].default)
+        try:
+            keys |= set(get_entry(str(inner)).params)
+        except ValueError:
+            pass  # an unknown inner decoder is reported by DecoderSpec.create
+    return keys
+
+
+def compose_decoders(texts: list[str], shared: list[str]) -> list[DecoderSpec]:
+    """``--decoder`` values combined with ``--param`` values.
+
+    A ``--param key=value`` applies to every decoder that has a parameter ``key`` (its own
+    or, for ``window``, its inner decoder's); a value in a decoder's own brackets wins over
+    ``--param``. A ``--param`` that no listed decoder accepts is an error.
+    """
+    common: dict[str, str] = {}
+    for item in shared:
+        if "=" not in item:
+            raise ValueError(f"--param {item!r} must look like key=value")
+        key, value = item.split("=", 1)
+        common[key.strip()] = value.strip()
+    used: set[str] = set()
+    specs = []
+    for text in texts:
+        name, own = split_decoder(text)
+        take = {k: v for k, v in common.items() if k in accepted_params(name, own) and k not in own}
+        used |= set(take) | (set(common) & set(own))
+        specs.append(DecoderSpec.create(name, {**take, **own}))
+    unused = sorted(set(common) - used)
+    if unused:
+        raise ValueError(f"--param {unused[0]}: none of the decoders {', '.join(texts)} has this parameter")
+    return specs
 
 
 def resolve_rounds(rounds: Any, d: int | None, where: str) -> int | None:
@@ -148,7 +222,7 @@ def _decoders_and_metadata(entry: Mapping[str, Any], where: str, required: tuple
         if key not in entry:
             raise RecipeError(f"{where}: missing required key {key!r}")
     try:
-        decoders = [parse_decoder(str(x)) for x in _as_list(entry["decoders"])]
+        decoders = [x if isinstance(x, DecoderSpec) else parse_decoder(str(x)) for x in _as_list(entry["decoders"])]
     except ValueError as exc:
         raise RecipeError(f"{where}: {exc}") from None
     metadata = entry.get("metadata", {})
@@ -203,16 +277,124 @@ def expand_classical(entry: Mapping[str, Any], where: str, decoders: list[Decode
     return tasks
 
 
-def expand_tasks(entry: Mapping[str, Any], where: str) -> list[Task]:
-    """The product ``d x p x basis x decoders`` of one task table."""
+def _check_type(entry: Mapping[str, Any], key: str, kinds: tuple, what: str, where: str, *, listable: bool = False) -> None:
+    """``entry[key]`` (each element when ``listable``) is one of ``kinds``; bools are never numbers."""
+    if key not in entry:
+        return
+    values = _as_list(entry[key]) if listable else [entry[key]]
+    for v in values:
+        ok = isinstance(v, kinds) and not (isinstance(v, bool) and bool not in kinds)
+        if not ok:
+            raise RecipeError(f"{where}: {key} must be {what}, got {v!r}")
+
+
+def _check_task_types(entry: Mapping[str, Any], where: str) -> None:
+    _check_type(entry, "code", (str,), "a code name (qdecode codes)", where)
+    _check_type(entry, "noise", (str,), "a noise model name", where)
+    _check_type(entry, "decoders", (str, DecoderSpec), "a decoder name or a list of them", where, listable=True)
+    _check_type(entry, "basis", (str,), "'X' or 'Z' (or a list)", where, listable=True)
+    _check_type(entry, "source", (str,), "'uniform' or 'text'", where)
+    _check_type(entry, "circuit", (str,), "a path, a glob, or a list of them", where, listable=True)
+    _check_type(entry, "dem", (str,), "a path to a .dem file", where)
+    _check_type(entry, "decoder_dem", (str,), "a path to a .dem file", where)
+    for key in ("memory_basis_only", "count_observable_error_combos", "count_detection_events"):
+        _check_type(entry, key, (bool,), "true or false", where)
+    for key in ("metadata", "channel"):
+        if key in entry and not isinstance(entry[key], Mapping):
+            raise RecipeError(f"{where}: {key} must be a table, got {entry[key]!r}")
+    for k, v in entry.get("metadata", {}).items():
+        if not isinstance(v, (str, int, float, bool)):
+            raise RecipeError(f"{where}: metadata.{k} must be a string, number or boolean, got {v!r}")
+
+
+def _check_code(code: str, where: str) -> None:
+    from qdecode.codes.catalog import CATALOG
+
+    if code not in CATALOG:
+        raise RecipeError(f"{where}: unknown code {code!r} (known codes: {', '.join(CATALOG)}; "
+                          f"for a circuit of your own use circuit = 'file.stim')")
+
+
+def _resolve(path: str, base_dir: str | None) -> str:
+    import os
+
+    return path if base_dir is None or os.path.isabs(path) else os.path.join(base_dir, path)
+
+
+def _user_options(entry: Mapping[str, Any], where: str, base_dir: str | None) -> dict[str, Any]:
+    """Task fields shared by catalogue and user experiments: decoder DEM, postselection, counts."""
+    from qdecode.sims.model_files import read_dem
+    from qdecode.sims.postselection import Postselection
+
+    out: dict[str, Any] = {
+        "count_observable_error_combos": bool(entry.get("count_observable_error_combos", False)),
+        "count_detection_events": bool(entry.get("count_detection_events", False)),
+    }
+    if "postselect" in entry:
+        try:
+            out["postselect"] = Postselection.parse(entry["postselect"])
+        except ValueError as exc:
+            raise RecipeError(f"{where}: {exc}") from None
+    if "decoder_dem" in entry:
+        path = _resolve(entry["decoder_dem"], base_dir)
+        out["decoder_dem"] = str(read_dem(path))
+        out["decoder_dem_key"] = "decoder_dem"
+    return out
+
+
+def expand_user_tasks(entry: Mapping[str, Any], where: str, decoders: list[DecoderSpec], extra: tuple,
+                      base_dir: str | None = None) -> list[Task]:
+    """Tasks of a ``circuit`` (paths / globs) or ``dem`` table: files x decoders.
+
+    Each file's json_metadata is its ``key=value`` file name, updated by the table's ``metadata``.
+    """
+    from qdecode.sims.model_files import expand_paths, metadata_from_path, read_circuit, read_dem
+
+    for key in ("code", "noise", "p", "d", "rounds", "basis", "memory_basis_only", "ebn0", "channel", "source"):
+        if key in entry:
+            raise RecipeError(f"{where}: key {key!r} does not apply to a user's circuit or DEM "
+                              f"(put such facts in the file name or the metadata table)")
+    if "circuit" in entry and "dem" in entry:
+        raise RecipeError(f"{where}: give circuit or dem, not both")
+    options = _user_options(entry, where, base_dir)
+    tasks = []
+    if "circuit" in entry:
+        paths = expand_paths([_resolve(x, base_dir) for x in _as_list(entry["circuit"])], what="circuit")
+        sources = [("circuit_text", path, str(read_circuit(path))) for path in paths]
+    else:
+        path = _resolve(entry["dem"], base_dir)
+        sources = [("dem_text", path, str(read_dem(path)))]
+    for field, path, text in sources:
+        meta = {**metadata_from_path(path), **dict(extra)}
+        for dec in decoders:
+            try:
+                tasks.append(Task(decoder=dec, extra_metadata=tuple(sorted(meta.items())), **{field: text}, **options))
+            except ValueError as exc:
+                raise RecipeError(f"{where}: {path}: {exc}") from None
+    return tasks
+
+
+def expand_tasks(entry: Mapping[str, Any], where: str, base_dir: str | None = None) -> list[Task]:
+    """The product ``d x p x basis x decoders`` of one task table (files x decoders for a user's models)."""
     _check_keys(entry, TASK_KEYS, where)
+    _check_task_types(entry, where)
+    if "circuit" in entry or "dem" in entry:
+        decoders, extra = _decoders_and_metadata(entry, where, ("decoders",))
+        return expand_user_tasks(entry, where, decoders, extra, base_dir)
+    if "code" not in entry:
+        raise RecipeError(f"{where}: missing required key 'code' (or 'circuit' / 'dem' for your own models)")
+    _check_code(entry["code"], where)
     if _is_classical(entry.get("code")):
+        for key in ("decoder_dem", "postselect", "count_observable_error_combos", "count_detection_events"):
+            if key in entry:
+                raise RecipeError(f"{where}: key {key!r} applies to circuits and DEMs, not to the classical code {entry['code']!r}")
         decoders, extra = _decoders_and_metadata(entry, where, ("code", "noise", "decoders"))
         return expand_classical(entry, where, decoders, extra)
     for key in ("ebn0", "channel", "source"):
         if key in entry:
             raise RecipeError(f"{where}: key {key!r} applies to classical codes only, not {entry.get('code')!r}")
     decoders, extra = _decoders_and_metadata(entry, where, ("code", "noise", "p", "decoders"))
+    options = _user_options(entry, where, base_dir)
     tasks = []
     for d in _as_list(entry.get("d")):
         if d is not None and (isinstance(d, bool) or not isinstance(d, int) or d < 2):
@@ -235,15 +417,22 @@ def expand_tasks(entry: Mapping[str, Any], where: str) -> list[Task]:
                 )
                 for dec in decoders:
                     try:
-                        tasks.append(Task(decoder=dec, recipe=recipe, extra_metadata=extra))
+                        tasks.append(Task(decoder=dec, recipe=recipe, extra_metadata=extra, **options))
                     except ValueError as exc:
                         raise RecipeError(f"{where}: {exc}") from None
     return tasks
 
 
-def parse_recipe(data: Mapping[str, Any], *, source: str = "<recipe>") -> Recipe:
-    """Validate a recipe mapping (parsed TOML) and expand its tasks."""
+def parse_recipe(data: Mapping[str, Any], *, source: str = "<recipe>", base_dir: str | None = None) -> Recipe:
+    """Validate a recipe mapping (parsed TOML) and expand its tasks.
+
+    ``base_dir``: relative ``circuit`` / ``dem`` / ``decoder_dem`` paths are taken from this
+    directory (the recipe file's); None takes them from the working directory.
+    """
     _check_keys(data, TOP_KEYS, source)
+    for key in ("out", "plot"):
+        if key in data and not isinstance(data[key], str):
+            raise RecipeError(f"{source}: {key} must be a path (a string), got {data[key]!r}")
     entries = data.get("tasks")
     if not entries or not isinstance(entries, list):
         raise RecipeError(f"{source}: needs at least one [[tasks]] table")
@@ -251,13 +440,12 @@ def parse_recipe(data: Mapping[str, Any], *, source: str = "<recipe>") -> Recipe
     for i, entry in enumerate(entries, start=1):
         if not isinstance(entry, Mapping):
             raise RecipeError(f"{source}: [[tasks]] #{i} must be a table")
-        tasks.extend(expand_tasks(entry, f"{source}: [[tasks]] #{i}"))
-    opt_keys = ("max_shots", "max_errors", "seed", "min_batch_size", "max_batch_size", "target_batch_seconds")
+        tasks.extend(expand_tasks(entry, f"{source}: [[tasks]] #{i}", base_dir))
+    opt_keys = ("max_shots", "max_errors", "seed", "min_batch_size", "max_batch_size")
     kwargs = {k: data[k] for k in opt_keys if k in data}
     for k, v in kwargs.items():
-        kind = (int, float) if k == "target_batch_seconds" else int
-        if isinstance(v, bool) or not isinstance(v, kind):
-            raise RecipeError(f"{source}: {k} must be a number, got {v!r}")
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise RecipeError(f"{source}: {k} must be an integer, got {v!r}")
     try:
         options = SweepOptions(**kwargs)
     except ValueError as exc:
@@ -270,30 +458,39 @@ def parse_recipe(data: Mapping[str, Any], *, source: str = "<recipe>") -> Recipe
         options=options,
         out=str(data.get("out", "out/stats.csv")),
         plot=str(data["plot"]) if data.get("plot") else None,
-        per_round=bool(data.get("per_round", False)),
+        per_round=bool(_optional_bool(data.get("per_round", False), "per_round", source)),
         workers=workers,
         source=source,
     )
 
 
 def load_recipe(path: str | Path | None = None) -> Recipe:
-    """Load a recipe file, or the embedded quick-start recipe when ``path`` is None.
+    """Load a recipe file, or an embedded recipe by its bare name (default ``quickstart``).
 
-    A bare name (``quickstart``) that is not a file names an embedded recipe.
+    Anything that looks like a path (a directory part, or a ``.toml`` suffix) must be an
+    existing file: an embedded recipe is chosen only by a bare name such as ``polar``, never
+    as the fallback of a missing file.
     """
     if path is None:
         path = "quickstart"
     p = Path(path)
+    looks_like_path = p.suffix == ".toml" or len(p.parts) > 1 or str(path).startswith(".")
     if p.is_file():
-        text, source = p.read_text(encoding="utf-8"), str(p)
+        text, source, base_dir = p.read_text(encoding="utf-8"), str(p), str(p.parent)
+    elif p.exists():
+        raise RecipeError(f"recipe {str(path)!r} is not a file")
+    elif looks_like_path:
+        raise RecipeError(f"recipe file {str(path)!r} not found")
     else:
-        name = p.name if p.suffix == ".toml" else f"{p.name}.toml"
-        ref = resources.files("qdecode.sims").joinpath("recipes", name)
+        ref = resources.files("qdecode.sims").joinpath("recipes", f"{p.name}.toml")
         if not ref.is_file():
-            raise RecipeError(f"recipe {str(path)!r} not found (no such file, and no embedded recipe {name!r})")
-        text, source = ref.read_text(encoding="utf-8"), f"embedded:{name}"
+            names = sorted(x.name[:-5] for x in resources.files("qdecode.sims").joinpath("recipes").iterdir()
+                           if x.name.endswith(".toml"))
+            raise RecipeError(f"recipe {str(path)!r} not found (no such file, and no embedded recipe of that "
+                              f"name; embedded: {', '.join(names)})")
+        text, source, base_dir = ref.read_text(encoding="utf-8"), f"embedded:{p.name}.toml", None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise RecipeError(f"{source}: invalid TOML: {exc}") from None
-    return parse_recipe(data, source=source)
+    return parse_recipe(data, source=source, base_dir=base_dir)

@@ -13,10 +13,16 @@ Numbers are right-justified to widths 10/10/10/8; ``seconds`` is written with
 ``custom_counts`` are compact sorted JSON, CSV-quoted.
 
 Crash safety: the writer appends one line per finished batch and flushes+fsyncs
-it. A process killed mid-write can leave a final line without its newline; the
-reader skips such a truncated last line with a warning, and the appender cuts
-it off before writing more, so no finished batch is lost and nothing is
-counted twice.
+it. A row is complete only when it has all its columns *and* ends with its newline
+(every row is written with its newline in one call). A process killed mid-write can
+leave a final line without its newline, even one that happens to parse (cut right
+after the ``json_metadata`` field, say, losing its ``custom_counts``); such a line is
+never read as a row: the reader skips it and the appender cuts it off, with one
+warning, so no finished batch is lost and nothing is counted twice.
+
+One writer at a time: :class:`StatsWriter` takes an exclusive POSIX lock
+(``fcntl.lockf``) on the file and holds it until closed; a second writer fails at once
+with :class:`CsvLockedError`. POSIX locks also work across machines on NFS.
 
 This module imports only the standard library and numpy, so old CSVs can be
 re-read and re-plotted without stim or numba.
@@ -162,23 +168,33 @@ def _parse_row(record: Mapping[str, str], where: str) -> StatsRow:
         raise CsvFormatError(f"{where}: unreadable stats row ({exc})") from exc
 
 
-def read_rows(path: str | os.PathLike, *, skip_truncated_last_line: bool = True) -> list[StatsRow]:
+def read_rows(path: str | os.PathLike, *, skip_truncated_last_line: bool = True,
+              warn_truncated: bool = True) -> list[StatsRow]:
     """Read every row of a sinter-format stats CSV.
 
     Args:
         path: CSV file written by qdecode or ``sinter collect``.
-        skip_truncated_last_line: a last line without a newline that does not parse
-            (the trace of a killed writer) is skipped with a warning instead of raising.
+        skip_truncated_last_line: a last line without a newline (the trace of a killed
+            writer, whether or not it parses) is skipped, with a warning when
+            ``warn_truncated``, instead of raising.
 
     Raises:
-        CsvFormatError: missing base columns, or an unparsable row that is not a truncated last line.
+        CsvFormatError: missing base columns, a header without its newline, or a row that is
+            not a truncated last line and lacks columns or does not parse.
     """
-    with open(path, "r", newline="", encoding="utf-8") as f:
-        text = f.read()
-    return parse_rows(text, where=str(path), skip_truncated_last_line=skip_truncated_last_line)
+    try:
+        with open(path, "r", newline="", encoding="utf-8") as f:
+            text = f.read()
+    except FileNotFoundError:
+        raise CsvFormatError(f"{path}: no such stats CSV") from None
+    except UnicodeDecodeError:
+        raise CsvFormatError(f"{path}: not a text CSV file (binary data)") from None
+    return parse_rows(text, where=str(path), skip_truncated_last_line=skip_truncated_last_line,
+                      warn_truncated=warn_truncated)
 
 
-def parse_rows(text: str, *, where: str = "<text>", skip_truncated_last_line: bool = True) -> list[StatsRow]:
+def parse_rows(text: str, *, where: str = "<text>", skip_truncated_last_line: bool = True,
+               warn_truncated: bool = True) -> list[StatsRow]:
     """Parse CSV text; see :func:`read_rows`."""
     if not text.strip():
         return []
@@ -188,24 +204,26 @@ def parse_rows(text: str, *, where: str = "<text>", skip_truncated_last_line: bo
     missing = [c for c in BASE_COLUMNS if c not in header]
     if missing:
         raise CsvFormatError(f"{where}: not a sinter stats CSV, missing column(s) {', '.join(missing)}")
+    if not lines[0].endswith("\n"):
+        raise CsvFormatError(f"{where}: the header line is incomplete (no newline)")
     rows: list[StatsRow] = []
     for lineno, line in enumerate(lines[1:], start=2):
+        if lineno == len(lines) and truncated_tail:
+            # An unterminated last line is the fragment of an interrupted write, even when it parses.
+            if skip_truncated_last_line:
+                if warn_truncated:
+                    log.warning("%s:%d: skipping truncated last line (interrupted write): %r", where, lineno, line[:80])
+                continue
+            raise CsvFormatError(f"{where}:{lineno}: truncated last line (no newline)")
         if not line.strip():
             continue
-        is_last = lineno == len(lines)
         try:
             values = next(csv.reader([line]))
-            if len(values) < len(BASE_COLUMNS):
-                raise CsvFormatError(f"{where}:{lineno}: expected {len(header)} fields, got {len(values)}")
-            record = dict(zip(header, values))
-            rows.append(_parse_row(record, f"{where}:{lineno}"))
-        except (CsvFormatError, csv.Error, StopIteration) as exc:
-            if is_last and truncated_tail and skip_truncated_last_line:
-                log.warning("%s:%d: skipping truncated last line (interrupted write): %r", where, lineno, line[:80])
-                continue
-            if isinstance(exc, CsvFormatError):
-                raise
+        except (csv.Error, StopIteration) as exc:
             raise CsvFormatError(f"{where}:{lineno}: unparsable line ({exc})") from exc
+        if len(values) != len(header):
+            raise CsvFormatError(f"{where}:{lineno}: expected {len(header)} fields, got {len(values)}")
+        rows.append(_parse_row(dict(zip(header, values)), f"{where}:{lineno}"))
     return rows
 
 
@@ -217,51 +235,63 @@ def merge_rows(rows: Iterable[StatsRow]) -> dict[str, StatsRow]:
     return total
 
 
-class StatsWriter:
-    """Append-only writer: one flushed, fsynced line per finished batch.
+class CsvLockedError(ValueError):
+    """Another process holds the write lock of a stats CSV."""
 
-    Opening an existing file checks its header and, if the last line lacks its
-    newline (the fragment of a killed writer, never a whole row because every
-    row is written with its newline in one call), cuts that fragment off with a
-    warning, so the file stays a valid CSV.
+
+class StatsWriter:
+    """Append-only, exclusively locked writer: one flushed, fsynced line per finished batch.
+
+    Opening takes an exclusive lock on the file (released by :meth:`close` or when the
+    process dies) and fails at once with :class:`CsvLockedError` if another writer holds
+    it. Then it checks an existing file's header and, if the last line lacks its newline
+    (the fragment of a killed writer: rows are written with their newline in one call),
+    cuts that fragment off with one warning, so the file stays a valid CSV.
     """
 
     def __init__(self, path: str | os.PathLike, *, fsync: bool = True):
+        import fcntl
+
         self.path = os.fspath(path)
         self._fsync = fsync
-        exists = os.path.exists(self.path) and os.path.getsize(self.path) > 0
-        fix_tail = ""
-        if exists:
-            with open(self.path, "rb") as f:
-                data = f.read()
-            first = data.split(b"\n", 1)[0].decode("utf-8", "replace")
-            header = [h.strip() for h in next(csv.reader([first]))]
-            missing = [c for c in BASE_COLUMNS if c not in header]
-            if missing:
-                raise CsvFormatError(
-                    f"{self.path}: refusing to append, not a sinter stats CSV (missing {', '.join(missing)})"
-                )
-            if not data.endswith(b"\n"):
-                keep = data.rfind(b"\n") + 1
-                if keep == 0:
-                    raise CsvFormatError(f"{self.path}: header line is incomplete")
-                try:  # a whole row that only lacks its newline (hand-edited file) is kept
-                    parse_rows(data.decode("utf-8", "replace") + "\n", where=self.path, skip_truncated_last_line=False)
-                    fix_tail = "\n"
-                except CsvFormatError:
-                    log.warning("%s: cutting truncated last line (interrupted write): %r", self.path, data[keep:][:80])
-                    with open(self.path, "r+b") as f:
-                        f.truncate(keep)
-        else:
-            os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
-        self._file = open(self.path, "a", encoding="utf-8", newline="")
-        if not exists:
+        os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
+        self._file = open(self.path, "a+b")
+        try:
+            fcntl.lockf(self._file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            self._file.close()
+            raise CsvLockedError(
+                f"{self.path}: another qdecode sweep is writing this file; wait for it to finish "
+                f"(then run again to resume) or choose another --out"
+            ) from None
+        try:
+            self._repair()
+        except BaseException:
+            self._file.close()
+            raise
+
+    def _repair(self) -> None:
+        self._file.seek(0)
+        data = self._file.read()
+        if not data:
             self._write(CSV_HEADER + "\n")
-        elif fix_tail:
-            self._write(fix_tail)
+            return
+        first = data.split(b"\n", 1)[0].decode("utf-8", "replace")
+        header = [h.strip() for h in next(csv.reader([first]))] if first.strip() else []
+        missing = [c for c in BASE_COLUMNS if c not in header]
+        if missing:
+            raise CsvFormatError(
+                f"{self.path}: refusing to append, not a sinter stats CSV (missing {', '.join(missing)})"
+            )
+        if not data.endswith(b"\n"):
+            keep = data.rfind(b"\n") + 1
+            if keep == 0:
+                raise CsvFormatError(f"{self.path}: header line is incomplete")
+            log.warning("%s: cutting truncated last line (interrupted write): %r", self.path, data[keep:][:80])
+            self._file.truncate(keep)
 
     def _write(self, text: str) -> None:
-        self._file.write(text)
+        self._file.write(text.encode("utf-8"))
         self._file.flush()
         if self._fsync:
             os.fsync(self._file.fileno())

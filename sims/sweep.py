@@ -1,10 +1,16 @@
-"""The sweep driver: submit seeded batches, append one CSV row per finished batch.
+"""The sweep driver: submit seeded batches, record a deterministic prefix of them, one CSV row per batch.
 
 Resume = run again. Existing rows of the output CSV count toward each task's
 ``max_shots`` / ``max_errors`` (matched by strong_id), so rerunning a finished
 sweep does nothing, and rerunning a killed one continues where it stopped: every
-finished batch was flushed (and fsynced) as its own row, a half-written last
+recorded batch was flushed (and fsynced) as its own row, a half-written last
 line is cut off with a warning, and nothing is counted twice.
+
+One writer per file. The sweep holds an exclusive lock on the output CSV
+(:class:`qdecode.sims.store.StatsWriter`) from before it reads the recorded rows until
+it ends, so a second sweep on the same file (same machine, or another machine on a
+shared disk whose file system supports POSIX locks) stops at once with a clear message
+instead of replaying the same random streams and recording every batch twice.
 
 Random streams: task ``t`` samples batch ``i`` with stim seed
 ``SeedSequence(entropy=(seed, strong_id, shots recorded at start), spawn_key=(i,))``.
@@ -14,11 +20,27 @@ never repeats the samples of rows already in the file. Classical points with a t
 source use the point's decoder-independent ``sample_id`` instead of the strong_id, so
 all decoders of one point decode the same blocks and noise (paired comparison).
 
-Batch sizes double from ``min_batch_size`` up to ``max_batch_size`` as a
-function of the batch index only, so for a fixed seed and ``max_shots`` the
-statistics do not depend on the executor or the number of workers. Two
-adaptive caps can shrink batches: the shots expected to reach ``max_errors``
-and, when ``target_batch_seconds`` is set, the shots that take about that long.
+Reproducible stopping. Batch ``i`` has ``min(max_batch_size, min_batch_size * 2**i)``
+shots (the last one cut to ``max_shots``): a function of the index only. Each batch is
+decoded in chunks (:func:`qdecode.sims.sampling.chunk_sizes`: about 8 per batch, at least
+32 shots). The task's canonical sample sequence is batch 0's chunks, then batch 1's, and
+so on; what is recorded is its shortest prefix that reaches ``max_errors`` errors (or all
+of it, ``max_shots`` shots). Finished batches are recorded in index order, and batches
+still running or finished beyond the stopping chunk are dropped unrecorded. So the same
+command with the same seed, started from the same file, records the same shots and errors
+per task whatever the executor, the number of workers or the timing; time decides only
+which batches run when.
+
+Overshoot bound: the recorded errors exceed ``max_errors`` by less than the errors of the
+one chunk that crossed it. That chunk holds at most ``max(32, shots of the batch / 8)``
+shots, and batch ``i`` is about as large as batches ``0 .. i-1`` together (which had fewer
+than ``max_errors`` errors), so on average the overshoot is below ``max_errors / 8`` plus
+the errors of 32 shots.
+
+Scheduling: a task keeps at most ``max_in_flight_per_worker * workers`` batches in flight,
+and no new batch while the batches in flight are expected (at the recorded error rate) to
+finish it. Each batch is told the errors it may stop at (``max_errors`` minus the errors
+recorded when it was submitted), so a speculative batch never runs far past the target.
 """
 
 from __future__ import annotations
@@ -27,11 +49,12 @@ import concurrent.futures as cf
 import dataclasses
 import logging
 import os
+from collections import Counter
 from typing import Callable, Sequence
 
 from qdecode.sims.executors import InlineExecutor, SweepExecutor
 from qdecode.sims.sampling import BatchResult, run_batch
-from qdecode.sims.store import StatsRow, StatsWriter, merge_rows, read_rows
+from qdecode.sims.store import CsvLockedError, StatsRow, StatsWriter, merge_rows, read_rows  # noqa: F401
 from qdecode.sims.tasks import CompiledTask, Task, describe_task
 
 log = logging.getLogger("qdecode.sims.sweep")
@@ -46,17 +69,14 @@ class SweepOptions:
         max_errors: stop a task after this many errors (existing rows included).
         seed: root entropy of every task's random stream.
         min_batch_size / max_batch_size: the batch-size doubling schedule's ends.
-        target_batch_seconds: when set, cap batches at about this much CPU time (adaptive,
-            so results then depend on timing); ``None`` keeps batch sizes deterministic.
         max_in_flight_per_worker: batches queued per worker to keep them busy.
     """
 
     max_shots: int = 1_000_000
     max_errors: int = 100
     seed: int = 0
-    min_batch_size: int = 1024
+    min_batch_size: int = 256
     max_batch_size: int = 65536
-    target_batch_seconds: float | None = None
     max_in_flight_per_worker: int = 2
 
     def __post_init__(self) -> None:
@@ -72,43 +92,98 @@ class SweepOptions:
 
 @dataclasses.dataclass
 class TaskProgress:
-    """Running totals of one task (existing rows + finished batches + in flight)."""
+    """One task's state: recorded totals, the batch plan, batches in flight and finished ones held back.
+
+    Batches are recorded strictly in index order; a batch that finishes before its
+    predecessors waits in ``held``. ``stopped`` is set once the recorded prefix reached
+    ``max_errors``: from then on every other batch of the task is dropped unrecorded.
+    """
 
     compiled: CompiledTask
     total: StatsRow
     stream: tuple[int, ...]
+    shots_at_start: int = 0
     batches_submitted: int = 0
-    in_flight_shots: int = 0
-    in_flight_batches: int = 0
+    in_flight: dict[int, int] = dataclasses.field(default_factory=dict)  # batch index -> planned shots
+    held: dict[int, BatchResult] = dataclasses.field(default_factory=dict)
+    next_to_record: int = 0
+    stopped: bool = False
 
     @property
     def label(self) -> str:
         return self.compiled.label
 
+    @property
+    def in_flight_batches(self) -> int:
+        return len(self.in_flight)
+
+    @property
+    def in_flight_shots(self) -> int:
+        return sum(self.in_flight.values())
+
     def done(self, opts: SweepOptions) -> bool:
-        return self.total.errors >= opts.max_errors or self.total.shots >= opts.max_shots
+        """Nothing more will be recorded: the error target was reached, or every planned shot is recorded."""
+        return self.stopped or self.total.errors >= opts.max_errors or self.total.shots >= opts.max_shots
 
     def finished(self, opts: SweepOptions) -> bool:
-        return self.done(opts) and self.in_flight_batches == 0
+        return self.done(opts) and not self.in_flight
+
+    def planned_size(self, index: int, opts: SweepOptions) -> int:
+        """Shots of batch ``index``: the doubling schedule, cut so the plan ends at ``max_shots``."""
+        def schedule(i: int) -> int:
+            return min(opts.max_batch_size, opts.min_batch_size << min(i, 40))
+
+        before = sum(schedule(i) for i in range(index))
+        return max(0, min(schedule(index), opts.max_shots - self.shots_at_start - before))
 
     def next_batch_size(self, opts: SweepOptions) -> int:
-        """Shots for the next batch, or 0 when nothing should be submitted now."""
+        """Shots of the next batch to submit now, or 0 to wait (scheduling only; never changes results)."""
         if self.done(opts):
             return 0
-        remaining = opts.max_shots - self.total.shots - self.in_flight_shots
-        if remaining <= 0:
+        size = self.planned_size(self.batches_submitted, opts)
+        if size <= 0:
             return 0
-        size = min(opts.max_batch_size, opts.min_batch_size << min(self.batches_submitted, 40))
-        t = self.total
-        if t.errors > 0:
-            rate = t.errors / t.shots
-            errors_left = opts.max_errors - t.errors - rate * self.in_flight_shots
-            if errors_left <= 0:
-                return 0  # batches in flight are expected to finish the task
-            size = min(size, max(opts.min_batch_size, int(1.1 * errors_left / rate) + 1))
-        if opts.target_batch_seconds and t.seconds > 0 and t.shots > 0:
-            size = min(size, max(opts.min_batch_size, int(opts.target_batch_seconds * t.shots / t.seconds)))
-        return min(size, remaining)
+        if self.in_flight and self.total.errors > 0:
+            rate = self.total.errors / max(1, self.total.shots - self.total.discards)
+            held_errors = sum(r.errors for r in self.held.values())
+            if self.total.errors + held_errors + rate * self.in_flight_shots >= opts.max_errors:
+                return 0  # the batches in flight are expected to finish the task
+        return size
+
+    def error_cap(self, opts: SweepOptions) -> int:
+        """Errors a new batch may stop at: the prefix recorded before it can never need more."""
+        held_errors = sum(r.errors for r in self.held.values())
+        return max(1, opts.max_errors - self.total.errors - held_errors)
+
+    def record_ready(self, opts: SweepOptions) -> list[StatsRow]:
+        """Record the held batches that are next in index order; return their rows (possibly cut)."""
+        rows: list[StatsRow] = []
+        while not self.stopped and self.next_to_record in self.held:
+            index = self.next_to_record
+            result = self.held.pop(index)
+            self.next_to_record += 1
+            shots = errors = discards = 0
+            seconds = 0.0
+            counts: Counter = Counter()
+            for chunk in result.chunks:
+                shots += chunk.shots
+                errors += chunk.errors
+                discards += chunk.discards
+                seconds += chunk.seconds
+                counts.update(chunk.custom_counts)
+                if self.total.errors + errors >= opts.max_errors:
+                    self.stopped = True
+                    break
+            if not self.stopped and shots < self.planned_size(index, opts):
+                raise RuntimeError(f"batch {index} of {self.label} stopped early but did not reach max_errors")
+            row = StatsRow(strong_id=self.compiled.strong_id, decoder=self.label,
+                           json_metadata=self.compiled.json_metadata, shots=shots, errors=errors,
+                           discards=discards, seconds=seconds, custom_counts=counts)
+            self.total = self.total + row
+            rows.append(row)
+        if self.stopped:
+            self.held.clear()
+        return rows
 
 
 @dataclasses.dataclass(frozen=True)
@@ -143,7 +218,8 @@ def prepare(tasks: Sequence[Task], existing: dict[str, StatsRow], opts: SweepOpt
         key = ct.strong_id
         if task.classical is not None and getattr(task.classical, "source", "uniform") != "uniform":
             key = task.classical.sample_id()
-        out.append(TaskProgress(compiled=ct, total=prior, stream=_stream(opts.seed, key, prior.shots)))
+        out.append(TaskProgress(compiled=ct, total=prior, stream=_stream(opts.seed, key, prior.shots),
+                                shots_at_start=prior.shots))
     return out
 
 
@@ -185,22 +261,25 @@ def run_sweep(
 
     Args:
         tasks: sweep points. Duplicates (same strong_id) are run once.
-        out_path: sinter-format CSV to resume from and append to, or None (in memory only).
+        out_path: sinter-format CSV to resume from and append to (locked for the whole run),
+            or None (in memory only).
         options: stopping rules, seed and batching.
         executor: where batches run; default runs them inline.
-        progress: called after each finished batch.
+        progress: called after each recorded batch.
+
+    Raises:
+        CsvLockedError: another sweep is writing ``out_path``.
     """
     executor = executor or InlineExecutor()
-    existing: dict[str, StatsRow] = {}
-    if out_path is not None and os.path.exists(out_path):
-        existing = merge_rows(read_rows(out_path))
-    states = prepare(tasks, existing, options)
-    if not isinstance(executor, InlineExecutor) and any(not st.done(options) for st in states):
-        warm_up([st for st in states if not st.done(options)])
+    # Lock (and repair a truncated tail) before reading: the rows read must be the rows appended to.
     writer = StatsWriter(out_path) if out_path is not None else None
-    pending: dict[cf.Future, int] = {}
-    limit = max(1, executor.num_workers * options.max_in_flight_per_worker)
+    pending: dict[cf.Future, tuple[int, int]] = {}
     try:
+        existing = merge_rows(read_rows(out_path)) if out_path is not None else {}
+        states = prepare(tasks, existing, options)
+        if not isinstance(executor, InlineExecutor) and any(not st.done(options) for st in states):
+            warm_up([st for st in states if not st.done(options)])
+        limit = max(1, executor.num_workers * options.max_in_flight_per_worker)
         while True:
             # Fill free slots, earliest unfinished tasks first (keeps workers' decoder caches warm).
             for key, st in enumerate(states):
@@ -208,37 +287,36 @@ def run_sweep(
                     size = st.next_batch_size(options)
                     if size <= 0:
                         break
-                    fut = executor.submit(run_batch, st.compiled.task, key, st.batches_submitted, size, st.stream)
+                    index = st.batches_submitted
+                    fut = executor.submit(run_batch, st.compiled.task, key, index, size, st.stream,
+                                          st.error_cap(options))
                     st.batches_submitted += 1
-                    st.in_flight_shots += size
-                    st.in_flight_batches += 1
-                    pending[fut] = key
+                    st.in_flight[index] = size
+                    pending[fut] = (key, index)
                 if len(pending) >= limit:
                     break
             if not pending:
                 break
             done, _ = cf.wait(list(pending), return_when=cf.FIRST_COMPLETED)
             for fut in done:
-                key = pending.pop(fut)
+                key, index = pending.pop(fut)
                 st = states[key]
+                st.in_flight.pop(index, None)
+                if fut.cancelled():
+                    continue
                 result: BatchResult = fut.result()
-                st.in_flight_shots -= result.shots
-                st.in_flight_batches -= 1
-                row = StatsRow(
-                    strong_id=st.compiled.strong_id,
-                    decoder=st.label,
-                    json_metadata=st.compiled.json_metadata,
-                    shots=result.shots,
-                    errors=result.errors,
-                    discards=result.discards,
-                    seconds=result.seconds,
-                    custom_counts=result.custom_counts,
-                )
-                if writer is not None:
-                    writer.append(row)
-                st.total = st.total + row
-                if progress is not None:
-                    progress(Progress(tasks=states, options=options, last=st))
+                if st.stopped:
+                    continue  # beyond the recorded prefix: dropped
+                st.held[index] = result
+                for row in st.record_ready(options):
+                    if writer is not None:
+                        writer.append(row)
+                    if progress is not None:
+                        progress(Progress(tasks=states, options=options, last=st))
+                if st.stopped:
+                    for other, (k, _) in list(pending.items()):
+                        if k == key:
+                            other.cancel()
     finally:
         for fut in pending:
             fut.cancel()

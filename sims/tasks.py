@@ -63,16 +63,23 @@ class CircuitRecipe:
 
 @dataclasses.dataclass(frozen=True)
 class Task:
-    """One sweep point: a circuit source (or a classical code + channel), a decoder, metadata.
+    """One sweep point: what to sample, how to decode it, and its metadata.
 
-    Exactly one of ``recipe`` / ``circuit_text`` / ``classical`` is set; a classical point
-    (:class:`qdecode.sims.classical.ClassicalRecipe`) needs a classical decoder and vice versa.
+    Exactly one sample source is set: ``recipe`` (a generated catalogue circuit),
+    ``circuit_text`` (a user's stim circuit), ``dem_text`` (a user's detector error model,
+    sampled directly when there is no circuit) or ``classical`` (a
+    :class:`qdecode.sims.classical.ClassicalRecipe`; it needs a classical decoder and vice versa).
 
-    ``learned_dem``: text of a detector error model (e.g. from ``qdecode learn-noise``) that the
-    decoder is built from instead of the circuit's own DEM; shots still come from the circuit.
-    It must have the circuit's detector and observable counts, and it is recorded in the
-    json_metadata as ``learned_noise`` (a hash of the text), so such rows never pool with
-    true-DEM rows.
+    ``decoder_dem``: text of a detector error model the decoder is built from instead of the
+    sampled model's own (``--decoder-dem``; ``qdecode learn-noise`` output for
+    ``--learned-noise``). It must have the sampled model's detector and observable counts, and
+    a hash of its text is recorded in the json_metadata under ``decoder_dem_key``
+    (``decoder_dem`` or ``learned_noise``), so such rows never pool with true-model rows.
+
+    ``postselect``: detectors whose detection events discard the shot
+    (:mod:`qdecode.sims.postselection`). ``count_observable_error_combos`` /
+    ``count_detection_events``: sinter's optional ``custom_counts`` (``obs_mistake_mask=E_...``
+    per mispredicted-observable pattern; ``detection_events`` and ``detectors_checked``).
     """
 
     decoder: DecoderSpec
@@ -80,24 +87,34 @@ class Task:
     circuit_text: str | None = None
     extra_metadata: tuple[tuple[str, Any], ...] = ()
     classical: Any = None
-    learned_dem: str | None = None
+    decoder_dem: str | None = None
+    decoder_dem_key: str = "decoder_dem"
+    dem_text: str | None = None
+    postselect: Any = None
+    count_observable_error_combos: bool = False
+    count_detection_events: bool = False
 
     def __post_init__(self) -> None:
-        given = sum(x is not None for x in (self.recipe, self.circuit_text, self.classical))
+        given = sum(x is not None for x in (self.recipe, self.circuit_text, self.dem_text, self.classical))
         if given != 1:
-            raise ValueError("a Task needs exactly one of recipe=, circuit_text= or classical=")
+            raise ValueError("a Task needs exactly one of recipe=, circuit_text=, dem_text= or classical=")
         want = "classical" if self.classical is not None else "quantum"
         if self.decoder.kind != want:
             what = "a classical code" if want == "classical" else "a circuit"
             raise ValueError(f"decoder {self.decoder.name!r} is a {self.decoder.kind} decoder and cannot decode {what}")
-        if self.learned_dem is not None and self.classical is not None:
-            raise ValueError("a learned detector error model applies to circuits, not to classical codes")
+        if self.classical is not None and (self.decoder_dem is not None or self.postselect is not None):
+            raise ValueError("a decoder DEM and postselection apply to circuits and DEMs, not to classical codes")
+        if self.decoder_dem_key not in ("decoder_dem", "learned_noise"):
+            raise ValueError(f"decoder_dem_key must be 'decoder_dem' or 'learned_noise', got {self.decoder_dem_key!r}")
 
     def circuit(self):
+        """The stim circuit sampled, or None for a task sampled from a DEM."""
         import stim
 
         if self.recipe is not None:
             return self.recipe.build()
+        if self.dem_text is not None:
+            return None
         return stim.Circuit(self.circuit_text)
 
     def json_metadata(self) -> dict[str, Any]:
@@ -106,8 +123,8 @@ class Task:
         else:
             meta = self.recipe.metadata() if self.recipe is not None else {}
         meta.update(dict(self.extra_metadata))
-        if self.learned_dem is not None:
-            meta["learned_noise"] = learned_noise_id(self.learned_dem)
+        if self.decoder_dem is not None:
+            meta[self.decoder_dem_key] = learned_noise_id(self.decoder_dem)
         return meta
 
 
@@ -127,31 +144,38 @@ def learned_noise_id(dem_text: str) -> str:
     return hashlib.sha256(dem_text.encode("utf-8")).hexdigest()[:12]
 
 
-def learned_decoding_dem(circuit, dem_text: str):
-    """The learned DEM parsed and checked against ``circuit``'s detector and observable counts."""
-    import stim
+def learned_decoding_dem(model, dem_text: str, *, what: str = "learned noise"):
+    """The decoder's DEM parsed and checked against the sampled ``model``'s detector and observable counts.
 
-    try:
-        dem = stim.DetectorErrorModel(dem_text)
-    except ValueError as exc:
-        raise ValueError(f"learned noise: malformed detector error model: {exc}") from None
-    want = (circuit.num_detectors, circuit.num_observables)
+    ``model`` is the sampled ``stim.Circuit`` or ``stim.DetectorErrorModel``; ``what`` names
+    the DEM's role in error messages.
+    """
+    from qdecode.sims.model_files import parse_dem
+
+    dem = parse_dem(dem_text, where=what)
+    want = (model.num_detectors, model.num_observables)
     got = (dem.num_detectors, dem.num_observables)
     if got != want:
+        source = "circuit" if hasattr(model, "compile_detector_sampler") else "sampled DEM"
         raise ValueError(
-            f"learned noise: the DEM has {got[0]} detectors and {got[1]} observables, but the circuit "
-            f"has {want[0]} and {want[1]} (learn it from this circuit's detection events)"
+            f"{what}: the DEM has {got[0]} detectors and {got[1]} observables, but the {source} "
+            f"has {want[0]} and {want[1]}"
         )
     return dem
 
 
-def strong_id(circuit, dem, decoder_label: str, json_metadata: Any) -> str:
-    """sinter's strong_id: SHA-256 of the JSON of the task's identifying values."""
+def strong_id(circuit, dem, decoder_label: str, json_metadata: Any, postselection_mask=None) -> str:
+    """sinter's strong_id: SHA-256 of the JSON of the task's identifying values.
+
+    ``circuit`` is the sampled circuit, or for a task sampled from a DEM the sampled DEM (its
+    text takes the circuit's place); ``dem`` is the decoder's model; ``postselection_mask``
+    the bit-packed uint8 mask or None, written as sinter writes it (a list of byte values).
+    """
     value = {
         "circuit": str(circuit),
         "decoder": decoder_label,
         "decoder_error_model": str(dem),
-        "postselection_mask": None,
+        "postselection_mask": None if postselection_mask is None else [int(b) for b in postselection_mask],
         "json_metadata": json_metadata,
     }
     return hashlib.sha256(json.dumps(value).encode("utf-8")).hexdigest()
@@ -159,7 +183,12 @@ def strong_id(circuit, dem, decoder_label: str, json_metadata: Any) -> str:
 
 @dataclasses.dataclass
 class CompiledTask:
-    """A task materialised in one process: circuit, DEM, sampler, decoder and identity."""
+    """A task materialised in one process: sampled model, decoder DEM, mask, decoder and identity.
+
+    ``circuit`` is None for a task sampled from a DEM (``sampled`` is then that DEM);
+    ``dem`` is the model the decoder is built from; ``postselection_mask`` is sinter's
+    bit-packed mask or None.
+    """
 
     task: Task
     circuit: Any
@@ -168,6 +197,8 @@ class CompiledTask:
     json_metadata: dict[str, Any]
     decoder: Any = None  # built lazily in workers only
     code: Any = None  # classical points: the BinaryCode (circuit and dem are None)
+    sampled: Any = None  # the stim.Circuit or stim.DetectorErrorModel shots come from
+    postselection_mask: Any = None
 
     @property
     def label(self) -> str:
@@ -181,6 +212,21 @@ def describe_task(task: Task) -> CompiledTask:
         return CompiledTask(task=task, circuit=None, dem=None, json_metadata=meta,
                             strong_id=task.classical.strong_id(task.decoder.label(), meta))
     circuit = task.circuit()
-    dem = decoding_dem(circuit) if task.learned_dem is None else learned_decoding_dem(circuit, task.learned_dem)
+    if circuit is None:
+        from qdecode.sims.model_files import parse_dem
+
+        sampled = parse_dem(task.dem_text, where="sampled DEM")
+        own_dem = sampled
+    else:
+        sampled = circuit
+        own_dem = None
+    if task.decoder_dem is not None:
+        what = "learned noise" if task.decoder_dem_key == "learned_noise" else "decoder DEM"
+        dem = learned_decoding_dem(sampled, task.decoder_dem, what=what)
+    else:
+        dem = own_dem if own_dem is not None else decoding_dem(circuit)
+    mask = task.postselect.mask(sampled) if task.postselect is not None else None
     meta = task.json_metadata()
-    return CompiledTask(task=task, circuit=circuit, dem=dem, strong_id=strong_id(circuit, dem, task.decoder.label(), meta), json_metadata=meta)
+    sid = strong_id(sampled, dem, task.decoder.label(), meta, mask)
+    return CompiledTask(task=task, circuit=circuit, dem=dem, strong_id=sid, json_metadata=meta, sampled=sampled,
+                        postselection_mask=mask)

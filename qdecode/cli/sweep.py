@@ -17,63 +17,133 @@ def _list(kind):
     return parse
 
 
+def _decoder_names() -> str:
+    from qdecode.decoders.registry import decoder_names, get_entry
+
+    return ", ".join(n for n in decoder_names() if get_entry(n).kind == "quantum")
+
+
 def add_parser(sub) -> None:
     p = sub.add_parser(
         "sweep",
         help="Monte-Carlo logical-error-rate sweep (resumable, sinter CSV)",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
         description=(
-            "Run a sweep recipe (TOML), the embedded quick-start when no recipe and no --code is "
-            "given, or an inline sweep (--code ... --noise ... --p ... --decoder ...). Rows are "
-            "appended to --out; running again resumes."
+            "Run a sweep recipe (TOML), the embedded quick-start when no recipe and no --code / --circuit / --dem "
+            "is given, or an inline sweep: a catalogue code (--code ... --noise ... --p ... --decoder ...) or your "
+            "own experiment (--circuit 'dir/*.stim' --decoder ...; metadata from key=value file names). Rows are "
+            "appended to --out; running again resumes. Options left unset take the recipe's value."
         ),
+        epilog=f"Syndrome decoders: {_decoder_names()}. Classical decoders: bm, osd, sc, scl, crisp, sem-osd.",
     )
-    p.add_argument("recipe", nargs="?", help="recipe TOML file or embedded recipe name (default: quickstart)")
-    g = p.add_argument_group("inline sweep")
+    p.add_argument("recipe", nargs="?", help="recipe TOML file, or an embedded recipe's bare name (default: quickstart)")
+    g = p.add_argument_group("inline sweep of a catalogue code")
     g.add_argument("--code", help="code name (see `qdecode codes`)")
     g.add_argument("--d", type=_list(int), help="distance(s), comma-separated")
     g.add_argument("--rounds", help="rounds: an int, 'd' or '<k>d' (default: the code's default, d for surface)")
     g.add_argument("--noise", help="noise model: sd6, si1000, bb-uniform, code-capacity, phenomenological")
     g.add_argument("--p", type=_list(float), help="physical error rate(s), comma-separated (bsc: crossover)")
     g.add_argument("--ebn0", type=_list(float), help="Eb/N0 in dB, comma-separated (classical codes: awgn)")
-    g.add_argument("--basis", default="Z", choices=["X", "Z"], help="memory basis (default Z)")
-    g.add_argument("--decoder", action="append", help="decoder name (repeatable)")
+    g.add_argument("--basis", default="Z", choices=["X", "Z"], help="memory basis")
     g.add_argument("--source", choices=["uniform", "text"],
                    help="classical message source: uniform random bits (default) or held-out English text")
-    g.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="decoder parameter (repeatable)")
-    g.add_argument("--learned-noise", metavar="FILE.dem",
-                   help="build the decoders from this DEM (e.g. from `qdecode learn-noise`) instead of the "
-                        "circuit's; shots still come from the circuit; rows get json_metadata learned_noise")
+    u = p.add_argument_group("your own experiment")
+    u.add_argument("--circuit", action="append", metavar="PATH",
+                   help="stim circuit file(s) or glob pattern(s) (repeatable); file names key=value,key=value.stim "
+                        "give the json_metadata as sinter's --metadata_func auto")
+    u.add_argument("--dem", metavar="FILE.dem", help="sample shots from this detector error model (no circuit)")
+    u.add_argument("--metadata", action="append", default=[], metavar="KEY=VALUE",
+                   help="add to or override the json_metadata (repeatable; value parsed as int, float or text)")
+    d = p.add_argument_group("decoding")
+    d.add_argument("--decoder", action="append",
+                   help="decoder name, optionally with parameters 'name[key=value,...]' (repeatable)")
+    d.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                   help="decoder parameter for every --decoder that has it (repeatable); a decoder's own "
+                        "[key=value] wins; a --param no decoder has is an error")
+    d.add_argument("--decoder-dem", metavar="FILE.dem",
+                   help="decode with this DEM instead of the sampled model's own (json_metadata gets decoder_dem)")
+    d.add_argument("--learned-noise", metavar="FILE.dem",
+                   help="as --decoder-dem for a DEM from `qdecode learn-noise` (json_metadata gets learned_noise)")
+    d.add_argument("--postselect", metavar="RULE",
+                   help="discard shots where these detectors fire: 'coord4' (non-zero 4th coordinate, as sinter), "
+                        "indices '3,17,42', or a coordinate range 'c<k>=lo:hi'")
+    d.add_argument("--count-observable-error-combos", action="store_true", default=None,
+                   help="count each pattern of mispredicted observables (custom_counts obs_mistake_mask=...)")
+    d.add_argument("--count-detection-events", action="store_true", default=None,
+                   help="count detection_events and detectors_checked in custom_counts")
     o = p.add_argument_group("stopping, output and execution (override the recipe)")
-    o.add_argument("--max-shots", type=int)
-    o.add_argument("--max-errors", type=int)
-    o.add_argument("--seed", type=int)
-    o.add_argument("--max-batch-size", type=int)
-    o.add_argument("--out", help="stats CSV (sinter schema); resumed when it exists")
+    o.add_argument("--max-shots", type=int, help="stop a task after this many shots (recipe default 1000000)")
+    o.add_argument("--max-errors", type=int, help="stop a task after this many errors (recipe default 100)")
+    o.add_argument("--seed", type=int, help="root random seed (recipe default 0)")
+    o.add_argument("--max-batch-size", type=int, help="largest batch (recipe default 65536)")
+    o.add_argument("--out", help="stats CSV (sinter schema); resumed when it exists (default: the recipe's, "
+                                 "out/stats.csv inline)")
     o.add_argument("--plot", help="draw the threshold plot here after the sweep")
     o.add_argument("--per-round", action="store_true", default=None, help="plot per-round error rates")
     ex = o.add_mutually_exclusive_group()
-    ex.add_argument("--workers", type=int, help="local worker processes (0 = run inline)")
+    ex.add_argument("--workers", type=int, help="local worker processes (0 = run inline; default: all cores)")
     ex.add_argument("--dask-workers", type=int, help="start a Dask LocalCluster with N workers")
     ex.add_argument("--scheduler", help="address of a running Dask scheduler")
     o.add_argument("--quiet", action="store_true", help="no progress output")
     p.set_defaults(run=run)
 
 
-def _inline_recipe(args):
-    from qdecode.sims.recipe import parse_recipe
+def _parse_metadata(items: list[str]) -> dict:
+    from qdecode.sims.model_files import parse_metadata_value
 
+    out = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"--metadata {item!r} must look like key=value")
+        out[key.strip()] = parse_metadata_value(value.strip())
+    return out
+
+
+def _task_options(args) -> dict:
+    """Recipe task keys shared by every inline sweep."""
+    task: dict = {}
+    if args.postselect is not None:
+        task["postselect"] = args.postselect
+    if args.count_observable_error_combos:
+        task["count_observable_error_combos"] = True
+    if args.count_detection_events:
+        task["count_detection_events"] = True
+    if args.metadata:
+        task["metadata"] = _parse_metadata(args.metadata)
+    if args.decoder_dem:
+        task["decoder_dem"] = args.decoder_dem
+    return task
+
+
+def _inline_recipe(args):
+    from qdecode.sims.recipe import _is_classical, compose_decoders, parse_recipe
+
+    if not args.decoder:
+        raise ValueError("an inline sweep needs --decoder")
+    decoders = compose_decoders(args.decoder, args.param)
+    if args.circuit or args.dem:
+        catalogue = [f for f, v in (("--code", args.code), ("--d", args.d), ("--rounds", args.rounds),
+                                    ("--noise", args.noise), ("--p", args.p), ("--ebn0", args.ebn0),
+                                    ("--source", args.source)) if v is not None]
+        if catalogue:
+            raise ValueError(f"{catalogue[0]} describes a catalogue code; with --circuit / --dem put such facts "
+                             f"in the file name (d=5,p=0.001.stim) or --metadata")
+        if args.circuit and args.dem:
+            raise ValueError("give --circuit or --dem, not both")
+        task = {"decoders": decoders, **_task_options(args)}
+        if args.circuit:
+            task["circuit"] = args.circuit
+        else:
+            task["dem"] = args.dem
+        return parse_recipe({"tasks": [task], "out": "out/stats.csv"}, source="command line")
     point = ("--p", args.p) if args.ebn0 is None else ("--ebn0", args.ebn0)
-    missing = [flag for flag, v in (("--noise", args.noise), point, ("--decoder", args.decoder)) if not v]
+    missing = [flag for flag, v in (("--noise", args.noise), point) if not v]
     if missing and not (args.noise == "ge" and missing == ["--p"]):
         raise ValueError(f"an inline sweep needs {', '.join(missing)}")
     if args.ebn0 is not None and args.p is not None:
         raise ValueError("give --p or --ebn0, not both")
-    decoders = args.decoder
-    if args.param:
-        decoders = [f"{d}[{','.join(args.param)}]" for d in decoders]
-    from qdecode.sims.recipe import _is_classical
-
-    task = {"code": args.code, "noise": args.noise, "decoders": decoders}
+    task = {"code": args.code, "noise": args.noise, "decoders": decoders, **_task_options(args)}
     if args.ebn0 is not None:
         task["ebn0"] = args.ebn0
     elif args.p is not None:
@@ -92,22 +162,23 @@ def _inline_recipe(args):
 
 
 def _with_learned_noise(recipe, path: str, *, inline: bool):
-    """The recipe's tasks with the decoders built from the DEM in ``path`` (checked per circuit)."""
-    from qdecode.cli.predict import _read_dem
-    from qdecode.sims.tasks import learned_decoding_dem
+    """The recipe's tasks with the decoders built from the DEM in ``path`` (checked per sampled model)."""
+    from qdecode.sims.model_files import read_dem
+    from qdecode.sims.tasks import describe_task
 
     if not inline:
-        raise ValueError("--learned-noise applies to an inline sweep (--code ...), not to a recipe")
-    text = str(_read_dem(path))
+        raise ValueError("--learned-noise applies to an inline sweep (--code / --circuit / --dem), not to a recipe")
+    text = str(read_dem(path))
     tasks = []
     for task in recipe.tasks:
         if task.classical is not None:
             raise ValueError(f"--learned-noise needs a circuit; {task.classical.code!r} is a classical code")
+        task = dataclasses.replace(task, decoder_dem=text, decoder_dem_key="learned_noise")
         try:
-            learned_decoding_dem(task.circuit(), text)
+            describe_task(task)
         except ValueError as exc:
             raise ValueError(f"{path}: {exc}") from None
-        tasks.append(dataclasses.replace(task, learned_dem=text))
+        tasks.append(task)
     return dataclasses.replace(recipe, tasks=tuple(tasks))
 
 
@@ -118,13 +189,22 @@ def run(args) -> int:
     from qdecode.sims.store import read_rows
     from qdecode.sims.sweep import run_sweep
 
-    if args.code and args.recipe:
-        raise ValueError("give a recipe file or an inline sweep (--code ...), not both")
-    if args.param and not args.code:
-        raise ValueError("--param applies to an inline sweep's --decoder; put parameters in the recipe instead")
-    recipe = _inline_recipe(args) if args.code else load_recipe(args.recipe)
+    inline = bool(args.code or args.circuit or args.dem)
+    if inline and args.recipe:
+        raise ValueError("give a recipe file or an inline sweep (--code / --circuit / --dem), not both")
+    if not inline:
+        used = [f for f, v in (("--decoder", args.decoder), ("--param", args.param), ("--metadata", args.metadata),
+                               ("--postselect", args.postselect), ("--decoder-dem", args.decoder_dem),
+                               ("--count-observable-error-combos", args.count_observable_error_combos),
+                               ("--count-detection-events", args.count_detection_events)) if v]
+        if used:
+            raise ValueError(f"{used[0]} applies to an inline sweep (--code / --circuit / --dem); "
+                             f"put it in the recipe's task table instead")
+    if args.learned_noise and args.decoder_dem:
+        raise ValueError("give --learned-noise or --decoder-dem, not both")
+    recipe = _inline_recipe(args) if inline else load_recipe(args.recipe)
     if args.learned_noise:
-        recipe = _with_learned_noise(recipe, args.learned_noise, inline=bool(args.code))
+        recipe = _with_learned_noise(recipe, args.learned_noise, inline=inline)
     overrides = {
         k: v
         for k, v in (

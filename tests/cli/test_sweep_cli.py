@@ -14,7 +14,7 @@ import sinter
 import stim
 
 from qdecode.cli.main import main
-from qdecode.sims.store import read_rows
+from qdecode.sims.store import merge_rows, read_rows
 
 SINTER = str(Path(sys.executable).with_name("sinter"))  # sinter's console script in this environment
 INLINE = ["sweep", "--code", "surface", "--d", "3,5", "--noise", "sd6", "--p", "0.006,0.01",
@@ -161,7 +161,7 @@ def test_bposd_sweep_on_a_bb_code_and_sinter_adapter(tmp_path):
     assert main(["sweep", "--code", "bb72_12_6", "--rounds", "2", "--noise", "bb-uniform", "--p", "0.004",
                  "--decoder", "bposd", "--param", "max_iter=30", "--param", "osd_order=4", "--max-shots", "300",
                  "--workers", "2", "--quiet", "--out", str(out)]) == 0
-    (row,) = read_rows(out)
+    (row,) = merge_rows(read_rows(out)).values()
     assert row.shots == 300 and row.decoder.startswith("bposd[") and "osd_order=4" in row.decoder
     assert row.custom_counts["iterations"] >= 300  # BP diagnostics reach the CSV
     assert "not_converged" in row.custom_counts
