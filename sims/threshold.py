@@ -99,7 +99,7 @@ class ThresholdEstimate:
             return f"{self.method}: {self.note or 'no threshold'}"
         text = (
             f"p_th = {self.p_th:.4g} [{self.low:.4g}, {self.high:.4g}] "
-            f"({self.confidence:.0%}, {self.method}"
+            f"({self.confidence:.0%} bootstrap percentile interval, {self.method}"
         )
         if np.isfinite(self.nu):
             text += f", nu = {self.nu:.3g} [{self.nu_low:.3g}, {self.nu_high:.3g}]"

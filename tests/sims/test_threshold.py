@@ -65,6 +65,7 @@ def test_fss_recovers_known_threshold():
     assert 0.3 < est.reduced_chi2 < 3
     assert est.n_bootstrap_failed == 0
     assert "p_th = 0.0075" in str(est)
+    assert "(95% bootstrap percentile interval, fss, nu = " in str(est)  # says what the interval is
     # Same seed, same answer.
     again = estimate_thresholds(rows, n_bootstrap=200, seed=1)[("dec",)]
     assert (again.p_th, again.low, again.high) == (est.p_th, est.low, est.high)
