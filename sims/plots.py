@@ -211,6 +211,13 @@ def short_decoder_labels(names: Iterable[str]) -> dict[str, str]:
     return out
 
 
+def _value_text(value: Any) -> str:
+    """Floats with 6 significant digits (``p=0.00526430``, not the full repr), anything else as str."""
+    if isinstance(value, (float, np.floating)):
+        return f"{float(value):.6g}"
+    return str(value)
+
+
 def _curve_labels(groups: Sequence[tuple], group_keys: tuple) -> tuple[dict[tuple, str], str | None]:
     """``({group: legend label}, legend title)``: a key with one value across all curves is said
     once, in the title, rather than in every label (a lone curve keeps its full label)."""
@@ -220,15 +227,16 @@ def _curve_labels(groups: Sequence[tuple], group_keys: tuple) -> tuple[dict[tupl
     many = len(groups) > 1
 
     def part(i: int, value: Any) -> str:
-        return short.get(str(value), str(value)) if group_keys[i] == "decoder" else f"{group_keys[i]}={value}"
+        if group_keys[i] == "decoder":
+            return short.get(str(value), str(value))
+        return f"{group_keys[i]}={_value_text(value)}"
 
     labels = {}
     for g in groups:
         parts = [part(i, v) for i, v in enumerate(g) if not (i in constant and many)]
         labels[g] = ", ".join(parts) or "all"
     first = next(iter(groups))
-    title = ", ".join(str(first[i]) if group_keys[i] == "decoder" else f"{group_keys[i]}={first[i]}"
-                      for i in constant) if many and constant else None
+    title = ", ".join(part(i, first[i]) for i in constant) if many and constant else None
     return labels, title
 
 
@@ -413,8 +421,9 @@ def _threshold_items(threshold: Any) -> list[_Marker]:
     out = []
     for item in items:
         if isinstance(item, ThresholdEstimate):
-            out.append(_Marker(tuple(item.group), item.p_th, item.low, item.high, item.note,
-                               f"{item.confidence:.0%} bootstrap interval", _METHOD_NAMES.get(item.method, item.method)))
+            interval = f"{item.confidence:.0%} bootstrap interval"
+            method = _METHOD_NAMES.get(item.method, item.method)
+            out.append(_Marker(tuple(item.group), item.p_th, item.low, item.high, item.note, interval, method))
         elif isinstance(item, Fit):
             out.append(_Marker((), item.best, item.low, item.high, "", "interval", ""))
         elif isinstance(item, (tuple, list)) and len(item) == 3:
