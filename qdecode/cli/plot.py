@@ -1,31 +1,72 @@
 """``qdecode plot`` and ``qdecode threshold``: figures and threshold estimates from stats CSVs.
 
 Both read one or more sinter-format CSVs (ours or ``sinter collect``'s), merge rows
-by strong_id, and group curves by decoder label plus every metadata key other than
-``d``, ``p`` and the rounds that varies across the file (``code``, ``noise``, ``b``...),
-so X and Z memories or two noise models never pool into one curve.
+by strong_id, keep the rows that pass every ``--filter``, and group curves by decoder
+label plus every metadata key other than ``d``, ``p`` and the rounds that varies across
+the file (``code``, ``noise``, ``b``...), so X and Z memories or two noise models never
+pool into one curve. ``plot`` then separates curves by the axis keys (``d``, ``p``) that
+are not on the x axis: one curve per distance against p, one per p against d.
 """
 
 from __future__ import annotations
 
+import os
 import sys
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 _AXIS_KEYS = {"d", "p", "r", "rounds", "ebn0", "n", "k"}
+_SCALES = ("linear", "log")
+DEFAULT_FACTOR = 1000.0
 
 
 def add_plot_parser(sub) -> None:
     p = sub.add_parser(
         "plot",
-        help="logical error rate vs p, one curve per distance and decoder",
-        description="Plot LER (per shot or per round) vs physical error rate with binomial bands and the threshold.",
+        help="logical error rate (or discard rate, or a custom count) vs p or d, one curve per distance and decoder",
+        description=(
+            "Plot a rate against a metadata key with sinter's binomial likelihood bands: by default the logical "
+            "error rate (per shot, or per round with --per-round) against p, one curve per distance and decoder, "
+            "with the threshold estimate marked."
+        ),
     )
-    p.add_argument("csv", nargs="+", help="stats CSV file(s)")
-    p.add_argument("--out", required=True, help="image file (.png, .pdf, .svg)")
-    p.add_argument("--per-round", action="store_true", help="plot the logical error probability per round")
-    p.add_argument("--no-threshold", action="store_true", help="do not estimate and mark the threshold")
-    p.add_argument("--group", help="comma-separated metadata keys that separate curves (default: automatic)")
-    p.add_argument("--title")
+    p.add_argument("csv", nargs="+", help="stats CSV file(s) (sinter format; rows with one strong_id are summed)")
+    p.add_argument("--out", required=True, help="image file (.png, .pdf, .svg); required")
+    p.add_argument("--x", metavar="KEY", dest="x_key",
+                   help="json_metadata key on the x axis (default: p, or ebn0 when the rows have ebn0)")
+    p.add_argument("--y", default="error_rate", metavar="QUANTITY",
+                   help="error_rate = errors / (shots - discards); discard_rate = discards / shots; "
+                        "custom:KEY = custom_counts[KEY] / (shots - discards), e.g. custom:not_converged or "
+                        "custom:obs_mistake_mask=E_ (default: error_rate)")
+    p.add_argument("--per-round", action="store_true",
+                   help="convert rates to per round, 1/2 - 1/2 (1 - 2 P_shot)^(1/r), with the r or rounds "
+                        "metadata (default: per shot; not for discard_rate)")
+    p.add_argument("--group", metavar="KEY[,KEY]",
+                   help="comma-separated metadata keys that separate curves, besides the decoder and the d/p "
+                        "not on the x axis (default: every metadata key except d, p, r, rounds, ebn0, n, k that "
+                        "varies)")
+    p.add_argument("--filter", action="append", default=[], metavar="KEY=VALUE",
+                   help="keep rows whose json_metadata[KEY] equals VALUE (parsed as int, then float, then "
+                        "string); decoder=NAME matches the decoder column; repeatable: different keys must "
+                        "all match, values of one key are alternatives (default: keep all rows)")
+    p.add_argument("--xscale", metavar="{linear,log}", help="x axis scale (default: log for p, linear otherwise)")
+    p.add_argument("--yscale", default="log", metavar="{linear,log}", help="y axis scale (default: log)")
+    p.add_argument("--xmin", type=float, help="lower x limit (default: automatic)")
+    p.add_argument("--xmax", type=float, help="upper x limit (default: automatic)")
+    p.add_argument("--ymin", type=float, help="lower y limit (default: automatic)")
+    p.add_argument("--ymax", type=float, help="upper y limit (default: automatic)")
+    p.add_argument("--highlight-max-likelihood-factor", type=float, default=DEFAULT_FACTOR, metavar="F",
+                   help="shade, around every point, the rates whose binomial likelihood is within a factor F "
+                        "of the best; 1 for no band (default: 1000, as sinter)")
+    p.add_argument("--fit", action="store_true",
+                   help="draw a least-squares line through every curve and print its parameters to stderr: "
+                        "against d, ln LER linear in d, LER = A / Lambda^((d+1)/2) (prints Lambda); against a log "
+                        "x (p), a power law LER = A p^k (prints k); against another linear x, ln LER linear in x; "
+                        "points weighted by errors / (1 - rate), the inverse binomial variance of ln rate, points "
+                        "without errors left out (default: no fit)")
+    p.add_argument("--no-threshold", action="store_true",
+                   help="do not estimate and mark the threshold (default: marked when x is p and y is "
+                        "error_rate, and only if the estimate lies inside the data's p range)")
+    p.add_argument("--title", help="figure title (default: none)")
     p.set_defaults(run=run_plot)
 
 
@@ -34,33 +75,100 @@ def add_threshold_parser(sub) -> None:
         "threshold",
         help="threshold estimate with interval, pairwise crossings, suppression factor Lambda",
         description=(
-            "Finite-size-scaling threshold fit with a bootstrap interval, crossings of adjacent "
+            "Finite-size-scaling threshold fit with a 95%% bootstrap percentile interval, crossings of adjacent "
             "distances, and Lambda = eps_d / eps_(d+2) below threshold."
         ),
     )
     p.add_argument("csv", nargs="+", help="stats CSV file(s)")
-    p.add_argument("--per-round", action="store_true", help="use per-round logical error rates")
-    p.add_argument("--group", help="comma-separated metadata keys that separate curves (default: automatic)")
-    p.add_argument("--bootstrap", type=int, default=200, help="bootstrap resamples (default 200)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--per-round", action="store_true", help="use per-round logical error rates (default: per shot)")
+    p.add_argument("--group", metavar="KEY[,KEY]",
+                   help="comma-separated metadata keys that separate curves (default: every metadata key except "
+                        "d, p, r, rounds, ebn0, n, k that varies)")
+    p.add_argument("--filter", action="append", default=[], metavar="KEY=VALUE",
+                   help="keep rows whose json_metadata[KEY] equals VALUE, as for `qdecode plot` (default: all rows)")
+    p.add_argument("--bootstrap", type=int, default=200, help="bootstrap resamples (default: 200)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap resampling (default: 0)")
     p.set_defaults(run=run_threshold)
 
 
+# ---------------------------------------------------------------------------------------
+# Reading and filtering
+# ---------------------------------------------------------------------------------------
+
+
 def _read(paths: Sequence[str]):
+    """The rows of every CSV, summed per strong_id (first-seen order)."""
     from qdecode.sims.store import merge_rows, read_rows
 
     rows = []
     for path in paths:
+        if not os.path.isfile(path):
+            raise ValueError(f"{path}: no such file")
         rows.extend(read_rows(path))
     if not rows:
         raise ValueError(f"no stats rows in {', '.join(paths)}")
     return list(merge_rows(rows).values())
 
 
+def parse_filter_value(text: str) -> Any:
+    """``text`` as an int, else a float, else the string itself."""
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def parse_filters(specs: Sequence[str]) -> dict[str, list[Any]]:
+    """``["d=5", "d=7", "b=X"]`` -> ``{"d": [5, 7], "b": ["X"]}``; the decoder value stays a string.
+
+    Raises:
+        ValueError: a spec without ``=`` or with an empty key.
+    """
+    filters: dict[str, list[Any]] = {}
+    for spec in specs:
+        key, sep, value = spec.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"--filter expects KEY=VALUE (e.g. d=5 or decoder=pymatching), got {spec!r}")
+        key = key.strip()
+        filters.setdefault(key, []).append(value if key == "decoder" else parse_filter_value(value))
+    return filters
+
+
+def _field(row, key: str) -> Any:
+    if key == "decoder":
+        return row.decoder
+    md = row.json_metadata if isinstance(row.json_metadata, Mapping) else {}
+    return md.get(key)
+
+
+def apply_filters(rows: Iterable, specs: Sequence[str]) -> list:
+    """The rows whose every filtered key equals one of its ``--filter`` values.
+
+    Raises:
+        ValueError: a malformed spec, or no row left (the message lists the values present).
+    """
+    rows = list(rows)
+    filters = parse_filters(specs)
+    kept = [r for r in rows if all(any(_field(r, k) == v for v in vs) for k, vs in filters.items())]
+    if filters and not kept:
+        present = "; ".join(
+            f"{k} takes {', '.join(sorted({repr(_field(r, k)) for r in rows}))}" for k in filters
+        )
+        raise ValueError(f"no rows match --filter {' '.join(specs)} (in the files, {present})")
+    return kept
+
+
+# ---------------------------------------------------------------------------------------
+# Curves
+# ---------------------------------------------------------------------------------------
+
+
 def group_keys_for(rows: Iterable, explicit: str | None = None) -> tuple[str, ...]:
     """``("decoder", *keys)``: the explicit keys, or every metadata key that varies (except d, p, rounds)."""
     if explicit:
-        return ("decoder",) + tuple(k.strip() for k in explicit.split(",") if k.strip())
+        return _unique(("decoder",) + tuple(k.strip() for k in explicit.split(",") if k.strip()))
     values: dict[str, set] = {}
     rows = list(rows)
     for row in rows:
@@ -70,6 +178,14 @@ def group_keys_for(rows: Iterable, explicit: str | None = None) -> tuple[str, ..
                 values.setdefault(k, set()).add(repr(v))
     varying = tuple(sorted(k for k, v in values.items() if len(v) > 1 or any(k not in (r.json_metadata or {}) for r in rows)))
     return ("decoder",) + varying
+
+
+def _unique(keys: Iterable[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(keys))
+
+
+def _has_key(rows: Iterable, key: str) -> bool:
+    return any(isinstance(r.json_metadata, Mapping) and key in r.json_metadata for r in rows)
 
 
 def classical_references(rows) -> list[tuple[str, list[float], list[float]]]:
@@ -103,34 +219,95 @@ def classical_references(rows) -> list[tuple[str, list[float], list[float]]]:
     return refs
 
 
-def draw(rows, *, out_path: str, per_round: bool = False, threshold: bool = True, group: str | None = None, title=None):
-    """Plot ``rows`` to ``out_path``: LER vs p with threshold estimates (>= 2 distances), or, for
-    classical codes (``ebn0`` metadata), block error rate vs Eb/N0 with the normal approximation
-    and the ML lower bound."""
-    from qdecode.sims.plots import plot_threshold
+def _threshold_estimates(rows, keys: tuple, per_round: bool):
+    """The threshold estimate of every group (keys without d/p), or None when rows have no distance."""
     from qdecode.sims.threshold import threshold_report
 
+    if not _has_key(rows, "d"):
+        return None
+    keys = tuple(k for k in keys if k not in ("d", "p"))
+    reports = threshold_report(rows, per_round=per_round, group_keys=keys)
+    return [r.threshold for r in reports.values() if r.threshold is not None] or None
+
+
+def draw(rows, *, out_path: str, per_round: bool = False, threshold: bool = True, group: str | None = None,
+         title=None, x_key: str | None = None, xscale: str | None = None, options=None,
+         highlight_max_likelihood_factor: float = DEFAULT_FACTOR):
+    """Plot ``rows`` to ``out_path`` and return the curves' line fits (``{label: LineFit}``, empty
+    unless ``options.fit``).
+
+    Quantum rows: ``options.y`` against ``x_key`` (default p, log axis), one curve per group
+    and per d (or p) not on the x axis, with the threshold estimates when x is p and y the
+    error rate. Classical rows (``ebn0`` metadata): block error rate vs Eb/N0 (linear axis)
+    with the normal approximation and the ML lower bound.
+    """
+    from qdecode.sims.plots import PlotOptions, fit_curves, plot_threshold
+
     rows = list(rows)
-    if any(isinstance(r.json_metadata, dict) and "ebn0" in r.json_metadata for r in rows):
+    options = options or PlotOptions()
+    classical = _has_key(rows, "ebn0")
+    x_key = x_key or ("ebn0" if classical else "p")
+    xscale = xscale or ("log" if x_key == "p" else "linear")
+    keys = group_keys_for(rows, group)
+    extra: dict[str, Any] = {}
+    estimates = None
+    if classical:
         if per_round:
             raise ValueError("--per-round does not apply to classical block codes")
-        keys = group_keys_for(rows, group)
-        plot_threshold(rows, out_path=out_path, x_key="ebn0", xscale="linear", group_keys=(() if "code" in keys else ("code",)) + keys,
-                       xlabel="Eb/N0 (dB)", ylabel="Block error rate", title=title,
-                       references=classical_references(rows))
-        return
-    keys = group_keys_for(rows, group)
-    keys = group_keys_for(rows, group)
-    estimates = None
-    if threshold:
-        reports = threshold_report(rows, per_round=per_round, group_keys=keys)
-        estimates = [r.threshold for r in reports.values() if r.threshold is not None] or None
-    plot_threshold(rows, out_path=out_path, per_round=per_round, group_keys=keys + ("d",), threshold=estimates, title=title)
+        curve_keys = _unique((() if "code" in keys else ("code",)) + keys)
+        if x_key == "ebn0" and options.y == "error_rate":
+            extra = dict(xlabel="Eb/N0 (dB)", ylabel="Block error rate", references=classical_references(rows))
+    else:
+        curve_keys = _unique(keys + tuple(k for k in ("d", "p") if k != x_key and _has_key(rows, k)))
+        if threshold and x_key == "p" and options.y == "error_rate":
+            estimates = _threshold_estimates(rows, keys, per_round)
+    common = dict(per_round=per_round, x_key=x_key, group_keys=curve_keys, xscale=xscale)
+    plot_threshold(rows, out_path=out_path, threshold=estimates, title=title, options=options,
+                   highlight_max_likelihood_factor=highlight_max_likelihood_factor, **common, **extra)
+    return fit_curves(rows, y=options.y, **common) if options.fit else {}
+
+
+# ---------------------------------------------------------------------------------------
+# Commands
+# ---------------------------------------------------------------------------------------
+
+
+def _scale(name: str, value: str | None) -> str | None:
+    if value is not None and value not in _SCALES:
+        raise ValueError(f"--{name} must be linear or log, got {value!r}")
+    return value
+
+
+def _plot_options(args):
+    from qdecode.sims.plots import PlotOptions
+
+    return PlotOptions(y=args.y, fit=args.fit, yscale=_scale("yscale", args.yscale), xmin=args.xmin,
+                       xmax=args.xmax, ymin=args.ymin, ymax=args.ymax)
+
+
+def _fit_line_text(fit) -> str:
+    span = f"{fit.num_points} points, x in [{fit.x_low:.4g}, {fit.x_high:.4g}]"
+    if fit.model == "suppression":
+        return f"{fit.describe()} (LER = A / Lambda^((d+1)/2); {span})"
+    if fit.model == "power":
+        return f"{fit.describe()} (rate = A x^k; {span})"
+    return f"{fit.describe()} (ln rate = a + k x; {span})"
 
 
 def run_plot(args) -> int:
-    rows = _read(args.csv)
-    draw(rows, out_path=args.out, per_round=args.per_round, threshold=not args.no_threshold, group=args.group, title=args.title)
+    factor = args.highlight_max_likelihood_factor
+    if not factor >= 1:
+        raise ValueError(f"--highlight-max-likelihood-factor must be >= 1, got {factor:g}")
+    options = _plot_options(args)
+    xscale = _scale("xscale", args.xscale)
+    rows = apply_filters(_read(args.csv), args.filter)
+    fits = draw(rows, out_path=args.out, per_round=args.per_round, threshold=not args.no_threshold, group=args.group,
+                title=args.title, x_key=args.x_key, xscale=xscale, options=options,
+                highlight_max_likelihood_factor=factor)
+    for label, fit in fits.items():
+        print(f"qdecode plot: fit {label}: {_fit_line_text(fit)}", file=sys.stderr)
+    if args.fit and not fits:
+        print("qdecode plot: no curve has two x values with errors to fit", file=sys.stderr)
     print(f"qdecode plot: {args.out}", file=sys.stderr)
     return 0
 
@@ -138,7 +315,7 @@ def run_plot(args) -> int:
 def run_threshold(args) -> int:
     from qdecode.sims.threshold import threshold_report
 
-    rows = _read(args.csv)
+    rows = apply_filters(_read(args.csv), args.filter)
     keys = group_keys_for(rows, args.group)
     reports = threshold_report(rows, per_round=args.per_round, group_keys=keys, n_bootstrap=args.bootstrap, seed=args.seed)
     unit = "per round" if args.per_round else "per shot"

@@ -1,0 +1,189 @@
+"""`qdecode plot` options: --x, --y, --filter, scales, limits, the band factor, --fit, the threshold marker."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+pytest.importorskip("matplotlib")
+
+from qdecode.cli.main import main  # noqa: E402
+from qdecode.cli.plot import apply_filters, parse_filters  # noqa: E402
+from qdecode.sims.store import StatsRow, StatsWriter  # noqa: E402
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+P_TH = 0.0075
+
+
+def _rows(seed=0, shots=200_000):
+    """Two decoders, two bases, d = 3, 5, 7, 9 around a threshold at 0.0075, with discards and custom counts."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for decoder in ("pymatching", "bp"):
+        for basis in ("X", "Z"):
+            for d in (3, 5, 7, 9):
+                for p in np.geomspace(0.004, 0.012, 5):
+                    p = float(p)
+                    rate = min(0.5, 0.1 * (p / P_TH) ** ((d + 1) / 2))
+                    discards = int(rng.binomial(shots, 0.01 * d))
+                    errors = int(rng.binomial(shots - discards, rate))
+                    rows.append(StatsRow(f"{decoder}-{basis}-{d}-{p!r}", decoder,
+                                         {"b": basis, "d": d, "p": p, "r": d}, shots=shots, errors=errors,
+                                         discards=discards, seconds=1.0,
+                                         custom_counts={"not_converged": errors // 3,
+                                                        "obs_mistake_mask=E_": errors // 2}))
+    return rows
+
+
+@pytest.fixture(scope="module")
+def stats_csv(tmp_path_factory):
+    path = tmp_path_factory.mktemp("plot") / "stats.csv"
+    with StatsWriter(path, fsync=False) as w:
+        for row in _rows():
+            w.append(row)
+    return str(path)
+
+
+def _plot(capsys, argv):
+    capsys.readouterr()
+    code = main(["plot", *argv])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    return err
+
+
+def _err(capsys, argv):
+    capsys.readouterr()
+    code = main(argv)
+    err = capsys.readouterr().err.strip()
+    assert code == 2, err
+    assert len(err.splitlines()) == 1, err
+    assert err.startswith(f"qdecode {argv[0]}: error: "), err
+    return err
+
+
+def test_default_plot_and_filters(tmp_path, capsys, stats_csv):
+    out = tmp_path / "f.png"
+    err = _plot(capsys, [stats_csv, "--out", str(out), "--filter", "b=X", "--filter", "decoder=pymatching"])
+    assert out.read_bytes().startswith(PNG_MAGIC)
+    assert f"qdecode plot: {out}" in err
+    # --filter d=5 --filter d=7: values of one key are alternatives; d parsed as an int.
+    out2 = tmp_path / "g.svg"
+    _plot(capsys, [stats_csv, "--out", str(out2), "--filter", "d=5", "--filter", "d=7", "--per-round",
+                   "--highlight-max-likelihood-factor", "1"])
+    assert out2.read_text().lstrip().startswith("<?xml")
+
+
+def test_filter_parsing():
+    assert parse_filters(["d=5", "p=0.001", "b=X", "decoder=7", "name=a=b"]) == \
+        {"d": [5], "p": [0.001], "b": ["X"], "decoder": ["7"], "name": ["a=b"]}
+    rows = _rows(shots=1000)
+    kept = apply_filters(rows, ["d=5", "b=Z", "decoder=bp"])
+    assert len(kept) == 5
+    assert {(r.decoder, r.json_metadata["b"], r.json_metadata["d"]) for r in kept} == {("bp", "Z", 5)}
+    assert len(apply_filters(rows, [])) == len(rows)
+
+
+def test_y_quantities_and_axes(tmp_path, capsys, stats_csv):
+    for y in ("discard_rate", "custom:not_converged", "custom:obs_mistake_mask=E_"):
+        out = tmp_path / f"{y.replace(':', '_').replace('=', '_')}.png"
+        _plot(capsys, [stats_csv, "--out", str(out), "--y", y, "--filter", "b=X", "--yscale", "linear",
+                       "--xscale", "linear", "--xmin", "0.003", "--xmax", "0.013", "--ymin", "0"])
+        assert out.read_bytes().startswith(PNG_MAGIC)
+
+
+def test_fit_against_d_prints_lambda(tmp_path, capsys, stats_csv):
+    out = tmp_path / "lam.png"
+    err = _plot(capsys, [stats_csv, "--out", str(out), "--x", "d", "--fit", "--filter", "b=Z",
+                         "--filter", "decoder=pymatching"])
+    assert out.read_bytes().startswith(PNG_MAGIC)
+    found = dict(re.findall(r"fit p=([0-9.e-]+): Lambda = ([0-9.]+)", err))
+    assert len(found) == 5, err
+    lambdas = {float(p): float(lam) for p, lam in found.items()}
+    # The model's Lambda is p_th / p where no rate is clipped at 0.5 (below threshold).
+    for p, lam in lambdas.items():
+        if p < P_TH:
+            assert lam == pytest.approx(P_TH / p, rel=0.1), (p, lam)
+    assert lambdas[max(lambdas)] < 1  # above threshold larger codes are worse
+    assert "LER = A / Lambda^((d+1)/2)" in err
+
+
+def test_fit_against_p_prints_exponents(tmp_path, capsys, stats_csv):
+    err = _plot(capsys, [stats_csv, "--out", str(tmp_path / "pow.png"), "--fit", "--filter", "b=Z",
+                         "--filter", "decoder=bp", "--no-threshold"])
+    exps = {int(d): float(k) for d, k in re.findall(r"fit d=(\d+): exponent ([0-9.]+)", err)}
+    assert set(exps) == {3, 5, 7, 9}, err
+    for d in (3, 5):  # rate = 0.1 (p / p_th)^((d+1)/2), not clipped at 0.5 for these d
+        assert exps[d] == pytest.approx((d + 1) / 2, rel=0.1), (d, exps[d])
+
+
+def test_bad_input_is_one_line(tmp_path, capsys, stats_csv):
+    out = str(tmp_path / "x.png")
+    assert "unknown y quantity 'ler'" in _err(capsys, ["plot", stats_csv, "--out", out, "--y", "ler"])
+    assert "unknown y quantity 'custom:'" in _err(capsys, ["plot", stats_csv, "--out", out, "--y", "custom:"])
+    assert "--filter expects KEY=VALUE" in _err(capsys, ["plot", stats_csv, "--out", out, "--filter", "d5"])
+    assert "--filter expects KEY=VALUE" in _err(capsys, ["plot", stats_csv, "--out", out, "--filter", "=5"])
+    err = _err(capsys, ["plot", stats_csv, "--out", out, "--filter", "d=11"])
+    assert "no rows match --filter d=11" in err and "d takes 3, 5, 7, 9" in err
+    assert "nope.csv: no such file" in _err(capsys, ["plot", str(tmp_path / "nope.csv"), "--out", out])
+    assert "--xmin (0.01) must be below --xmax (0.005)" in _err(
+        capsys, ["plot", stats_csv, "--out", out, "--xmin", "0.01", "--xmax", "0.005"])
+    assert "--ymin (0.1) must be below --ymax (0.1)" in _err(
+        capsys, ["plot", stats_csv, "--out", out, "--ymin", "0.1", "--ymax", "0.1"])
+    assert "--xscale must be linear or log" in _err(capsys, ["plot", stats_csv, "--out", out, "--xscale", "sqrt"])
+    assert "cannot be used on a log axis" in _err(capsys, ["plot", stats_csv, "--out", out, "--ymin", "0"])
+    assert "must be >= 1" in _err(capsys, ["plot", stats_csv, "--out", out,
+                                           "--highlight-max-likelihood-factor", "0.5"])
+    assert "does not apply to discard_rate" in _err(
+        capsys, ["plot", stats_csv, "--out", out, "--y", "discard_rate", "--per-round"])
+    assert "no rows match" in _err(capsys, ["threshold", stats_csv, "--filter", "noise=sd6"])
+    assert not (tmp_path / "x.png").exists()
+
+
+def test_threshold_marker_only_inside_the_data_range(tmp_path, capsys):
+    from qdecode.cli.plot import draw
+    from qdecode.sims.plots import PlotOptions, plot_threshold
+
+    rows = [r for r in _rows(shots=20_000) if r.decoder == "pymatching" and r.json_metadata["b"] == "X"]
+    fig_rows = [r for r in rows if r.json_metadata["p"] < 0.0065]  # all below the crossing at 0.0075
+    # draw() estimates the threshold; below the crossing there is none to mark.
+    draw(fig_rows, out_path=str(tmp_path / "below.png"))
+    assert (tmp_path / "below.png").exists()
+    from qdecode.sims.threshold import threshold_report
+
+    (report,) = threshold_report(rows, group_keys=("decoder",), n_bootstrap=20).values()
+    est = report.threshold
+    assert est.found and est.method == "fss"
+    fig = plot_threshold(rows, out_path=None, threshold=est, options=PlotOptions())
+    texts = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert any("finite-size-scaling fit" in t and "95% bootstrap interval" in t for t in texts), texts
+    fig = plot_threshold(fig_rows, out_path=None, threshold=est)
+    assert not [line for line in fig.axes[0].get_lines() if line.get_gid() == "threshold"]
+    assert any("outside the data range" in t.get_text() for t in fig.axes[0].texts)
+
+
+def test_help_states_defaults(capsys):
+    with pytest.raises(SystemExit):
+        main(["plot", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    for flag in ("--x KEY", "--y QUANTITY", "--filter", "--xscale", "--yscale", "--xmin", "--ymax",
+                 "--highlight-max-likelihood-factor", "--fit", "--no-threshold", "--per-round", "--group"):
+        assert flag in text
+    assert text.count("(default:") >= 15
+    assert "default: 1000, as sinter" in text
+
+
+def test_classical_rows_default_to_ebn0(tmp_path, capsys):
+    path = tmp_path / "bch.csv"
+    with StatsWriter(path, fsync=False) as w:
+        for ebn0, errors in ((2.0, 400), (3.0, 60), (4.0, 5)):
+            w.append(StatsRow(f"bch-{ebn0}", "osd[order=1]",
+                              {"code": "bch127_64", "noise": "awgn", "n": 127, "k": 64, "ebn0": ebn0},
+                              shots=3000, errors=errors, custom_counts={"ml_lb": errors // 2}))
+    err = _plot(capsys, [str(path), "--out", str(tmp_path / "bch.png"), "--fit"])
+    assert "exponential" not in err and "ln rate = a + k x" in err  # linear Eb/N0 axis: ln BLER linear in x
+    _plot(capsys, [str(path), "--out", str(tmp_path / "ml.png"), "--y", "custom:ml_lb"])
+    assert "does not apply to classical" in _err(capsys, ["plot", str(path), "--out", str(tmp_path / "x.png"),
+                                                          "--per-round"])
