@@ -11,8 +11,8 @@ from qdecode import __version__
 
 EXIT_BAD_INPUT = 2
 
-_COMMANDS = ("sweep", "plot", "threshold", "circuit", "predict", "codes", "bench", "export-vectors", "tune", "train",
-             "learn-noise")
+_COMMANDS = ("sweep", "plot", "threshold", "combine", "circuit", "predict", "codes", "bench", "export-vectors", "tune",
+             "train", "learn-noise")
 
 
 class CliError(ValueError):
@@ -20,7 +20,7 @@ class CliError(ValueError):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from qdecode.cli import bench, circuit, codes, export_vectors, learn_noise, plot, predict, sweep, train, tune
+    from qdecode.cli import bench, circuit, codes, combine, export_vectors, learn_noise, plot, predict, sweep, train, tune
 
     parser = argparse.ArgumentParser(prog="qdecode", description="Error-correction decoders and sweeps.")
     parser.add_argument("--version", action="version", version=f"qdecode {__version__}")
@@ -29,6 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
     sweep.add_parser(sub)
     plot.add_plot_parser(sub)
     plot.add_threshold_parser(sub)
+    combine.add_parser(sub)
     circuit.add_parser(sub)
     predict.add_parser(sub)
     codes.add_parser(sub)
