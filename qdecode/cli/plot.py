@@ -75,7 +75,7 @@ def add_threshold_parser(sub) -> None:
         "threshold",
         help="threshold estimate with interval, pairwise crossings, suppression factor Lambda",
         description=(
-            "Finite-size-scaling threshold fit with a 95%% bootstrap percentile interval, crossings of adjacent "
+            "Finite-size-scaling threshold fit with a 95% bootstrap percentile interval, crossings of adjacent "
             "distances, and Lambda = eps_d / eps_(d+2) below threshold."
         ),
     )
