@@ -70,10 +70,20 @@ def _resolve(code: str, d: Any, rounds: Any, noise: str, p: Any, basis: Any) -> 
     from qdecode.codes.catalog import get_entry
 
     entry = get_entry(code)  # UnknownCodeError lists the names
-    if noise not in NOISE_MODELS:
-        raise ValueError(f"unknown noise model {noise!r}; valid names: {', '.join(NOISE_MODELS)}")
+    if not entry.kind.startswith("quantum"):
+        raise ValueError(
+            f"code {code!r} is a {entry.kind} code: it has no memory-experiment circuit; sweep it over a "
+            f"channel instead (qdecode sweep --code {code} --noise awgn --ebn0 ...)"
+        )
     family = entry.family
     supported = SUPPORTED_NOISE.get(family, ())
+    if noise not in NOISE_MODELS:
+        from .classical import CHANNELS
+
+        if noise in CHANNELS:
+            raise ValueError(f"{noise!r} is a channel for classical codes, not a circuit noise model; "
+                             f"code {code!r} takes one of: {', '.join(supported)}")
+        raise ValueError(f"unknown noise model {noise!r}; valid names: {', '.join(NOISE_MODELS)}")
     if noise not in supported:
         raise ValueError(
             f"noise model {noise!r} is not available for code {code!r}; use one of: {', '.join(supported)}"

@@ -43,6 +43,7 @@ import numpy as np
 CHANNELS = ("awgn", "bsc", "ge", "ge-awgn")
 _GE_BSC_KEYS = ("p_gb", "p_bg", "eps_good", "eps_bad", "csi")
 _GE_AWGN_KEYS = ("p_gb", "p_bg", "delta_db", "csi", "reference")
+_GE_REQUIRED = ("p_gb", "p_bg")  # no defaults: the burst statistics are the experiment
 
 
 @dataclasses.dataclass(frozen=True)
@@ -94,6 +95,14 @@ def _check_channel(noise: str, ebn0: float | None, p: float | None, channel: dic
     if unknown:
         raise ValueError(f"channel {noise!r} has no parameter {unknown[0]!r}"
                          + (f" (known: {', '.join(known)})" if known else ""))
+    missing = [key for key in _GE_REQUIRED if key not in channel] if known else []
+    if missing:
+        optional = ", ".join(k for k in known if k not in _GE_REQUIRED)
+        raise ValueError(
+            f"channel {noise!r} (Gilbert-Elliott) needs the transition probabilities {' and '.join(missing)}; "
+            f"give them in a recipe task's channel table, e.g. channel = {{ p_gb = 0.01, p_bg = 0.2 }} "
+            f"(optional: {optional})"
+        )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -118,8 +127,12 @@ class ClassicalRecipe:
     source: str = "uniform"
 
     def __post_init__(self) -> None:
+        from qdecode.codes.catalog import get_entry
         from qdecode.sims.text_source import SOURCES
 
+        entry = get_entry(self.code)  # UnknownCodeError lists the names
+        if not entry.kind.startswith("classical"):
+            raise ValueError(f"code {self.code!r} is a {entry.kind} code; classical channels need a classical code")
         if self.source not in SOURCES:
             raise ValueError(f"unknown message source {self.source!r} (known: {', '.join(SOURCES)})")
         _check_channel(self.noise, self.ebn0, self.p, dict(self.channel))

@@ -17,6 +17,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from qdecode.cli.help_text import QUANTUM_DECODER_NAMES, HelpFormatter
+
 CSV_COLUMNS = (
     "decoder", "code", "d", "rounds", "noise", "p", "basis", "shots", "seed",
     "batch_seconds", "shots_per_s", "us_per_shot", "us_per_round", "rounds_per_s",
@@ -33,16 +35,20 @@ CSV_COLUMNS = (
 def add_problem_args(p, *, alist: bool = False) -> None:
     """Problem options: ``--code/--d/--rounds/--noise/--p/--basis``, ``--dem`` (and ``--alist``)."""
     g = p.add_argument_group("problem (one of --code, --dem" + (", --alist" if alist else "") + ")")
-    g.add_argument("--code", help="code name (see `qdecode codes`); needs --noise and --p")
-    g.add_argument("--d", type=int, help="distance (required for surface)")
+    g.add_argument("--code", help="code name (see `qdecode codes`); needs --noise and --p (default: none)")
+    g.add_argument("--d", type=int, help="distance (required for surface; default: a fixed code's own distance)")
     g.add_argument("--rounds", type=int, help="syndrome rounds (default: the code's default, d for surface)")
-    g.add_argument("--noise", help="noise model: sd6, si1000, bb-uniform, code-capacity, phenomenological")
-    g.add_argument("--p", type=float, help="physical error rate")
-    g.add_argument("--basis", default="Z", choices=["X", "Z"], help="memory basis (default Z)")
-    g.add_argument("--dem", metavar="FILE", help="stim detector error model; shots are sampled from it")
+    g.add_argument("--noise", help="noise model: sd6, si1000, bb-uniform, code-capacity, phenomenological "
+                                  "(no default; required with --code)")
+    g.add_argument("--p", type=float, help="physical error rate (no default; required with --code"
+                                           + (" and --alist)" if alist else ")"))
+    g.add_argument("--basis", default="Z", choices=["X", "Z"], help="memory basis (default: %(default)s)")
+    g.add_argument("--dem", metavar="FILE",
+                   help="stim detector error model; shots are sampled from it (default: none)")
     if alist:
         g.add_argument("--alist", metavar="FILE",
-                       help="code-capacity check matrix (alist); needs --p; iid errors with probability p")
+                       help="code-capacity check matrix (alist); needs --p; iid errors with probability p "
+                            "(default: none)")
 
 
 @dataclasses.dataclass
@@ -89,16 +95,9 @@ def load_problem(args) -> LoadedProblem:
         if v is not None:
             raise ValueError(f"{flag} applies to --code only")
     if args.dem:
-        import stim
+        from qdecode.sims.model_files import read_dem
 
-        from qdecode.problem import ProblemError
-
-        with open(args.dem, encoding="utf-8") as f:
-            text = f.read()
-        try:
-            dem = stim.DetectorErrorModel(text)
-        except ValueError as exc:
-            raise ProblemError(f"{args.dem}: malformed detector error model: {exc}") from None
+        dem = read_dem(args.dem)
         if args.p is not None:
             raise ValueError("--p applies to --code and --alist, not --dem (the DEM holds the probabilities)")
         problem = DecodingProblem.from_dem(dem)
@@ -148,19 +147,25 @@ def add_parser(sub) -> None:
         description=(
             "Sample shots of a problem, then time the decoder: one batch call (throughput) and "
             "every shot alone (latency distribution, time.perf_counter_ns, warm-up excluded). "
-            "Also reports BP iteration counts, convergence and the logical error rate."
+            "Also reports BP iteration counts, convergence and the logical error rate. Progress "
+            "(one line per stage) goes to stderr when it is a terminal."
         ),
+        formatter_class=HelpFormatter,
     )
     add_problem_args(p)
     g = p.add_argument_group("decoder and measurement")
-    g.add_argument("--decoder", required=True, help="decoder name (registry)")
-    g.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="decoder parameter (repeatable)")
-    g.add_argument("--shots", type=int, default=1000, help="shots to sample and decode (default 1000)")
-    g.add_argument("--seed", type=int, default=0, help="sampler seed (default 0)")
+    g.add_argument("--decoder", required=True, help=f"decoder name, one of: {QUANTUM_DECODER_NAMES}")
+    g.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                   help="decoder parameter (repeatable; default: the decoder's defaults)")
+    g.add_argument("--shots", type=int, default=1000, help="shots to sample and decode (default: %(default)s)")
+    g.add_argument("--seed", type=int, default=0, help="sampler seed (default: %(default)s)")
     g.add_argument("--latency-shots", type=int, help="time at most this many shots one by one (default: all)")
-    g.add_argument("--warmup", type=int, default=20, help="untimed warm-up calls (default 20)")
-    g.add_argument("--threads", type=int, help="numba threads (numba.set_num_threads)")
-    g.add_argument("--csv", metavar="FILE", help="append a result row (header written when the file is new)")
+    g.add_argument("--warmup", type=int, default=20, help="untimed warm-up calls (default: %(default)s)")
+    g.add_argument("--threads", type=int,
+                   help="numba threads (numba.set_num_threads; default: numba's, NUMBA_NUM_THREADS)")
+    g.add_argument("--csv", metavar="FILE",
+                   help="append a result row (header written when the file is new; default: no CSV)")
+    g.add_argument("--quiet", action="store_true", help="no progress on stderr (it is off anyway when not a terminal)")
     p.set_defaults(run=run)
 
 
@@ -231,16 +236,26 @@ def run(args) -> int:
         raise ValueError(f"--latency-shots must be >= 1, got {args.latency_shots}")
     if args.warmup < 0:
         raise ValueError(f"--warmup must be >= 0, got {args.warmup}")
+    from qdecode.cli.progress import Stages
+
     spec = DecoderSpec.create(args.decoder, args.param)
-    lp = load_problem(args)
-    dets, obs = lp.sample(shots, args.seed)
-    decoder = spec.build(lp.problem)
+    stages = Stages("bench", quiet=args.quiet)
+    with stages.step("building the problem"):
+        lp = load_problem(args)
+    with stages.step(f"sampling {shots} shots (seed {args.seed})"):
+        dets, obs = lp.sample(shots, args.seed)
+    with stages.step(f"building {spec.label()}"):
+        decoder = spec.build(lp.problem)
     import numba
 
     before = numba.get_num_threads()
     try:
         threads = set_threads(args.threads)
-        report = run_bench(decoder, dets, obs, rounds=lp.rounds, warmup=args.warmup, latency_shots=args.latency_shots)
+        timed = shots if args.latency_shots is None else min(shots, args.latency_shots)
+        with stages.step(f"timing: {args.warmup} warm-up calls, one batch of {shots} shots, "
+                         f"then {timed} shots one at a time"):
+            report = run_bench(decoder, dets, obs, rounds=lp.rounds, warmup=args.warmup,
+                               latency_shots=args.latency_shots)
     finally:
         numba.set_num_threads(before)  # in-process callers (tests) keep their thread count
     cpu = cpu_model()

@@ -4,21 +4,26 @@ from __future__ import annotations
 
 import sys
 
+from qdecode.cli.help_text import HelpFormatter
+
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("circuit", help="write a stim circuit", description="Write a noisy memory-experiment circuit.")
-    p.add_argument("name", help="code name (see `qdecode codes`)")
-    p.add_argument("--d", type=int, help="distance (surface code)")
+    p = sub.add_parser("circuit", help="write a stim circuit", description="Write a noisy memory-experiment circuit.",
+                       formatter_class=HelpFormatter)
+    p.add_argument("name", help="quantum code name (see `qdecode codes`)")
+    p.add_argument("--d", type=int, help="distance (required for surface; default: a fixed code's own distance)")
     p.add_argument("--rounds", help="syndrome rounds: an int, 'd' or '<k>d' (default: d)")
     p.add_argument("--p", type=float, required=True, help="physical error rate")
-    p.add_argument("--noise", default="sd6", help="noise model (default sd6)")
+    p.add_argument("--noise", default="sd6",
+                   help="noise model: sd6, si1000, phenomenological, code-capacity (surface), bb-uniform, "
+                        "code-capacity (BB codes) (default: %(default)s)")
     p.add_argument("--basis", default="Z", choices=["X", "Z"], help="memory basis")
     dets = p.add_mutually_exclusive_group()
     dets.add_argument("--both-bases", dest="memory_basis_only", action="store_false", default=None,
                       help="keep the detectors of both bases (default for the surface code)")
     dets.add_argument("--memory-basis-only", dest="memory_basis_only", action="store_true",
                       help="keep only the memory basis's detectors (default for BB codes)")
-    p.add_argument("--out", help="output file (default stdout)")
+    p.add_argument("--out", help="output file (default: stdout)")
     p.add_argument("--dem", action="store_true", help="write the detector error model instead of the circuit")
     p.set_defaults(run=run)
 

@@ -13,6 +13,12 @@ The estimator, the per-sector restriction and the class rescaling are described 
 :mod:`qdecode.sims.noise_learning`. ``--out`` writes the learned DEM; the report goes to
 stdout (``--json`` for a JSON object). Decode with it through ``qdecode predict
 --learned-noise`` or ``qdecode sweep ... --learned-noise``.
+
+Model files are read through :mod:`qdecode.sims.model_files` and shot files checked by
+:func:`qdecode.cli.predict.check_shot_file` (plus the b8 padding bits, batch by batch), so
+a missing, binary, garbage or empty model and a shot file of the wrong size or format are
+one-line errors. An empty shot file is zero shots, which ``--min-shots`` rejects. A bar over
+the shots read goes to stderr when it is a terminal and ``--quiet`` is not given.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ BATCH_SHOTS = 65536
 
 
 def add_parser(sub) -> None:
+    from qdecode.cli.help_text import HelpFormatter
     from qdecode.cli.predict import FORMATS
     from qdecode.sims.noise_learning import MIXED_POLICIES
 
@@ -35,58 +42,64 @@ def add_parser(sub) -> None:
             "Learn error probabilities from detection-event statistics (pairwise and boundary "
             "estimators per detector sector) and write a reference DEM rescaled class by class."
         ),
+        formatter_class=HelpFormatter,
     )
     f = p.add_argument_group("data from a file")
-    f.add_argument("--dets", help="detection event file")
-    f.add_argument("--dets-format", default="b8", choices=FORMATS, help="format of --dets (default b8)")
-    f.add_argument("--reference-dem", help="reference detector error model (.dem): structure to rescale")
-    f.add_argument("--reference-circuit", help="reference stim circuit: its decomposed DEM and detector bases")
+    f.add_argument("--dets", help="detection event file (default: none, sample on the fly)")
+    f.add_argument("--dets-format", default="b8", choices=FORMATS, help="format of --dets (default: %(default)s)")
+    f.add_argument("--reference-dem",
+                   help="reference detector error model (.dem): structure to rescale (default: none)")
+    f.add_argument("--reference-circuit",
+                   help="reference stim circuit: its decomposed DEM and detector bases (default: none)")
     s = p.add_argument_group("data sampled on the fly (studies)")
-    s.add_argument("--code", help="code name (see `qdecode codes`)")
-    s.add_argument("--d", type=int, help="distance")
+    s.add_argument("--code", help="code name (see `qdecode codes`; default: none, read --dets)")
+    s.add_argument("--d", type=int, help="distance (required for surface; default: a fixed code's own distance)")
     s.add_argument("--rounds", help="rounds: an int, 'd' or '<k>d' (default: the code's default)")
-    s.add_argument("--noise", help="noise model (sd6, si1000, ...)")
-    s.add_argument("--p", type=float, help="physical error rate of the sampled (true) circuit")
-    s.add_argument("--basis", default="Z", choices=["X", "Z"], help="memory basis (default Z)")
-    s.add_argument("--reference-p", type=float, help="physical error rate of the reference DEM")
-    s.add_argument("--shots", type=int, help="shots to sample")
+    s.add_argument("--noise", help="noise model (sd6, si1000, ...; no default, required with --code)")
+    s.add_argument("--p", type=float,
+                   help="physical error rate of the sampled (true) circuit (no default, required with --code)")
+    s.add_argument("--basis", default="Z", choices=["X", "Z"], help="memory basis (default: %(default)s)")
+    s.add_argument("--reference-p", type=float,
+                   help="physical error rate of the reference DEM (no default, required with --code)")
+    s.add_argument("--shots", type=int, help="shots to sample (no default, required with --code)")
     s.add_argument("--seed", type=int, help="stim sampler seed (default: random)")
     o = p.add_argument_group("learning and output")
     o.add_argument("--mixed", default="fit", choices=MIXED_POLICIES,
                    help="instructions with a class in two sectors: 'fit' (geometric mean of the class "
                         "factors, refined until every class total matches its estimate; default) or "
                         "'geomean' (one-shot geometric mean)")
-    o.add_argument("--min-shots", type=int, default=1000, help="fewer shots is an error (default 1000)")
-    o.add_argument("--out", help="write the learned DEM here")
+    o.add_argument("--min-shots", type=int, default=1000, help="fewer shots is an error (default: %(default)s)")
+    o.add_argument("--out", help="write the learned DEM here (default: report only)")
     o.add_argument("--json", action="store_true", help="print the report as JSON")
+    o.add_argument("--quiet", action="store_true", help="no progress on stderr (it is off anyway when not a terminal)")
     p.set_defaults(run=run)
 
 
 def _read_circuit(path: str):
-    import stim
+    from qdecode.sims.model_files import read_circuit
 
-    with open(path, encoding="utf-8") as fh:
-        text = fh.read()
-    try:
-        return stim.Circuit(text)
-    except ValueError as exc:
-        raise ValueError(f"{path}: malformed stim circuit: {exc}") from None
+    return read_circuit(path)
 
 
 def iter_shot_file(path: str, fmt: str, num_detectors: int, batch: int = BATCH_SHOTS):
     """Batches of a shot file: bit-packed ``(S, ceil(m/8))`` for b8 and the stim-read formats,
     unpacked 0/1 ``(S, m)`` for ``01``. b8 and 01 are streamed; other formats are read whole."""
     import numpy as np
-    import stim
+
+    from qdecode.cli.predict import _check_b8_padding, read_shots
 
     if fmt == "b8":
         width = (num_detectors + 7) // 8
+        done = 0
         with open(path, "rb") as fh:
             while True:
                 buf = fh.read(width * batch)
                 if not buf:
                     return
-                yield np.frombuffer(buf, dtype=np.uint8).reshape(-1, width)
+                data = np.frombuffer(buf, dtype=np.uint8).reshape(-1, width)
+                _check_b8_padding(path, data, num_detectors, done)
+                done += len(data)
+                yield data
     elif fmt == "01":
         with open(path, encoding="ascii") as fh:
             while True:
@@ -96,10 +109,7 @@ def iter_shot_file(path: str, fmt: str, num_detectors: int, batch: int = BATCH_S
                 text = "".join(line.rstrip("\r\n") for line in lines).encode("ascii")
                 yield (np.frombuffer(text, dtype=np.uint8) - ord("0")).reshape(len(lines), num_detectors)
     else:
-        try:
-            data = stim.read_shot_data_file(path=path, format=fmt, num_detectors=num_detectors, bit_packed=True)
-        except ValueError as exc:
-            raise ValueError(f"{path}: cannot read {fmt} shots for {num_detectors} detectors: {exc}") from None
+        data = read_shots(path, fmt, num_detectors)
         for start in range(0, len(data), batch):
             yield data[start:start + batch]
 
@@ -114,7 +124,7 @@ def _sampled(circuit, shots: int, seed: int | None, batch: int = BATCH_SHOTS):
 
 
 def _from_file(args):
-    from qdecode.cli.predict import _check_width, _read_dem
+    from qdecode.cli.predict import check_shot_file, read_dem
     from qdecode.sims.tasks import decoding_dem
 
     study = [flag for flag, v in (("--code", args.code), ("--d", args.d), ("--rounds", args.rounds),
@@ -125,16 +135,28 @@ def _from_file(args):
     if (args.reference_dem is None) == (args.reference_circuit is None):
         raise ValueError("with --dets give exactly one of --reference-dem FILE or --reference-circuit FILE")
     if args.reference_dem:
-        reference, sectors = _read_dem(args.reference_dem), None
+        reference, sectors = read_dem(args.reference_dem), None
     else:
         sectors = _read_circuit(args.reference_circuit)
         reference = decoding_dem(sectors)
     m = reference.num_detectors
     if m == 0:
-        raise ValueError("the reference has no detectors")
-    _check_width(args.dets, args.dets_format, m)
+        raise ValueError(f"{args.reference_dem or args.reference_circuit}: the reference has no detectors")
+    check_shot_file(args.dets, args.dets_format, m)
     batches = iter_shot_file(args.dets, args.dets_format, m)
-    return reference, sectors, batches, args.dets_format != "01"
+    return reference, sectors, batches, args.dets_format != "01", _shots_in_file(args.dets, args.dets_format, m)
+
+
+def _shots_in_file(path: str, fmt: str, num_detectors: int) -> int | None:
+    """The shot count of a checked b8 / 01 file (for the progress bar); None for other formats."""
+    import os
+
+    size = os.path.getsize(path)
+    if fmt == "b8":
+        return size // ((num_detectors + 7) // 8)
+    if fmt == "01":
+        return size // (num_detectors + 1)  # "\r\n" files: a bar that ends early, never an error
+    return None
 
 
 def _from_sampling(args):
@@ -159,7 +181,7 @@ def _from_sampling(args):
     kw = dict(d=args.d, rounds=rounds, noise=args.noise, basis=args.basis)
     truth = build_circuit(args.code, p=args.p, **kw)
     reference = decoding_dem(build_circuit(args.code, p=args.reference_p, **kw))
-    return reference, truth, _sampled(truth, args.shots, args.seed), True
+    return reference, truth, _sampled(truth, args.shots, args.seed), True, args.shots
 
 
 def run(args) -> int:
@@ -169,9 +191,12 @@ def run(args) -> int:
         raise ValueError("give --dets FILE (with a reference) or --code ... to sample on the fly")
     if args.min_shots < 1:
         raise ValueError(f"--min-shots must be >= 1, got {args.min_shots}")
-    reference, sectors, batches, packed = _from_file(args) if args.dets else _from_sampling(args)
-    learned, report = learn_noise(reference, batches, sectors, bit_packed=packed, mixed=args.mixed,
-                                  min_shots=args.min_shots)
+    from qdecode.cli.progress import ProgressBar
+
+    reference, sectors, batches, packed, total = _from_file(args) if args.dets else _from_sampling(args)
+    with ProgressBar(total, desc="learn-noise", unit="shot", quiet=args.quiet) as bar:
+        learned, report = learn_noise(reference, bar.wrap(batches), sectors, bit_packed=packed, mixed=args.mixed,
+                                      min_shots=args.min_shots)
     if args.out:
         with open(args.out, "w", encoding="utf-8") as fh:
             fh.write(str(learned) + "\n")

@@ -6,6 +6,10 @@ checkpoints in ``DIR`` (a second call resumes), seeded data stream, model card, 
 ``.onnx`` export. ``qdecode train crisp --config CONFIG.json --out DIR`` trains a CRISP polar / PAC decoder
 (:mod:`qdecode.neural.crisp_train`) the same way, and ``qdecode train lm --config CONFIG.json --out DIR``
 the byte-level Transformer prior of sem-OSD (:mod:`qdecode.neural.lm_train`).
+
+The tqdm bar is drawn only when stderr is a terminal (and neither ``--no-progress`` nor
+``--quiet`` is given); in a pipe or a log file nothing is drawn and stdout holds only the
+JSON summary.
 """
 
 from __future__ import annotations
@@ -14,10 +18,12 @@ import json
 import sys
 from pathlib import Path
 
+from qdecode.cli.help_text import HelpFormatter
+
 
 def add_parser(sub) -> None:
     p = sub.add_parser("train", help="train a neural model (pre-decoder, ...)",
-                       description="Train a neural model; each model is a sub-command.")
+                       description="Train a neural model; each model is a sub-command.", formatter_class=HelpFormatter)
     tsub = p.add_subparsers(dest="model", metavar="MODEL")
     p.set_defaults(run=lambda args: _no_model(p))
     _add_predecoder(tsub)
@@ -31,17 +37,31 @@ def _no_model(parser) -> int:
 
 
 def _common_options(p, *, config: str, stem: str, batch: str) -> None:
-    """The options every trainer shares: config, output, name, steps, batch, seed, threads, stop / resume."""
-    p.add_argument("--config", help=f"JSON training config (shipped: {config})")
+    """The options every trainer shares: config, output, name, steps, batch, seed, threads, stop / resume.
+
+    Options left out take the value of ``--config``, or the trainer's built-in config without one.
+    """
+    cfg = "default: from --config, else the built-in config"
+    p.add_argument("--config", help=f"JSON training config (shipped: {config}; default: the built-in config)")
     p.add_argument("--out", required=True, help="output folder: checkpoint, log, exported model and card")
-    p.add_argument("--name", help=f"model name (files {stem}_NAME.*)")
-    p.add_argument("--steps", type=int, help="training steps")
-    p.add_argument("--batch", type=int, help=batch)
-    p.add_argument("--seed", type=int, help="seed of the initialisation and the data stream")
-    p.add_argument("--threads", type=int, help="torch CPU threads")
-    p.add_argument("--max-wall-s", type=float, help="stop after this many seconds (checkpoint, no export); resume later")
+    p.add_argument("--name", help=f"model name (files {stem}_NAME.*; {cfg})")
+    p.add_argument("--steps", type=int, help=f"training steps ({cfg})")
+    p.add_argument("--batch", type=int, help=f"{batch} ({cfg})")
+    p.add_argument("--seed", type=int, help=f"seed of the initialisation and the data stream ({cfg})")
+    p.add_argument("--threads", type=int, help=f"torch CPU threads ({cfg})")
+    p.add_argument("--max-wall-s", type=float,
+                   help="stop after this many seconds (checkpoint, no export); resume later (default: no limit)")
     p.add_argument("--no-resume", action="store_true", help="ignore an existing checkpoint in --out (it is overwritten)")
-    p.add_argument("--no-progress", action="store_true", help="no tqdm bar")
+    p.add_argument("--no-progress", action="store_true",
+                   help="no tqdm bar (there is none anyway when stderr is not a terminal)")
+    p.add_argument("--quiet", action="store_true", help="same as --no-progress")
+
+
+def _progress(args) -> bool:
+    """Draw the trainer's tqdm bar: stderr is a terminal, no --no-progress, no --quiet."""
+    from qdecode.cli.progress import progress_enabled
+
+    return progress_enabled(args.no_progress or args.quiet)
 
 
 def _import_trainer(module: str):
@@ -75,6 +95,7 @@ def _report(card: dict, model: Path, fields: dict) -> int:
 def _add_predecoder(tsub) -> None:
     p = tsub.add_parser(
         "predecoder",
+        formatter_class=HelpFormatter,
         help="train the nn-pymatching convolutional pre-decoder",
         description=(
             "Train the fully convolutional pre-decoder on DEM-mechanism labels of an SD6 surface-code circuit. "
@@ -82,8 +103,8 @@ def _add_predecoder(tsub) -> None:
         ),
     )
     _common_options(p, config="qdecode/neural/configs/predecoder_d5.json", stem="predecoder", batch="shots per step")
-    p.add_argument("--d", type=int, dest="distance", help="code distance")
-    p.add_argument("--init-from", help="start from this predecoder .pt (fine-tuning)")
+    p.add_argument("--d", type=int, dest="distance", help="code distance (default: from --config, else the built-in config)")
+    p.add_argument("--init-from", help="start from this predecoder .pt (fine-tuning; default: from --config, else a random initialisation)")
     p.add_argument("--export-checkpoint", action="store_true",
                    help="do not train: calibrate and export the checkpoint in --out as it is now (predecoder_NAME_stepN.*)")
     p.set_defaults(run=run_predecoder)
@@ -103,7 +124,7 @@ def run_predecoder(args) -> int:
         card = trainer.export_checkpoint(cfg, args.out)
         print(json.dumps({"step": card["steps"], "temperature": card["temperature"], "val": card["val"]}, indent=2))
         return 0
-    card = trainer.train(cfg, args.out, resume=not args.no_resume, progress=not args.no_progress,
+    card = trainer.train(cfg, args.out, resume=not args.no_resume, progress=_progress(args),
                          max_wall_s=args.max_wall_s)
     return _report(card, Path(args.out) / f"predecoder_{cfg.name}.onnx", {"temperature": card.get("temperature")})
 
@@ -111,6 +132,7 @@ def run_predecoder(args) -> int:
 def _add_crisp(tsub) -> None:
     p = tsub.add_parser(
         "crisp",
+        formatter_class=HelpFormatter,
         help="train a CRISP sequential neural decoder for a polar / PAC code",
         description=(
             "Train a CRISP GRU (or dilated-conv) decoder on on-the-fly BPSK-AWGN data of a polar / PAC code, with "
@@ -120,11 +142,11 @@ def _add_crisp(tsub) -> None:
     )
     _common_options(p, config="qdecode/neural/configs/crisp_polar32_16.json, ...", stem="crisp",
                     batch="blocks per step")
-    p.add_argument("--code", help="catalogue code: polar32_16, polar64_22, pac32_16, ...")
-    p.add_argument("--curriculum", choices=("l2r", "n2c", "abrupt"), help="training curriculum")
-    p.add_argument("--kind", choices=("gru", "conv"), help="network: GRU or dilated causal Conv1d")
-    p.add_argument("--width", type=int, help="hidden units (GRU) / channels (conv)")
-    p.add_argument("--depth", type=int, help="GRU layers / conv layers")
+    p.add_argument("--code", help="catalogue code: polar32_16, polar64_22, pac32_16, ... (default: from --config, else the built-in config)")
+    p.add_argument("--curriculum", choices=("l2r", "n2c", "abrupt"), help="training curriculum (default: from --config, else the built-in config)")
+    p.add_argument("--kind", choices=("gru", "conv"), help="network: GRU or dilated causal Conv1d (default: from --config, else the built-in config)")
+    p.add_argument("--width", type=int, help="hidden units (GRU) / channels (conv) (default: from --config, else the built-in config)")
+    p.add_argument("--depth", type=int, help="GRU layers / conv layers (default: from --config, else the built-in config)")
     p.set_defaults(run=run_crisp)
 
 
@@ -132,7 +154,7 @@ def run_crisp(args) -> int:
     trainer = _import_trainer("crisp_train")
     cfg = trainer.CrispConfig.from_json(args.config) if args.config else trainer.CrispConfig()
     _override(cfg, args, ("name", "code", "curriculum", "kind", "width", "depth", "steps", "batch", "seed", "threads"))
-    card = trainer.train(cfg, args.out, resume=not args.no_resume, progress=not args.no_progress,
+    card = trainer.train(cfg, args.out, resume=not args.no_resume, progress=_progress(args),
                          max_wall_s=args.max_wall_s)
     fields = {"final_loss": round(card["final_loss"], 5)} if card.get("finished", True) else {}
     return _report(card, Path(args.out) / f"crisp_{cfg.name}.onnx", fields)
@@ -141,6 +163,7 @@ def run_crisp(args) -> int:
 def _add_lm(tsub) -> None:
     p = tsub.add_parser(
         "lm",
+        formatter_class=HelpFormatter,
         help="train the byte-level Transformer prior of sem-OSD",
         description=(
             "Train the byte-level denoising Transformer prior of sem-OSD on the LM part of the offline corpus "
@@ -165,7 +188,7 @@ def run_lm(args) -> int:
             raise ValueError(f"no checkpoint.pt in {args.out}")
         card = trainer.export_checkpoint(cfg, args.out)
     else:
-        card = trainer.train(cfg, args.out, resume=not args.no_resume, progress=not args.no_progress,
+        card = trainer.train(cfg, args.out, resume=not args.no_resume, progress=_progress(args),
                              max_wall_s=args.max_wall_s)
     fields = {"temperature": round(card["temperature"], 4)} if card.get("finished", True) else {}
     return _report(card, Path(args.out) / f"lm_{cfg.name}.onnx", fields)

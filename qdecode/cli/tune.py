@@ -4,14 +4,17 @@ Samples shots of a problem (``--code ... --noise --p`` or ``--dem``, as ``qdecod
 ``gamma0`` with Mem-BP, then searches the gamma interval ends on the shots Mem-BP fails
 (:mod:`qdecode.decoders.relay_tuning`). Prints both stages and the best parameters as ready-to-use
 ``--param`` flags; ``--json`` writes them to a file.
+
+Progress (a bar over the evaluations and one line per evaluation) goes to stderr when it is a
+terminal and ``--quiet`` is not given; stdout holds only the result.
 """
 
 from __future__ import annotations
 
 import json
-import sys
 
 from qdecode.cli.bench import add_problem_args, check_shots, load_problem
+from qdecode.cli.help_text import HelpFormatter
 
 
 def _floats(text: str, flag: str) -> list[float]:
@@ -32,21 +35,25 @@ def add_parser(sub) -> None:
             "relay-bp: sweep gamma0 with Mem-BP on sampled shots, then search (gamma_lo, gamma_hi) on the "
             "shots Mem-BP fails with Relay-BP (stop_after=1). Deterministic: same seeds, same answer."
         ),
+        formatter_class=HelpFormatter,
     )
     p.add_argument("decoder", choices=["relay-bp"], help="decoder to tune")
     add_problem_args(p)
     g = p.add_argument_group("tuning")
-    g.add_argument("--shots", type=int, default=2000, help="shots to sample (default 2000)")
-    g.add_argument("--seed", type=int, default=0, help="sampler seed (default 0)")
+    g.add_argument("--shots", type=int, default=2000, help="shots to sample (default: %(default)s)")
+    g.add_argument("--seed", type=int, default=0, help="sampler seed (default: %(default)s)")
     g.add_argument("--gamma0-grid", default=None, help="comma-separated gamma0 values (default: 21 points in [0, 1])")
     g.add_argument("--lo-grid", default=None, help="comma-separated gamma_lo grid (default -0.5,-0.35,-0.2,-0.1,0)")
     g.add_argument("--hi-grid", default=None, help="comma-separated gamma_hi grid (default 0.3,0.5,0.7,0.9,1.1)")
-    g.add_argument("--budget", type=int, default=60, help="Relay-BP evaluations in the interval search (default 60)")
-    g.add_argument("--legs", type=int, default=100, help="relay legs during the search (default 100, as IBM)")
-    g.add_argument("--pre-iter", type=int, default=80, help="Mem-BP / leg-0 iterations (default 80)")
-    g.add_argument("--leg-iter", type=int, default=60, help="iterations per later leg (default 60)")
-    g.add_argument("--threads", type=int, help="decoding threads")
-    g.add_argument("--json", metavar="FILE", help="write the sweep, the trials and the best parameters as JSON")
+    g.add_argument("--budget", type=int, default=60,
+                   help="Relay-BP evaluations in the interval search (default: %(default)s)")
+    g.add_argument("--legs", type=int, default=100, help="relay legs during the search (default: %(default)s, as IBM)")
+    g.add_argument("--pre-iter", type=int, default=80, help="Mem-BP / leg-0 iterations (default: %(default)s)")
+    g.add_argument("--leg-iter", type=int, default=60, help="iterations per later leg (default: %(default)s)")
+    g.add_argument("--threads", type=int, help="decoding threads (default: numba's thread count)")
+    g.add_argument("--json", metavar="FILE",
+                   help="write the sweep, the trials and the best parameters as JSON (default: no file)")
+    g.add_argument("--quiet", action="store_true", help="no progress on stderr (it is off anyway when not a terminal)")
     p.set_defaults(run=run)
 
 
@@ -65,19 +72,26 @@ def run(args) -> int:
         "lo_grid": _floats(args.lo_grid, "--lo-grid") if args.lo_grid else rt.DEFAULT_LO_GRID,
         "hi_grid": _floats(args.hi_grid, "--hi-grid") if args.hi_grid else rt.DEFAULT_HI_GRID,
     }
-    lp = load_problem(args)
-    dets, obs = lp.sample(shots, args.seed)
+    from qdecode.cli.progress import ProgressBar, Stages
+
+    stages = Stages("tune", quiet=args.quiet)
+    with stages.step("building the problem"):
+        lp = load_problem(args)
+    with stages.step(f"sampling {shots} shots (seed {args.seed})"):
+        dets, obs = lp.sample(shots, args.seed)
     if obs is None or obs.shape[1] == 0:
         raise ValueError("tuning needs observables to score logical failures; this problem has none")
 
+    bar = ProgressBar(len(grids["gamma0_grid"]) + args.budget, desc="tune relay-bp", unit="eval", quiet=args.quiet)
+
     def progress(stage: str, ev) -> None:
         params = ", ".join(f"{k}={v:g}" for k, v in ev.params.items())
-        print(f"  {stage:<8} {params:<36} failures {ev.failures:>5} / {ev.shots}   iterations {ev.iterations}",
-              file=sys.stderr, flush=True)
+        bar.write(f"  {stage:<8} {params:<36} failures {ev.failures:>5} / {ev.shots}   iterations {ev.iterations}")
+        bar.update()
 
-    print(f"qdecode tune relay-bp: {shots} shots, seed {args.seed}", file=sys.stderr)
-    res = rt.tune_relay(lp.problem, dets, obs, budget=args.budget, legs=args.legs, pre_iter=args.pre_iter,
-                        leg_iter=args.leg_iter, threads=args.threads, progress=progress, **grids)
+    with bar:
+        res = rt.tune_relay(lp.problem, dets, obs, budget=args.budget, legs=args.legs, pre_iter=args.pre_iter,
+                            leg_iter=args.leg_iter, threads=args.threads, progress=progress, **grids)
     print("stage 1: Mem-BP gamma0 sweep (logical failures / shots)")
     for ev in res.gamma0_sweep:
         mark = "  <- best" if ev.params["gamma0"] == res.best_gamma0 else ""

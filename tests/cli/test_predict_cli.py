@@ -76,7 +76,7 @@ def test_malformed_dem(files, tmp_path, capsys):
     dem.write_text("error(0.1) D0 Q3\n")
     err = _err(capsys, ["predict", "--dem", str(dem), "--dets", str(d / "dets.b8"), "--decoder", "pymatching",
                         "--obs-out", str(tmp_path / "o")])
-    assert "malformed detector error model" in err
+    assert "not a valid detector error model" in err
 
 
 def test_unknown_decoder_and_parameter(files, tmp_path, capsys):

@@ -1,0 +1,64 @@
+"""Shared ``--help`` text: every default stated, registered decoder names listed.
+
+Two pieces for any sub-command's parser:
+
+* :class:`HelpFormatter` (pass ``formatter_class=HelpFormatter`` to ``add_parser``): appends
+  ``(default: VALUE)`` to every option whose help does not already mention its default, and
+  expands the marker :data:`DECODER_NAMES` in a help string to the registered decoder names.
+  The expansion happens only when the help is printed, so building the parser (every
+  ``qdecode`` call) does not import the decoder registry.
+* :func:`decoder_choices_help`: the same list as an ordinary string, for callers that build
+  their help text eagerly (e.g. ``qdecode sweep``'s ``--decoder``).
+
+Example::
+
+    p = sub.add_parser("bench", formatter_class=HelpFormatter)
+    p.add_argument("--decoder", help=f"decoder name, one of: {DECODER_NAMES}")
+    p.add_argument("--shots", type=int, default=1000, help="shots to decode")  # -> "(default: 1000)"
+"""
+
+from __future__ import annotations
+
+import argparse
+
+__all__ = ["DECODER_NAMES", "QUANTUM_DECODER_NAMES", "HelpFormatter", "decoder_choices_help"]
+
+#: Marker replaced by every registered decoder name when the help is printed.
+DECODER_NAMES = "<<registered decoders>>"
+#: Marker replaced by the registered quantum decoders (those built from a DEM).
+QUANTUM_DECODER_NAMES = "<<registered quantum decoders>>"
+
+
+def decoder_choices_help(kind: str | None = None) -> str:
+    """Comma-separated registered decoder names (``kind``: ``"quantum"``, ``"classical"`` or all).
+
+    Examples:
+        >>> "pymatching" in decoder_choices_help("quantum")
+        True
+    """
+    from qdecode.decoders.registry import decoder_names, get_entry
+
+    return ", ".join(n for n in decoder_names() if kind is None or get_entry(n).kind == kind)
+
+
+def _no_default_to_state(action: argparse.Action) -> bool:
+    if action.required or not action.option_strings or action.default is argparse.SUPPRESS:
+        return True
+    if isinstance(action, (argparse._StoreTrueAction, argparse._StoreFalseAction, argparse._HelpAction,
+                           argparse._VersionAction, argparse._SubParsersAction)):
+        return True
+    return action.default is None or action.default == []
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """States each option's default and expands the decoder-name markers (module docstring)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if QUANTUM_DECODER_NAMES in text:
+            text = text.replace(QUANTUM_DECODER_NAMES, decoder_choices_help("quantum"))
+        if DECODER_NAMES in text:
+            text = text.replace(DECODER_NAMES, decoder_choices_help())
+        if "default" not in text.lower() and not _no_default_to_state(action):
+            text += " (default: %(default)s)"
+        return text
