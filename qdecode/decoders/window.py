@@ -170,8 +170,9 @@ class WindowDecoder(Decoder):
         inner: registered decoder name or :class:`DecoderSpec` run in every window.
         W: window size in rounds, >= 1.
         F: committed rounds per window, ``1 <= F <= W``.
-        per_round: detectors per round (round = detector index // per_round); 0 takes each
-            detector's round from its last DEM coordinate.
+        per_round: detectors per round (round = detector index // per_round); 0 infers the
+            rounds: from a DEM time coordinate consistent with the mechanisms, else from the
+            detector connectivity, else refuses (:meth:`RoundLayout.for_problem`).
         inner_params: parameters of the inner decoder when ``inner`` is a name (mapping or
             ``"key=value"`` strings, validated by the registry).
         detector_rounds: optional explicit round label per detector (overrides ``per_round``).
@@ -220,7 +221,7 @@ class WindowDecoder(Decoder):
         self.fallback = fallback
         self.inner_spec = spec
         self.problem = problem
-        self.layout = RoundLayout.for_problem(problem, per_round, detector_rounds)
+        self.layout = RoundLayout.for_problem(problem, per_round, detector_rounds, W=self.W, F=self.F)
         if spec.name in GRAPHLIKE_INNER:
             from qdecode.decoders.graphlike import graphlike_problem
 
@@ -451,7 +452,7 @@ def register_window() -> None:
         "inner": Param(str, "bposd", "registered decoder run in each window; its parameters are accepted too"),
         "W": Param(int, 3, "window size in rounds", minimum=1),
         "F": Param(int, 1, "rounds committed per window (<= W)", minimum=1),
-        "per_round": Param(int, 0, "detectors per round; 0 = round from the last detector coordinate", minimum=0),
+        "per_round": Param(int, 0, "detectors per round; 0 = inferred (time coordinate, else connectivity)", minimum=0),
         "fallback": Param(str, "none", "redo non-converged window decodes with BP+OSD-CS10: none | last | all",
                           FALLBACKS, label_default=False),
     }

@@ -4,10 +4,23 @@ A memory experiment emits its detectors round by round. :class:`RoundLayout` ass
 detector a round index ``0 .. R-1`` and :func:`plan_windows` cuts the problem into windows
 (Dennis et al.'s overlapping recovery; the recipe of ``research/qldpc.md`` §2.2 / §4):
 
-* **Rounds.** From the detectors' time coordinate (the *last* coordinate of stim's
-  ``DETECTOR(x, y, t)``; the distinct time values, sorted, are numbered ``0 .. R-1``, so a
-  final data-readout round ``t = rounds`` is one more round), from a constant number ``h`` of
-  detectors per round (round = detector index // h), or from an explicit per-detector array.
+* **Rounds.** From a constant number ``h`` of detectors per round (round = detector index
+  // h), from an explicit per-detector array, or else inferred (:meth:`RoundLayout.for_problem`):
+
+  1. from a time coordinate: the *last* coordinate of stim's ``DETECTOR(x, y, t)`` (the distinct
+     values, sorted, are numbered ``0 .. R-1``, so a final data-readout round ``t = rounds`` is one
+     more round), or an earlier one (``DETECTOR(x, y, t, color)``), used only when it is
+     *consistent with the mechanisms*: non-decreasing in detector index (stim declares detectors
+     in time order) and no mechanism spanning more rounds than the window plan assumes
+     (``max(2, W - F + 1)``, see below). A coordinate holding a measurement index, a color or a
+     basis fails this check;
+  2. else from the detector connectivity (:func:`infer_rounds_from_connectivity`): detectors in
+     index order are cut into layers such that every mechanism spans at most two consecutive
+     layers, the layering is accepted only when some layers repeat (a memory experiment's
+     rounds are translates of each other) and it gives more than one window;
+  3. else the decoder refuses with a :class:`DecoderInputError` naming ``per_round``: windows
+     over rounds that cut mechanisms spanning more rounds than the plan assumes would commit
+     half-seen errors on nearly every shot, with no warning.
 * **Column span.** Column ``j`` (error mechanism) touches rounds ``r_min(j) .. r_max(j)``. A
   column with no detector (it flips observables only) gets ``r_min = R - 1``: it belongs to the
   last window, where a decoder leaves it at 0 unless it lowers the cost (it never does).
@@ -48,6 +61,18 @@ from qdecode.decoders.base import DecoderInputError
 from qdecode.problem import DecodingProblem
 
 
+def max_span_rounds(W: int, F: int) -> int:
+    """Rounds one mechanism may span for the window plan ``(W, F)``: ``max(2, W - F + 1)``.
+
+    Circuit-level mechanisms span at most two consecutive rounds (an error between the
+    measurements of rounds r and r + 1). With ``F < W`` a mechanism spanning up to
+    ``W - F + 1`` rounds is never committed while cut by a window's future edge (module
+    docstring), so the plan tolerates that much; with ``F = W`` it tolerates the two rounds of
+    an ordinary circuit (a committed boundary column is forwarded whole).
+    """
+    return max(2, int(W) - int(F) + 1)
+
+
 @dataclasses.dataclass(frozen=True)
 class RoundLayout:
     """The round of every detector.
@@ -55,13 +80,17 @@ class RoundLayout:
     Attributes:
         detector_round: int64 ``(m,)``, values ``0 .. num_rounds-1``, every round non-empty.
         num_rounds: ``R``.
+        source: where the rounds came from: ``"detector_rounds"``, ``"per_round"``,
+            ``"coordinate last"`` / ``"coordinate <i>"`` (a DEM detector coordinate),
+            ``"connectivity"`` or ``"empty"`` (no detectors).
     """
 
     detector_round: np.ndarray
     num_rounds: int
+    source: str = "detector_rounds"
 
     @classmethod
-    def from_rounds(cls, rounds: Any) -> "RoundLayout":
+    def from_rounds(cls, rounds: Any, source: str = "detector_rounds") -> "RoundLayout":
         """From an integer round label per detector; the distinct labels are renumbered 0..R-1 in order."""
         r = np.asarray(rounds)
         if r.ndim != 1:
@@ -69,23 +98,33 @@ class RoundLayout:
         if r.size and not np.all(np.isfinite(r.astype(np.float64))):
             raise DecoderInputError("detector rounds contain NaN or infinite values")
         values, index = np.unique(r, return_inverse=True)
-        return cls(detector_round=index.astype(np.int64).reshape(-1), num_rounds=int(values.size))
+        return cls(detector_round=index.astype(np.int64).reshape(-1), num_rounds=int(values.size), source=source)
+
+    def max_span(self, H: sp.csr_matrix) -> int:
+        """The most rounds one column of ``H`` spans (``r_max - r_min + 1``; 0 without columns)."""
+        r_min, r_max = column_first_round(H, self)
+        return int((r_max - r_min).max()) + 1 if r_min.size else 0
 
     @classmethod
     def for_problem(
-        cls, problem: DecodingProblem, per_round: int = 0, detector_rounds: Any = None
+        cls, problem: DecodingProblem, per_round: int = 0, detector_rounds: Any = None, *,
+        W: int = 3, F: int = 1,
     ) -> "RoundLayout":
         """The layout of ``problem``'s detectors.
 
         Args:
             problem: the decoding problem (its ``dem`` supplies detector coordinates).
-            per_round: ``h > 0``: detector ``i`` is in round ``i // h``; 0: use coordinates.
+            per_round: ``h > 0``: detector ``i`` is in round ``i // h``; 0: infer the rounds
+                (time coordinate when consistent with the mechanisms, else connectivity; module
+                docstring).
             detector_rounds: optional explicit round label per detector (overrides both).
+            W, F: the window plan the rounds are for; inferred rounds must not make a
+                mechanism span more than :func:`max_span_rounds` ``(W, F)`` rounds, and rounds
+                inferred from connectivity must give more than one window (``R > W``).
 
         Raises:
-            DecoderInputError: no way to tell the rounds (no DEM, or a detector without
-                coordinates, and ``per_round = 0``), a negative ``per_round``, or a wrong-length
-                ``detector_rounds``.
+            DecoderInputError: a negative ``per_round``, a wrong-length ``detector_rounds``, or
+                rounds that cannot be inferred (the message names ``per_round``).
         """
         m = problem.num_detectors
         if detector_rounds is not None:
@@ -99,27 +138,154 @@ class RoundLayout:
             raise DecoderInputError(f"per_round (detectors per round) must be an integer >= 0, got {per_round!r}")
         if per_round > 0:
             return cls(detector_round=np.arange(m, dtype=np.int64) // int(per_round),
-                       num_rounds=-(-m // int(per_round)))
-        if problem.dem is None:
-            raise DecoderInputError(
-                "cannot tell the detectors' rounds: the problem has no detector error model "
-                "(coordinates); pass per_round (detectors per round) or detector_rounds"
-            )
-        coords = problem.dem.get_detector_coordinates()
-        times = np.empty(m, dtype=np.float64)
-        for i in range(m):
-            c = coords.get(i, ())
-            if len(c) == 0:
-                raise DecoderInputError(
-                    f"detector {i} has no coordinates, so its round (the last coordinate) is unknown; "
-                    "pass per_round (detectors per round) instead"
-                )
-            times[i] = c[-1]
-        return cls.from_rounds(times)
+                       num_rounds=-(-m // int(per_round)), source="per_round")
+        if m == 0:
+            return cls(detector_round=np.zeros(0, dtype=np.int64), num_rounds=0, source="empty")
+        span = max_span_rounds(W, F)
+        layout, why, unordered = _coordinate_rounds(problem, span)
+        if layout is not None:
+            return layout
+        inferred = infer_rounds_from_connectivity(problem.H)
+        if inferred is not None and inferred.num_rounds > W:
+            return inferred
+        if unordered is not None:
+            return unordered
+        found = ("no repeating rounds" if inferred is None else
+                 f"only {inferred.num_rounds} rounds (one window of W={W})")
+        raise DecoderInputError(
+            f"cannot tell the detectors' rounds: {why}, and the detector connectivity gives {found}; "
+            "pass per_round (detectors per round) or detector_rounds"
+        )
 
     def detectors_of_round(self, r: int) -> np.ndarray:
         """int64 indices of round ``r``'s detectors, ascending (the order of ``push_round``'s columns)."""
         return np.flatnonzero(self.detector_round == r)
+
+
+def _coordinate_rounds(
+    problem: DecodingProblem, span: int
+) -> tuple["RoundLayout | None", str, "RoundLayout | None"]:
+    """``(layout, why_not, unordered)``: rounds from the first usable time coordinate, last first.
+
+    A coordinate is usable when its rounds are non-decreasing in detector index and no column
+    spans more than ``span`` rounds; ``layout`` is ``None`` when none is, and ``why_not`` says
+    what was wrong with the last coordinate. ``unordered``: the last coordinate's rounds when
+    they respect ``span`` but are out of detector order (hand-written DEMs may declare detectors
+    in any order; the windows then cut no mechanism beyond the plan's assumption), used when
+    the connectivity gives no rounds.
+    """
+    m = problem.num_detectors
+    if problem.dem is None:
+        return None, "the problem has no detector error model (coordinates)", None
+    coords = problem.dem.get_detector_coordinates()
+    lengths = np.array([len(coords.get(i, ())) for i in range(m)], dtype=np.int64)
+    if lengths.min() == 0:
+        return None, f"detector {int(np.argmin(lengths))} has no coordinates", None
+    ncoord = int(lengths.min())
+    why, unordered = "", None
+    # stim's time coordinate is the last one; other tools append a color / basis after it
+    for axis in [-1, *range(ncoord - 2, -1, -1)]:
+        values = np.array([coords[i][axis] for i in range(m)], dtype=np.float64)
+        name = "last" if axis == -1 else f"coordinate {axis}"
+        layout = RoundLayout.from_rounds(values, source=f"coordinate {'last' if axis == -1 else axis}")
+        spanned = layout.max_span(problem.H)
+        ordered = bool(np.all(np.diff(layout.detector_round) >= 0))
+        if spanned <= span and ordered:
+            return layout, "", None
+        if axis == -1:
+            unordered = layout if spanned <= span else None
+            why = (f"the {name} detector coordinate gives {layout.num_rounds} rounds in which a mechanism spans "
+                   f"{spanned} rounds (the window plan assumes <= {span})" if spanned > span
+                   else f"the {name} detector coordinate is not in detector order (not a time)")
+    return None, why, unordered
+
+
+def infer_rounds_from_connectivity(H: sp.csr_matrix) -> "RoundLayout | None":
+    """Rounds of a memory experiment's detectors from which detectors share mechanisms.
+
+    Assumes stim's convention that detectors are declared in time order, so every round is a
+    contiguous range of detector indices ``[b_r, b_{r+1})``. Given the first boundary ``b_1``,
+    each next one is forced: ``b_{r+1} = 1 + max{ j : j shares a mechanism with some i < b_r }``
+    (the smallest boundary such that every mechanism spans at most two consecutive layers; a
+    mechanism's detectors pairwise share it, so this bounds every column). Every ``b_1`` in
+    ``1 .. 1 + (detector 0's last neighbour)`` is tried; a layering is kept when it is also
+    tight from the other side (the first detector of each layer but the last shares a
+    mechanism with a later layer), and the kept layering with the fewest mechanisms crossing
+    its boundaries per boundary (a round boundary is crossed only by time-like mechanisms;
+    a boundary inside a round also cuts space-like ones), then the most layers, wins.
+
+    The layering is returned only if two consecutive layers of equal size ``h`` are
+    translates (the mechanisms starting in one, shifted by ``h`` detectors, are exactly those
+    starting in the next): a memory experiment repeats its rounds, a one-round (code-capacity)
+    problem cut into spatial slices does not.
+
+    Args:
+        H: ``(m, n)`` check matrix (CSR or anything scipy converts).
+
+    Returns:
+        :class:`RoundLayout` with ``source="connectivity"``, or ``None``.
+    """
+    H = sp.csr_matrix(H)
+    m, n = H.shape
+    if m < 2:
+        return None
+    Hc = sp.csc_matrix(H)
+    Hc.sort_indices()
+    nz = np.flatnonzero(np.diff(Hc.indptr))
+    if nz.size == 0:
+        return None
+    cmin = np.minimum.reduceat(Hc.indices, Hc.indptr[nz]).astype(np.int64)
+    cmax = np.maximum.reduceat(Hc.indices, Hc.indptr[nz]).astype(np.int64)
+    full_max = np.zeros(n, dtype=np.int64)
+    full_min = np.zeros(n, dtype=np.int64)
+    full_max[nz], full_min[nz] = cmax, cmin
+    rows = np.flatnonzero(np.diff(H.indptr))
+    high = np.arange(m, dtype=np.int64)  # last detector sharing a mechanism with each detector
+    low = np.arange(m, dtype=np.int64)  # first one
+    high[rows] = np.maximum(high[rows], np.maximum.reduceat(full_max[H.indices], H.indptr[rows]))
+    low[rows] = np.minimum(low[rows], np.minimum.reduceat(full_min[H.indices], H.indptr[rows]))
+    reach = np.maximum.accumulate(high)  # reach[x]: last neighbour of detectors 0..x
+    back = np.minimum.accumulate(low[::-1])[::-1]  # back[y]: first neighbour of detectors y..m-1
+    delta = np.zeros(m + 1, dtype=np.int64)
+    np.add.at(delta, cmin + 1, 1)
+    np.add.at(delta, cmax + 1, -1)
+    cut = np.cumsum(delta)  # cut[b]: mechanisms with cmin < b <= cmax (crossing boundary b)
+    best = None
+    for b1 in range(1, min(int(high[0]) + 1, m - 1) + 1):
+        b = [0, b1]
+        while b[-1] < m:
+            b.append(min(int(reach[b[-1] - 1]) + 1, m))
+        if any(back[b[r + 1]] != b[r] for r in range(len(b) - 2)):
+            continue
+        score = (float(np.mean(cut[b[1:-1]])), -len(b), b1)
+        if best is None or score < best[0]:
+            best = (score, b)
+    if best is None:
+        return None
+    bounds = np.asarray(best[1], dtype=np.int64)
+    rounds = np.repeat(np.arange(bounds.size - 1, dtype=np.int64), np.diff(bounds))
+    layout = RoundLayout(detector_round=rounds, num_rounds=int(bounds.size - 1), source="connectivity")
+    return layout if _has_repeated_round(Hc, nz, cmin, bounds, layout) else None
+
+
+def _has_repeated_round(Hc: sp.csc_matrix, nz: np.ndarray, cmin: np.ndarray, bounds: np.ndarray,
+                        layout: RoundLayout) -> bool:
+    """Whether some consecutive layers ``r, r+1`` of equal size ``h`` are translates by ``h``."""
+    first = layout.detector_round[cmin]  # first layer of each non-empty column
+    sizes = np.diff(bounds)
+    keys: dict[int, set[tuple[int, ...]]] = {}
+    for r in range(layout.num_rounds - 1):
+        if sizes[r] != sizes[r + 1]:
+            continue
+        h = int(sizes[r])
+        for q in (r, r + 1):
+            if q not in keys:
+                cols = nz[first == q]
+                keys[q] = {tuple(Hc.indices[Hc.indptr[j]:Hc.indptr[j + 1]].tolist()) for j in cols}
+        shifted = {tuple(i + h for i in key) for key in keys[r]}
+        if shifted == keys[r + 1] and keys[r]:
+            return True
+    return False
 
 
 def column_first_round(H: sp.csr_matrix, layout: RoundLayout) -> tuple[np.ndarray, np.ndarray]:
