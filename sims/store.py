@@ -21,8 +21,9 @@ never read as a row: the reader skips it and the appender cuts it off, with one
 warning, so no finished batch is lost and nothing is counted twice.
 
 One writer at a time: :class:`StatsWriter` takes an exclusive POSIX lock
-(``fcntl.lockf``) on the file and holds it until closed; a second writer fails at once
-with :class:`CsvLockedError`. POSIX locks also work across machines on NFS.
+(``fcntl.lockf``) on the side file ``<csv>.lock`` and holds it until closed (or until
+the process dies); a second writer fails at once with :class:`CsvLockedError`. POSIX
+locks also work across machines on NFS.
 
 This module imports only the standard library and numpy, so old CSVs can be
 re-read and re-plotted without stim or numba.
@@ -239,10 +240,53 @@ class CsvLockedError(ValueError):
     """Another process holds the write lock of a stats CSV."""
 
 
+def _acquire_lock(lock_path: str, csv_path: str):
+    """Exclusive POSIX lock on the side file ``lock_path`` (kept open: closing it releases the lock).
+
+    The lock sits on a side file that nothing else opens, because a POSIX lock is dropped
+    when the process closes *any* descriptor of the locked file, and the sweep reads the
+    CSV while it holds the lock. The side file is left in place (removing it would race
+    with a waiting writer).
+    """
+    import fcntl
+
+    busy = CsvLockedError(
+        f"{csv_path}: another qdecode sweep is writing this file; wait for it to finish "
+        f"(then run again to resume) or choose another --out"
+    )
+    key = os.path.realpath(lock_path)
+    if key in _LOCKS_HELD:  # POSIX locks never conflict within one process: track our own
+        raise busy
+    f = open(lock_path, "a+b")
+    try:
+        fcntl.lockf(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        f.close()
+        raise busy from None
+    _LOCKS_HELD.add(key)
+    return _HeldLock(f, key)
+
+
+_LOCKS_HELD: set[str] = set()
+
+
+class _HeldLock:
+    """An acquired CSV lock: the open side file and its key in this process's registry."""
+
+    def __init__(self, file, key: str):
+        self._file, self._key = file, key
+
+    def close(self) -> None:
+        if self._file is not None:
+            _LOCKS_HELD.discard(self._key)
+            self._file.close()
+            self._file = None
+
+
 class StatsWriter:
     """Append-only, exclusively locked writer: one flushed, fsynced line per finished batch.
 
-    Opening takes an exclusive lock on the file (released by :meth:`close` or when the
+    Opening takes an exclusive lock on ``<csv>.lock`` (released by :meth:`close` or when the
     process dies) and fails at once with :class:`CsvLockedError` if another writer holds
     it. Then it checks an existing file's header and, if the last line lacks its newline
     (the fragment of a killed writer: rows are written with their newline in one call),
@@ -250,24 +294,15 @@ class StatsWriter:
     """
 
     def __init__(self, path: str | os.PathLike, *, fsync: bool = True):
-        import fcntl
-
         self.path = os.fspath(path)
         self._fsync = fsync
         os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
-        self._file = open(self.path, "a+b")
+        self._lock = _acquire_lock(self.path + ".lock", self.path)
         try:
-            fcntl.lockf(self._file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            self._file.close()
-            raise CsvLockedError(
-                f"{self.path}: another qdecode sweep is writing this file; wait for it to finish "
-                f"(then run again to resume) or choose another --out"
-            ) from None
-        try:
+            self._file = open(self.path, "a+b")
             self._repair()
         except BaseException:
-            self._file.close()
+            self._release()
             raise
 
     def _repair(self) -> None:
@@ -299,8 +334,13 @@ class StatsWriter:
     def append(self, row: StatsRow) -> None:
         self._write(row.to_csv_line() + "\n")
 
+    def _release(self) -> None:
+        if getattr(self, "_file", None) is not None:
+            self._file.close()
+        self._lock.close()  # closing the lock file's only descriptor releases the lock
+
     def close(self) -> None:
-        self._file.close()
+        self._release()
 
     def __enter__(self) -> "StatsWriter":
         return self
