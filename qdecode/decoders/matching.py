@@ -22,6 +22,31 @@ def _import_pymatching():
     return pymatching
 
 
+def _check_decomposed(dem, name: str) -> None:
+    """Refuse a DEM with an ``error`` component flipping more than two detectors.
+
+    PyMatching builds its graph from the ``^``-separated components and silently drops a
+    component with three or more detectors (``error(p) D0 D1 D2`` without a decomposition),
+    so those mechanisms would never be corrected: every shot they fire on would be decoded as
+    if they did not exist, without a warning.
+
+    Raises:
+        DecoderInputError: naming the first such instruction.
+    """
+    from qdecode.decoders.graphlike import dem_components
+
+    for inst in dem.flattened():
+        if inst.type != "error" or inst.args_copy()[0] <= 0:
+            continue
+        for dets, _ in dem_components(inst):
+            if len(dets) > 2:
+                raise DecoderInputError(
+                    f"{name}: DEM error '{inst}' flips {len(dets)} detectors with no '^' decomposition into "
+                    "graph edges, which PyMatching would silently drop; build the DEM with "
+                    "decompose_errors=True or use a hypergraph decoder (bposd, relay-bp)"
+                )
+
+
 class MatchingDecoder(Decoder):
     """PyMatching MWPM; ``correlated=True`` runs its two-pass correlated matching.
 
@@ -36,6 +61,7 @@ class MatchingDecoder(Decoder):
         self.problem = problem
         self.correlated = bool(correlated)
         if problem.dem is not None:
+            _check_decomposed(problem.dem, "pymatching-correlated" if self.correlated else "pymatching")
             self._matching = pm.Matching.from_detector_error_model(problem.dem, enable_correlations=self.correlated)
         else:
             if self.correlated:
