@@ -346,7 +346,8 @@ def expand_user_tasks(entry: Mapping[str, Any], where: str, decoders: list[Decod
                       base_dir: str | None = None) -> list[Task]:
     """Tasks of a ``circuit`` (paths / globs) or ``dem`` table: files x decoders.
 
-    Each file's json_metadata is its ``key=value`` file name, updated by the table's ``metadata``.
+    Each file's json_metadata is its ``key=value`` file name, updated by the table's ``metadata``,
+    in that order (the file name's key order is kept: sinter's strong_id hashes the JSON as written).
     """
     from qdecode.sims.model_files import expand_paths, metadata_from_path, read_circuit, read_dem
 
@@ -368,7 +369,7 @@ def expand_user_tasks(entry: Mapping[str, Any], where: str, decoders: list[Decod
         meta = {**metadata_from_path(path), **dict(extra)}
         for dec in decoders:
             try:
-                tasks.append(Task(decoder=dec, extra_metadata=tuple(sorted(meta.items())), **{field: text}, **options))
+                tasks.append(Task(decoder=dec, extra_metadata=tuple(meta.items()), **{field: text}, **options))
             except ValueError as exc:
                 raise RecipeError(f"{where}: {path}: {exc}") from None
     return tasks
