@@ -8,9 +8,15 @@ throughputs in shots per wall-clock second of the whole collection call
 per CPU-second as each tool itself accounts it (the CSV ``seconds`` column).
 The table reports the median ratio over ``--repeats`` runs.
 
+``--path circuit`` measures the bring-your-own-experiment path instead: the circuit is
+written to a file named ``d=5,p=0.005,r=5.stim`` and qdecode reads it as ``qdecode sweep
+--circuit FILE`` does (recipe key ``circuit``, metadata from the file name); sinter gets the
+same circuit and metadata.
+
 Usage::
 
-    python benchmarks/harness_overhead.py [--d 5] [--p 0.005] [--shots 1000000] [--workers 1] [--repeats 3]
+    python benchmarks/harness_overhead.py [--d 5] [--p 0.005] [--shots 1000000] [--workers 1] [--repeats 3] \
+        [--path catalogue|circuit]
 """
 
 from __future__ import annotations
@@ -41,9 +47,19 @@ def circuit_for(d: int, p: float) -> stim.Circuit:
     )
 
 
-def run_qdecode(d: int, p: float, shots: int, workers: int, seed: int) -> tuple[float, float, int]:
-    # qdecode's own circuit pipeline; its sd6 circuit is stim's generated one (tested equal).
-    task = Task(decoder=DecoderSpec.create("pymatching"), recipe=CircuitRecipe(code="surface", noise="sd6", p=p, d=d))
+def qdecode_task(d: int, p: float, path: str, folder: str) -> Task:
+    """The catalogue task (qdecode's sd6 circuit is stim's generated one, tested equal) or the file task."""
+    if path == "catalogue":
+        return Task(decoder=DecoderSpec.create("pymatching"), recipe=CircuitRecipe(code="surface", noise="sd6", p=p, d=d))
+    from qdecode.sims.recipe import parse_recipe
+
+    file = os.path.join(folder, f"d={d},p={p},r={d}.stim")
+    circuit_for(d, p).to_file(file)
+    (task,) = parse_recipe({"tasks": [{"circuit": file, "decoders": ["pymatching"]}]}).tasks
+    return task
+
+
+def run_qdecode(task: Task, shots: int, workers: int, seed: int) -> tuple[float, float, int]:
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
         with LocalExecutor(workers) as ex:
@@ -55,11 +71,11 @@ def run_qdecode(d: int, p: float, shots: int, workers: int, seed: int) -> tuple[
     return wall, row.seconds, row.errors
 
 
-def run_sinter(circuit: stim.Circuit, shots: int, workers: int) -> tuple[float, float, int]:
+def run_sinter(circuit: stim.Circuit, shots: int, workers: int, metadata=None) -> tuple[float, float, int]:
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
         (stat,) = sinter.collect(
-            num_workers=workers, tasks=[sinter.Task(circuit=circuit)], decoders=["pymatching"],
+            num_workers=workers, tasks=[sinter.Task(circuit=circuit, json_metadata=metadata)], decoders=["pymatching"],
             max_shots=shots, max_errors=10**12, save_resume_filepath=os.path.join(tmp, "s.csv"),
         )
         wall = time.perf_counter() - t0
@@ -73,18 +89,24 @@ def main() -> int:
     ap.add_argument("--shots", type=int, default=1_000_000)
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--path", choices=["catalogue", "circuit"], default="catalogue",
+                    help="qdecode's catalogue circuit, or a circuit file read as `sweep --circuit` does")
     args = ap.parse_args()
     circuit = circuit_for(args.d, args.p)
+    folder = tempfile.mkdtemp()
+    task = qdecode_task(args.d, args.p, args.path, folder)
+    metadata = dict(task.extra_metadata) if args.path == "circuit" else None
     # Warm-up outside the timed region (imports, first pool start, PyMatching build).
-    run_qdecode(args.d, args.p, 10_000, args.workers, seed=0)
-    run_sinter(circuit, 10_000, args.workers)
+    run_qdecode(task, 10_000, args.workers, seed=0)
+    run_sinter(circuit, 10_000, args.workers, metadata)
     wall_ratios, cpu_ratios = [], []
     q_errors = s_errors = 0
-    print(f"# d={args.d} p={args.p} shots={args.shots} workers={args.workers} {platform.processor() or platform.machine()}")
+    print(f"# d={args.d} p={args.p} shots={args.shots} workers={args.workers} path={args.path} "
+          f"{platform.processor() or platform.machine()}")
     print("run  qdecode_wall_s  sinter_wall_s  wall_ratio  qdecode_cpu_s  sinter_cpu_s  cpu_ratio  qdecode_LER  sinter_LER")
     for i in range(args.repeats):
-        qw, qc, qe = run_qdecode(args.d, args.p, args.shots, args.workers, seed=i + 1)
-        sw, sc, se = run_sinter(circuit, args.shots, args.workers)
+        qw, qc, qe = run_qdecode(task, args.shots, args.workers, seed=i + 1)
+        sw, sc, se = run_sinter(circuit, args.shots, args.workers, metadata)
         q_errors += qe
         s_errors += se
         wall_ratios.append(sw / qw)  # >1: qdecode faster

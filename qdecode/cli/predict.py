@@ -48,7 +48,13 @@ def add_parser(sub) -> None:
     p.add_argument("--learned-noise", metavar="FILE.dem",
                    help="build the decoder from this DEM (e.g. from `qdecode learn-noise`) instead of --dem; "
                         "it must have --dem's detector and observable counts (default: decode with --dem)")
-    p.add_argument("--obs-out", required=True, help="where to write the predicted observable flips")
+    p.add_argument("--obs-out", required=True, help="where to write the predicted observable flips (kept shots only "
+                                                    "when --postselect is given, as sinter predict)")
+    p.add_argument("--postselect", metavar="RULE",
+                   help="discard shots where these detectors fire: 'coord4' (non-zero 4th coordinate, sinter's "
+                        "rule), indices '3,17,42', or a coordinate range 'c<k>=lo:hi'; needs --discards-out")
+    p.add_argument("--discards-out", metavar="PATH", help="where to write one discard bit per shot (with --postselect)")
+    p.add_argument("--discards-out-format", default="01", choices=FORMATS, help="format of --discards-out")
     p.add_argument("--obs-out-format", default="01", choices=FORMATS,
                    help="format of --obs-out (default: %(default)s)")
     p.set_defaults(run=run)
@@ -189,7 +195,19 @@ def run(args) -> int:
                 f"{args.learned_noise}: the learned DEM has {decoding.num_detectors} detectors and "
                 f"{decoding.num_observables} observables, --dem has {dem.num_detectors} and {dem.num_observables}"
             )
+    if (args.postselect is None) != (args.discards_out is None):
+        raise ValueError("--postselect and --discards-out go together (the predictions cover the kept shots only)")
     dets = read_shots(args.dets, args.dets_format, dem.num_detectors)
+    if args.postselect is not None:
+        import numpy as np
+
+        from qdecode.sims.postselection import Postselection
+
+        discard = np.any(dets & Postselection.parse(args.postselect).mask(dem), axis=1)
+        # one bit per shot, bit-packed: shot s is byte s, bit 0
+        stim.write_shot_data_file(data=discard.astype(np.uint8).reshape(-1, 1), path=args.discards_out,
+                                  format=args.discards_out_format, num_measurements=1)
+        dets = dets[~discard]
     problem = DecodingProblem.from_dem(decoding)
     decoder = spec.build(problem)
     predictions = decoder.predict_observables_packed(dets)

@@ -2,7 +2,7 @@
 
 A memory experiment emits its detectors round by round. :class:`RoundLayout` assigns every
 detector a round index ``0 .. R-1`` and :func:`plan_windows` cuts the problem into windows
-(Dennis et al.'s overlapping recovery; the recipe of ``research/qldpc.md`` §2.2 / §4):
+(the overlapping recovery of Dennis et al., arXiv:quant-ph/0110143):
 
 * **Rounds.** From a constant number ``h`` of detectors per round (round = detector index
   // h), from an explicit per-detector array, or else inferred (:meth:`RoundLayout.for_problem`):

@@ -255,3 +255,29 @@ def test_missing_recipe_path_is_an_error_and_embedded_only_by_bare_name(tmp_path
 
     assert load_recipe("quickstart").source == "embedded:quickstart.toml"
     assert np.isfinite(len(load_recipe("polar").tasks))
+
+
+def test_predict_discards_out_matches_sinter_predict(tmp_path):
+    circuit = _with_postselected_first_round(_rep(3, 0.05))
+    dem = circuit.detector_error_model(decompose_errors=True)
+    (tmp_path / "m.dem").write_text(str(dem))
+    dets, _ = circuit.compile_detector_sampler(seed=4).sample(500, separate_observables=True, bit_packed=True)
+    stim.write_shot_data_file(data=dets, path=tmp_path / "d.b8", format="b8", num_detectors=dem.num_detectors)
+    assert main(["predict", "--dem", str(tmp_path / "m.dem"), "--dets", str(tmp_path / "d.b8"), "--decoder",
+                 "pymatching", "--postselect", "coord4", "--discards-out", str(tmp_path / "q_disc.01"),
+                 "--obs-out", str(tmp_path / "q_obs.01")]) == 0
+    sinter.predict_on_disk(decoder="pymatching", dem_path=tmp_path / "m.dem", dets_path=tmp_path / "d.b8",
+                           dets_format="b8", obs_out_path=tmp_path / "s_obs.01", obs_out_format="01",
+                           postselect_detectors_with_non_zero_4th_coord=True,
+                           discards_out_path=tmp_path / "s_disc.01", discards_out_format="01")
+    ours, theirs = (tmp_path / "q_disc.01").read_text(), (tmp_path / "s_disc.01").read_text()
+    assert ours == theirs and 0 < ours.count("1") < 500
+    assert (tmp_path / "q_obs.01").read_text() == (tmp_path / "s_obs.01").read_text()
+
+
+def test_predict_postselect_needs_discards_out(tmp_path, capsys):
+    (tmp_path / "m.dem").write_text(str(_rep(3, 0.05).detector_error_model()))
+    (tmp_path / "d.b8").write_bytes(b"")
+    err = _err(capsys, ["predict", "--dem", str(tmp_path / "m.dem"), "--dets", str(tmp_path / "d.b8"), "--decoder",
+                        "pymatching", "--postselect", "coord4", "--obs-out", str(tmp_path / "o.01")])
+    assert "--discards-out" in err
