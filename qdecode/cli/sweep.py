@@ -17,24 +17,19 @@ def _list(kind):
     return parse
 
 
-def _decoder_names() -> str:
-    from qdecode.decoders.registry import decoder_names, get_entry
-
-    return ", ".join(n for n in decoder_names() if get_entry(n).kind == "quantum")
-
-
 def add_parser(sub) -> None:
+    from qdecode.cli.help_text import DECODER_NAMES, HelpFormatter
+
     p = sub.add_parser(
         "sweep",
         help="Monte-Carlo logical-error-rate sweep (resumable, sinter CSV)",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        formatter_class=HelpFormatter,
         description=(
             "Run a sweep recipe (TOML), the embedded quick-start when no recipe and no --code / --circuit / --dem "
             "is given, or an inline sweep: a catalogue code (--code ... --noise ... --p ... --decoder ...) or your "
             "own experiment (--circuit 'dir/*.stim' --decoder ...; metadata from key=value file names). Rows are "
             "appended to --out; running again resumes. Options left unset take the recipe's value."
         ),
-        epilog=f"Syndrome decoders: {_decoder_names()}. Classical decoders: bm, osd, sc, scl, crisp, sem-osd.",
     )
     p.add_argument("recipe", nargs="?", help="recipe TOML file, or an embedded recipe's bare name (default: quickstart)")
     g = p.add_argument_group("inline sweep of a catalogue code")
@@ -56,7 +51,8 @@ def add_parser(sub) -> None:
                    help="add to or override the json_metadata (repeatable; value parsed as int, float or text)")
     d = p.add_argument_group("decoding")
     d.add_argument("--decoder", action="append",
-                   help="decoder name, optionally with parameters 'name[key=value,...]' (repeatable)")
+                   help=f"decoder name, optionally with parameters 'name[key=value,...]' (repeatable); one of: "
+                        f"{DECODER_NAMES}")
     d.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                    help="decoder parameter for every --decoder that has it (repeatable); a decoder's own "
                         "[key=value] wins; a --param no decoder has is an error")
