@@ -1,9 +1,10 @@
 """Progress rendering for long commands: tqdm bars and status lines on stderr.
 
 The library never prints; it calls a progress callback. The CLI turns those calls
-into one tqdm bar per sweep (tasks finished) with a sinter-style status postfix, or,
-when stderr is not a terminal (CI, Slurm logs) or ``--quiet`` is given, into a
-status log line at most every ``interval`` seconds (:class:`SweepProgress`).
+into one tqdm bar per sweep (tasks finished) with a sinter-style status postfix when
+stderr is a terminal and ``--quiet`` is not given. Without a terminal it prints nothing,
+unless asked for status lines (``qdecode sweep --progress-lines``, for batch-job logs): then
+one line at most every ``interval`` seconds (:class:`SweepProgress`).
 
 The other long commands (``bench``, ``tune``, ``learn-noise``, ``train``) use
 :class:`ProgressBar` and :class:`Stages`, which draw **only** when stderr is a terminal
@@ -25,9 +26,9 @@ log = logging.getLogger("qdecode.cli")
 class SweepProgress:
     """Callable progress sink for :func:`qdecode.sims.sweep.run_sweep`."""
 
-    def __init__(self, num_tasks: int, *, quiet: bool = False, interval: float = 10.0):
-        self._tty = sys.stderr.isatty() and not quiet
-        self._quiet = quiet
+    def __init__(self, num_tasks: int, *, quiet: bool = False, interval: float = 10.0, lines: bool = False):
+        self._tty = sys.stderr.isatty() and not quiet and not lines
+        self._lines = lines and not quiet
         self._interval = interval
         self._last_log = time.monotonic()
         self._bar = None
@@ -51,7 +52,7 @@ class SweepProgress:
             self._bar.n = finished
             self._bar.set_postfix_str(status[:100], refresh=False)
             self._bar.refresh()
-        elif not self._quiet and time.monotonic() - self._last_log >= self._interval:
+        elif self._lines and time.monotonic() - self._last_log >= self._interval:
             self._last_log = time.monotonic()
             print(f"qdecode: {finished}/{len(progress.tasks)} tasks done; {status}", file=sys.stderr)
 

@@ -81,6 +81,8 @@ def add_parser(sub) -> None:
     ex.add_argument("--dask-workers", type=int, help="start a Dask LocalCluster with N workers")
     ex.add_argument("--scheduler", help="address of a running Dask scheduler")
     o.add_argument("--quiet", action="store_true", help="no progress output")
+    o.add_argument("--progress-lines", action="store_true",
+                   help="status lines every 10 s instead of a bar, also without a terminal (batch-job logs)")
     p.set_defaults(run=run)
 
 
@@ -218,7 +220,7 @@ def run(args) -> int:
     plot_path = args.plot or recipe.plot
     per_round = recipe.per_round if args.per_round is None else args.per_round
     workers = args.workers if args.workers is not None else recipe.workers
-    progress = SweepProgress(len(recipe.tasks), quiet=args.quiet)
+    progress = SweepProgress(len(recipe.tasks), quiet=args.quiet, lines=args.progress_lines)
     try:
         with make_executor(workers=workers, dask_workers=args.dask_workers, scheduler=args.scheduler) as executor:
             totals = run_sweep(recipe.tasks, out_path=out, options=options, executor=executor, progress=progress)

@@ -159,3 +159,18 @@ def test_decoder_choices_help():
     assert "pymatching" in decoder_choices_help() and "bm" in decoder_choices_help()
     assert "bm" not in decoder_choices_help("quantum").split(", ")
     assert decoder_choices_help("classical").split(", ")[0] == "bm"
+
+
+def test_sweep_progress_off_without_a_terminal_and_lines_on_request(tmp_path, capsys, monkeypatch):
+    import qdecode.cli.progress as progress
+
+    argv = ["sweep", "--code", "surface", "--d", "3", "--noise", "sd6", "--p", "0.01", "--decoder", "pymatching",
+            "--max-shots", "3000", "--workers", "0", "--out", str(tmp_path / "s.csv")]
+    capsys.readouterr()
+    assert main(argv) == 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("qdecode sweep: 1 tasks")  # the result line only
+    monkeypatch.setattr(progress.time, "monotonic", iter(range(0, 10**6, 100)).__next__)  # every call: +100 s
+    assert main(argv[:-1] + [str(tmp_path / "t.csv"), "--progress-lines"]) == 0
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert any("tasks done" in ln and "shots=" in ln for ln in lines)
