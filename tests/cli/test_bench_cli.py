@@ -12,13 +12,6 @@ from qdecode.cli.main import main
 SURFACE = ["--code", "surface", "--d", "3", "--noise", "sd6", "--p", "0.005"]
 
 
-def _err(capsys, argv):
-    capsys.readouterr()
-    code = main(argv)
-    err = capsys.readouterr().err.strip()
-    assert code == 2, err
-    assert len(err.splitlines()) == 1, err
-    return err
 
 
 def test_bench_pymatching_csv(tmp_path, capsys):
@@ -97,18 +90,18 @@ def test_bench_dem_file(tmp_path, capsys):
     assert r["code"] == "m.dem" and r["rounds"] == "2" and r["d"] == "" and float(r["us_per_round"]) > 0
 
 
-def test_bench_errors(tmp_path, capsys):
-    assert "unknown decoder 'nope'" in _err(capsys, ["bench", *SURFACE, "--decoder", "nope"])
-    assert "--shots must be >= 1" in _err(capsys, ["bench", *SURFACE, "--decoder", "pymatching", "--shots", "0"])
-    assert "exactly one of" in _err(capsys, ["bench", "--decoder", "pymatching"])
-    assert "exactly one of" in _err(capsys, ["bench", *SURFACE, "--dem", "x.dem", "--decoder", "pymatching"])
-    assert "--noise" in _err(capsys, ["bench", "--code", "surface", "--d", "3", "--p", "0.01", "--decoder", "pymatching"])
-    assert "--threads" in _err(capsys, ["bench", *SURFACE, "--decoder", "pymatching", "--threads", "0"])
-    assert "no parameter" in _err(capsys, ["bench", *SURFACE, "--decoder", "pymatching", "--param", "x=1"])
-    assert "x.dem" in _err(capsys, ["bench", "--dem", str(tmp_path / "x.dem"), "--decoder", "pymatching"])
+def test_bench_errors(tmp_path, capsys, cli_error):
+    assert "unknown decoder 'nope'" in cli_error(["bench", *SURFACE, "--decoder", "nope"])
+    assert "--shots must be >= 1" in cli_error(["bench", *SURFACE, "--decoder", "pymatching", "--shots", "0"])
+    assert "exactly one of" in cli_error(["bench", "--decoder", "pymatching"])
+    assert "exactly one of" in cli_error(["bench", *SURFACE, "--dem", "x.dem", "--decoder", "pymatching"])
+    assert "--noise" in cli_error(["bench", "--code", "surface", "--d", "3", "--p", "0.01", "--decoder", "pymatching"])
+    assert "--threads" in cli_error(["bench", *SURFACE, "--decoder", "pymatching", "--threads", "0"])
+    assert "no parameter" in cli_error(["bench", *SURFACE, "--decoder", "pymatching", "--param", "x=1"])
+    assert "x.dem" in cli_error(["bench", "--dem", str(tmp_path / "x.dem"), "--decoder", "pymatching"])
     bad = tmp_path / "other.csv"
     bad.write_text("a,b\n1,2\n")
-    assert "header" in _err(capsys, ["bench", *SURFACE, "--decoder", "pymatching", "--shots", "10",
+    assert "header" in cli_error(["bench", *SURFACE, "--decoder", "pymatching", "--shots", "10",
                                      "--csv", str(bad)])
 
 

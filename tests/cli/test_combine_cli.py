@@ -90,25 +90,17 @@ def test_combine_matches_sinter_combine(tmp_path, capsys, order):
     assert _totals(parse_rows(again)) == _totals(read_rows(mine))
 
 
-def _err(capsys, argv):
-    capsys.readouterr()
-    code = main(argv)
-    err = capsys.readouterr().err.strip()
-    assert code == 2, err
-    assert len(err.splitlines()) == 1, err
-    assert err.startswith("qdecode combine: error: "), err
-    return err
 
 
-def test_combine_errors_are_one_line(tmp_path, capsys):
+def test_combine_errors_are_one_line(tmp_path, capsys, cli_error):
     a, _ = _files(tmp_path)
     clash = _write(tmp_path / "clash.csv", [StatsRow("id-d9", "bp", {"d": 9, "p": 0.001}, shots=10)])
-    err = _err(capsys, ["combine", a, clash])
+    err = cli_error(["combine", a, clash])
     assert "strong_id id-d9" in err and "a.csv" in err and "clash.csv" in err and "'bp'" in err
     meta = _write(tmp_path / "meta.csv", [StatsRow("id-d9", "pymatching", {"d": 9, "p": 0.002}, shots=10)])
-    assert "0.002" in _err(capsys, ["combine", a, meta])
-    assert "nope.csv: no such file" in _err(capsys, ["combine", a, str(tmp_path / "nope.csv")])
-    assert "--order must be one of" in _err(capsys, ["combine", a, "--order", "random"])
+    assert "0.002" in cli_error(["combine", a, meta])
+    assert "nope.csv: no such file" in cli_error(["combine", a, str(tmp_path / "nope.csv")])
+    assert "--order must be one of" in cli_error(["combine", a, "--order", "random"])
     bad = tmp_path / "bad.csv"
     bad.write_text("a,b\n1,2\n")
-    assert "not a sinter stats CSV" in _err(capsys, ["combine", str(bad)])
+    assert "not a sinter stats CSV" in cli_error(["combine", str(bad)])

@@ -30,16 +30,6 @@ def files(tmp_path_factory):
     return d, dem
 
 
-def _err(capsys, argv) -> str:
-    capsys.readouterr()
-    code = main(argv)
-    out = capsys.readouterr()
-    err = out.err.strip()
-    assert code == 2, (code, err)
-    assert len(err.splitlines()) == 1, err
-    assert err.startswith(f"qdecode {argv[0]}: error: "), err
-    assert "Traceback" not in err and "__init__" not in err
-    return err
 
 
 def _predict(d, dem="model.dem", dets="dets.b8", fmt="b8", out="o.01"):
@@ -54,27 +44,27 @@ def _predict(d, dem="model.dem", dets="dets.b8", fmt="b8", out="o.01"):
     ("binary.dem", "not a text detector error model file"),
     ("nothere.dem", "no such detector error model file"),
 ])
-def test_predict_bad_dem(files, capsys, model, message):
+def test_predict_bad_dem(files, capsys, model, message, cli_error):
     d, _ = files
-    err = _err(capsys, _predict(d, dem=model))
+    err = cli_error(_predict(d, dem=model))
     assert model in err and message in err
 
 
-def test_empty_dem_with_shots_is_an_error_not_an_empty_prediction(files, capsys):
+def test_empty_dem_with_shots_is_an_error_not_an_empty_prediction(files, capsys, cli_error):
     d, _ = files
     (d / "o_empty.01").unlink(missing_ok=True)
-    assert "is empty" in _err(capsys, _predict(d, dem="empty.dem", out="o_empty.01"))
+    assert "is empty" in cli_error(_predict(d, dem="empty.dem", out="o_empty.01"))
     assert not (d / "o_empty.01").exists()
 
 
-def test_dem_without_detectors(files, capsys):
+def test_dem_without_detectors(files, capsys, cli_error):
     d, _ = files
-    assert "has no detectors" in _err(capsys, _predict(d, dem="obs_only.dem"))
+    assert "has no detectors" in cli_error(_predict(d, dem="obs_only.dem"))
 
 
-def test_bad_learned_noise_dem(files, capsys):
+def test_bad_learned_noise_dem(files, capsys, cli_error):
     d, _ = files
-    err = _err(capsys, [*_predict(d), "--learned-noise", str(d / "garbage.dem")])
+    err = cli_error([*_predict(d), "--learned-noise", str(d / "garbage.dem")])
     assert "garbage.dem: not a valid detector error model" in err
 
 
@@ -100,19 +90,19 @@ def test_zero_shots_give_an_empty_prediction_file(files):
     ("hits", b"99\n", "cannot read hits shots"),
     ("dets", b"garbage\n", "cannot read dets shots"),
 ])
-def test_bad_shot_files(files, tmp_path, capsys, fmt, data, message):
+def test_bad_shot_files(files, tmp_path, capsys, fmt, data, message, cli_error):
     d, _ = files
     bad = tmp_path / f"bad.{fmt}"
     bad.write_bytes(data)
-    err = _err(capsys, ["predict", "--dem", str(d / "model.dem"), "--dets", str(bad), "--dets-format", fmt,
+    err = cli_error(["predict", "--dem", str(d / "model.dem"), "--dets", str(bad), "--dets-format", fmt,
                         "--decoder", "pymatching", "--obs-out", str(tmp_path / "o.01")])
     assert str(bad) in err and message in err
 
 
-def test_text_given_as_b8_says_which_format(files, capsys):
+def test_text_given_as_b8_says_which_format(files, capsys, cli_error):
     d, _ = files
     for fmt in ("01", "dets"):
-        err = _err(capsys, _predict(d, dets=f"dets.{fmt}", fmt="b8"))
+        err = cli_error(_predict(d, dets=f"dets.{fmt}", fmt="b8"))
         assert f"looks like {fmt} text, not b8 data (pass --dets-format {fmt})" in err
 
 
@@ -124,34 +114,34 @@ def test_every_format_still_reads(files):
     assert len({(d / f"ok_{fmt}.01").read_text() for fmt in ("b8", "01", "r8", "ptb64", "hits", "dets")}) == 1
 
 
-def test_missing_shot_file(files, capsys):
+def test_missing_shot_file(files, capsys, cli_error):
     d, _ = files
-    assert "no such shot file" in _err(capsys, _predict(d, dets="nothere.b8"))
+    assert "no such shot file" in cli_error(_predict(d, dets="nothere.b8"))
 
 
-def test_learn_noise_files(files, tmp_path, capsys):
+def test_learn_noise_files(files, tmp_path, capsys, cli_error):
     d, _ = files
     base = ["learn-noise", "--reference-dem"]
-    assert "not a valid detector error model" in _err(capsys, [*base, str(d / "garbage.dem"), "--dets",
+    assert "not a valid detector error model" in cli_error([*base, str(d / "garbage.dem"), "--dets",
                                                                str(d / "dets.b8")])
-    assert "is empty" in _err(capsys, [*base, str(d / "empty.dem"), "--dets", str(d / "dets.b8")])
-    assert "has no detectors" in _err(capsys, [*base, str(d / "obs_only.dem"), "--dets", str(d / "dets.b8")])
+    assert "is empty" in cli_error([*base, str(d / "empty.dem"), "--dets", str(d / "dets.b8")])
+    assert "has no detectors" in cli_error([*base, str(d / "obs_only.dem"), "--dets", str(d / "dets.b8")])
     (tmp_path / "pad.b8").write_bytes(b"\x00\xf0" * 3)
-    assert "bits set past detector" in _err(capsys, [*base, str(d / "model.dem"), "--dets", str(tmp_path / "pad.b8")])
-    assert "looks like 01 text" in _err(capsys, [*base, str(d / "model.dem"), "--dets", str(d / "dets.01")])
+    assert "bits set past detector" in cli_error([*base, str(d / "model.dem"), "--dets", str(tmp_path / "pad.b8")])
+    assert "looks like 01 text" in cli_error([*base, str(d / "model.dem"), "--dets", str(d / "dets.01")])
     (tmp_path / "bad.r8").write_bytes(b"\x01")
-    assert "cannot read r8 shots" in _err(capsys, [*base, str(d / "model.dem"), "--dets", str(tmp_path / "bad.r8"),
+    assert "cannot read r8 shots" in cli_error([*base, str(d / "model.dem"), "--dets", str(tmp_path / "bad.r8"),
                                                    "--dets-format", "r8"])
     # zero shots: an empty file is read, then --min-shots rejects it
-    assert "only 0 shots" in _err(capsys, [*base, str(d / "model.dem"), "--dets", str(d / "empty.shots")])
+    assert "only 0 shots" in cli_error([*base, str(d / "model.dem"), "--dets", str(d / "empty.shots")])
     (tmp_path / "empty.stim").write_text("H 0\n")
-    assert "declares no DETECTOR" in _err(capsys, ["learn-noise", "--reference-circuit", str(tmp_path / "empty.stim"),
+    assert "declares no DETECTOR" in cli_error(["learn-noise", "--reference-circuit", str(tmp_path / "empty.stim"),
                                                    "--dets", str(d / "dets.b8")])
 
 
-def test_bench_dem_file(files, capsys):
+def test_bench_dem_file(files, capsys, cli_error):
     d, _ = files
-    assert "not a valid detector error model" in _err(capsys, ["bench", "--dem", str(d / "garbage.dem"),
+    assert "not a valid detector error model" in cli_error(["bench", "--dem", str(d / "garbage.dem"),
                                                                "--decoder", "pymatching"])
 
 
@@ -159,34 +149,34 @@ def test_bench_dem_file(files, capsys):
 _KNOWN = "surface, bb72_12_6"
 
 
-def test_unknown_code_names(tmp_path, capsys):
+def test_unknown_code_names(tmp_path, capsys, cli_error):
     out = ["--out", str(tmp_path / "x.csv"), "--workers", "0", "--quiet"]
-    err = _err(capsys, ["sweep", "--code", "nosuchcode", "--d", "3", "--noise", "sd6", "--p", "0.01",
+    err = cli_error(["sweep", "--code", "nosuchcode", "--d", "3", "--noise", "sd6", "--p", "0.01",
                         "--decoder", "pymatching", *out])
     assert "unknown code 'nosuchcode'" in err and _KNOWN in err
-    err = _err(capsys, ["sweep", "--code", "nosuchcode", "--noise", "awgn", "--ebn0", "2", "--decoder", "bm", *out])
+    err = cli_error(["sweep", "--code", "nosuchcode", "--noise", "awgn", "--ebn0", "2", "--decoder", "bm", *out])
     assert "unknown code 'nosuchcode'" in err and "ebn0" not in err
-    err = _err(capsys, ["circuit", "nosuchcode", "--p", "0.01"])
+    err = cli_error(["circuit", "nosuchcode", "--p", "0.01"])
     assert "unknown code 'nosuchcode'" in err and _KNOWN in err
-    err = _err(capsys, ["bench", "--code", "nosuchcode", "--noise", "sd6", "--p", "0.01", "--decoder", "pymatching"])
+    err = cli_error(["bench", "--code", "nosuchcode", "--noise", "sd6", "--p", "0.01", "--decoder", "pymatching"])
     assert "unknown code 'nosuchcode'" in err
 
 
-def test_classical_code_has_no_circuit(capsys):
-    err = _err(capsys, ["circuit", "bch63_45", "--p", "0.01"])
+def test_classical_code_has_no_circuit(capsys, cli_error):
+    err = cli_error(["circuit", "bch63_45", "--p", "0.01"])
     assert "'bch63_45' is a classical-linear code: it has no memory-experiment circuit" in err
-    err = _err(capsys, ["circuit", "surface", "--d", "3", "--p", "0.01", "--noise", "awgn"])
+    err = cli_error(["circuit", "surface", "--d", "3", "--p", "0.01", "--noise", "awgn"])
     assert "'awgn' is a channel for classical codes" in err and "sd6" in err
 
 
-def test_gilbert_elliott_needs_its_parameters(tmp_path, capsys):
+def test_gilbert_elliott_needs_its_parameters(tmp_path, capsys, cli_error):
     out = ["--out", str(tmp_path / "x.csv"), "--workers", "0", "--quiet", "--max-shots", "10"]
-    err = _err(capsys, ["sweep", "--code", "bch63_45", "--noise", "ge", "--decoder", "bm", *out])
+    err = cli_error(["sweep", "--code", "bch63_45", "--noise", "ge", "--decoder", "bm", *out])
     assert "needs the transition probabilities p_gb and p_bg" in err
     assert "channel = { p_gb = 0.01, p_bg = 0.2 }" in err
-    err = _err(capsys, ["sweep", "--code", "bch63_45", "--noise", "ge-awgn", "--ebn0", "3", "--decoder", "bm", *out])
+    err = cli_error(["sweep", "--code", "bch63_45", "--noise", "ge-awgn", "--ebn0", "3", "--decoder", "bm", *out])
     assert "p_gb and p_bg" in err and "delta_db" in err
     recipe = tmp_path / "ge.toml"
     recipe.write_text('[[tasks]]\ncode = "bch63_45"\nnoise = "ge"\ndecoders = ["bm"]\nchannel = { p_gb = 0.01 }\n')
-    err = _err(capsys, ["sweep", str(recipe), *out])
+    err = cli_error(["sweep", str(recipe), *out])
     assert "needs the transition probabilities p_bg;" in err

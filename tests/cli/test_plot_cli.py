@@ -54,14 +54,6 @@ def _plot(capsys, argv):
     return err
 
 
-def _err(capsys, argv):
-    capsys.readouterr()
-    code = main(argv)
-    err = capsys.readouterr().err.strip()
-    assert code == 2, err
-    assert len(err.splitlines()) == 1, err
-    assert err.startswith(f"qdecode {argv[0]}: error: "), err
-    return err
 
 
 def test_default_plot_and_filters(tmp_path, capsys, stats_csv):
@@ -119,26 +111,23 @@ def test_fit_against_p_prints_exponents(tmp_path, capsys, stats_csv):
         assert exps[d] == pytest.approx((d + 1) / 2, rel=0.1), (d, exps[d])
 
 
-def test_bad_input_is_one_line(tmp_path, capsys, stats_csv):
+def test_bad_input_is_one_line(tmp_path, capsys, stats_csv, cli_error):
     out = str(tmp_path / "x.png")
-    assert "unknown y quantity 'ler'" in _err(capsys, ["plot", stats_csv, "--out", out, "--y", "ler"])
-    assert "unknown y quantity 'custom:'" in _err(capsys, ["plot", stats_csv, "--out", out, "--y", "custom:"])
-    assert "--filter expects KEY=VALUE" in _err(capsys, ["plot", stats_csv, "--out", out, "--filter", "d5"])
-    assert "--filter expects KEY=VALUE" in _err(capsys, ["plot", stats_csv, "--out", out, "--filter", "=5"])
-    err = _err(capsys, ["plot", stats_csv, "--out", out, "--filter", "d=11"])
+    assert "unknown y quantity 'ler'" in cli_error(["plot", stats_csv, "--out", out, "--y", "ler"])
+    assert "unknown y quantity 'custom:'" in cli_error(["plot", stats_csv, "--out", out, "--y", "custom:"])
+    assert "--filter expects KEY=VALUE" in cli_error(["plot", stats_csv, "--out", out, "--filter", "d5"])
+    assert "--filter expects KEY=VALUE" in cli_error(["plot", stats_csv, "--out", out, "--filter", "=5"])
+    err = cli_error(["plot", stats_csv, "--out", out, "--filter", "d=11"])
     assert "no rows match --filter d=11" in err and "d takes 3, 5, 7, 9" in err
-    assert "nope.csv: no such file" in _err(capsys, ["plot", str(tmp_path / "nope.csv"), "--out", out])
-    assert "--xmin (0.01) must be below --xmax (0.005)" in _err(
-        capsys, ["plot", stats_csv, "--out", out, "--xmin", "0.01", "--xmax", "0.005"])
-    assert "--ymin (0.1) must be below --ymax (0.1)" in _err(
-        capsys, ["plot", stats_csv, "--out", out, "--ymin", "0.1", "--ymax", "0.1"])
-    assert "--xscale must be linear or log" in _err(capsys, ["plot", stats_csv, "--out", out, "--xscale", "sqrt"])
-    assert "cannot be used on a log axis" in _err(capsys, ["plot", stats_csv, "--out", out, "--ymin", "0"])
-    assert "must be >= 1" in _err(capsys, ["plot", stats_csv, "--out", out,
+    assert "nope.csv: no such file" in cli_error(["plot", str(tmp_path / "nope.csv"), "--out", out])
+    assert "--xmin (0.01) must be below --xmax (0.005)" in cli_error(["plot", stats_csv, "--out", out, "--xmin", "0.01", "--xmax", "0.005"])
+    assert "--ymin (0.1) must be below --ymax (0.1)" in cli_error(["plot", stats_csv, "--out", out, "--ymin", "0.1", "--ymax", "0.1"])
+    assert "--xscale must be linear or log" in cli_error(["plot", stats_csv, "--out", out, "--xscale", "sqrt"])
+    assert "cannot be used on a log axis" in cli_error(["plot", stats_csv, "--out", out, "--ymin", "0"])
+    assert "must be >= 1" in cli_error(["plot", stats_csv, "--out", out,
                                            "--highlight-max-likelihood-factor", "0.5"])
-    assert "does not apply to discard_rate" in _err(
-        capsys, ["plot", stats_csv, "--out", out, "--y", "discard_rate", "--per-round"])
-    assert "no rows match" in _err(capsys, ["threshold", stats_csv, "--filter", "noise=sd6"])
+    assert "does not apply to discard_rate" in cli_error(["plot", stats_csv, "--out", out, "--y", "discard_rate", "--per-round"])
+    assert "no rows match" in cli_error(["threshold", stats_csv, "--filter", "noise=sd6"])
     assert not (tmp_path / "x.png").exists()
 
 
@@ -175,7 +164,7 @@ def test_help_states_defaults(capsys):
     assert "default: 1000, as sinter" in text
 
 
-def test_classical_rows_default_to_ebn0(tmp_path, capsys):
+def test_classical_rows_default_to_ebn0(tmp_path, capsys, cli_error):
     path = tmp_path / "bch.csv"
     with StatsWriter(path, fsync=False) as w:
         for ebn0, errors in ((2.0, 400), (3.0, 60), (4.0, 5)):
@@ -185,5 +174,5 @@ def test_classical_rows_default_to_ebn0(tmp_path, capsys):
     err = _plot(capsys, [str(path), "--out", str(tmp_path / "bch.png"), "--fit"])
     assert "exponential" not in err and "ln rate = a + k x" in err  # linear Eb/N0 axis: ln BLER linear in x
     _plot(capsys, [str(path), "--out", str(tmp_path / "ml.png"), "--y", "custom:ml_lb"])
-    assert "does not apply to classical" in _err(capsys, ["plot", str(path), "--out", str(tmp_path / "x.png"),
+    assert "does not apply to classical" in cli_error(["plot", str(path), "--out", str(tmp_path / "x.png"),
                                                           "--per-round"])

@@ -21,13 +21,6 @@ INLINE = ["sweep", "--code", "surface", "--d", "3,5", "--noise", "sd6", "--p", "
           "--decoder", "pymatching", "--max-shots", "4000", "--max-errors", "100000", "--workers", "0", "--quiet"]
 
 
-def _err(capsys, argv):
-    capsys.readouterr()  # drop earlier output
-    code = main(argv)
-    err = capsys.readouterr().err.strip()
-    assert code != 0
-    assert len(err.splitlines()) == 1, err
-    return err
 
 
 def test_inline_sweep_then_plot_threshold_and_sinter_tools(tmp_path, capsys):
@@ -59,7 +52,7 @@ def test_inline_sweep_then_plot_threshold_and_sinter_tools(tmp_path, capsys):
     assert len(combined.strip().splitlines()) == 1 + 4 + 1
 
 
-def test_recipe_rerun_resumes_and_bad_recipe_key(tmp_path, capsys):
+def test_recipe_rerun_resumes_and_bad_recipe_key(tmp_path, capsys, cli_error):
     recipe = tmp_path / "r.toml"
     out = tmp_path / "r.csv"
     recipe.write_text(
@@ -73,14 +66,14 @@ def test_recipe_rerun_resumes_and_bad_recipe_key(tmp_path, capsys):
     assert sum(r.shots for r in rows) == 5000 and rows[0].json_metadata["r"] == 6
     bad = tmp_path / "bad.toml"
     bad.write_text(recipe.read_text().replace("max_errors", "max_erors"))
-    assert "unknown key 'max_erors'" in _err(capsys, ["sweep", str(bad)])
+    assert "unknown key 'max_erors'" in cli_error(["sweep", str(bad)])
     bad.write_text(recipe.read_text().replace("noise =", "noize ="))
-    err = _err(capsys, ["sweep", str(bad)])
+    err = cli_error(["sweep", str(bad)])
     assert "[[tasks]] #1: unknown key 'noize'" in err
     bad.write_text(recipe.read_text().replace('"pymatching"', '"pymatching[alpha=1]"'))
-    assert "has no parameter 'alpha'" in _err(capsys, ["sweep", str(bad)])
+    assert "has no parameter 'alpha'" in cli_error(["sweep", str(bad)])
     bad.write_text("max_shots = [\n")
-    assert "invalid TOML" in _err(capsys, ["sweep", str(bad)])
+    assert "invalid TOML" in cli_error(["sweep", str(bad)])
 
 
 @pytest.mark.parametrize(
@@ -94,8 +87,8 @@ def test_recipe_rerun_resumes_and_bad_recipe_key(tmp_path, capsys):
         (["no_such_recipe.toml"], "no_such_recipe"),
     ],
 )
-def test_bad_sweep_input_one_line_error(tmp_path, capsys, extra, message):
-    err = _err(capsys, ["sweep", *extra, "--out", str(tmp_path / "x.csv"), "--workers", "0"])
+def test_bad_sweep_input_one_line_error(tmp_path, capsys, extra, message, cli_error):
+    err = cli_error(["sweep", *extra, "--out", str(tmp_path / "x.csv"), "--workers", "0"])
     assert message in err
 
 

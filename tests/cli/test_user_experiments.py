@@ -37,13 +37,6 @@ def _rows(path):
     return list(merge_rows(read_rows(path)).values())
 
 
-def _err(capsys, argv):
-    capsys.readouterr()
-    code = main(argv)
-    err = capsys.readouterr().err.strip()
-    assert code == 2, err
-    assert len(err.splitlines()) == 1, err
-    return err
 
 
 def test_circuit_glob_metadata_from_names_and_sinter_strong_ids(rep_dir, tmp_path, capsys):
@@ -96,7 +89,7 @@ def test_dem_file_sampled_directly_agrees_with_the_circuit(tmp_path):
     assert a.strong_id != b.strong_id
 
 
-def test_decoder_dem_decodes_with_another_model(tmp_path, capsys):
+def test_decoder_dem_decodes_with_another_model(tmp_path, capsys, cli_error):
     truth, other = _rep(3, 0.02), _rep(3, 0.05)
     (tmp_path / "c.stim").write_text(str(truth))
     (tmp_path / "o.dem").write_text(str(other.detector_error_model(decompose_errors=True)))
@@ -106,7 +99,7 @@ def test_decoder_dem_decodes_with_another_model(tmp_path, capsys):
                  str(tmp_path / "o.dem"), "--max-shots", "1000", "--out", str(out), *QUIET]) == 0
     (row,) = _rows(out)
     assert len(row.json_metadata["decoder_dem"]) == 12 and row.shots == 1000
-    err = _err(capsys, ["sweep", "--circuit", str(tmp_path / "c.stim"), "--decoder", "pymatching",
+    err = cli_error(["sweep", "--circuit", str(tmp_path / "c.stim"), "--decoder", "pymatching",
                         "--decoder-dem", str(tmp_path / "bad.dem"), "--out", str(out), *QUIET])
     assert "detectors" in err and "decoder DEM" in err
 
@@ -146,7 +139,7 @@ def test_postselection_discards_agree_with_sinter(tmp_path):
         assert abs(a - b) < 5 * math.sqrt(a + b)  # both counts agree within binomial noise
 
 
-def test_postselect_rules_and_bad_rules(tmp_path, capsys):
+def test_postselect_rules_and_bad_rules(tmp_path, capsys, cli_error):
     from qdecode.sims.postselection import Postselection
 
     dem = stim.DetectorErrorModel("detector(0, 0) D0\ndetector(1, 0) D1\ndetector(2, 1, 0, 3) D2\nerror(0.1) D0 D1 L0")
@@ -158,7 +151,7 @@ def test_postselect_rules_and_bad_rules(tmp_path, capsys):
         with pytest.raises(ValueError):
             Postselection.parse(bad)
     (tmp_path / "c.stim").write_text(str(_rep(3, 0.02)))
-    err = _err(capsys, ["sweep", "--circuit", str(tmp_path / "c.stim"), "--decoder", "pymatching",
+    err = cli_error(["sweep", "--circuit", str(tmp_path / "c.stim"), "--decoder", "pymatching",
                         "--postselect", "999", "--out", str(tmp_path / "s.csv"), *QUIET])
     assert "out of range" in err
 
@@ -179,7 +172,7 @@ def test_observable_error_combos_like_sinter(tmp_path):
     assert set(combos) <= {"obs_mistake_mask=EE", "obs_mistake_mask=E_", "obs_mistake_mask=_E"}
 
 
-def test_decoder_brackets_compose_with_param(tmp_path, capsys):
+def test_decoder_brackets_compose_with_param(tmp_path, capsys, cli_error):
     (tmp_path / "c.stim").write_text(str(_rep(3, 0.02)))
     out = tmp_path / "s.csv"
     assert main(["sweep", "--circuit", str(tmp_path / "c.stim"), "--decoder", "bposd[osd_order=3]",
@@ -190,7 +183,7 @@ def test_decoder_brackets_compose_with_param(tmp_path, capsys):
     assert "osd_order=3" in bposd and "max_iter=7" in bposd  # the bracket wins over --param
     assert "pymatching" in labels  # a --param it lacks is not forced on it
     assert any(x.startswith("bp[") and "max_iter=7" in x for x in labels)
-    err = _err(capsys, ["sweep", "--circuit", str(tmp_path / "c.stim"), "--decoder", "pymatching",
+    err = cli_error(["sweep", "--circuit", str(tmp_path / "c.stim"), "--decoder", "pymatching",
                         "--param", "osd_order=5", "--out", str(out), *QUIET])
     assert "osd_order" in err and "none of the decoders" in err
 
@@ -204,27 +197,27 @@ def test_decoder_brackets_compose_with_param(tmp_path, capsys):
     ("", "--learned-noise", "empty"),
     (b"\x00\xff\x10binary", "--dem", "binary"),
 ])
-def test_garbage_and_empty_model_files_give_one_line_errors(tmp_path, capsys, content, flag, message):
+def test_garbage_and_empty_model_files_give_one_line_errors(tmp_path, capsys, content, flag, message, cli_error):
     bad = tmp_path / "bad.file"
     bad.write_bytes(content if isinstance(content, bytes) else content.encode())
     good = tmp_path / "c.stim"
     good.write_text(str(_rep(3, 0.02)))
     argv = ["sweep", "--decoder", "pymatching", "--out", str(tmp_path / "s.csv"), *QUIET]
     argv += [flag, str(bad)] if flag in ("--circuit", "--dem") else ["--circuit", str(good), flag, str(bad)]
-    err = _err(capsys, argv)
+    err = cli_error(argv)
     assert message in err and "bad.file" in err
 
 
-def test_glob_matching_nothing_and_catalogue_flags_are_errors(tmp_path, capsys):
-    err = _err(capsys, ["sweep", "--circuit", str(tmp_path / "*.stim"), "--decoder", "pymatching", *QUIET])
+def test_glob_matching_nothing_and_catalogue_flags_are_errors(tmp_path, capsys, cli_error):
+    err = cli_error(["sweep", "--circuit", str(tmp_path / "*.stim"), "--decoder", "pymatching", *QUIET])
     assert "no circuit file matches" in err
     (tmp_path / "c.stim").write_text(str(_rep(3, 0.02)))
-    err = _err(capsys, ["sweep", "--circuit", str(tmp_path / "c.stim"), "--p", "0.1", "--decoder", "pymatching", *QUIET])
+    err = cli_error(["sweep", "--circuit", str(tmp_path / "c.stim"), "--p", "0.1", "--decoder", "pymatching", *QUIET])
     assert "--p" in err
-    err = _err(capsys, ["sweep", "--circuit", str(tmp_path / "bad name,x.stim"), "--decoder", "pymatching", *QUIET])
+    err = cli_error(["sweep", "--circuit", str(tmp_path / "bad name,x.stim"), "--decoder", "pymatching", *QUIET])
     assert "no such circuit file" in err
     (tmp_path / "d=3,oops.stim").write_text(str(_rep(3, 0.02)))
-    err = _err(capsys, ["sweep", "--circuit", str(tmp_path / "d=3,oops.stim"), "--decoder", "pymatching", *QUIET])
+    err = cli_error(["sweep", "--circuit", str(tmp_path / "d=3,oops.stim"), "--decoder", "pymatching", *QUIET])
     assert "not key=value" in err
 
 
@@ -238,18 +231,18 @@ def test_glob_matching_nothing_and_catalogue_flags_are_errors(tmp_path, capsys):
     ('max_shots = 1.5\n[[tasks]]\ncode = "surface"\nd = 3\nnoise = "sd6"\np = 0.01\ndecoders = ["pymatching"]\n',
      "max_shots must be an integer"),
 ])
-def test_recipe_values_are_type_checked(tmp_path, capsys, recipe, message):
+def test_recipe_values_are_type_checked(tmp_path, capsys, recipe, message, cli_error):
     path = tmp_path / "r.toml"
     path.write_text(recipe)
-    assert message in _err(capsys, ["sweep", str(path), *QUIET])
+    assert message in cli_error(["sweep", str(path), *QUIET])
 
 
-def test_missing_recipe_path_is_an_error_and_embedded_only_by_bare_name(tmp_path, capsys):
-    err = _err(capsys, ["sweep", str(tmp_path / "quickstart.toml"), *QUIET])
+def test_missing_recipe_path_is_an_error_and_embedded_only_by_bare_name(tmp_path, capsys, cli_error):
+    err = cli_error(["sweep", str(tmp_path / "quickstart.toml"), *QUIET])
     assert "not found" in err and "quickstart.toml" in err
-    err = _err(capsys, ["sweep", "quickstart.toml", *QUIET])
+    err = cli_error(["sweep", "quickstart.toml", *QUIET])
     assert "not found" in err
-    err = _err(capsys, ["sweep", "nosuchrecipe", *QUIET])
+    err = cli_error(["sweep", "nosuchrecipe", *QUIET])
     assert "embedded: " in err and "quickstart" in err
     from qdecode.sims.recipe import load_recipe
 
@@ -275,9 +268,9 @@ def test_predict_discards_out_matches_sinter_predict(tmp_path):
     assert (tmp_path / "q_obs.01").read_text() == (tmp_path / "s_obs.01").read_text()
 
 
-def test_predict_postselect_needs_discards_out(tmp_path, capsys):
+def test_predict_postselect_needs_discards_out(tmp_path, capsys, cli_error):
     (tmp_path / "m.dem").write_text(str(_rep(3, 0.05).detector_error_model()))
     (tmp_path / "d.b8").write_bytes(b"")
-    err = _err(capsys, ["predict", "--dem", str(tmp_path / "m.dem"), "--dets", str(tmp_path / "d.b8"), "--decoder",
+    err = cli_error(["predict", "--dem", str(tmp_path / "m.dem"), "--dets", str(tmp_path / "d.b8"), "--decoder",
                         "pymatching", "--postselect", "coord4", "--obs-out", str(tmp_path / "o.01")])
     assert "--discards-out" in err

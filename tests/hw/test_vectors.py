@@ -257,13 +257,6 @@ def test_export_rejects_float_decoder(surface, tmp_path):
 
 
 # ------------------------------------------------------------------------ CLI
-def _err(capsys, argv):
-    capsys.readouterr()
-    code = main(argv)
-    err = capsys.readouterr().err.strip()
-    assert code == 2, err
-    assert len(err.splitlines()) == 1, err
-    return err
 
 
 def test_cli_alist_export_and_replay(tmp_path, capsys):
@@ -293,17 +286,17 @@ def test_cli_code_export(tmp_path):
     assert replay_vectors(out).ok
 
 
-def test_cli_errors(tmp_path, capsys):
+def test_cli_errors(tmp_path, capsys, cli_error):
     base = ["export-vectors", "--out", str(tmp_path / "x")]
-    assert "exactly one of" in _err(capsys, base)
-    assert "exactly one of" in _err(capsys, base + ["--code", "surface", "--dem", "x.dem"])
-    assert "--noise" in _err(capsys, base + ["--code", "surface", "--d", "3", "--p", "0.01"])
-    assert "--shots" in _err(capsys, base + ["--code", "surface", "--d", "3", "--noise", "sd6", "--p", "0.01",
+    assert "exactly one of" in cli_error(base)
+    assert "exactly one of" in cli_error(base + ["--code", "surface", "--dem", "x.dem"])
+    assert "--noise" in cli_error(base + ["--code", "surface", "--d", "3", "--p", "0.01"])
+    assert "--shots" in cli_error(base + ["--code", "surface", "--d", "3", "--noise", "sd6", "--p", "0.01",
                                              "--shots", "0"])
-    assert "bits" in _err(capsys, base + ["--code", "surface", "--d", "3", "--noise", "sd6", "--p", "0.01",
+    assert "bits" in cli_error(base + ["--code", "surface", "--d", "3", "--noise", "sd6", "--p", "0.01",
                                           "--bits", "30"])
-    assert "--out" in _err(capsys, ["export-vectors", "--code", "surface"])
-    assert "manifest.json" in _err(capsys, ["export-vectors", "--replay", str(tmp_path)])
+    assert "--out" in cli_error(["export-vectors", "--code", "surface"])
+    assert "manifest.json" in cli_error(["export-vectors", "--replay", str(tmp_path)])
 
 
 def test_doctests():
