@@ -130,11 +130,14 @@ class TaskProgress:
 
     def planned_size(self, index: int, opts: SweepOptions) -> int:
         """Shots of batch ``index``: the doubling schedule, cut so the plan ends at ``max_shots``."""
-        def schedule(i: int) -> int:
-            return min(opts.max_batch_size, opts.min_batch_size << min(i, 40))
-
-        before = sum(schedule(i) for i in range(index))
-        return max(0, min(schedule(index), opts.max_shots - self.shots_at_start - before))
+        size, before, i = opts.min_batch_size, 0, 0
+        while i < index and size < opts.max_batch_size:  # at most ~40 doublings, then constant batches
+            before += size
+            size *= 2
+            i += 1
+        size = min(size, opts.max_batch_size)
+        before += (index - i) * size
+        return max(0, min(size, opts.max_shots - self.shots_at_start - before))
 
     def next_batch_size(self, opts: SweepOptions) -> int:
         """Shots of the next batch to submit now, or 0 to wait (scheduling only; never changes results)."""
@@ -188,7 +191,7 @@ class TaskProgress:
 
 @dataclasses.dataclass(frozen=True)
 class Progress:
-    """What a progress callback receives after each finished batch."""
+    """What a progress callback receives after each recorded batch."""
 
     tasks: Sequence[TaskProgress]
     options: SweepOptions
