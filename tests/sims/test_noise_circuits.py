@@ -19,7 +19,8 @@ from qdecode.sims.circuits import (
 )
 from qdecode.sims.noise import NOISE_MODELS, NoiseRules, insert_noise, to_cz_circuit
 
-FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures" / "ibm_bb"
+# IBM's circuits from the Relay-BP repository; see tests/data/PROVENANCE.md.
+FIXTURES = Path(__file__).resolve().parents[1] / "data" / "ibm_bb"
 
 COMBOS = [
     ("surface", dict(d=3, noise="sd6")),
@@ -36,10 +37,7 @@ COMBOS = [
 
 
 def _load_fixture(name: str) -> stim.Circuit:
-    path = FIXTURES / name
-    if not path.exists():
-        pytest.skip(f"fixture {path} not available")
-    with gzip.open(path, "rt") as f:
+    with gzip.open(FIXTURES / name, "rt") as f:
         return stim.Circuit(f.read())
 
 
