@@ -9,8 +9,8 @@ decoder sees the same blocks (seed ``--seed``, batch index and Eb/N0 index), one
 decode wall time summed over the batches (shared machine: compare ratios, not absolutes).
 
 SC and SCL are the min-sum kernels of :mod:`qdecode.decoders.polar`; OSD-4 on the code's
-generator matrix is ~ML for k <= 22 (classical research note §5.5); CRISP is the shipped
-(or ``--model``) onnxruntime model of :mod:`qdecode.decoders.crisp`.
+generator matrix is ~ML for k <= 22 (OSD-4 equals the ML lower bound there; benchmarks/README.md);
+CRISP is the shipped (or ``--model``) onnxruntime model of :mod:`qdecode.decoders.crisp`.
 
 Usage::
 

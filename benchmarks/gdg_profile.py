@@ -1,4 +1,4 @@
-"""Per-window GDG kernel timing without sampling or window bookkeeping (issue 5 latency work).
+"""Per-window GDG kernel timing without sampling or window bookkeeping (sliding-window latency work).
 
 Builds the (W, F) sliding-window decoder with ``inner=gdg`` for a circuit, runs it once on sampled
 shots while recording every inner decode's window index and syndrome, then times the GDG kernel

@@ -23,7 +23,7 @@ LER per shot with ``fit_binomial`` intervals (likelihood factor 1e3, sinter's co
 paired ratio LER(variant) / LER(true DEM) with a 95% interval from the shots where exactly one of
 the two fails (ratio = 1 + (n_only_variant - n_only_true) / errors_true, normal approximation).
 Class error: median relative error of the DEM's XOR-combined class probabilities against the true
-DEM's (all sectors). Acceptance (issue 6): learned-DEM PyMatching within 5% of true-DEM
+DEM's (all sectors). Acceptance: learned-DEM PyMatching within 5% of true-DEM
 PyMatching, or intervals overlapping.
 
 Usage: python benchmarks/noise_learning.py [--d 5 7] [--p 0.003 0.005] [--learn-shots 1000000]

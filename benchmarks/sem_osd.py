@@ -1,4 +1,4 @@
-"""sem-OSD vs OSD and Berlekamp-Massey on held-out English text (issue 8 measurement).
+"""sem-OSD vs OSD and Berlekamp-Massey on held-out English text (arXiv:2605.02296's comparison).
 
 For each Eb/N0, the same consecutive 8-byte text blocks and the same noise (one seeded generator
 per point, :func:`qdecode.sims.text_source.text_batch`) go to Berlekamp-Massey (hard decisions),

@@ -4,9 +4,9 @@
 13 detector rounds with the final data readout). Decoders, all on exactly the same sampled shots:
 whole-history ``bposd`` (min-sum ``--bp-iter`` iterations, alpha 1, OSD-CS order ``--osd-order``)
 and ``window[inner=X]`` for each ``--inner`` X and each ``--windows`` (W,F) pair: ``bposd`` with the
-same parameters, ``gdg`` with the GDG authors' settings for that window (research note qldpc.md
-§2.1 item 6: (3,1) defaults, pre-BP 8; larger windows max_step 40, tree depth 4, side depth 20,
-side step 20; ``low_error_mode`` when p <= 0.002), ``relay-bp`` with IBM's gross-code tuning.
+same parameters, ``gdg`` with the GDG authors' settings for that window (arXiv:2403.18901 and
+the notebook ``Sliding Window GDG.ipynb`` of github.com/gongaa/SlidingWindowDecoder: (3,1)
+defaults, pre-BP 8; larger windows max_step 40, tree depth 4, side depth 20, side step 20; ``low_error_mode`` when p <= 0.002), ``relay-bp`` with IBM's gross-code tuning.
 
 A shot fails when the predicted observables are wrong or the final residual syndrome
 ``s + H e`` is nonzero ("flagged", GDG's accounting; BP+OSD always satisfies its syndrome, so

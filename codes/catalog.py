@@ -127,7 +127,7 @@ CATALOG.update({
 
 
 # Polar / PAC codes (builders return qdecode.codes.polar.PolarCode / pac.PacCode): the
-# constructions whose SC / ML BLERs are tabulated in the classical research note (§5.5).
+# CRISP paper's codes (arXiv:2210.00313), whose SC / ML BLERs are in benchmarks/README.md.
 def _polar_entry(name: str, N: int, k: int, d: int, pac: bool = False) -> CatalogEntry:
     def build() -> Any:
         if pac:

@@ -1,6 +1,7 @@
 """Byte-level denoising Transformer prior for sem-OSD: the network (torch).
 
-Deliverable (2) of issue 8 (research brief ``classical.md`` §1.4). One forward pass per text
+The neural byte prior of sem-OSD (arXiv:2605.02296; the fused score is reconstructed in
+:mod:`qdecode.decoders.sem_osd`). One forward pass per text
 block of ``nb`` bytes (``nb = 8``: BCH(127,64), RS(16,8) binary image) gives, for every block
 byte ``j``, a 256-way posterior ``q_j(b | left context, channel LLRs of all nb bytes)``.
 

@@ -318,7 +318,7 @@ def write_card(stem: Path, card: dict) -> None:
     lines = [
         f"# Byte-level Transformer prior `{cfg['name']}` (sem-OSD)",
         "",
-        "Denoising byte Transformer for sem-OSD (issue 8, `classical.md` §1.4): per block of "
+        "Denoising byte Transformer for sem-OSD (arXiv:2605.02296): per block of "
         f"{arch['nb']} bytes, the posterior of every byte given the left context and the block's channel LLRs; "
         "the prior row handed to sem-OSD is `log_softmax(z / T)` and `posterior = log_softmax(prior + own "
         "channel evidence)`, i.e. posterior-ready by construction.",

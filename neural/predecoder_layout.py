@@ -17,7 +17,8 @@ Input tensor, float32 ``(S, 3, T, Y, X)``:
 The presence channels carry the lattice and time boundaries, so a fully convolutional
 network applies to any volume.
 
-Labels in DEM space (research note §4.4): every column ``j`` of ``problem.H`` (a merged
+Labels in DEM space (this project's design, in place of the homological-equivalence labels of
+NVIDIA's pre-decoder, arXiv:2604.12841): every column ``j`` of ``problem.H`` (a merged
 error mechanism) flips a set of detectors. Its *footprint* is that set's voxel offsets
 ``(dt, dy, dx)`` relative to its lowest detector in ``(t, y, x)`` order (the *anchor*). The
 footprint classes form the class table; the network has one output channel per class and

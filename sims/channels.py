@@ -5,14 +5,15 @@ codewords ``(S, n)`` to float64 channel LLRs ``(S, n)`` with the project's sign 
 ``llr = ln P(y | bit 0) / P(y | bit 1)`` (positive means bit 0; hard decision ``llr <= 0 -> 1``).
 Parameters are validated at construction (``ValueError`` naming the parameter).
 
-BPSK-AWGN conventions (research note §4.1): bit ``c`` is sent as ``x = 1 - 2c`` (``E_s = 1``),
+BPSK-AWGN conventions: bit ``c`` is sent as ``x = 1 - 2c`` (``E_s = 1``),
 ``y = x + sigma z`` with ``z ~ N(0, 1)``, ``N0 = 2 sigma^2``, ``E_b = E_s / R``, so
 
     sigma^2 = 1 / (2 R Eb/N0)        and        llr = 2 y / sigma^2.
 
 Given the bit, ``llr ~ N(+-mu, 2 mu)`` with ``mu = 2 / sigma^2`` (the consistency condition).
 
-Gilbert-Elliott (research note §4.2): a two-state Markov chain per transmitted bit, good (G)
+Gilbert-Elliott (E. N. Gilbert, Bell Syst. Tech. J. 39(5):1253, 1960; E. O. Elliott,
+Bell Syst. Tech. J. 42(5):1977, 1963): a two-state Markov chain per transmitted bit, good (G)
 and bad (B), ``P(G -> B) = p_gb``, ``P(B -> G) = p_bg``; stationary ``P(B) = p_gb / (p_gb + p_bg)``,
 mean burst (B-sojourn) length ``1 / p_bg``, mean gap ``1 / p_gb``. Each block starts in the
 stationary distribution, independently of other blocks. Two variants:

@@ -8,7 +8,7 @@ Prior interface (what :class:`~qdecode.decoders.sem_osd.SemOsdDecoder` calls)::
 ``noisy_block_llr``: the ``8 nb`` channel LLRs of the block's message bits, byte ``j`` in bits
 ``8j .. 8j+7`` LSB first (:mod:`qdecode.kernels.sem_osd`). Row ``j`` is a normalised
 "posterior-ready" log-prior of byte ``j``: adding byte ``j``'s own channel log-evidence
-(research brief eq. (1)) gives its posterior marginal. A prior may also offer
+(``sum_l (1 - 2 bit_l(b)) L_{8j+l} / 2``) gives its posterior marginal. A prior may also offer
 ``batch(contexts (S, c) uint8, context_lengths (S,), llr (S, 8 nb)) -> (S, nb, 256)`` (used when
 present) and must have ``context_len`` (bytes of left context it uses) and ``label``. A neural
 prior (e.g. a denoising byte transformer) plugs in with the same two methods.

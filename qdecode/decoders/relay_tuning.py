@@ -1,6 +1,6 @@
 """Tuning Relay-BP's memory strengths the way IBM tuned the gross code.
 
-IBM's recipe (relay-bp notebooks; research note qldpc.md §1.5):
+IBM's recipe (arXiv:2506.01779; github.com/trmue/relay, ``examples/BivariateBicycleCodeAnalysis.ipynb``):
 
 1. Sweep the leg-0 memory strength ``gamma0`` with Mem-BP (one leg, ``pre_iter`` iterations) on
    sampled shots and keep the value with the fewest logical failures.

@@ -1,6 +1,7 @@
 """GDG kernels: BP with guided decimation guessing (Gong, Cammerer, Renes, arXiv:2403.18901).
 
-Per shot (research note ``qldpc.md`` §2.1; the authors' single-thread schedule):
+Per shot (arXiv:2403.18901 as implemented in the authors' github.com/gongaa/SlidingWindowDecoder,
+single-thread version):
 
 1. **Pre-BP**: ``pre_iter`` flooding min-sum iterations on the whole problem (``nu`` clipped to
    +-50 before each check update, scaling ``alpha``), keeping the posteriors ``M_j`` of the last
@@ -38,7 +39,7 @@ replays the queued alternatives of one shot on several threads with the same res
 replayed branch is recorded, then applied in queue order; see :func:`_branch`, :func:`_commit`).
 Deterministic: no randomness anywhere.
 
-Speed (same arithmetic in the same order as a plain sweep, so bit-identical; issue 5): each
+Speed (same arithmetic in the same order as a plain sweep, so bit-identical): each
 min-sum call first compacts the residual graph (active edges only, messages copied in and out),
 the check update is branch-free (signs and minima are data dependent, and mispredicted branches
 were the largest cost), and the variable update is unrolled for degrees 1-3.

@@ -1,7 +1,8 @@
 """Relay-BP kernels (arXiv:2506.01779): min-sum with memory, relayed over legs of random memory strengths.
 
-Notation as in ``shared/research/qldpc.md`` §1: ``lambda_j`` prior LLR, ``nu`` variable->check and
-``mu`` check->variable messages, ``M_j`` posterior, ``gamma_j`` memory strength (may be negative).
+Notation of arXiv:2506.01779 and github.com/trmue/relay (``crates/relay_bp/src/bp``): ``lambda_j``
+prior LLR, ``nu`` variable->check and ``mu`` check->variable messages, ``M_j`` posterior,
+``gamma_j`` memory strength (may be negative).
 
 One iteration (flooding; all checks from the previous iteration's ``nu``, then all variables)::
 

@@ -28,7 +28,7 @@ left context). Rows are restricted to a beam of the forward states (at most ``be
 mass above ``prune`` (1e-12) times the best; equal masses: lower byte first); states outside it
 get the tempered unigram as their backward transition. Output: per-position *extrinsic*
 log-priors ``log P(b_j | context, channel at the other bytes)``, so that adding position ``j``'s
-own channel evidence (eq. (1) of the research brief) gives the forward-backward posterior
+own channel evidence (``sum_l (1 - 2 bit_l(b)) L_{8j+l} / 2``) gives the forward-backward posterior
 marginal. Working arrays come from :func:`fb_scratch`, allocated once per range of blocks.
 
 :func:`sem_osd_solve` is the per-block search (see :mod:`qdecode.decoders.sem_osd`). Its

@@ -37,7 +37,7 @@ def test_dimensions_match_the_standard_table(m):
 def test_bch127_64_structure():
     c = BCHCode(m=7, t=10)
     assert repr(c) == "BCHCode(n=127, k=64, t=10, d=21, shorten=0, prim_poly=0x89)"
-    assert c.generator_octal == "1206534025570773100045"  # research note §3.1
+    assert c.generator_octal == "1206534025570773100045"  # galois 0.4.11
     assert c.generator.size - 1 == 63 and c.generator[0] == 1 and c.generator[-1] == 1
     assert c.G.shape == (64, 127) and c.H.shape == (63, 127)
     assert c.G.dtype == np.uint8 and c.H.dtype == np.uint8

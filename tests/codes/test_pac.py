@@ -65,7 +65,7 @@ def test_pac32_16_of_the_research_note():
     assert code.conv == (1, 0, 1, 1, 0, 1, 1) and code.memory == 6
     assert code.info_positions.tolist() == info_set(32, 16, "rm").tolist()  # RM(2,5) profile
     A = weight_enumerator(code.G)
-    assert code.d == 8 and A[8] == 364  # vs 620 for RM(2,5) itself (research §5.3)
+    assert code.d == 8 and A[8] == 364  # vs 620 for RM(2,5) itself
 
 
 def test_poly_one_is_plain_polar():

@@ -1,4 +1,6 @@
-"""Plain-Python GDG, written from the algorithm description (research note qldpc.md §2.1), for tests.
+"""Plain-Python GDG, written from the algorithm description, for tests.
+
+Sources: arXiv:2403.18901 and the authors' code, github.com/gongaa/SlidingWindowDecoder.
 
 Deliberately a different shape from the numba kernel: adjacency lists of Python ints, dicts for
 messages keyed by (check, variable), a class for the decimation state, snapshots as deep copies.

@@ -263,7 +263,7 @@ def _measure_bler(code: BCHCode, ebn0_db: float, shots: int, seed: int) -> tuple
 def test_bch127_64_bler_matches_bounded_distance_formula(ebn0_db, shots, reference):
     code = get_code("bch127_64")
     exact = _exact_bd_bler(code, ebn0_db)
-    assert abs(exact / reference - 1) < 0.01  # research note §8 anchors
+    assert abs(exact / reference - 1) < 0.01  # exact P(> 10 bit errors), as AFF3CT's references
     n, hits = _measure_bler(code, ebn0_db, shots, seed=int(ebn0_db * 10))
     fit = fit_binomial(num_shots=n, num_hits=hits)
     assert fit.low <= exact <= fit.high, (ebn0_db, hits, n, fit, exact)

@@ -289,7 +289,8 @@ def test_non_polar_code_raises():
 
 
 # ----------------------------------------------------------------------------- reference BLERs
-# classical.md §5.5 (BPSK-AWGN): SC = exact-boxplus SC, "ML" = OSD-4 (= ML lower bound there).
+# An earlier independent run (BPSK-AWGN; benchmarks/README.md): SC = exact-boxplus SC,
+# "ML" = OSD-4 (= ML lower bound there).
 # (code, Eb/N0) -> (SC errors, ML errors, blocks).
 REFERENCE = {
     ("polar32_16", 1.0): (3782, 2368, 15000),

@@ -269,8 +269,8 @@ def test_shipped_polar32_16_matches_sc():
     """The shipped Polar(32,16) model, onnxruntime only, at 3 dB on 4000 blocks.
 
     What holds for the first shipped model (cancel+sc GRU, 3000 steps): it decides like SC
-    (its BLER within 5 % of SC's); issue 9's target is strictly below SC (not met yet). Tighten
-    to ``crisp_err < sc_err`` when a model that beats SC is shipped.
+    (its BLER within 5 % of SC's); the target of the CRISP paper (arXiv:2210.00313) is strictly
+    below SC (not met yet). Tighten to ``crisp_err < sc_err`` when a model that beats SC is shipped.
     """
     pytest.importorskip("onnxruntime")
     _shipped("polar32_16")

@@ -72,7 +72,7 @@ def test_teacher_sequential_map_is_near_ml_on_polar32_16():
     seq = int(np.any(teacher.decode(llr) != v, axis=1).sum())
     ml = int(np.any(teacher.decode_ml(llr) != v, axis=1).sum())
     sc = int(np.any(ScDecoder(code).decode_llr_batch(llr.astype(np.float64)) != x, axis=1).sum())
-    # reference (classical.md 5.4): SC 3.8e-2, ML 1.3e-2 at 3 dB
+    # reference (benchmarks/README.md, Polar / PAC): SC 3.8e-2, ML 1.3e-2 at 3 dB
     assert seq <= ml + 5 and seq < 0.6 * sc, (seq, ml, sc)
     assert 15 <= sc <= 70 and ml <= 30, (seq, ml, sc)
 
