@@ -9,6 +9,7 @@ from qdecode.decoders.registry import (
     DecoderSpec,
     Param,
     UnknownDecoderError,
+    decoder,
     decoder_names,
     register,
 )
@@ -20,6 +21,7 @@ __all__ = [
     "DecoderSpec",
     "Param",
     "UnknownDecoderError",
+    "decoder",
     "decoder_names",
     "register",
 ]

@@ -104,6 +104,12 @@ class Decoder(abc.ABC):
     problem: DecodingProblem
     last_info: DecodeInfo | None = None
 
+    @classmethod
+    def from_dem(cls, dem, **params):
+        """Build from a ``stim.DetectorErrorModel`` (PyMatching's ``from_detector_error_model``):
+        ``BpOsdDecoder.from_dem(dem, osd_order=4)`` is ``--decoder bposd[osd_order=4]``."""
+        return cls(DecodingProblem.from_dem(dem), **params)
+
     @abc.abstractmethod
     def decode_batch(self, syndromes: np.ndarray) -> np.ndarray:
         """uint8 ``(S, m)`` syndromes -> uint8 ``(S, n)`` error estimates."""

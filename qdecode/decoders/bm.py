@@ -26,12 +26,14 @@ from typing import Any
 import numpy as np
 
 from qdecode.decoders.base import DecodeInfo, DecoderInputError
+from qdecode.decoders.params import uses_params
 from qdecode.kernels.bm import bch_decode_range, bch_syndrome_table, rs_decode_range
 from qdecode.kernels.threads import run_ranges
 
 __all__ = ["BmDecoder"]
 
 
+@uses_params({})
 class BmDecoder:
     """Batched Berlekamp-Massey + Chien (+ Forney) decoder for one BCH or RS code.
 

@@ -24,6 +24,7 @@ import math
 import numpy as np
 
 from qdecode.decoders.base import DecodeInfo, Decoder, DecoderInputError, check_syndromes, observables_from_errors
+from qdecode.decoders.params import DecoderEntry, Param, uses_params
 from qdecode.kernels.bp import bp_decode_range, tanner_graph
 from qdecode.kernels.minsum_lanes import LANES
 from qdecode.kernels.threads import run_ranges
@@ -35,6 +36,24 @@ ALPHA_SHIFT = 8  # fixed-point alpha resolution: alpha = alpha_num / 256
 FLOAT_LIMIT = 1e30  # float messages/posteriors are clipped here (keeps inf - inf out)
 # Shots per kernel call: bounds the (shots x n) buffers to ~16M entries.
 _CHUNK_ENTRIES = 1 << 24
+
+
+def bp_params(max_iter: int) -> dict[str, Param]:
+    """The min-sum BP parameter table (``bp``; ``bposd`` and ``bposd-e`` with ``max_iter=80``)."""
+    return {
+        "max_iter": Param(int, max_iter, "iteration limit (>= 1)", minimum=1),
+        "alpha": Param(float, 1.0, "min-sum scaling in [0, 1]; 0 = adaptive 1 - 2^-t", minimum=0, maximum=1),
+        "beta": Param(float, 0.0, "min-sum offset (LLR units)", minimum=0),
+        "schedule": Param(str, "flooding", "flooding | layered (check-serial)", SCHEDULES),
+        "bits": Param(int, 0, "0 = floating point, else fixed-point message bits (2..24)", minimum=0, maximum=24),
+        "frac_bits": Param(int, 3, "fixed-point fraction bits", minimum=0),
+    }
+
+
+#: Parameters of ``bp`` and of :class:`BpDecoder` (one table: the class takes its defaults from it).
+BP_PARAMS = bp_params(100)
+#: Parameters of ``bp-ps`` (product-sum has no scaling, offset or fixed point).
+BP_PS_PARAMS = {k: v for k, v in BP_PARAMS.items() if k in ("max_iter", "schedule")}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -75,6 +94,7 @@ class MessageFormat:
         return int(round(alpha * (1 << ALPHA_SHIFT))) if self.bits else 1 << ALPHA_SHIFT
 
 
+@uses_params(BP_PARAMS)
 class BpDecoder(Decoder):
     """Min-sum or product-sum BP for one decoding problem.
 
@@ -96,12 +116,12 @@ class BpDecoder(Decoder):
         problem: DecodingProblem,
         *,
         method: str = "minsum",
-        max_iter: int = 100,
-        alpha: float = 1.0,
-        beta: float = 0.0,
-        schedule: str = "flooding",
-        bits: int = 0,
-        frac_bits: int = 3,
+        max_iter: int,
+        alpha: float,
+        beta: float,
+        schedule: str,
+        bits: int,
+        frac_bits: int,
         dtype: str = "float64",
         threads: int | None = None,
     ):
@@ -207,3 +227,11 @@ class BpDecoder(Decoder):
         hard, _, conv, iters = self._run(self.quantize(x), zeros, False)
         self.last_info = DecodeInfo(converged=conv, iterations=iters)
         return hard
+
+
+ENTRIES = {
+    "bp": DecoderEntry("bp", lambda problem, **kw: BpDecoder(problem, method="minsum", **kw), BP_PARAMS,
+                       doc="min-sum belief propagation (numba; float or fixed point)"),
+    "bp-ps": DecoderEntry("bp-ps", lambda problem, **kw: BpDecoder(problem, method="productsum", **kw), BP_PS_PARAMS,
+                          doc="product-sum belief propagation (numba, float)"),
+}

@@ -35,6 +35,7 @@ import numpy as np
 from qdecode.decoders.base import DecodeInfo, Decoder, DecoderInputError, check_syndromes
 from qdecode.decoders.bp import BpDecoder
 from qdecode.decoders.graphlike import graphlike_problem
+from qdecode.decoders.params import DecoderEntry, Param, uses_params
 from qdecode.decoders.residual_matching import ResidualMatcher
 from qdecode.problem import DecodingProblem
 
@@ -42,6 +43,22 @@ MODES = ("fast", "accurate")
 METHODS = ("auto", "productsum", "minsum")
 CHUNK_SHOTS = 1024  # shots per BP + commit + match pass
 BP_GRAPHS = ("auto", "hyper", "edges")
+
+
+#: Parameters of ``bp-pymatching`` and :class:`BpMatchingDecoder` (the class takes its defaults from here).
+BP_MATCHING_PARAMS = {
+    "mode": Param(str, "fast", "fast: prior weights; accurate: BP-posterior weights per shot", choices=MODES),
+    "tau": Param(float, 0.8, "commit columns with posterior probability above tau (> 1: none)", minimum=1e-9),
+    "max_iter": Param(int, 10, "BP iterations", minimum=1),
+    "method": Param(str, "auto", "BP flavour (auto: min-sum for fast, product-sum for accurate)",
+                    choices=METHODS),
+    "alpha": Param(float, 0.8, "min-sum scaling (0 = adaptive); product-sum ignores it", minimum=0, maximum=1),
+    "bp_graph": Param(str, "auto", "BP on the DEM hyperedges or the matching-graph edges (auto: edges "
+                      "for fast, hyper for accurate)", choices=BP_GRAPHS),
+    "dtype": Param(str, "auto", "BP message type (auto: float32 for fast, float64 for accurate)",
+                   choices=("auto", "float64", "float32")),
+    "time_full": Param(bool, False, "also time matching of the full syndrome (match_full_ns)"),
+}
 
 
 @dataclasses.dataclass
@@ -61,6 +78,7 @@ def posterior_probabilities(llr: np.ndarray) -> np.ndarray:
     return 0.5 * (1.0 - np.tanh(0.5 * np.asarray(llr, dtype=np.float64)))
 
 
+@uses_params(BP_MATCHING_PARAMS)
 class BpMatchingDecoder(Decoder):
     """Partial BP + residual PyMatching.
 
@@ -90,14 +108,14 @@ class BpMatchingDecoder(Decoder):
         self,
         problem: DecodingProblem,
         *,
-        mode: str = "fast",
-        tau: float = 0.8,
-        max_iter: int = 10,
-        method: str = "auto",
-        bp_graph: str = "auto",
-        alpha: float = 0.8,
-        time_full: bool = False,
-        dtype: str = "auto",
+        mode: str,
+        tau: float,
+        max_iter: int,
+        method: str,
+        bp_graph: str,
+        alpha: float,
+        time_full: bool,
+        dtype: str,
         threads: int | None = None,
     ):
         if mode not in MODES:
@@ -186,25 +204,7 @@ class BpMatchingDecoder(Decoder):
         )
 
 
-def register_bp_matching() -> None:
-    """Register ``bp-pymatching`` in the decoder registry."""
-    from qdecode.decoders.registry import Param, register
-
-    register(
-        "bp-pymatching",
-        lambda problem, **kw: BpMatchingDecoder(problem, **kw),
-        {
-            "mode": Param(str, "fast", "fast: prior weights; accurate: BP-posterior weights per shot", choices=MODES),
-            "tau": Param(float, 0.8, "commit columns with posterior probability above tau (> 1: none)", minimum=1e-9),
-            "max_iter": Param(int, 10, "BP iterations", minimum=1),
-            "method": Param(str, "auto", "BP flavour (auto: min-sum for fast, product-sum for accurate)",
-                            choices=METHODS),
-            "alpha": Param(float, 0.8, "min-sum scaling (0 = adaptive); product-sum ignores it", minimum=0, maximum=1),
-            "bp_graph": Param(str, "auto", "BP on the DEM hyperedges or the matching-graph edges (auto: edges "
-                              "for fast, hyper for accurate)", choices=BP_GRAPHS),
-            "dtype": Param(str, "auto", "BP message type (auto: float32 for fast, float64 for accurate)",
-                           choices=("auto", "float64", "float32")),
-            "time_full": Param(bool, False, "also time matching of the full syndrome (match_full_ns)"),
-        },
-        doc="partial BP (commit posteriors > tau) + PyMatching on the residual syndrome",
-    )
+ENTRIES = {
+    "bp-pymatching": DecoderEntry("bp-pymatching", BpMatchingDecoder, BP_MATCHING_PARAMS,
+                                  doc="partial BP (commit posteriors > tau) + PyMatching on the residual syndrome"),
+}

@@ -11,27 +11,40 @@ from __future__ import annotations
 import numpy as np
 
 from qdecode.decoders.base import DecodeInfo, Decoder, check_syndromes, observables_from_errors
-from qdecode.decoders.bp import BpDecoder
+from qdecode.decoders.bp import BpDecoder, bp_params
 from qdecode.decoders.osd import OsdPostProcessor
+from qdecode.decoders.params import DecoderEntry, Param, uses_params
 from qdecode.problem import DecodingProblem
 
 _CHUNK_ENTRIES = 1 << 22  # posteriors stored per chunk (~32 MB of float64)
 
+#: Parameters of ``bposd`` and :class:`BpOsdDecoder` (min-sum 80 iterations, OSD-CS order 10).
+BPOSD_PARAMS = {**bp_params(80), "osd_order": Param(int, 10, "OSD order w (clamped to n - rank H)", minimum=0)}
+#: Parameters of ``bposd-e`` and :class:`BpOsdEDecoder` (min-sum 80 iterations, OSD-E order 4).
+BPOSD_E_PARAMS = {**bp_params(80),
+                  "osd_order": Param(int, 4, "OSD-E order w (2^w - 1 candidates)", minimum=0, maximum=24)}
 
+
+@uses_params(BPOSD_PARAMS)
 class BpOsdDecoder(Decoder):
     """BP followed by OSD-0 / OSD-E / OSD-CS on non-converged shots.
+
+    Defaults (:data:`BPOSD_PARAMS`) are those of the registry's ``bposd``.
 
     Args:
         problem: H, L and priors.
         osd_method: ``"osd_cs"`` (combination sweep), ``"osd_e"`` (exhaustive) or ``"osd0"``.
         osd_order: OSD order w >= 0 (clamped to n - rank(H) with a warning).
-        **bp_params: passed to :class:`~qdecode.decoders.bp.BpDecoder` (``method``,
-            ``max_iter``, ``alpha``, ``beta``, ``schedule``, ``bits``, ``frac_bits``, ``dtype``).
+        max_iter, alpha, beta, schedule, bits, frac_bits, method, dtype, threads: passed to
+            :class:`~qdecode.decoders.bp.BpDecoder`.
     """
 
-    def __init__(self, problem: DecodingProblem, *, osd_method: str = "osd_cs", osd_order: int = 10, **bp_params):
+    def __init__(self, problem: DecodingProblem, *, osd_method: str = "osd_cs", osd_order: int, max_iter: int,
+                 alpha: float, beta: float, schedule: str, bits: int, frac_bits: int, method: str = "minsum",
+                 dtype: str = "float64", threads: int | None = None):
         self.problem = problem
-        self.bp = BpDecoder(problem, **bp_params)
+        self.bp = BpDecoder(problem, method=method, max_iter=max_iter, alpha=alpha, beta=beta, schedule=schedule,
+                            bits=bits, frac_bits=frac_bits, dtype=dtype, threads=threads)
         self.osd = OsdPostProcessor(problem, osd_method, osd_order)
 
     def _decode_chunk(self, s: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -72,3 +85,24 @@ class BpOsdDecoder(Decoder):
 def _info(convs, iters) -> DecodeInfo:
     conv = np.concatenate(convs)
     return DecodeInfo(converged=conv, iterations=np.concatenate(iters), extra={"osd": ~conv})
+
+
+@uses_params(BPOSD_E_PARAMS)
+class BpOsdEDecoder(BpOsdDecoder):
+    """BP followed by exhaustive OSD-E (registry ``bposd-e``; defaults :data:`BPOSD_E_PARAMS`)."""
+
+    def __init__(self, problem: DecodingProblem, *, osd_order: int, max_iter: int, alpha: float, beta: float,
+                 schedule: str, bits: int, frac_bits: int, method: str = "minsum", dtype: str = "float64",
+                 threads: int | None = None):
+        super().__init__(problem, osd_method="osd_e", osd_order=osd_order, max_iter=max_iter, alpha=alpha, beta=beta,
+                         schedule=schedule, bits=bits, frac_bits=frac_bits, method=method, dtype=dtype,
+                         threads=threads)
+
+
+ENTRIES = {
+    "bposd": DecoderEntry("bposd", lambda problem, **kw: BpOsdDecoder(problem, osd_method="osd_cs", method="minsum",
+                                                                      **kw),
+                          BPOSD_PARAMS, doc="min-sum BP + OSD-CS (combination sweep) on non-converged shots"),
+    "bposd-e": DecoderEntry("bposd-e", lambda problem, **kw: BpOsdEDecoder(problem, method="minsum", **kw),
+                            BPOSD_E_PARAMS, doc="min-sum BP + exhaustive OSD-E on non-converged shots"),
+}

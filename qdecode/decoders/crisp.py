@@ -38,8 +38,9 @@ from typing import Any
 import numpy as np
 
 from qdecode.decoders.base import DecodeInfo, DecoderInputError
+from qdecode.decoders.params import DecoderEntry, Param, uses_params
 
-__all__ = ["CrispDecoder", "CrispModelError", "models_dir", "shipped_models", "resolve_model", "register_crisp"]
+__all__ = ["CrispDecoder", "CrispModelError", "models_dir", "shipped_models", "resolve_model", "CRISP_PARAMS"]
 
 FORMAT = "qdecode-crisp"
 FORMAT_VERSION = 1
@@ -107,6 +108,20 @@ def _check_code(desc: dict, code: Any, path: Path) -> None:
             "the information set or pre-transform differs")
 
 
+#: Parameters of the registry's ``crisp`` and of :class:`CrispDecoder`.
+CRISP_PARAMS = {
+    "model": Param(str, "auto", "shipped model name (polar32_16, polar32_16_map: distilled from the exact "
+                                "sequential-MAP teacher, ...; see shipped_models()) or a .onnx/.pt path; "
+                                "auto: the model named after the code"),
+    "backend": Param(str, "onnx", "onnx (onnxruntime, no torch) | torch", ("onnx", "torch"), in_label=False),
+    "threads": Param(int, 1, "runtime intra-op threads (0: runtime default)", minimum=0, in_label=False),
+    "beam": Param(int, 1, "paths kept per block: 1 = greedy (CRISP as published); > 1 = beam / list "
+                          "search over the network's conditionals with frozen-bit penalties (GRU, onnx)",
+                  minimum=1, label_default=False),
+}
+
+
+@uses_params(CRISP_PARAMS)
 class CrispDecoder:
     """Batched CRISP decoding of a polar / PAC code with a trained model.
 
@@ -130,8 +145,8 @@ class CrispDecoder:
         ImportError: the backend package is not installed.
     """
 
-    def __init__(self, code: Any, model: str = "auto", *, backend: str = "onnx", threads: int = 1,
-                 chunk: int = 8192, beam: int = 1) -> None:
+    def __init__(self, code: Any, model: str, *, backend: str, threads: int, chunk: int = 8192,
+                 beam: int) -> None:
         for attr in ("N", "k", "info_positions", "frozen_mask", "conv", "pretransform"):
             if not hasattr(code, attr):
                 raise ValueError(f"CRISP needs a polar or PAC code, got {type(code).__name__}")
@@ -351,18 +366,7 @@ def _sc_llr_at(llr: np.ndarray, t: int) -> np.ndarray:
     return L[:, 0].astype(np.float32)
 
 
-def register_crisp() -> None:
-    """Register the ``crisp`` classical decoder (``model``, ``backend``, ``threads``, ``beam``)."""
-    from qdecode.decoders.registry import Param, register
-
-    register("crisp", lambda code, *, model, backend, threads, beam=1: CrispDecoder(code, model, backend=backend,
-                                                                                  threads=threads, beam=beam),
-             {"model": Param(str, "auto", "shipped model name (polar32_16, polar32_16_map: distilled from the exact "
-                                          "sequential-MAP teacher, ...; see shipped_models()) or a .onnx/.pt path; "
-                                          "auto: the model named after the code"),
-              "backend": Param(str, "onnx", "onnx (onnxruntime, no torch) | torch", ("onnx", "torch"), in_label=False),
-              "threads": Param(int, 1, "runtime intra-op threads (0: runtime default)", minimum=0, in_label=False),
-              "beam": Param(int, 1, "paths kept per block: 1 = greedy (CRISP as published); > 1 = beam / list "
-                                    "search over the network's conditionals with frozen-bit penalties (GRU, onnx)",
-                            minimum=1, label_default=False)},
-             kind="classical", doc="CRISP sequential neural (GRU) decoder of polar / PAC codes, onnxruntime inference")
+ENTRIES = {
+    "crisp": DecoderEntry("crisp", lambda code, **kw: CrispDecoder(code, **kw), CRISP_PARAMS, kind="classical",
+                          doc="CRISP sequential neural (GRU) decoder of polar / PAC codes, onnxruntime inference"),
+}

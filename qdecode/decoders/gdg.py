@@ -41,6 +41,7 @@ import scipy.sparse as sp
 
 from qdecode.decoders.base import DecodeInfo, Decoder, DecoderInputError, check_syndromes, observables_from_errors
 from qdecode.decoders.osd import OsdPostProcessor, normalize_osd_method
+from qdecode.decoders.params import DecoderEntry, Param, uses_params
 from qdecode.kernels.gdg import (_make_work, gdg_decode_branch_parallel, gdg_decode_range, gdg_decode_range_work,
                                  pushes_per_branch, reliability_key, reliability_keys)
 from qdecode.kernels.threads import num_threads, run_dynamic
@@ -85,6 +86,32 @@ def csr_csc_graph(H: sp.spmatrix) -> tuple[np.ndarray, ...]:
             csc.indices.astype(np.int64), (csc.data - 1).astype(np.int64))
 
 
+#: Parameters of ``gdg`` and :class:`GdgDecoder` (the class takes its defaults from here).
+GDG_PARAMS = {
+    "pre_iter": Param(int, 8, "min-sum iterations before decimation", minimum=1),
+    "step_iter": Param(int, 6, "min-sum iterations per decimation step", minimum=1),
+    "max_step": Param(int, 25, "decimation steps of the main branch", minimum=1),
+    "max_tree_depth": Param(int, 3, "depth up to which replayed branches push alternatives", minimum=0,
+                            maximum=16),
+    "max_side_depth": Param(int, 10, "depth up to which the main branch pushes alternatives", minimum=0),
+    "side_step": Param(int, 10, "steps per replayed branch", minimum=1),
+    "new_n": Param(int, 0, "columns kept by the shortening (0 = min(n, 2m))", minimum=0),
+    "low_error_mode": Param(bool, False, "disable aggressive decimation (for p <= 0.002)"),
+    "alpha": Param(float, 1.0, "min-sum scaling in (0, 1]", minimum=0, maximum=1, min_exclusive=True),
+    "max_iters": Param(int, 0, "iteration budget per shot incl. pre-BP (0 = none; a real-time deadline)",
+                       minimum=0, label_default=False),
+    "branch_threads": Param(int, 1, "threads replaying one shot's guessing tree (1 = sequential; same "
+                            "results, so not part of the label)", minimum=1, in_label=False),
+    "osd_method": Param(str, "none", "OSD where no branch converged (see osd_after), ordered by the pre-BP "
+                        "posteriors: none | osd0 | osd_e | osd_cs", label_default=False),
+    "osd_order": Param(int, 10, "order of that OSD", minimum=0, label_default=False),
+    "osd_after": Param(int, -1, "with osd_method: OSD also competes (lighter path metric wins) with answers "
+                       "converged after more than this many iterations past pre-BP (-1 = only where none "
+                       "converged; 60 recommended)", minimum=-1, label_default=False),
+}
+
+
+@uses_params(GDG_PARAMS)
 class GdgDecoder(Decoder):
     """BP + guided decimation guessing for one decoding problem.
 
@@ -117,11 +144,10 @@ class GdgDecoder(Decoder):
             fewer windows.
     """
 
-    def __init__(self, problem: DecodingProblem, *, pre_iter: int = 8, step_iter: int = 6, max_step: int = 25,
-                 max_tree_depth: int = 3, max_side_depth: int = 10, side_step: int = 10, new_n: int = 0,
-                 low_error_mode: bool = False, alpha: float = 1.0, max_iters: int = 0, threads: int | None = None,
-                 branch_threads: int = 1, osd_method: str = "none", osd_order: int = 10,
-                 osd_after: int = -1):
+    def __init__(self, problem: DecodingProblem, *, pre_iter: int, step_iter: int, max_step: int,
+                 max_tree_depth: int, max_side_depth: int, side_step: int, new_n: int, low_error_mode: bool,
+                 alpha: float, max_iters: int, threads: int | None = None, branch_threads: int, osd_method: str,
+                 osd_order: int, osd_after: int):
         self.problem = problem
         self.pre_iter = _int(pre_iter, "pre_iter", 1)
         self.step_iter = _int(step_iter, "step_iter", 1)
@@ -294,31 +320,6 @@ class GdgDecoder(Decoder):
         return pred
 
 
-def register_gdg() -> None:
-    """Register ``gdg`` in :mod:`qdecode.decoders.registry`."""
-    from qdecode.decoders.registry import Param, register
-
-    params = {
-        "pre_iter": Param(int, 8, "min-sum iterations before decimation", minimum=1),
-        "step_iter": Param(int, 6, "min-sum iterations per decimation step", minimum=1),
-        "max_step": Param(int, 25, "decimation steps of the main branch", minimum=1),
-        "max_tree_depth": Param(int, 3, "depth up to which replayed branches push alternatives", minimum=0,
-                                maximum=16),
-        "max_side_depth": Param(int, 10, "depth up to which the main branch pushes alternatives", minimum=0),
-        "side_step": Param(int, 10, "steps per replayed branch", minimum=1),
-        "new_n": Param(int, 0, "columns kept by the shortening (0 = min(n, 2m))", minimum=0),
-        "low_error_mode": Param(bool, False, "disable aggressive decimation (for p <= 0.002)"),
-        "alpha": Param(float, 1.0, "min-sum scaling in (0, 1]", minimum=0, maximum=1),
-        "max_iters": Param(int, 0, "iteration budget per shot incl. pre-BP (0 = none; a real-time deadline)",
-                           minimum=0, label_default=False),
-        "branch_threads": Param(int, 1, "threads replaying one shot's guessing tree (1 = sequential; same "
-                                "results, so not part of the label)", minimum=1, in_label=False),
-        "osd_method": Param(str, "none", "OSD where no branch converged (see osd_after), ordered by the pre-BP "
-                            "posteriors: none | osd0 | osd_e | osd_cs", label_default=False),
-        "osd_order": Param(int, 10, "order of that OSD", minimum=0, label_default=False),
-        "osd_after": Param(int, -1, "with osd_method: OSD also competes (lighter path metric wins) with answers "
-                           "converged after more than this many iterations past pre-BP (-1 = only where none "
-                           "converged; 60 recommended)", minimum=-1, label_default=False),
-    }
-    register("gdg", lambda problem, **kw: GdgDecoder(problem, **kw), params,
-             doc="BP + guided decimation guessing (Gong et al.; numba)")
+ENTRIES = {
+    "gdg": DecoderEntry("gdg", GdgDecoder, GDG_PARAMS, doc="BP + guided decimation guessing (Gong et al.; numba)"),
+}

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from qdecode.decoders.base import Decoder, DecoderInputError, check_packed, check_syndromes
+from qdecode.decoders.params import DecoderEntry, uses_params
 from qdecode.problem import DecodingProblem
 
 
@@ -47,6 +48,7 @@ def _check_decomposed(dem, name: str) -> None:
                 )
 
 
+@uses_params({})
 class MatchingDecoder(Decoder):
     """PyMatching MWPM; ``correlated=True`` runs its two-pass correlated matching.
 
@@ -107,3 +109,12 @@ class MatchingDecoder(Decoder):
             self._error_matching = pm.Matching.from_check_matrix(self.problem.H, weights=self.problem.llr)
         out = self._error_matching.decode_batch(s)
         return np.asarray(out, dtype=np.uint8).reshape(s.shape[0], self.problem.num_errors)
+
+
+ENTRIES = {
+    "pymatching": DecoderEntry("pymatching", lambda problem: MatchingDecoder(problem, correlated=False), {},
+                               doc="minimum-weight perfect matching (PyMatching)"),
+    "pymatching-correlated": DecoderEntry(
+        "pymatching-correlated", lambda problem: MatchingDecoder(problem, correlated=True), {},
+        doc="PyMatching two-pass correlated matching (needs a DEM with decomposed hyperedges)"),
+}

@@ -37,12 +37,28 @@ from __future__ import annotations
 import numpy as np
 
 from qdecode.decoders.base import DecodeInfo, Decoder, DecoderInputError, check_syndromes
+from qdecode.decoders.params import DecoderEntry, Param, uses_params
 from qdecode.problem import DecodingProblem
 
 MODES = ("commit", "reweight", "both")
 RULES = ("threshold", "consistent")
 
+#: Parameters of ``nn-pymatching`` and :class:`NnPymatchingDecoder` (the class takes its defaults from here).
+NN_PYMATCHING_PARAMS = {
+    "model": Param(str, "d5", "shipped model name (d5, d7) or a .onnx / .pt path"),
+    "mode": Param(str, "commit", "commit | reweight | both", choices=MODES),
+    "tau": Param(float, 0.9, "commit threshold on the calibrated probability, in (0, 1)", minimum=0.5, maximum=0.999999),
+    "backend": Param(str, "onnx", "onnx (onnxruntime, no torch) | torch", choices=("onnx", "torch")),
+    "device": Param(str, "cpu", "cpu | cuda", choices=("cpu", "cuda")),
+    "batch": Param(int, 1024, "shots per inference chunk", minimum=1),
+    "any_distance": Param(bool, False, "apply a model trained at another code distance"),
+    "rule": Param(str, "threshold", "threshold | consistent (commit only columns whose detectors are all defects)",
+                  choices=RULES),
+    "threads": Param(int, 0, "CPU inference threads (0 = backend default)", minimum=0),
+}
 
+
+@uses_params(NN_PYMATCHING_PARAMS)
 class NnPymatchingDecoder(Decoder):
     """Neural pre-decoder + PyMatching on the residual (see the module docstring).
 
@@ -66,9 +82,8 @@ class NnPymatchingDecoder(Decoder):
             mismatched model (a ``ValueError``).
     """
 
-    def __init__(self, problem: DecodingProblem, *, model: str = "d5", mode: str = "commit", tau: float = 0.9,
-                 backend: str = "onnx", device: str = "cpu", batch: int = 1024, any_distance: bool = False,
-                 threads: int = 0, rule: str = "threshold"):
+    def __init__(self, problem: DecodingProblem, *, model: str, mode: str, tau: float, backend: str, device: str,
+                 batch: int, any_distance: bool, threads: int, rule: str):
         from qdecode.decoders.residual_matching import ResidualMatcher
         from qdecode.neural.predecoder_layout import LayoutError, PredecoderLayout
         from qdecode.neural.predecoder_runtime import PredecoderLoadError, load_predecoder
@@ -188,21 +203,8 @@ class NnPymatchingDecoder(Decoder):
         )
 
 
-def register_nn_pymatching() -> None:
-    """Register ``nn-pymatching`` in :mod:`qdecode.decoders.registry`."""
-    from qdecode.decoders.registry import Param, register
-
-    params = {
-        "model": Param(str, "d5", "shipped model name (d5, d7) or a .onnx / .pt path"),
-        "mode": Param(str, "commit", "commit | reweight | both", choices=MODES),
-        "tau": Param(float, 0.9, "commit threshold on the calibrated probability, in (0, 1)", minimum=0.5, maximum=0.999999),
-        "backend": Param(str, "onnx", "onnx (onnxruntime, no torch) | torch", choices=("onnx", "torch")),
-        "device": Param(str, "cpu", "cpu | cuda", choices=("cpu", "cuda")),
-        "batch": Param(int, 1024, "shots per inference chunk", minimum=1),
-        "any_distance": Param(bool, False, "apply a model trained at another code distance"),
-        "rule": Param(str, "threshold", "threshold | consistent (commit only columns whose detectors are all defects)",
-                      choices=RULES),
-        "threads": Param(int, 0, "CPU inference threads (0 = backend default)", minimum=0),
-    }
-    register("nn-pymatching", lambda problem, **kw: NnPymatchingDecoder(problem, **kw), params,
-             doc="neural (Conv3d) pre-decoder, then PyMatching on the residual (commit / reweight / both)")
+ENTRIES = {
+    "nn-pymatching": DecoderEntry(
+        "nn-pymatching", NnPymatchingDecoder, NN_PYMATCHING_PARAMS,
+        doc="neural (Conv3d) pre-decoder, then PyMatching on the residual (commit / reweight / both)"),
+}

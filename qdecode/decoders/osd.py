@@ -31,6 +31,7 @@ from typing import Any
 import numba
 import numpy as np
 
+from qdecode.decoders.params import Param, uses_params
 from qdecode.kernels import gf2
 from qdecode.kernels import osd as kosd
 from qdecode.kernels.threads import run_ranges
@@ -256,6 +257,11 @@ class OsdPostProcessor:
         return self.solve_batch(s, key)[0]
 
 
+#: Parameters of the registry's classical ``osd`` and of :class:`OsdBlockDecoder`.
+OSD_BLOCK_PARAMS = {"order": Param(int, 2, "OSD reprocessing order (0..4 typical)", minimum=0, maximum=8)}
+
+
+@uses_params(OSD_BLOCK_PARAMS)
 class OsdBlockDecoder:
     """Soft-decision OSD (Fossorier & Lin) for a binary linear block code.
 
@@ -272,7 +278,7 @@ class OsdBlockDecoder:
         n, k, order.
     """
 
-    def __init__(self, H: Any = None, G: Any = None, order: Any = 0) -> None:
+    def __init__(self, H: Any = None, G: Any = None, *, order: Any) -> None:
         if (H is None) == (G is None):
             raise ValueError("give exactly one of H (parity-check matrix) or G (generator matrix)")
         order = _check_order(order)

@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from qdecode.decoders.base import DecodeInfo, DecoderInputError
+from qdecode.decoders.params import Param, uses_params
 from qdecode.kernels import polar as kpolar
 from qdecode.kernels.threads import run_ranges
 
@@ -142,6 +143,7 @@ class _PolarDecoder:
         return self.decode_llr_batch(np.asarray(llr, dtype=np.float64).reshape(1, -1))[0]
 
 
+@uses_params({})
 class ScDecoder(_PolarDecoder):
     """Successive-cancellation decoder for a polar or PAC code.
 
@@ -189,6 +191,20 @@ def _parse_crc(crc: Any) -> bool | None:
     raise ValueError(f"crc must be True, False or None/'auto', got {crc!r}")
 
 
+#: Parameters of the registry's ``scl`` and of :class:`SclDecoder`.
+SCL_PARAMS = {
+    "list_size": Param(int, 8, "list size L", minimum=1, maximum=1024),
+    "crc": Param(str, "auto", "CRC-aided selection: auto (when the code has a CRC) | true | false",
+                 ("auto", "true", "false")),
+}
+
+
+def _scl_record(self, args: dict) -> dict:
+    crc = _parse_crc(args["crc"])
+    return {"list_size": self.list_size, "crc": "auto" if crc is None else "true" if crc else "false"}
+
+
+@uses_params(SCL_PARAMS, record=_scl_record)
 class SclDecoder(_PolarDecoder):
     """Successive-cancellation list decoder (CRC-aided when the code has a CRC).
 
@@ -207,9 +223,9 @@ class SclDecoder(_PolarDecoder):
     def __init__(
         self,
         code: Any,
-        list_size: Any = 8,
+        list_size: Any,
         *,
-        crc: Any = None,
+        crc: Any,
         exact: bool = False,
         threads: int | None = None,
     ) -> None:

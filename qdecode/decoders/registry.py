@@ -23,74 +23,44 @@ receives all of them as keyword arguments.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, Mapping, Sequence
+import importlib
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
-from qdecode.decoders.base import Decoder
-from qdecode.problem import DecodingProblem
+from qdecode.decoders.params import DecoderEntry, Param, UnknownDecoderError
 
+if TYPE_CHECKING:
+    from qdecode.decoders.base import Decoder
+    from qdecode.problem import DecodingProblem
 
-class UnknownDecoderError(ValueError):
-    """A decoder name or parameter that the registry does not know, or a bad value."""
-
-
-@dataclasses.dataclass(frozen=True)
-class Param:
-    """One decoder parameter: its type (int, float, bool or str), default and meaning."""
-
-    type: type
-    default: Any
-    doc: str = ""
-    choices: tuple | None = None
-    minimum: float | None = None
-    maximum: float | None = None
-    in_label: bool = True  # False: execution only (results unchanged), left out of DecoderSpec.label()
-    label_default: bool = True  # False: left out of the label while it has its default (a later-added option)
-
-    def convert(self, name: str, value: Any, decoder: str) -> Any:
-        """Coerce ``value`` (possibly a command-line string) to this parameter's type."""
-        try:
-            if self.type is bool:
-                if isinstance(value, str):
-                    low = value.strip().lower()
-                    if low not in ("1", "0", "true", "false", "yes", "no"):
-                        raise ValueError(value)
-                    out: Any = low in ("1", "true", "yes")
-                else:
-                    out = bool(value)
-            elif self.type is int:
-                if isinstance(value, float) and not value.is_integer():
-                    raise ValueError(value)
-                out = int(value)
-            elif self.type is float:
-                out = float(value)
-            else:
-                out = str(value)
-        except (TypeError, ValueError):
-            raise UnknownDecoderError(
-                f"decoder {decoder!r}: parameter {name}={value!r} is not a valid {self.type.__name__}"
-            ) from None
-        if self.choices is not None and out not in self.choices:
-            raise UnknownDecoderError(f"decoder {decoder!r}: {name}={out!r} must be one of {list(self.choices)}")
-        if self.type in (int, float) and not (out == out):  # NaN
-            raise UnknownDecoderError(f"decoder {decoder!r}: {name} must be a number, got {value!r}")
-        if self.minimum is not None and out < self.minimum:
-            raise UnknownDecoderError(f"decoder {decoder!r}: {name}={out!r} must be >= {self.minimum}")
-        if self.maximum is not None and out > self.maximum:
-            raise UnknownDecoderError(f"decoder {decoder!r}: {name}={out!r} must be <= {self.maximum}")
-        return out
+__all__ = ["BUILTIN_DECODERS", "DecoderEntry", "DecoderSpec", "Param", "UnknownDecoderError", "decoder",
+           "decoder_names", "get_entry", "register"]
 
 
-@dataclasses.dataclass(frozen=True)
-class DecoderEntry:
-    name: str
-    factory: Callable[..., Decoder]
-    params: Mapping[str, Param]
-    doc: str
-    nested: str | None = None  # a str parameter naming a decoder whose parameters this one also takes
-    kind: str = "quantum"  # "quantum": factory(DecodingProblem); "classical": factory(code), decode_llr_batch
+#: Every built-in entry: its name -> the module whose ``ENTRIES`` dict defines it. Registration
+#: happens here, in one place; a module is imported only when one of its entries is needed
+#: (built, or its parameters read), so importing the registry imports no decoder.
+BUILTIN_DECODERS: dict[str, str] = {
+    "pymatching": "qdecode.decoders.matching",
+    "pymatching-correlated": "qdecode.decoders.matching",
+    "relay-bp": "qdecode.decoders.relay",
+    "mem-bp": "qdecode.decoders.relay",
+    "gdg": "qdecode.decoders.gdg",
+    "bp": "qdecode.decoders.bp",
+    "bp-ps": "qdecode.decoders.bp",
+    "bposd": "qdecode.decoders.bposd",
+    "bposd-e": "qdecode.decoders.bposd",
+    "bp-pymatching": "qdecode.decoders.bp_matching",
+    "nn-pymatching": "qdecode.decoders.nn_pymatching",
+    "window": "qdecode.decoders.window",
+    "bm": "qdecode.decoders.classical",
+    "osd": "qdecode.decoders.classical",
+    "sc": "qdecode.decoders.classical",
+    "scl": "qdecode.decoders.classical",
+    "sem-osd": "qdecode.decoders.classical",
+    "crisp": "qdecode.decoders.crisp",
+}
 
-
-_REGISTRY: dict[str, DecoderEntry] = {}
+_REGISTRY: dict[str, DecoderEntry] = {}  # entries added by register() (plug-ins, tests)
 
 
 def register(
@@ -101,30 +71,36 @@ def register(
     nested: str | None = None,
     kind: str = "quantum",
 ) -> None:
-    """Register ``factory(problem, **params) -> Decoder`` under ``name``.
+    """Register ``factory(problem, **params) -> Decoder`` under ``name`` (a plug-in; built-ins are in
+    :data:`BUILTIN_DECODERS`).
 
     ``nested``: name of a ``str`` parameter that names an inner decoder whose parameters this
     decoder also accepts (see the module docstring). ``kind="classical"``: the factory takes a
     classical code object instead (``factory(code, **params)``) and the decoder exposes
     ``decode_llr_batch(llr (S, n) float) -> codewords (S, n) uint8``.
     """
-    if kind not in ("quantum", "classical"):
-        raise ValueError(f"decoder {name!r}: kind must be 'quantum' or 'classical', got {kind!r}")
-    params = dict(params or {})
-    if nested is not None and (nested not in params or params[nested].type is not str):
-        raise ValueError(f"decoder {name!r}: nested parameter {nested!r} must be one of its str parameters")
-    _REGISTRY[name] = DecoderEntry(name=name, factory=factory, params=params, doc=doc, nested=nested, kind=kind)
+    _REGISTRY[name] = DecoderEntry(name=name, factory=factory, params=dict(params or {}), doc=doc, nested=nested,
+                                   kind=kind)
 
 
 def decoder_names() -> list[str]:
-    return sorted(_REGISTRY)
+    """Every registered decoder name, sorted (imports no decoder module)."""
+    return sorted(set(BUILTIN_DECODERS) | set(_REGISTRY))
 
 
 def get_entry(name: str) -> DecoderEntry:
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        raise UnknownDecoderError(f"unknown decoder {name!r}; known decoders: {', '.join(decoder_names())}") from None
+    """The entry of ``name``; a built-in's module is imported on first use."""
+    entry = _REGISTRY.get(name)
+    if entry is not None:
+        return entry
+    module = BUILTIN_DECODERS.get(name)
+    if module is None:
+        raise UnknownDecoderError(f"unknown decoder {name!r}; known decoders: {', '.join(decoder_names())}")
+    return importlib.import_module(module).ENTRIES[name]
+
+
+def _known(name: str) -> DecoderEntry | None:
+    return _REGISTRY.get(name) if name not in BUILTIN_DECODERS or name in _REGISTRY else get_entry(name)
 
 
 def _format_value(value: Any) -> str:
@@ -181,12 +157,12 @@ class DecoderSpec:
         return cls(name=name, params=tuple(resolved))
 
     def label(self) -> str:
-        entry = _REGISTRY.get(self.name)
+        entry = _known(self.name)
         defs = dict(entry.params) if entry is not None else {}
         if entry is not None and entry.nested is not None:
-            inner = dict(self.params).get(entry.nested)
-            if inner in _REGISTRY:
-                defs = {**_REGISTRY[inner].params, **defs}
+            inner = _known(str(dict(self.params).get(entry.nested)))
+            if inner is not None:
+                defs = {**inner.params, **defs}
         shown = [(k, v) for k, v in self.params
                  if k not in defs or (defs[k].in_label and (defs[k].label_default or v != defs[k].default))]
         if not shown:
@@ -207,12 +183,12 @@ def _nested_params(entry: DecoderEntry, given: Mapping[str, Any]) -> tuple[Mappi
     key = entry.nested
     assert key is not None
     inner_name = entry.params[key].convert(key, given.get(key, entry.params[key].default), entry.name)
-    if inner_name not in _REGISTRY:
+    if inner_name not in decoder_names():
         raise UnknownDecoderError(
             f"decoder {entry.name!r}: {key}={inner_name!r} is not a registered decoder "
             f"(known: {', '.join(decoder_names())})"
         )
-    inner = _REGISTRY[inner_name]
+    inner = get_entry(inner_name)
     if inner.kind != entry.kind:
         raise UnknownDecoderError(f"decoder {entry.name!r}: {key}={inner_name!r} is a {inner.kind} decoder")
     if inner.nested is not None:
@@ -225,61 +201,17 @@ def _nested_params(entry: DecoderEntry, given: Mapping[str, Any]) -> tuple[Mappi
     return inner.params, f"{entry.name!r} ({key}={inner_name!r})"
 
 
-def _bp_params(max_iter: int) -> dict[str, Param]:
-    return {
-        "max_iter": Param(int, max_iter, "iteration limit (>= 1)", minimum=1),
-        "alpha": Param(float, 1.0, "min-sum scaling in [0, 1]; 0 = adaptive 1 - 2^-t", minimum=0, maximum=1),
-        "beta": Param(float, 0.0, "min-sum offset (LLR units)", minimum=0),
-        "schedule": Param(str, "flooding", "flooding | layered (check-serial)", ("flooding", "layered")),
-        "bits": Param(int, 0, "0 = floating point, else fixed-point message bits (2..24)", minimum=0, maximum=24),
-        "frac_bits": Param(int, 3, "fixed-point fraction bits", minimum=0),
-    }
+def decoder(name: str, problem_or_dem: Any, **params: Any) -> Any:
+    """Build registry decoder ``name`` with ``params`` (defaults filled in, validated).
 
+    ``problem_or_dem``: a :class:`~qdecode.problem.DecodingProblem` or a ``stim.DetectorErrorModel``
+    for quantum decoders, a code object for classical ones. ``decoder("bposd", dem, osd_order=4)``
+    is ``--decoder bposd[osd_order=4]``.
+    """
+    spec = DecoderSpec.create(name, params)
+    target = problem_or_dem
+    if spec.kind == "quantum" and type(target).__name__ == "DetectorErrorModel":
+        from qdecode.problem import DecodingProblem
 
-def _register_builtins() -> None:
-    from qdecode.decoders.bp import BpDecoder
-    from qdecode.decoders.bposd import BpOsdDecoder
-    from qdecode.decoders.matching import MatchingDecoder
-
-    register(
-        "pymatching",
-        lambda problem: MatchingDecoder(problem, correlated=False),
-        doc="minimum-weight perfect matching (PyMatching)",
-    )
-    register(
-        "pymatching-correlated",
-        lambda problem: MatchingDecoder(problem, correlated=True),
-        doc="PyMatching two-pass correlated matching (needs a DEM with decomposed hyperedges)",
-    )
-    from qdecode.decoders.relay import register_relay
-
-    register_relay()
-    from qdecode.decoders.gdg import register_gdg
-
-    register_gdg()
-    register("bp", lambda problem, **kw: BpDecoder(problem, method="minsum", **kw), _bp_params(100),
-             doc="min-sum belief propagation (numba; float or fixed point)")
-    ps = {k: v for k, v in _bp_params(100).items() if k not in ("alpha", "beta", "bits", "frac_bits")}
-    register("bp-ps", lambda problem, **kw: BpDecoder(problem, method="productsum", **kw), ps,
-             doc="product-sum belief propagation (numba, float)")
-    osd = {"osd_order": Param(int, 10, "OSD order w (clamped to n - rank H)", minimum=0)}
-    register("bposd", lambda problem, **kw: BpOsdDecoder(problem, osd_method="osd_cs", method="minsum", **kw),
-             {**_bp_params(80), **osd}, doc="min-sum BP + OSD-CS (combination sweep) on non-converged shots")
-    register("bposd-e", lambda problem, **kw: BpOsdDecoder(problem, osd_method="osd_e", method="minsum", **kw),
-             {**_bp_params(80), "osd_order": Param(int, 4, "OSD-E order w (2^w - 1 candidates)", minimum=0, maximum=24)},
-             doc="min-sum BP + exhaustive OSD-E on non-converged shots")
-    from qdecode.decoders.bp_matching import register_bp_matching
-
-    register_bp_matching()
-    from qdecode.decoders.nn_pymatching import register_nn_pymatching
-
-    register_nn_pymatching()
-    from qdecode.decoders.window import register_window
-
-    register_window()
-    from qdecode.decoders.classical import register_classical
-
-    register_classical()
-
-
-_register_builtins()
+        target = DecodingProblem.from_dem(target)
+    return spec.build(target)

@@ -34,6 +34,7 @@ import numpy as np
 
 from qdecode.decoders.base import DecodeInfo, Decoder, DecoderInputError, check_syndromes, observables_from_errors
 from qdecode.decoders.bp import ALPHA_SHIFT, MessageFormat
+from qdecode.decoders.params import DecoderEntry, Param, uses_params
 from qdecode.kernels.bp import tanner_graph
 from qdecode.kernels.relay import relay_decode_range
 from qdecode.kernels.threads import run_dynamic
@@ -76,6 +77,39 @@ def _float_param(value, name: str) -> float:
     return x
 
 
+_FIXED = {
+    "bits": Param(int, 0, "0 = float64, else fixed-point message bits (2..24)", minimum=0, maximum=24),
+    "frac_bits": Param(int, 3, "fixed-point fraction bits", minimum=0),
+}
+#: Parameters of ``relay-bp`` and :class:`RelayBpDecoder` (``gamma_lo`` / ``gamma_hi`` are the class's
+#: ``gamma_interval``).
+RELAY_PARAMS = {
+    "gamma0": Param(float, 0.15, "memory strength of leg 0"),
+    "gamma_lo": Param(float, -0.226, "later legs draw gamma ~ U[gamma_lo, gamma_hi)"),
+    "gamma_hi": Param(float, 0.622, "upper end of the gamma interval (> gamma_lo)"),
+    "pre_iter": Param(int, 80, "leg-0 iteration limit", minimum=1),
+    "legs": Param(int, 300, "relay legs after leg 0 (num_sets)", minimum=0),
+    "leg_iter": Param(int, 60, "iteration limit per later leg (set_max_iter)", minimum=1),
+    "stop_after": Param(int, 5, "stop after this many converged legs (S)", minimum=1),
+    "alpha": Param(float, 1.0, "min-sum scaling in (0, 1]", minimum=0, maximum=1, min_exclusive=True),
+    "seed": Param(int, 0, "seed of the per-shot gamma draws (hashed with the syndrome)", minimum=0),
+    **_FIXED,
+}
+#: Parameters of ``mem-bp`` and :class:`MemBpDecoder`.
+MEM_BP_PARAMS = {
+    "gamma0": Param(float, 0.15, "memory strength"),
+    "max_iter": Param(int, 80, "iteration limit", minimum=1),
+    "alpha": Param(float, 1.0, "min-sum scaling in (0, 1]", minimum=0, maximum=1, min_exclusive=True),
+    **_FIXED,
+}
+
+
+def _relay_record(self, args: dict) -> dict:
+    lo, hi = self.gamma_interval
+    return {**{k: args[k] for k in RELAY_PARAMS if k in args}, "gamma_lo": lo, "gamma_hi": hi}
+
+
+@uses_params(RELAY_PARAMS, record=_relay_record)
 class RelayBpDecoder(Decoder):
     """Relay-BP for one decoding problem (min-sum with relayed memory; float64 or fixed point).
 
@@ -99,16 +133,16 @@ class RelayBpDecoder(Decoder):
         self,
         problem: DecodingProblem,
         *,
-        gamma0: float = 0.15,
-        gamma_interval: tuple[float, float] = (-0.226, 0.622),
-        pre_iter: int = 80,
-        legs: int = 300,
-        leg_iter: int = 60,
-        stop_after: int = 5,
-        alpha: float = 1.0,
-        seed: int = 0,
-        bits: int = 0,
-        frac_bits: int = 3,
+        gamma0: float,
+        gamma_interval: tuple[float, float] = (RELAY_PARAMS["gamma_lo"].default, RELAY_PARAMS["gamma_hi"].default),
+        pre_iter: int,
+        legs: int,
+        leg_iter: int,
+        stop_after: int,
+        alpha: float,
+        seed: int,
+        bits: int,
+        frac_bits: int,
         threads: int | None = None,
         explicit_gammas: np.ndarray | None = None,
     ):
@@ -210,43 +244,28 @@ class RelayBpDecoder(Decoder):
         return out
 
 
-def mem_bp(problem: DecodingProblem, *, gamma0: float = 0.15, max_iter: int = 80, alpha: float = 1.0,
-           bits: int = 0, frac_bits: int = 3, threads: int | None = None) -> RelayBpDecoder:
+@uses_params(MEM_BP_PARAMS)
+class MemBpDecoder(RelayBpDecoder):
     """Mem-BP: min-sum with memory strength ``gamma0`` on every variable, one leg of ``max_iter``."""
-    return RelayBpDecoder(problem, gamma0=gamma0, pre_iter=max_iter, legs=0, leg_iter=1, stop_after=1,
-                          alpha=alpha, bits=bits, frac_bits=frac_bits, threads=threads)
+
+    def __init__(self, problem: DecodingProblem, *, gamma0: float, max_iter: int, alpha: float, bits: int,
+                 frac_bits: int, threads: int | None = None):
+        super().__init__(problem, gamma0=gamma0, pre_iter=max_iter, legs=0, leg_iter=1, stop_after=1,
+                         alpha=alpha, bits=bits, frac_bits=frac_bits, threads=threads)
 
 
-def register_relay() -> None:
-    """Register ``relay-bp`` and ``mem-bp`` in :mod:`qdecode.decoders.registry`."""
-    from qdecode.decoders.registry import Param, register
+def mem_bp(problem: DecodingProblem, **params) -> MemBpDecoder:
+    """Mem-BP (registry ``mem-bp``): :class:`MemBpDecoder` (``gamma0``, ``max_iter``, ``alpha``, ``bits``, ...)."""
+    return MemBpDecoder(problem, **params)
 
-    fixed = {
-        "bits": Param(int, 0, "0 = float64, else fixed-point message bits (2..24)", minimum=0, maximum=24),
-        "frac_bits": Param(int, 3, "fixed-point fraction bits", minimum=0),
-    }
-    relay = {
-        "gamma0": Param(float, 0.15, "memory strength of leg 0"),
-        "gamma_lo": Param(float, -0.226, "later legs draw gamma ~ U[gamma_lo, gamma_hi)"),
-        "gamma_hi": Param(float, 0.622, "upper end of the gamma interval (> gamma_lo)"),
-        "pre_iter": Param(int, 80, "leg-0 iteration limit", minimum=1),
-        "legs": Param(int, 300, "relay legs after leg 0 (num_sets)", minimum=0),
-        "leg_iter": Param(int, 60, "iteration limit per later leg (set_max_iter)", minimum=1),
-        "stop_after": Param(int, 5, "stop after this many converged legs (S)", minimum=1),
-        "alpha": Param(float, 1.0, "min-sum scaling in (0, 1]", minimum=0, maximum=1),
-        "seed": Param(int, 0, "seed of the per-shot gamma draws (hashed with the syndrome)", minimum=0),
-        **fixed,
-    }
 
-    def relay_factory(problem, *, gamma_lo, gamma_hi, **kw):
-        return RelayBpDecoder(problem, gamma_interval=(gamma_lo, gamma_hi), **kw)
+def _relay_factory(problem, *, gamma_lo, gamma_hi, **kw):
+    return RelayBpDecoder(problem, gamma_interval=(gamma_lo, gamma_hi), **kw)
 
-    register("relay-bp", relay_factory, relay,
-             doc="Relay-BP (IBM): min-sum with memory relayed over legs of random gammas (numba)")
-    mem = {
-        "gamma0": Param(float, 0.15, "memory strength"),
-        "max_iter": Param(int, 80, "iteration limit", minimum=1),
-        "alpha": Param(float, 1.0, "min-sum scaling in (0, 1]", minimum=0, maximum=1),
-        **fixed,
-    }
-    register("mem-bp", mem_bp, mem, doc="Mem-BP: min-sum with memory (a single Relay-BP leg)")
+
+ENTRIES = {
+    "relay-bp": DecoderEntry("relay-bp", _relay_factory, RELAY_PARAMS,
+                             doc="Relay-BP (IBM): min-sum with memory relayed over legs of random gammas (numba)"),
+    "mem-bp": DecoderEntry("mem-bp", MemBpDecoder, MEM_BP_PARAMS,
+                           doc="Mem-BP: min-sum with memory (a single Relay-BP leg)"),
+}

@@ -51,6 +51,7 @@ from typing import Any
 import numpy as np
 
 from qdecode.decoders.base import DecodeInfo
+from qdecode.decoders.params import Param, uses_params
 from qdecode.kernels import gf2
 from qdecode.kernels import osd as kosd
 from qdecode.kernels import sem_osd as ksem
@@ -97,6 +98,34 @@ def _systematic(G: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(A, dtype=np.uint8)
 
 
+#: Parameters of the registry's ``sem-osd`` and of :class:`SemOsdDecoder`.
+SEM_OSD_PARAMS = {
+    "order": Param(int, 2, "bit-flip TEP order m", minimum=0, maximum=4),
+    "lam": Param(float, 1.0, "LM weight lambda (0 = plain OSD)", minimum=0.0),
+    "omega": Param(int, 1, "byte substitutions per candidate (0 = off)", minimum=0, maximum=2),
+    "top_k": Param(int, 8, "values per byte in the substitution family", minimum=1, maximum=255),
+    "top_l": Param(int, 4, "base candidates of the substitution family", minimum=1, maximum=64),
+    "union": Param(bool, True, "also score the channel-ordered OSD candidates"),
+    "context": Param(str, "decoded", "left context: decoded (pass-1 OSD of the previous block) | "
+                                     "genie (true previous bytes) | none", ("decoded", "genie", "none")),
+    "lm_order": Param(int, 4, "Kneser-Ney byte n-gram order", minimum=2, maximum=6),
+    "beam": Param(int, 8, "forward-backward states per byte", minimum=1, maximum=256),
+    "prior": Param(str, "ngram", "byte prior: ngram (Kneser-Ney, forward-backward) | transformer "
+                                "(byte Transformer, onnxruntime)", ("ngram", "transformer"),
+                   label_default=False),
+    "model": Param(str, "auto", "transformer prior model: auto (shipped lm_byte), a shipped name or a "
+                                ".onnx path", label_default=False),
+}
+
+
+def _sem_osd_record(self, args: dict) -> dict:
+    out = {k: args[k] for k in SEM_OSD_PARAMS}
+    if not isinstance(out["prior"], str):  # a prior object given from Python
+        out["prior"] = type(out["prior"]).__name__
+    return out
+
+
+@uses_params(SEM_OSD_PARAMS, record=_sem_osd_record)
 class SemOsdDecoder:
     """sem-OSD for a systematic binary code carrying bytes (module docstring).
 
@@ -114,9 +143,8 @@ class SemOsdDecoder:
         context: ``decoded`` | ``genie`` | ``none``.
     """
 
-    def __init__(self, G: Any, prior: Any = None, *, order: int = 2, lam: float = 1.0, omega: int = 1,
-                 top_k: int = 8, top_l: int = 4, union: bool = True, context: str = "decoded",
-                 lm_order: int = 4, beam: int = 8, model: str = "auto") -> None:
+    def __init__(self, G: Any, prior: Any, *, order: int, lam: float, omega: int, top_k: int, top_l: int,
+                 union: bool, context: str, lm_order: int, beam: int, model: str) -> None:
         if not (isinstance(lam, (int, float)) and np.isfinite(lam) and lam >= 0):
             raise ValueError(f"lam must be a finite number >= 0, got {lam!r}")
         if context not in CONTEXT_MODES:

@@ -61,6 +61,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from qdecode.decoders.base import DecodeInfo, Decoder, DecoderInputError, check_syndromes
+from qdecode.decoders.params import DecoderEntry, Param, uses_params
 from qdecode.decoders.window_layout import RoundLayout, WindowPlan, check_window_sizes, column_first_round, plan_windows
 from qdecode.problem import DecodingProblem
 
@@ -68,6 +69,15 @@ from qdecode.problem import DecodingProblem
 GRAPHLIKE_INNER = frozenset({"pymatching"})
 #: Where a non-converged inner decode is redone with BP+OSD-CS.
 FALLBACKS = ("none", "last", "all")
+#: Parameters of ``window`` and :class:`WindowDecoder` (the inner decoder's parameters nest in the registry).
+WINDOW_PARAMS = {
+    "inner": Param(str, "bposd", "registered decoder run in each window; its parameters are accepted too"),
+    "W": Param(int, 3, "window size in rounds", minimum=1),
+    "F": Param(int, 1, "rounds committed per window (<= W)", minimum=1),
+    "per_round": Param(int, 0, "detectors per round; 0 = inferred (time coordinate, else connectivity)", minimum=0),
+    "fallback": Param(str, "none", "redo non-converged window decodes with BP+OSD-CS10: none | last | all",
+                      FALLBACKS, label_default=False),
+}
 #: Inner decoders that cannot run inside a window, with the reason.
 UNSUPPORTED_INNER = {
     "pymatching-correlated": "correlated matching needs the whole DEM's hyperedges, which a window "
@@ -162,6 +172,13 @@ def _mod2_product(M: sp.csr_matrix, x: np.ndarray) -> np.ndarray:
     return (np.asarray(M @ x.T.astype(np.int32)).T & 1).astype(np.uint8)
 
 
+def _window_record(self, args: dict) -> dict:
+    own = {k: args[k] for k in WINDOW_PARAMS}
+    own["inner"] = self.inner_spec.name
+    return {**own, **dict(self.inner_spec.params)}
+
+
+@uses_params(WINDOW_PARAMS, record=_window_record)
 class WindowDecoder(Decoder):
     """Sliding-window decoder over any registered inner decoder.
 
@@ -188,13 +205,13 @@ class WindowDecoder(Decoder):
         self,
         problem: DecodingProblem,
         *,
-        inner: Any = "bposd",
-        W: int = 3,
-        F: int = 1,
-        per_round: int = 0,
+        inner: Any,
+        W: int,
+        F: int,
+        per_round: int,
         inner_params: Mapping[str, Any] | None = None,
         detector_rounds: Any = None,
-        fallback: str = "none",
+        fallback: str,
     ):
         from qdecode.decoders.registry import DecoderSpec, UnknownDecoderError
 
@@ -444,22 +461,12 @@ class WindowStream:
         return self._done().info()
 
 
-def register_window() -> None:
-    """Register ``window`` in :mod:`qdecode.decoders.registry` (inner parameters nest)."""
-    from qdecode.decoders.registry import Param, register
+def _window_factory(problem, *, inner, W, F, per_round, fallback, **inner_params):
+    return WindowDecoder(problem, inner=inner, W=W, F=F, per_round=per_round, fallback=fallback,
+                         inner_params=inner_params)
 
-    own = {
-        "inner": Param(str, "bposd", "registered decoder run in each window; its parameters are accepted too"),
-        "W": Param(int, 3, "window size in rounds", minimum=1),
-        "F": Param(int, 1, "rounds committed per window (<= W)", minimum=1),
-        "per_round": Param(int, 0, "detectors per round; 0 = inferred (time coordinate, else connectivity)", minimum=0),
-        "fallback": Param(str, "none", "redo non-converged window decodes with BP+OSD-CS10: none | last | all",
-                          FALLBACKS, label_default=False),
-    }
 
-    def factory(problem, *, inner, W, F, per_round, fallback, **inner_params):
-        return WindowDecoder(problem, inner=inner, W=W, F=F, per_round=per_round, fallback=fallback,
-                             inner_params=inner_params)
-
-    register("window", factory, own, nested="inner",
-             doc="sliding-window decoding (W rounds, commit F) with any registered inner decoder")
+ENTRIES = {
+    "window": DecoderEntry("window", _window_factory, WINDOW_PARAMS, nested="inner",
+                           doc="sliding-window decoding (W rounds, commit F) with any registered inner decoder"),
+}

@@ -8,7 +8,7 @@ import scipy.sparse as sp
 
 from qdecode.decoders import DecoderInputError
 from qdecode.decoders.base import observables_from_errors
-from qdecode.decoders.relay import GAMMA_FRAC_BITS, RelayBpDecoder, mem_bp, register_relay
+from qdecode.decoders.relay import GAMMA_FRAC_BITS, RelayBpDecoder, mem_bp
 from qdecode.problem import DecodingProblem
 from qdecode.sims.circuits import build_circuit
 from qdecode.sims.tasks import decoding_dem
@@ -265,7 +265,6 @@ def test_mem_bp_is_a_single_leg(bb72):
 def test_registry_entries(bb72):
     from qdecode.decoders.registry import DecoderSpec, UnknownDecoderError
 
-    register_relay()
     prob, dets, _ = bb72
     spec = DecoderSpec.create("relay-bp", ["legs=4", "leg_iter=10", "gamma_lo=-0.1", "gamma_hi=0.5"])
     assert "gamma_lo=-0.1" in spec.label() and "stop_after=5" in spec.label()

@@ -1,0 +1,158 @@
+"""Decoder parameters, stated once: the :class:`Param` type, registry entries, and class defaults.
+
+A leaf module (standard library only) that every decoder module imports instead of the registry.
+
+* :class:`Param`: one parameter (type, default, bounds, doc, label flags).
+* :class:`DecoderEntry`: one registry entry (factory, parameter table, doc, kind). Each decoder
+  module defines its entries in a module-level ``ENTRIES`` dict; the registry
+  (:mod:`qdecode.decoders.registry`) maps entry names to those modules and imports one only
+  when an entry is needed.
+* :func:`uses_params`: a class decorator that makes a decoder class's ``__init__`` take its
+  defaults (and validation) from the same table as its registry entry, so ``BpOsdDecoder(problem)``
+  from Python and ``--decoder bposd`` from the command line are the same decoder. The
+  resolved values are kept in ``decoder.params``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+from typing import Any, Callable, Mapping
+
+__all__ = ["Param", "DecoderEntry", "UnknownDecoderError", "uses_params", "defaults"]
+
+
+class UnknownDecoderError(ValueError):
+    """A decoder name or parameter that the registry does not know, or a bad value."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Param:
+    """One decoder parameter: its type (int, float, bool or str), default and meaning.
+
+    ``minimum`` / ``maximum`` bound numbers (inclusive; ``min_exclusive=True`` makes the
+    minimum strict, e.g. a min-sum scaling in (0, 1]).
+    """
+
+    type: type
+    default: Any
+    doc: str = ""
+    choices: tuple | None = None
+    minimum: float | None = None
+    maximum: float | None = None
+    in_label: bool = True  # False: execution only (results unchanged), left out of DecoderSpec.label()
+    label_default: bool = True  # False: left out of the label while it has its default (a later-added option)
+    min_exclusive: bool = False  # True: the value must be > minimum
+
+    def convert(self, name: str, value: Any, decoder: str) -> Any:
+        """Coerce ``value`` (possibly a command-line string) to this parameter's type."""
+        try:
+            if self.type is bool:
+                if isinstance(value, str):
+                    low = value.strip().lower()
+                    if low not in ("1", "0", "true", "false", "yes", "no"):
+                        raise ValueError(value)
+                    out: Any = low in ("1", "true", "yes")
+                else:
+                    out = bool(value)
+            elif self.type is int:
+                if isinstance(value, float) and not value.is_integer():
+                    raise ValueError(value)
+                out = int(value)
+            elif self.type is float:
+                out = float(value)
+            else:
+                out = str(value)
+        except (TypeError, ValueError):
+            raise UnknownDecoderError(
+                f"decoder {decoder!r}: parameter {name}={value!r} is not a valid {self.type.__name__}"
+            ) from None
+        if self.choices is not None and out not in self.choices:
+            raise UnknownDecoderError(f"decoder {decoder!r}: {name}={out!r} must be one of {list(self.choices)}")
+        if self.type in (int, float) and not (out == out):  # NaN
+            raise UnknownDecoderError(f"decoder {decoder!r}: {name} must be a number, got {value!r}")
+        if self.minimum is not None and (out <= self.minimum if self.min_exclusive else out < self.minimum):
+            raise UnknownDecoderError(
+                f"decoder {decoder!r}: {name}={out!r} must be {'>' if self.min_exclusive else '>='} {self.minimum}"
+            )
+        if self.maximum is not None and out > self.maximum:
+            raise UnknownDecoderError(f"decoder {decoder!r}: {name}={out!r} must be <= {self.maximum}")
+        return out
+
+
+@dataclasses.dataclass(frozen=True)
+class DecoderEntry:
+    """A registry entry: ``factory(problem_or_code, **params) -> decoder`` and its parameter table."""
+
+    name: str
+    factory: Callable[..., Any]
+    params: Mapping[str, Param]
+    doc: str
+    nested: str | None = None  # a str parameter naming a decoder whose parameters this one also takes
+    kind: str = "quantum"  # "quantum": factory(DecodingProblem); "classical": factory(code), decode_llr_batch
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("quantum", "classical"):
+            raise ValueError(f"decoder {self.name!r}: kind must be 'quantum' or 'classical', got {self.kind!r}")
+        object.__setattr__(self, "params", dict(self.params))
+        if self.nested is not None and (self.nested not in self.params or self.params[self.nested].type is not str):
+            raise ValueError(f"decoder {self.name!r}: nested parameter {self.nested!r} must be one of its str parameters")
+
+
+def defaults(params: Mapping[str, Param]) -> dict[str, Any]:
+    """``{name: default}`` of a parameter table."""
+    return {k: p.default for k, p in params.items()}
+
+
+def uses_params(
+    params: Mapping[str, Param],
+    *,
+    record: Callable[[Any, dict[str, Any]], dict[str, Any]] | None = None,
+) -> Callable[[type], type]:
+    """Class decorator: ``__init__`` takes its defaults and validation from ``params``.
+
+    Every name in ``params`` that is a parameter of ``__init__`` must be written there
+    *without* a default (the table's default is installed), so the value is stated once.
+    Values passed from Python are checked by the class itself (its own error types and
+    messages); the registry checks command-line values against the same table. After construction ``self.params`` holds the resolved registry-level
+    parameters: the table's names bound from the call, or ``record(self, arguments)``
+    where the class spells some of them differently (e.g. Relay-BP's ``gamma_interval``).
+    """
+    table = dict(params)
+
+    def wrap(cls: type) -> type:
+        init = cls.__init__
+        sig = inspect.signature(init)
+        named = {k: p for k, p in sig.parameters.items() if k in table}
+        new_params = []
+        for k, p in sig.parameters.items():
+            if k in table:
+                if p.default is not inspect.Parameter.empty:
+                    raise TypeError(f"{cls.__name__}.__init__: {k} has a default; it comes from the parameter table")
+                if p.kind not in (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD):
+                    raise TypeError(f"{cls.__name__}.__init__: {k} must be a named parameter")
+                p = p.replace(default=table[k].default)
+            new_params.append(p)
+        sig = sig.replace(parameters=new_params)
+        kwdefaults = dict(init.__kwdefaults__ or {})
+        kwdefaults.update({k: table[k].default for k, p in named.items() if p.kind is inspect.Parameter.KEYWORD_ONLY})
+        init.__kwdefaults__ = kwdefaults
+        pos = [p for p in new_params if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
+        init.__defaults__ = tuple(p.default for p in pos if p.default is not inspect.Parameter.empty) or None
+
+        @functools.wraps(init)
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            bound = sig.bind(self, *args, **kwargs)
+            bound.apply_defaults()
+            init(*bound.args, **bound.kwargs)
+            if type(self).__init__ is __init__:  # the outermost decorated class records its parameters
+                args_ = dict(bound.arguments)
+                self.params = record(self, args_) if record is not None else {k: args_[k] for k in named}
+
+        __init__.__signature__ = sig  # type: ignore[attr-defined]
+        cls.__init__ = __init__  # type: ignore[misc]
+        cls.PARAMS = table  # type: ignore[attr-defined]
+        return cls
+
+    return wrap
