@@ -15,8 +15,8 @@ residual ``s'`` (:class:`~qdecode.decoders.residual_matching.ResidualMatcher`):
   this *is* belief-matching (Higgott et al. 2023).
 
 The final prediction is ``L1 xor MWPM(s')``. Caune et al. (arXiv:2306.17142) describe the
-partial-decoder idea; their exact commit rule is not public, so the rule here is the one
-measured in ``../shared/research/predecoder.md`` §2.
+partial-decoder idea; their exact commit rule is not public, so the rule here is this project's,
+measured in ``benchmarks/README.md`` (bp-pymatching).
 
 Diagnostics (``last_info``, summed into the stats CSV's ``custom_counts``): BP convergence and
 iterations, ``defects`` (|s|) and ``residual_defects`` (|s'|), ``committed`` columns, and

@@ -2,9 +2,9 @@
 
 ``GdgDecoder(problem, pre_iter=8, step_iter=6, max_step=25, max_tree_depth=3, max_side_depth=10,
 side_step=10, new_n=0, low_error_mode=False, alpha=1.0, max_iters=0, branch_threads=1)``; defaults are the
-authors' (3,1)-window settings for the BB codes (use ``pre_iter=16``-ish and deeper trees for larger windows; research
-note ``qldpc.md`` §2.1, item 6). Usually the inner decoder of ``window`` (sliding windows), but it
-decodes any problem whole.
+authors' (3,1)-window settings for the BB codes (use ``pre_iter=16``-ish and deeper trees for larger windows, as in the
+authors' notebook ``Sliding Window GDG.ipynb``, github.com/gongaa/SlidingWindowDecoder). Usually the
+inner decoder of ``window`` (sliding windows), but it decodes any problem whole.
 
 ``branch_threads > 1`` replays the guessing tree's alternatives on that many threads, shot after
 shot (for the latency of one shot; batches are otherwise parallel over shots): same outputs and

@@ -1,9 +1,10 @@
 """sem-OSD: ordered statistics decoding with a byte-level language-model prior (registry ``sem-osd``).
 
-A reconstruction of Yue, Vucetic and Li's "Semantic OSD" (research brief ``classical.md`` §1.4,
-§1.4b), for systematic binary codes whose first ``k = 8 nb`` codeword bits are the message bytes
-(BCH(127,64): 8 bytes; RS(16,8) binary image: 8 GF(256) symbols = bytes), byte ``j`` in bits
-``8j .. 8j+7``, LSB first (:mod:`qdecode.kernels.sem_osd`). Per block:
+A reconstruction of Yue, Vucetic and Li's "Semantic OSD" (arXiv:2605.02296; the paper
+publishes no code, so the fused score and the search below are this project's design), for
+systematic binary codes whose first ``k = 8 nb`` codeword bits are the message bytes (BCH(127,64):
+8 bytes; RS(16,8) binary image: 8 GF(256) symbols = bytes), byte ``j`` in bits ``8j .. 8j+7``,
+LSB first (:mod:`qdecode.kernels.sem_osd`). Per block:
 
 1. prior: ``logpri = prior(context, llr of the message bits)`` (nb, 256), one evaluation per
    block (:mod:`qdecode.decoders.lm_prior`; default the order-4 Kneser-Ney n-gram with

@@ -46,7 +46,9 @@ def surface():
 
 def reference_relay(H, priors, s, *, gamma0, gammas, pre_iter, leg_iter, stop_after, bits=0, frac_bits=3,
                     alpha_num=256):
-    """Relay-BP written from qldpc.md §1.2-1.3 edge by edge (independent of the kernels).
+    """Relay-BP written edge by edge (independent of the kernels).
+
+    Sources: arXiv:2506.01779 and relay-bp's ``crates/relay_bp/src/bp/min_sum.rs`` / ``relay.rs``.
 
     Float mode follows relay-bp's arithmetic order (prefix + suffix extrinsic sums); integer mode
     is the documented fixed-point rule. ``gammas[r - 1]`` are leg r's memory strengths.
