@@ -71,8 +71,11 @@ def run(cmd: list[str], env=None) -> None:
 
 
 def key_of(row, strip_prefix: bool):
+    """(canonical decoder label, metadata): sinter's ``qd-bposd`` and our ``bposd[...defaults...]`` meet."""
+    from qdecode.sims.recipe import parse_decoder
+
     name = row.decoder[3:] if strip_prefix and row.decoder.startswith("qd-") else row.decoder
-    return name, tuple(sorted(row.json_metadata.items()))
+    return parse_decoder(name).label(), tuple(sorted(row.json_metadata.items()))
 
 
 def interval(hits: int, shots: int):
@@ -88,7 +91,7 @@ def compare(ours_csv: Path, theirs_csv: Path, *, what: str) -> bool:
     for key in sorted(ours, key=lambda k: (k[1], k[0])):
         a, b = ours[key], theirs.get(key)
         if b is None:
-            print(f"| {dict(key[1])} | {key[0]} | missing in sinter's CSV | | no |")
+            print(f"| {dict(key[1])} | {key[0].split('[')[0]} | missing in sinter's CSV | | no |")
             all_ok = False
             continue
         cells, fits = [], []
@@ -101,7 +104,7 @@ def compare(ours_csv: Path, theirs_csv: Path, *, what: str) -> bool:
         ok = fits[0].low <= fits[1].high and fits[1].low <= fits[0].high
         all_ok &= ok
         meta = ",".join(f"{k}={v}" for k, v in key[1])
-        print(f"| {meta} | {key[0]} | {cells[0]} | {cells[1]} | {'yes' if ok else 'NO'} |")
+        print(f"| {meta} | {key[0].split('[')[0]} | {cells[0]} | {cells[1]} | {'yes' if ok else 'NO'} |")
     return all_ok
 
 
@@ -111,8 +114,15 @@ def main() -> int:
     ap.add_argument("--max-errors", type=int, default=200)
     ap.add_argument("--max-shots", type=int, default=2_000_000)
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--compare-only", action="store_true", help="only compare the CSVs already in --out")
     args = ap.parse_args()
     out = Path(args.out)
+    if args.compare_only:
+        ok = compare(out / "qdecode.csv", out / "sinter.csv", what="LER")
+        for what in ("discard rate", "LER"):
+            ok &= compare(out / "post_qdecode.csv", out / "post_sinter.csv", what=what)
+        print(f"\nall intervals overlap: {ok}")
+        return 0 if ok else 1
     circuits = out / "circuits"
     write_circuits(circuits)
     q_csv, s_csv = out / "qdecode.csv", out / "sinter.csv"
