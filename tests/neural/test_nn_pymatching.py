@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("onnxruntime")
 
 from qdecode.decoders.base import DecoderInputError  # noqa: E402
-from qdecode.decoders.nn_pymatching import NnPymatchingDecoder, register_nn_pymatching  # noqa: E402
+from qdecode.decoders.nn_pymatching import NnPymatchingDecoder  # noqa: E402
 from qdecode.neural.predecoder_runtime import PredecoderLoadError, shipped_models  # noqa: E402
 
 
@@ -93,7 +93,6 @@ def test_wrong_distance_and_bad_params(d7, d5, tmp_path):
 def test_registry_entry(d5, shots):
     from qdecode.decoders.registry import DecoderSpec
 
-    register_nn_pymatching()
     spec = DecoderSpec.create("nn-pymatching", ["mode=both", "tau=0.9"])
     assert spec.label().startswith("nn-pymatching[") and "mode=both" in spec.label()
     dec = spec.build(d5[1])
