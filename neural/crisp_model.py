@@ -38,6 +38,10 @@ Two architectures, chosen by :class:`CrispArch.kind`:
   GELU, residual) over the same per-step inputs. Its ONNX export is the whole-sequence
   network (``(llr, prev (B, N, 2)) -> logits (B, N)``); because it is causal, the decoder
   runs it once per position on the prefix decided so far.
+
+Also here (numpy, shared by the trainer, the sequential-MAP teacher and the torch inference path
+of :mod:`qdecode.neural.runtime`): :func:`encode_v` (``v -> (v T) G_N``), :func:`code_rows`, and
+the SC input column of ``inputs='cancel+sc'`` (:func:`sc_llr_zero_prefix`, :func:`with_sc_column`).
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ import dataclasses
 import warnings
 from typing import Any
 
+import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -92,6 +97,47 @@ class CrispArch:
         return cls(**d).validate()
 
 
+# ----------------------------------------------------------------------------- input encoding (numpy)
+def encode_v(code, v: np.ndarray) -> np.ndarray:
+    """``(S, N)`` rate-profiled ``v`` -> codewords ``(v T) G_N``."""
+    from qdecode.codes.polar import polar_transform
+
+    return polar_transform(code.pretransform(v))
+
+
+def code_rows(code) -> np.ndarray:
+    """``(N, N)`` uint8: row ``i`` is the codeword of the unit vector ``v = e_i`` (rows of ``T G_N``)."""
+    return encode_v(code, np.eye(code.N, dtype=np.uint8))
+
+
+def sc_llr_zero_prefix(llr: np.ndarray) -> np.ndarray:
+    """Min-sum SC LLRs of every ``u_t`` given ``u_{<t} = 0``: ``(..., N)`` -> ``(..., N)``.
+
+    Column ``t`` of the result is SC's LLR for the first undecided bit once the decided bits
+    are cancelled (``inputs='cancel+sc'`` uses column ``t`` of the step-``t`` cancelled block).
+    """
+    L = np.asarray(llr, dtype=np.float32)
+    n = L.shape[-1]
+    if n == 1:
+        return L.copy()
+    a, b = L[..., : n // 2], L[..., n // 2:]
+    f = np.sign(a) * np.sign(b) * np.minimum(np.abs(a), np.abs(b))
+    return np.concatenate([sc_llr_zero_prefix(f), sc_llr_zero_prefix(a + b)], axis=-1)
+
+
+def with_sc_column(cancelled: np.ndarray, t: int | None = None) -> np.ndarray:
+    """Append the SC LLR column: per-step ``(B, N, N)`` -> ``(B, N, N + 1)`` (step ``t`` takes column ``t``),
+    or one step ``(B, N)`` at position ``t`` -> ``(B, N + 1)``."""
+    sc = sc_llr_zero_prefix(cancelled)
+    if t is None:
+        N = cancelled.shape[-1]
+        col = sc[:, np.arange(N), np.arange(N)]
+        return np.concatenate([cancelled, col[..., None]], axis=-1).astype(np.float32)
+    return np.concatenate([cancelled, sc[:, t : t + 1]], axis=-1).astype(np.float32)
+
+
+
+# ----------------------------------------------------------------------------- networks
 def shifted_onehot(bits: torch.Tensor) -> torch.Tensor:
     """Teacher-forcing inputs: ``(B, N)`` 0/1 bits -> ``(B, N, 2)`` one-hot of ``bits[:, t-1]``
     (zeros at ``t = 0``)."""

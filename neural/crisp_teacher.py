@@ -37,6 +37,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from qdecode.neural.crisp_model import encode_v
+
 __all__ = ["MapTeacher"]
 
 
@@ -44,7 +46,7 @@ class MapTeacher:
     """Exact conditionals ``P(v_t = 1 | y, v_{<t})`` on the information positions of a (sub-)code.
 
     Args:
-        code: a polar / PAC code (``N``, ``pretransform``; :func:`qdecode.neural.crisp_train.encode_v`).
+        code: a polar / PAC code (``N``, ``pretransform``; :func:`qdecode.neural.crisp_model.encode_v`).
         positions: the free positions of ``v`` (default: the code's information set); all
             other positions of ``v`` are 0.
         chunk: blocks per internal batch (memory ~ ``chunk * 2^k * 4`` bytes, times 2).
@@ -54,8 +56,6 @@ class MapTeacher:
     """
 
     def __init__(self, code, positions=None, chunk: int = 128) -> None:
-        from qdecode.neural.crisp_train import encode_v
-
         pos = np.sort(np.asarray(code.info_positions if positions is None else positions, dtype=np.int64))
         k = int(pos.size)
         if k > 22:

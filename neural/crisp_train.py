@@ -58,11 +58,22 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from qdecode.neural.crisp_model import CrispArch, build_model, export_onnx, shifted_onehot
-from qdecode.neural.model_file import load_weights, read_checkpoint, read_model_blob, write_checkpoint
-
-FORMAT = "qdecode-crisp"
-FORMAT_VERSION = 1
+from qdecode.neural.crisp_model import (  # noqa: F401 - encode_v .. with_sc_column: part of this module's API
+    CrispArch,
+    build_model,
+    code_rows,
+    encode_v,
+    export_onnx,
+    sc_llr_zero_prefix,
+    shifted_onehot,
+    with_sc_column,
+)
+from qdecode.neural.crisp_teacher import MapTeacher
+from qdecode.neural.model_file import read_checkpoint, write_checkpoint
+from qdecode.neural.runtime import CRISP_FORMAT as FORMAT
+from qdecode.neural.runtime import CRISP_FORMAT_VERSION as FORMAT_VERSION
+from qdecode.neural.runtime import crisp_torch_decode_v as torch_decode_v
+from qdecode.neural.runtime import load_crisp_torch as load_torch_model  # noqa: F401 - re-exported
 CURRICULA = ("l2r", "n2c", "abrupt")
 TARGETS = ("bits", "map")
 
@@ -179,18 +190,6 @@ def ebn0_to_sigma2(ebn0_db: np.ndarray | float, rate: float) -> np.ndarray:
     return 1.0 / (2.0 * rate * 10.0 ** (np.asarray(ebn0_db, dtype=np.float64) / 10.0))
 
 
-def encode_v(code, v: np.ndarray) -> np.ndarray:
-    """``(S, N)`` rate-profiled ``v`` -> codewords ``(v T) G_N``."""
-    from qdecode.codes.polar import polar_transform
-
-    return polar_transform(code.pretransform(v))
-
-
-def code_rows(code) -> np.ndarray:
-    """``(N, N)`` uint8: row ``i`` is the codeword of the unit vector ``v = e_i`` (rows of ``T G_N``)."""
-    return encode_v(code, np.eye(code.N, dtype=np.uint8))
-
-
 def cancelled_llrs(llr: np.ndarray, v: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """Teacher-forced per-step inputs of ``inputs='cancel'``: ``(B, N)`` -> ``(B, N, N)``,
     step ``t`` = ``llr * (1 - 2 c_t)`` with ``c_t = sum_{i<t} v_i rows_i mod 2``."""
@@ -199,32 +198,6 @@ def cancelled_llrs(llr: np.ndarray, v: np.ndarray, rows: np.ndarray) -> np.ndarr
     c = np.cumsum(contrib, axis=1) & 1
     c = np.concatenate([np.zeros((B, 1, N), dtype=c.dtype), c[:, :-1]], axis=1)
     return (llr[:, None, :] * (1.0 - 2.0 * c)).astype(np.float32)
-
-
-def sc_llr_zero_prefix(llr: np.ndarray) -> np.ndarray:
-    """Min-sum SC LLRs of every ``u_t`` given ``u_{<t} = 0``: ``(..., N)`` -> ``(..., N)``.
-
-    Column ``t`` of the result is SC's LLR for the first undecided bit once the decided bits
-    are cancelled (``inputs='cancel+sc'`` uses column ``t`` of the step-``t`` cancelled block).
-    """
-    L = np.asarray(llr, dtype=np.float32)
-    n = L.shape[-1]
-    if n == 1:
-        return L.copy()
-    a, b = L[..., : n // 2], L[..., n // 2:]
-    f = np.sign(a) * np.sign(b) * np.minimum(np.abs(a), np.abs(b))
-    return np.concatenate([sc_llr_zero_prefix(f), sc_llr_zero_prefix(a + b)], axis=-1)
-
-
-def with_sc_column(cancelled: np.ndarray, t: int | None = None) -> np.ndarray:
-    """Append the SC LLR column: per-step ``(B, N, N)`` -> ``(B, N, N + 1)`` (step ``t`` takes column ``t``),
-    or one step ``(B, N)`` at position ``t`` -> ``(B, N + 1)``."""
-    sc = sc_llr_zero_prefix(cancelled)
-    if t is None:
-        N = cancelled.shape[-1]
-        col = sc[:, np.arange(N), np.arange(N)]
-        return np.concatenate([cancelled, col[..., None]], axis=-1).astype(np.float32)
-    return np.concatenate([cancelled, sc[:, t : t + 1]], axis=-1).astype(np.float32)
 
 
 def sample_batch(code, rng: np.random.Generator, batch: int, revealed: np.ndarray,
@@ -258,44 +231,6 @@ def _lr(cfg: CrispConfig, step: int) -> float:
     return lo + 0.5 * (cfg.lr - lo) * (1.0 + math.cos(math.pi * min(1.0, t)))
 
 
-# ----------------------------------------------------------------------------- decoding (torch)
-@torch.no_grad()
-def torch_decode_v(net, llr: np.ndarray, frozen: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
-    """Sequential decoding with the torch network: ``(S, N)`` LLRs -> ``(S, N)`` uint8 ``v``
-    (``rows``: :func:`code_rows`, needed for ``inputs='cancel'``)."""
-    net.eval()
-    x = torch.as_tensor(np.asarray(llr, dtype=np.float32))
-    S, N = x.shape
-    v = np.zeros((S, N), dtype=np.uint8)
-    prev = torch.zeros(S, 2)
-    if net.arch.kind == "gru":
-        h = net.initial_hidden(S)
-        cancel = net.arch.inputs in ("cancel", "cancel+sc")
-        if cancel:
-            if rows is None:
-                raise ValueError("inputs='cancel' needs the code's rows (code_rows(code))")
-            part = np.zeros((S, N), dtype=np.uint8)
-        for t in range(N):
-            xin = x * torch.as_tensor(1.0 - 2.0 * part, dtype=torch.float32) if cancel else x
-            if net.arch.inputs == "cancel+sc":
-                xin = torch.as_tensor(with_sc_column(xin.numpy(), t))
-            logit, h = net.step(xin, prev, h)
-            bit = np.zeros(S, dtype=np.uint8) if frozen[t] else (logit.numpy() > 0).astype(np.uint8)
-            v[:, t] = bit
-            if cancel:
-                part ^= bit[:, None] & rows[t][None, :]
-            prev = F.one_hot(torch.as_tensor(bit, dtype=torch.long), 2).float()
-    else:
-        seq = torch.zeros(S, N, 2)
-        for t in range(N):
-            logit = net(x, seq)[:, t]
-            bit = np.zeros(S, dtype=np.uint8) if frozen[t] else (logit.numpy() > 0).astype(np.uint8)
-            v[:, t] = bit
-            if t + 1 < N:
-                seq[:, t + 1] = F.one_hot(torch.as_tensor(bit, dtype=torch.long), 2).float()
-    return v
-
-
 def validate_bler(net, code, cfg: CrispConfig, salt: int = 1) -> dict[str, dict[str, float]]:
     """BLER of the network and of SC on the same fixed blocks at each ``cfg.val_ebn0`` (and of the
     sequential-MAP teacher when ``cfg.targets == "map"``)."""
@@ -304,8 +239,6 @@ def validate_bler(net, code, cfg: CrispConfig, salt: int = 1) -> dict[str, dict[
     sc = ScDecoder(code)
     teacher = None
     if cfg.targets == "map":
-        from qdecode.neural.crisp_teacher import MapTeacher
-
         teacher = MapTeacher(code)
     out = {}
     frozen = np.asarray(code.frozen_mask)
@@ -339,17 +272,6 @@ def save_model(net, cfg: CrispConfig, code, card: dict, stem: Path) -> None:
             "code": json.dumps(code_descriptor(code)), "name": cfg.name}
     export_onnx(net, str(stem.with_suffix(".onnx")), meta)
     write_card(stem, card)
-
-
-def load_torch_model(path: str | os.PathLike):
-    """``(net, code descriptor, card)`` from a ``crisp_NAME.pt`` file.
-
-    Raises:
-        ValueError: missing, corrupt or foreign file.
-    """
-    blob = read_model_blob(path, FORMAT, FORMAT_VERSION, "CRISP model")
-    net = load_weights(build_model(CrispArch.from_dict(json.loads(blob["arch"]))), blob, path)
-    return net, json.loads(blob["code"]), json.loads(blob.get("card", "{}"))
 
 
 def write_card(stem: Path, card: dict) -> None:
@@ -471,8 +393,6 @@ def train(cfg: CrispConfig, out_dir: str | os.PathLike, *, resume: bool = True, 
             target = vt.float()
             if cfg.targets == "map":
                 if k_rev not in teachers:
-                    from qdecode.neural.crisp_teacher import MapTeacher
-
                     teachers[k_rev] = MapTeacher(code, revealed)
                 p = torch.as_tensor(teachers[k_rev].probs(llr, v))
                 target = target.clone()

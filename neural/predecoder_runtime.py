@@ -9,7 +9,8 @@ Model files (written by :mod:`qdecode.neural.predecoder_train`):
   ``format_version``, ``arch``, ``distance``, ``rounds``, ``noise``, ``classes`` (JSON),
   ``temperature``, ``card`` (JSON) and ``state_dict``.
 
-Shipped models live in ``qdecode/neural/models/`` and are named ``d5``, ``d7``.
+Shipped models live in ``qdecode/neural/models/`` (:mod:`qdecode.neural.runtime`, which also finds
+them and builds the onnxruntime session) and are named ``d5``, ``d7``.
 """
 
 from __future__ import annotations
@@ -21,12 +22,12 @@ from typing import Any
 
 import numpy as np
 
+from qdecode.neural import runtime
 from qdecode.neural.predecoder_layout import Footprint, classes_from_json
 
-FORMAT = "qdecode-predecoder"
-FORMAT_VERSION = 1
-MODELS_DIR = Path(__file__).resolve().parent / "models"
-BACKENDS = ("onnx", "torch")
+FORMAT = runtime.PREDECODER_FORMAT
+FORMAT_VERSION = runtime.PREDECODER_FORMAT_VERSION
+BACKENDS = runtime.BACKENDS
 DEVICES = ("cpu", "cuda")
 
 
@@ -49,7 +50,7 @@ class PredecoderMeta:
 
 def shipped_models() -> list[str]:
     """Names of the models shipped in ``qdecode/neural/models`` (``d5``, ``d7``, ...)."""
-    return sorted(p.stem.removeprefix("predecoder_") for p in MODELS_DIR.glob("predecoder_*.onnx"))
+    return runtime.shipped_models("predecoder")
 
 
 def resolve_model_path(model: str, backend: str = "onnx") -> Path:
@@ -58,21 +59,8 @@ def resolve_model_path(model: str, backend: str = "onnx") -> Path:
     Raises:
         PredecoderLoadError: unknown name, missing file or a file type the backend cannot run.
     """
-    if backend not in BACKENDS:
-        raise PredecoderLoadError(f"backend must be one of {list(BACKENDS)}, got {backend!r}")
-    suffix = ".onnx" if backend == "onnx" else ".pt"
-    path = Path(model)
-    if path.suffix not in (".onnx", ".pt"):
-        shipped = MODELS_DIR / f"predecoder_{model}{suffix}"
-        if not shipped.exists():
-            known = ", ".join(shipped_models()) or "none"
-            raise PredecoderLoadError(f"unknown pre-decoder model {model!r}: give a .onnx/.pt path or a shipped name ({known})")
-        return shipped
-    if not path.exists():
-        raise PredecoderLoadError(f"pre-decoder model file not found: {path}")
-    if path.suffix != suffix:
-        raise PredecoderLoadError(f"backend={backend} needs a {suffix} model file, got {path.name}")
-    return path
+    return runtime.resolve_model_file(model, "predecoder", backend, what="pre-decoder model",
+                                      error=PredecoderLoadError)
 
 
 def _meta_from_dict(path: Path, d: dict) -> PredecoderMeta:
@@ -110,22 +98,15 @@ class PredecoderRunner:
 
 class _OnnxRunner(PredecoderRunner):
     def __init__(self, path: Path, device: str, threads: int = 0):
-        try:
-            import onnxruntime as ort
-        except ImportError as exc:
-            raise ImportError("backend=onnx needs onnxruntime: pip install 'qdecode[neural]'") from exc
-        providers = ["CPUExecutionProvider"]
+        providers: tuple[str, ...] = ("CPUExecutionProvider",)
         if device == "cuda":
-            if "CUDAExecutionProvider" not in ort.get_available_providers():
+            if not runtime.onnx_cuda_available("backend=onnx"):
                 raise PredecoderLoadError("device=cuda needs onnxruntime-gpu with the CUDA execution provider")
-            providers = ["CUDAExecutionProvider", "CPUExecutionProvider"]
-        opts = ort.SessionOptions()
-        opts.log_severity_level = 3
-        if threads > 0:
-            opts.intra_op_num_threads = threads
-            opts.inter_op_num_threads = 1
+            providers = ("CUDAExecutionProvider", "CPUExecutionProvider")
         try:
-            self._session = ort.InferenceSession(str(path), sess_options=opts, providers=providers)
+            self._session = runtime.onnx_session(path, max(0, int(threads)), "backend=onnx", providers)
+        except ImportError:
+            raise
         except Exception as exc:  # onnxruntime raises its own exception types for bad files
             raise PredecoderLoadError(f"{path} is not a readable ONNX model ({type(exc).__name__})") from None
         self.meta = _meta_from_dict(path, dict(self._session.get_modelmeta().custom_metadata_map))

@@ -27,12 +27,6 @@ SOURCES = {"qdecode": "qdecode", "sims": "qdecode.sims", "codes": "qdecode.codes
 #: Cycles known to remain outside the decoder registry, each with its reason. A cycle is allowed
 #: when all of its modules are in one of these sets. Remove an entry once its cycle is broken.
 ALLOWED_CYCLES: list[tuple[frozenset[str], str]] = [
-    # Both lazy: crisp_teacher.MapTeacher uses crisp_train.encode_v, and crisp_train builds a
-    # MapTeacher for distillation. Breaking it means moving encode_v (the CRISP input encoding) out
-    # of the trainer into a runtime module, which is the separate "neural runtime apart from
-    # training" part of issue 19 (neural/ is outside the registry change that added this test).
-    (frozenset({"qdecode.neural.crisp_teacher", "qdecode.neural.crisp_train"}),
-     "lazy trainer <-> teacher imports; encode_v belongs in a neural runtime module (issue 19)"),
 ]
 
 
