@@ -1,10 +1,10 @@
 """Training the byte-level Transformer prior of sem-OSD: data, checkpoints, calibration, export.
 
 Data (fresh every step, never stored), from the LM part of the corpus only
-(:func:`qdecode.decoders.lm_prior.corpus_split`, never the channel-test part): its first
+(:func:`qdecode.text_corpus.lm_split`, never the channel-test part): its first
 ``1 - HELDOUT_FRACTION`` (90 %) trains, its last 10 % is held out (validation, temperature) --
-the same split as the n-gram's counts / temperature text. A sample is a block of ``nb``
-consecutive bytes at a random start (a multiple of ``align``: 8 gives the 8-byte-aligned windows
+the same split as the n-gram's counts / temperature text (:mod:`qdecode.ngram_fit`). A sample
+is a block of ``nb`` consecutive bytes at a random start (a multiple of ``align``: 8 gives the 8-byte-aligned windows
 of the channel's blocking, 1 any offset, i.e. 8x more distinct windows) with its left context
 (up to ``context`` bytes; with probability ``p_short`` cut to a uniform random length in
 ``0..context``, so short contexts, e.g. a batch's first block, are seen in training). The
@@ -32,7 +32,6 @@ and ``train_log.jsonl``.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import math
 import os
@@ -44,12 +43,13 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from qdecode.decoders.lm_prior import fit_inverse_temperature
 from qdecode.neural.lm_model import LmArch, build_model, count_parameters, export_onnx
-from qdecode.neural.model_file import load_weights, read_checkpoint, read_model_blob, write_checkpoint
-
-FORMAT = "qdecode-lm-byte"
-FORMAT_VERSION = 1
+from qdecode.neural.model_file import read_checkpoint, write_checkpoint
+from qdecode.neural.runtime import LM_FORMAT as FORMAT
+from qdecode.neural.runtime import LM_FORMAT_VERSION as FORMAT_VERSION
+from qdecode.neural.runtime import load_lm_torch as load_torch_model  # noqa: F401 - re-exported
+from qdecode.ngram_fit import fit_inverse_temperature
+from qdecode.text_corpus import lm_split, lm_text_hash
 
 
 @dataclasses.dataclass
@@ -124,11 +124,8 @@ class LmConfig:
 # ----------------------------------------------------------------------------- data
 def text_split() -> tuple[np.ndarray, np.ndarray]:
     """``(train, heldout)`` uint8 arrays: the LM part of the corpus split 90 / 10 (as the n-gram's)."""
-    from qdecode.decoders.lm_prior import HELDOUT_FRACTION, corpus_split
-
-    lm_text, _ = corpus_split()
-    cut = int(len(lm_text) * (1.0 - HELDOUT_FRACTION))
-    return np.frombuffer(lm_text[:cut], dtype=np.uint8), np.frombuffer(lm_text[cut:], dtype=np.uint8)
+    train, held = lm_split()
+    return np.frombuffer(train, dtype=np.uint8), np.frombuffer(held, dtype=np.uint8)
 
 
 def ebn0_to_sigma2(ebn0_db, rate: float) -> np.ndarray:
@@ -224,7 +221,7 @@ def heldout_ce(net, cfg: LmConfig, held: np.ndarray, *, with_ngram: bool = True)
     """Held-out posterior cross-entropy (bits/byte) at each ``cfg.val_ebn0``: the transformer, the
     order-4 Kneser-Ney prior (forward-backward, beam 8, same context) and the channel alone."""
     ng = None
-    if with_ngram:
+    if with_ngram:  # the n-gram decoder's own scorer as a baseline (lazy: only this report needs it)
         from qdecode.decoders.lm_prior import NgramPrior
 
         ng = NgramPrior(order=4, beam=8)
@@ -279,7 +276,7 @@ def corpus_descriptor() -> dict:
     train, held = text_split()
     return {"source": "CPython pydoc_data.topics (printable ASCII + newlines), LM part (first 80 %)",
             "train_bytes": int(train.size), "heldout_bytes": int(held.size),
-            "sha256_16": hashlib.sha256(train.tobytes() + b"|" + held.tobytes()).hexdigest()[:16]}
+            "sha256_16": lm_text_hash()}
 
 
 def model_blob(net, card: dict) -> dict:
@@ -296,19 +293,6 @@ def save_model(net, cfg: LmConfig, card: dict, stem: Path) -> None:
             "inv_temp": repr(float(net.inv_temp)), "name": cfg.name}
     export_onnx(net, str(stem.with_suffix(".onnx")), meta)
     write_card(stem, card)
-
-
-def load_torch_model(path: str | os.PathLike):
-    """``(net, card)`` from a ``lm_NAME.pt`` file (eval mode, temperature applied).
-
-    Raises:
-        ValueError: missing, corrupt or foreign file.
-    """
-    from qdecode.neural.lm_model import ByteLmPrior
-
-    blob = read_model_blob(path, FORMAT, FORMAT_VERSION, "byte-LM model")
-    net = load_weights(ByteLmPrior(LmArch.from_dict(json.loads(blob["arch"]))), blob, path)
-    return net, json.loads(blob.get("card", "{}"))
 
 
 def write_card(stem: Path, card: dict) -> None:

@@ -1,4 +1,4 @@
-"""Byte-level language-model priors for sem-OSD, and the offline English corpus they learn from.
+"""Byte-level language-model priors for sem-OSD: scoring with a fitted model.
 
 Prior interface (what :class:`~qdecode.decoders.sem_osd.SemOsdDecoder` calls)::
 
@@ -20,94 +20,45 @@ up in :meth:`KneserNey.dist_table` (every distribution of the model, built once 
 temperature: 27 MB and a fraction of a second for the order-4 corpus model) instead of
 evaluating them.
 
-Corpus (:func:`corpus_bytes`, :func:`corpus_split`): the documentation text shipped with CPython
-(``pydoc_data.topics.topics``, values joined in sorted-key order), restricted to printable ASCII
-(0x20-0x7E) and newlines. The first 80 % is the LM's part (its first 90 % for counts, the last
-10 % to fit the temperature); the last 20 % is the channel-test text that the sweeps' ``text``
-source transmits. Nothing is downloaded.
-
-Counts are trained at first use (about a second) and cached as ``.npz`` under
-``$QDECODE_LM_CACHE`` if set, else ``$XDG_CACHE_HOME/qdecode/lm`` (``~/.cache/qdecode/lm``); the
-file name carries the order and a hash of the training text. A cache file that cannot be read
-raises :class:`LmPriorError` naming it.
+The corpus (CPython's ``pydoc_data.topics`` text, its 80 / 20 split) is
+:mod:`qdecode.text_corpus`; the n-gram's training (counts, temperature) and its disk cache are
+:mod:`qdecode.ngram_fit`. This module keeps what decoding needs: :class:`KneserNey` scores with
+fitted arrays (:meth:`KneserNey.train` and :func:`load_kneser_ney`, the cached corpus model, call
+:mod:`qdecode.ngram_fit`), and the priors. The names
+``corpus_bytes`` and ``corpus_split`` are re-exported from :mod:`qdecode.text_corpus`;
+:class:`LmPriorError` is :class:`qdecode.text_corpus.CorpusError`.
 """
 
 from __future__ import annotations
 
 import functools
-import hashlib
-import logging
-import math
-import os
 import threading
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from qdecode import ngram_fit
 from qdecode.kernels import sem_osd as ksem
 from qdecode.kernels.threads import run_ranges
+from qdecode.text_corpus import CorpusError as LmPriorError
+from qdecode.text_corpus import corpus_bytes, corpus_split  # noqa: F401 - re-exported (__all__)
 
 __all__ = ["LmPriorError", "BatchedPrior", "corpus_bytes", "corpus_split", "KneserNey", "load_kneser_ney", "NgramPrior", "ngram_prior"]
 
-log = logging.getLogger(__name__)
-
-TRAIN_FRACTION = 0.8
-HELDOUT_FRACTION = 0.1  # of the LM part: temperature fit
 TABLE_MAX_BYTES = 64 << 20  # largest distribution table (KneserNey.dist_table) kept per model
-_CACHE_VERSION = 1
 _lock = threading.Lock()
 _table_lock = threading.Lock()
-
-
-class LmPriorError(ValueError):
-    """The corpus or a cached model is missing or unreadable."""
-
-
-@functools.lru_cache(maxsize=1)
-def corpus_bytes() -> bytes:
-    """The whole corpus: CPython's ``pydoc_data.topics`` text, printable ASCII + newlines."""
-    try:
-        from pydoc_data.topics import topics  # standard library
-    except Exception as exc:  # noqa: BLE001 - any failure means "no corpus"
-        raise LmPriorError(
-            "the English corpus is unavailable: this Python lacks the standard-library module "
-            f"pydoc_data.topics ({exc}); use a full CPython build"
-        ) from None
-    if not isinstance(topics, dict) or not topics:
-        raise LmPriorError("the English corpus pydoc_data.topics.topics is empty or not a dict")
-    text = "".join(str(topics[k]) for k in sorted(topics))
-    raw = np.frombuffer(text.encode("ascii", errors="ignore"), dtype=np.uint8)
-    keep = ((raw >= 0x20) & (raw <= 0x7E)) | (raw == 0x0A)
-    data = raw[keep].tobytes()
-    if len(data) < 10000:
-        raise LmPriorError(f"the English corpus pydoc_data.topics is too short ({len(data)} bytes)")
-    return data
-
-
-def corpus_split() -> tuple[bytes, bytes]:
-    """``(lm_text, test_text)``: the first 80 % (LM training) and the last 20 % (channel test)."""
-    data = corpus_bytes()
-    cut = int(len(data) * TRAIN_FRACTION)
-    return data[:cut], data[cut:]
-
-
-def _cache_dir() -> Path:
-    env = os.environ.get("QDECODE_LM_CACHE")
-    if env:
-        return Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "qdecode" / "lm"
 
 
 class KneserNey:
     """Interpolated Kneser-Ney byte n-gram (one absolute discount per level, ``D = n1 / (n1 + 2 n2)``).
 
     Arrays as :mod:`qdecode.kernels.sem_osd` describes them. :meth:`train` counts in numpy
-    (seconds); :meth:`dist` evaluates one context; ``inv_temp`` is ``1 / temperature``.
+    (seconds, :mod:`qdecode.ngram_fit`); :meth:`dist` evaluates one context; ``inv_temp`` is
+    ``1 / temperature``.
     """
 
-    _FIELDS = ("p1", "keys", "lvl_start", "ent_ptr", "ent_byte", "ent_cnt", "ctx_tot", "ctx_n1", "disc")
+    _FIELDS = ngram_fit.FIELDS
 
     def __init__(self, order: int, arrays: dict[str, np.ndarray], inv_temp: float = 1.0) -> None:
         self.order = int(order)
@@ -121,65 +72,8 @@ class KneserNey:
 
     @classmethod
     def train(cls, text: bytes, order: int) -> "KneserNey":
-        if order < 1:
-            raise ValueError(f"n-gram order must be >= 1, got {order}")
-        t = np.frombuffer(text, dtype=np.uint8).astype(np.int64)
-        if t.size <= order:
-            raise LmPriorError("training text shorter than the n-gram order")
-        # uniq[L]: sorted distinct (L+1)-gram keys, cnt[L]: raw count (top) or continuation count
-        levels: list[tuple[np.ndarray, np.ndarray]] = [None] * order  # type: ignore[list-item]
-        top = order - 1
-        key = np.zeros(t.size - top, dtype=np.int64)
-        for a in range(order):
-            key = (key << 8) | t[a: t.size - top + a]
-        uniq, cnt = np.unique(key, return_counts=True)
-        levels[top] = (uniq, cnt.astype(np.float64))
-        for L in range(top - 1, -1, -1):
-            higher = levels[L + 1][0]  # distinct (L+2)-grams
-            suffix = higher & ((1 << (8 * (L + 1))) - 1)
-            u, c = np.unique(suffix, return_counts=True)  # N1+(. w) continuation counts
-            levels[L] = (u, c.astype(np.float64))
-        disc = np.zeros(order, dtype=np.float64)
-        for L in range(order):
-            c = levels[L][1]
-            n1 = float(np.count_nonzero(c == 1))
-            n2 = float(np.count_nonzero(c == 2))
-            d = n1 / (n1 + 2.0 * n2) if n1 + n2 > 0 else 0.5
-            disc[L] = min(max(d, 0.05), 0.95)
-        # unigram level interpolated with the uniform distribution
-        u, c = levels[0]
-        cont = np.zeros(256, dtype=np.float64)
-        cont[u] = c
-        tot = cont.sum()
-        nz = np.count_nonzero(cont)
-        p1 = np.maximum(cont - disc[0], 0.0) / tot + disc[0] * nz / tot / 256.0
-        keys, lvl_start, ent_ptr, ent_byte, ent_cnt, ctx_tot, ctx_n1 = [], [0], [], [], [], [], []
-        base = 0
-        for L in range(1, order):
-            g, c = levels[L]
-            ctx = g >> 8
-            cu, first, ncount = np.unique(ctx, return_index=True, return_counts=True)
-            keys.append(cu)
-            ent_ptr.append(base + first)
-            ent_byte.append((g & 255).astype(np.int64))
-            ent_cnt.append(c)
-            ctx_tot.append(np.add.reduceat(c, first))
-            ctx_n1.append(ncount.astype(np.float64))
-            base += g.size
-            lvl_start.append(lvl_start[-1] + cu.size)
-        cat = (lambda xs, dt: np.ascontiguousarray(np.concatenate(xs) if xs else np.zeros(0), dtype=dt))
-        arrays = {
-            "p1": np.ascontiguousarray(p1),
-            "keys": cat(keys, np.int64),
-            "lvl_start": np.asarray(lvl_start, dtype=np.int64),
-            "ent_ptr": np.ascontiguousarray(np.append(cat(ent_ptr, np.int64), base), dtype=np.int64),
-            "ent_byte": cat(ent_byte, np.int64),
-            "ent_cnt": cat(ent_cnt, np.float64),
-            "ctx_tot": cat(ctx_tot, np.float64),
-            "ctx_n1": cat(ctx_n1, np.float64),
-            "disc": disc,
-        }
-        return cls(order, arrays)
+        """The model of ``text`` at ``order`` (:func:`qdecode.ngram_fit.count_kneser_ney`), ``inv_temp`` 1."""
+        return cls(order, ngram_fit.count_kneser_ney(text, order))
 
     def dist_table(self) -> np.ndarray:
         """Every next-byte distribution of the model at its current temperature,
@@ -215,13 +109,7 @@ class KneserNey:
         return self.dist_batch(row, np.array([c.size]))[0]
 
     def _windows(self, text: bytes, max_positions: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        t = np.frombuffer(text, dtype=np.uint8)
-        c = max(self.order - 1, 1)
-        pos = np.arange(c, t.size)
-        if pos.size > max_positions:
-            pos = pos[np.linspace(0, pos.size - 1, max_positions).astype(np.int64)]
-        ctx = np.stack([t[pos - c + i] for i in range(c)], axis=1)
-        return ctx, np.full(pos.size, self.order - 1, dtype=np.int64), t[pos]
+        return ngram_fit.context_windows(text, self.order, max_positions)
 
     def cross_entropy(self, text: bytes, max_positions: int = 50000) -> float:
         """Bits per byte of ``text`` under the (tempered) model, full contexts only."""
@@ -229,86 +117,12 @@ class KneserNey:
         p = self.dist_batch(ctx, ln)
         return float(-np.mean(np.log2(p[np.arange(y.size), y])))
 
-    def fit_temperature(self, text: bytes, max_positions: int = 5000) -> float:
-        """Fit ``inv_temp`` minimising the cross-entropy of ``text`` (golden section on [0.25, 4])."""
-        ctx, ln, y = self._windows(text, max_positions)
-        logp = np.log(self.dist_batch(ctx, ln, inv_temp=1.0))
-        rows = np.arange(y.size)
-
-        def ce(b: float) -> float:
-            z = b * logp
-            m = z.max(axis=1, keepdims=True)
-            lse = (m[:, 0] + np.log(np.exp(z - m).sum(axis=1)))
-            return float(np.mean(lse - z[rows, y]))
-
-        self.inv_temp = fit_inverse_temperature(ce, 28)
-        return self.inv_temp
-
-    def save(self, path: Path, text_hash: str) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".tmp{os.getpid()}.npz")
-        np.savez_compressed(tmp, version=_CACHE_VERSION, order=self.order, inv_temp=self.inv_temp,
-                            text_hash=text_hash, **{f: getattr(self, f) for f in self._FIELDS})
-        os.replace(tmp, path)
-
-    @classmethod
-    def load(cls, path: Path, order: int, text_hash: str) -> "KneserNey":
-        try:
-            with np.load(path, allow_pickle=False) as z:
-                if int(z["version"]) != _CACHE_VERSION or int(z["order"]) != order or str(z["text_hash"]) != text_hash:
-                    raise ValueError("stale (version, order or corpus differ)")
-                arrays = {f: np.ascontiguousarray(z[f]) for f in cls._FIELDS}
-                inv_temp = float(z["inv_temp"])
-        except Exception as exc:  # noqa: BLE001 - report any unreadable cache the same way
-            raise LmPriorError(f"n-gram cache {path} is unreadable or corrupt ({exc}); delete it to retrain") from None
-        m = cls(order, arrays, inv_temp)
-        m._check()
-        return m
-
-    def _check(self) -> None:
-        ok = (self.p1.shape == (256,) and self.lvl_start.shape == (self.order,) and self.disc.shape == (self.order,)
-              and self.ent_ptr.shape == (self.keys.size + 1,) and self.ent_byte.size == self.ent_cnt.size
-              and np.all(np.isfinite(self.p1)) and np.all(self.p1 > 0) and self.inv_temp > 0)
-        if not ok:
-            raise LmPriorError("n-gram cache arrays are inconsistent; delete the cache file to retrain")
-
 
 def load_kneser_ney(order: int = 4, *, cache: bool = True) -> KneserNey:
-    """The KN model of ``order`` trained on the corpus' LM part (cached; temperature fitted)."""
-    lm_text, _ = corpus_split()
-    cut = int(len(lm_text) * (1.0 - HELDOUT_FRACTION))
-    train, held = lm_text[:cut], lm_text[cut:]
-    text_hash = hashlib.sha256(train + b"|" + held).hexdigest()[:16]
-    path = _cache_dir() / f"kn_byte_o{order}_{text_hash}.npz"
-    if cache and path.exists():
-        return KneserNey.load(path, order, text_hash)
-    model = KneserNey.train(train, order)
-    model.fit_temperature(held)
-    if cache:
-        try:
-            model.save(path, text_hash)
-        except OSError as exc:
-            log.warning("could not cache the n-gram model at %s: %s", path, exc)
-    return model
-
-
-def fit_inverse_temperature(ce, iters: int) -> float:
-    """The inverse temperature ``b`` in [1/4, 4] minimising the held-out cross-entropy ``ce(b)``:
-    golden-section search on ``log b`` (``iters`` steps); returns the final bracket's midpoint."""
-    lo, hi = math.log(0.25), math.log(4.0)
-    gr = (math.sqrt(5.0) - 1) / 2
-    a, b = hi - gr * (hi - lo), lo + gr * (hi - lo)
-    fa, fb = ce(math.exp(a)), ce(math.exp(b))
-    for _ in range(iters):
-        if fa < fb:
-            hi, b, fb = b, a, fa
-            a = hi - gr * (hi - lo)
-            fa = ce(math.exp(a))
-        else:
-            lo, a, fa = a, b, fb
-            b = lo + gr * (hi - lo)
-            fb = ce(math.exp(b))
-    return math.exp((lo + hi) / 2)
+    """The KN model of ``order`` trained on the corpus' LM part (cached; temperature fitted;
+    :func:`qdecode.ngram_fit.corpus_kneser_ney`)."""
+    arrays, inv_temp = ngram_fit.corpus_kneser_ney(order, cache=cache)
+    return KneserNey(order, arrays, inv_temp)
 
 
 @functools.lru_cache(maxsize=8)
@@ -377,7 +191,6 @@ class NgramPrior(BatchedPrior):
                                              out, calls), S, threads)
         self.last_calls = calls
         return out
-
 
 
 def ngram_prior(order: int = 4, beam: int = 8) -> NgramPrior:
