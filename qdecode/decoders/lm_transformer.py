@@ -28,39 +28,27 @@ import numpy as np
 
 from qdecode.decoders.lm_prior import BatchedPrior, LmPriorError
 
-__all__ = ["TransformerPrior", "resolve_lm_model", "lm_models_dir", "FORMAT", "FORMAT_VERSION"]
+__all__ = ["TransformerPrior", "resolve_lm_model", "lm_models_dir"]
 
-FORMAT = "qdecode-lm-byte"
-FORMAT_VERSION = 1
+_WHAT = "byte-LM model"
+
+
+def _runtime():
+    """:mod:`qdecode.neural.runtime` (model files, onnxruntime / torch inference), imported when needed."""
+    from qdecode.neural import runtime
+
+    return runtime
 
 
 def lm_models_dir() -> Path:
-    """``qdecode/neural/models`` (found without importing torch)."""
-    import importlib.util
-
-    spec = importlib.util.find_spec("qdecode.neural")
-    if spec is None or not spec.submodule_search_locations:
-        raise LmPriorError("package qdecode.neural not found (the shipped byte-LM model lives there)")
-    return Path(list(spec.submodule_search_locations)[0]) / "models"
+    """``qdecode/neural/models`` (:func:`qdecode.neural.runtime.models_dir`)."""
+    return _runtime().models_dir()
 
 
 def resolve_lm_model(model: str = "auto") -> Path:
     """``"auto"`` / a shipped name / a ``.onnx`` path -> the ONNX file (LmPriorError if missing)."""
     name = "byte" if str(model) == "auto" else str(model)
-    path = Path(name)
-    if path.suffix == ".onnx":
-        if not path.is_file():
-            raise LmPriorError(f"byte-LM model file not found: {path}")
-        return path
-    shipped = lm_models_dir() / f"lm_{name}.onnx"
-    if not shipped.is_file():
-        known = ", ".join(sorted(p.stem.removeprefix("lm_") for p in lm_models_dir().glob("lm_*.onnx"))) or "none"
-        raise LmPriorError(f"no shipped byte-LM model {name!r} (shipped: {known}); give a .onnx path")
-    return shipped
-
-
-def _card_path(onnx_path: Path) -> Path:
-    return onnx_path.with_name(onnx_path.name[: -len(".onnx")] + ".card.json")
+    return _runtime().resolve_model_file(name, "lm", "onnx", what=_WHAT, error=LmPriorError, backends=("onnx",))
 
 
 class TransformerPrior(BatchedPrior):
@@ -82,29 +70,11 @@ class TransformerPrior(BatchedPrior):
         if self.threads < 0:
             raise ValueError(f"threads must be >= 0, got {threads}")
         self.chunk = max(1, int(chunk))
-        card_path = _card_path(self.path)
-        if not card_path.is_file():
-            raise LmPriorError(f"byte-LM model card not found: {card_path} (it must sit beside {self.path.name})")
-        try:
-            self.card = json.loads(card_path.read_text(encoding="utf-8"))
-            if not isinstance(self.card, dict):
-                raise ValueError("not a JSON object")
-        except (OSError, ValueError) as exc:
-            raise LmPriorError(f"byte-LM model card {card_path} is unreadable or corrupt ({exc})") from None
-        from qdecode.decoders.onnx_cpu import cpu_session
-
-        try:
-            self._sess = cpu_session(self.path, self.threads, "the transformer prior")
-        except ImportError:  # onnxruntime missing: not a model problem
-            raise
-        except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own exception types
-            raise LmPriorError(f"cannot load byte-LM model {self.path} (truncated or corrupt?): "
-                               f"{type(exc).__name__}: {exc}") from None
-        meta = self._sess.get_modelmeta().custom_metadata_map
-        if meta.get("format") != FORMAT:
-            raise LmPriorError(f"{self.path} is not a byte-LM model (format {meta.get('format')!r})")
-        if meta.get("format_version") != str(FORMAT_VERSION):
-            raise LmPriorError(f"{self.path}: unsupported byte-LM format version {meta.get('format_version')!r}")
+        rt = _runtime()
+        card_path = rt.card_path(self.path)
+        self.card = rt.read_card(self.path, what=_WHAT, error=LmPriorError)
+        self._sess, meta = rt.open_onnx_model(self.path, fmt=rt.LM_FORMAT, version=rt.LM_FORMAT_VERSION, what=_WHAT,
+                                              error=LmPriorError, threads=self.threads, who="the transformer prior")
         try:
             self.arch = json.loads(meta["arch"])
             self.inv_temp = float(meta["inv_temp"])
@@ -112,7 +82,7 @@ class TransformerPrior(BatchedPrior):
             self.nb = int(self.arch["nb"])
         except (KeyError, ValueError, TypeError) as exc:
             raise LmPriorError(f"{self.path}: corrupt byte-LM metadata ({exc})") from None
-        if self.card.get("format") != FORMAT or self.card.get("arch") != self.arch or not np.isclose(
+        if self.card.get("format") != rt.LM_FORMAT or self.card.get("arch") != self.arch or not np.isclose(
                 float(self.card.get("inv_temp", np.nan)), self.inv_temp, rtol=1e-6):
             raise LmPriorError(f"model card {card_path} does not describe {self.path.name} "
                                "(format, architecture or temperature differ)")
