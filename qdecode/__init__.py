@@ -1,16 +1,59 @@
 """qdecode: error-correction decoders for quantum and classical codes.
 
-The core (problem, decoders, kernels) imports without stim, torch or matplotlib.
+The common path, all from ``import qdecode``::
+
+    circuit = qdecode.build_circuit("surface", d=5, rounds=5, noise="si1000", p=1e-3)  # stim
+    problem = qdecode.DecodingProblem.from_dem(circuit.detector_error_model())
+    dec = qdecode.decoder("bposd", problem, osd_order=4)  # == --decoder bposd[osd_order=4]
+    rows = qdecode.run_sweep([qdecode.Task(decoder=qdecode.DecoderSpec.create("pymatching"),
+                                           circuit_text=str(circuit))],
+                             out_path="stats.csv", options=qdecode.SweepOptions(max_shots=10_000))
+
+``import qdecode`` loads only :class:`DecodingProblem` (numpy and scipy); the rest is imported on
+first use (PEP 562 module ``__getattr__``), so stim, numba, sinter, matplotlib and torch stay out
+until a function that needs them runs. ``dir(qdecode)`` lists exactly ``__all__`` (and dunders).
 """
 
-from __future__ import annotations
+from typing import TYPE_CHECKING
 
 __version__ = "0.1.0"
 
 from qdecode.problem import DecodingProblem  # noqa: E402
 
+if TYPE_CHECKING:  # the lazy attributes' real types, for type checkers and IDEs
+    import sinter
 
-def sinter_decoders(*labels: str, env: bool = True):
+    from qdecode.decoders.registry import DecoderSpec, decoder
+    from qdecode.sims.circuits import build_circuit
+    from qdecode.sims.sweep import SweepOptions, run_sweep
+    from qdecode.sims.tasks import Task
+
+del TYPE_CHECKING
+
+#: Public name -> (module, attribute), imported on first access.
+_LAZY = {
+    "decoder": ("qdecode.decoders.registry", "decoder"),
+    "DecoderSpec": ("qdecode.decoders.registry", "DecoderSpec"),
+    "build_circuit": ("qdecode.sims.circuits", "build_circuit"),
+    "run_sweep": ("qdecode.sims.sweep", "run_sweep"),
+    "SweepOptions": ("qdecode.sims.sweep", "SweepOptions"),
+    "Task": ("qdecode.sims.tasks", "Task"),
+}
+
+__all__ = [
+    "DecodingProblem",
+    "DecoderSpec",
+    "SweepOptions",
+    "Task",
+    "__version__",
+    "build_circuit",
+    "decoder",
+    "run_sweep",
+    "sinter_decoders",
+]
+
+
+def sinter_decoders(*labels: str, env: bool = True) -> "dict[str, sinter.Decoder]":
     """qdecode decoders as ``{name: sinter.Decoder}``: ``qd-<name>`` for every syndrome decoder,
     plus ``qd-<label>`` for each labelled decoder in ``labels`` (``"relay-bp[gamma0=0.1]"``) and,
     when ``env``, in the ``QDECODE_SINTER_DECODERS`` environment variable (``;``-separated), which
@@ -21,4 +64,19 @@ def sinter_decoders(*labels: str, env: bool = True):
     return _impl(*labels, env=env)
 
 
-__all__ = ["DecodingProblem", "sinter_decoders", "__version__"]
+def __getattr__(name: str) -> object:
+    """The lazy public names of ``_LAZY`` (imported once, then cached in the module)."""
+    target = _LAZY.get(name)
+    if target is None:
+        raise AttributeError(f"module 'qdecode' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(target[0]), target[1])
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    """``__all__`` and the module's dunders; not the helpers, nor the submodules that importing
+    ``qdecode.x`` binds as attributes (those are reachable, just not advertised)."""
+    return sorted(set(__all__) | {n for n in globals() if n.startswith("__") and n.endswith("__")})
