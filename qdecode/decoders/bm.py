@@ -3,16 +3,20 @@
 ``BmDecoder(code)`` takes a code object from :mod:`qdecode.codes.bch` or
 :mod:`qdecode.codes.rs` (duck-typed: ``kind`` is ``"bch"`` or ``"rs"``, and ``n``, ``k``,
 ``t``, ``field`` with ``exp``/``log`` tables; this package does not import ``qdecode.codes``).
+It is a :class:`~qdecode.decoders.block.BlockDecoder` on the code's binary word (``n`` bits:
+``n`` for BCH, ``n_sym m`` for RS's binary image, LSB first per symbol):
 
-* ``decode_hard_batch(words, erasures=None)``: BCH: uint8 bits ``(S, n)``; RS: symbols
-  ``(S, n)`` in ``[0, 2^m)``, optionally with an ``(S, n)`` erasure mask (errors and erasures,
-  ``2 e + f <= n - k``). Returns the corrected words (the received word where decoding fails).
-* ``decode_llr_batch(llr)``: channel LLRs ``(S, n_bits)`` (positive = bit 0; ``n_bits = n``
-  for BCH, ``n m`` for RS's binary image, LSB first per symbol) -> uint8 codeword bits
-  ``(S, n_bits)``. Hard decision ``llr <= 0 -> 1`` (DESIGN §3's sign convention), then the
-  algebraic decoder; soft information is not used beyond the sign.
+* ``decode_hard_batch(words)``: uint8 bits ``(S, n)`` -> the corrected words (the received word
+  where decoding fails). The native entry: the algebraic decoder works on hard decisions.
+* ``decode_llr_batch(llr)``: channel LLRs ``(S, n)`` (positive = bit 0) -> uint8 codeword bits
+  ``(S, n)``. Hard decision ``llr <= 0 -> 1``, then the algebraic decoder; soft information is
+  not used beyond the sign (so +-inf LLRs are accepted).
+* ``decode_symbols_batch(symbols, erasures=None)`` (RS only): symbols ``(S, n_sym)`` in
+  ``[0, 2^m)``, optionally with an ``(S, n_sym)`` erasure mask (errors and erasures,
+  ``2 e + f <= n - k``) -> int64 symbols.
 * ``last_info``: ``converged`` = decoding succeeded (``~failed``), ``extra["failed"]`` (bool)
   and ``extra["corrected"]`` (int32: errors corrected, erasures excluded; ``-1`` on failure).
+  Outputs are codewords where ``converged`` (``always_codeword = False``).
 
 A decoder failure is declared when the Berlekamp-Massey LFSR length ``L`` exceeds what the
 code can correct (``2 L + f > n - k``), or the errata locator does not have exactly
@@ -21,11 +25,13 @@ code can correct (``2 L + f > n - k``), or the errata locator does not have exac
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
 
 from qdecode.decoders.base import DecodeInfo, DecoderInputError
+from qdecode.decoders.block import BlockDecoder
 from qdecode.decoders.params import uses_params
 from qdecode.kernels.bm import bch_decode_range, bch_syndrome_table, rs_decode_range
 from qdecode.kernels.threads import run_ranges
@@ -34,7 +40,7 @@ __all__ = ["BmDecoder"]
 
 
 @uses_params({})
-class BmDecoder:
+class BmDecoder(BlockDecoder):
     """Batched Berlekamp-Massey + Chien (+ Forney) decoder for one BCH or RS code.
 
     Args:
@@ -44,8 +50,9 @@ class BmDecoder:
     Attributes:
         code: the code.
         kind: ``"bch"`` or ``"rs"``.
-        n: block length in bits (BCH) or symbols (RS).
-        n_bits: length of the binary word ``decode_llr_batch`` takes (``n`` or ``n m``).
+        n, k: block length and message length in bits (RS: of the binary image, ``n_sym m``).
+        n_bits: ``n`` (the name the codes use).
+        n_sym, k_sym: block and message length in symbols (BCH: bits).
         t: errors corrected without erasures.
         last_info: :class:`~qdecode.decoders.base.DecodeInfo` of the latest call.
 
@@ -63,23 +70,28 @@ class BmDecoder:
         (True, [2])
     """
 
+    always_codeword = False  # a failed word comes back as received (last_info.converged is False)
+    accepts_infinite_llr = True  # only the sign of an LLR is read
+
     def __init__(self, code: Any, threads: int | None = None) -> None:
         kind = getattr(code, "kind", None)
         if kind not in ("bch", "rs"):
             raise ValueError(f"BmDecoder needs a BCH or Reed-Solomon code (kind 'bch' or 'rs'), got {type(code).__name__}")
         self.code = code
         self.kind = kind
-        self.n = int(code.n)
-        self.k = int(code.k)
+        self.n_sym = int(code.n)
+        self.k_sym = int(code.k)
         self.t = int(code.t)
         self.m = int(code.field.m)
         self.threads = threads
         self._exp = np.ascontiguousarray(code.field.exp, dtype=np.int32)
         self._log = np.ascontiguousarray(code.field.log, dtype=np.int32)
         self._nm = int(code.field.n_max)
-        self.n_bits = self.n if kind == "bch" else self.n * self.m
+        width = 1 if kind == "bch" else self.m
+        self.n = self.n_bits = self.n_sym * width
+        self.k = self.k_sym * width
         if kind == "bch":
-            self._synt = bch_syndrome_table(self._exp, self._nm, self.t, self.n)
+            self._synt = bch_syndrome_table(self._exp, self._nm, self.t, self.n_sym)
         self.last_info: DecodeInfo | None = None
 
     def __repr__(self) -> str:
@@ -87,45 +99,24 @@ class BmDecoder:
 
     # ------------------------------------------------------------------ hard input
     def decode_hard_batch(self, words: Any, erasures: Any = None) -> np.ndarray:
-        """Correct received hard words.
+        """Correct received hard words: uint8 bits ``(S, n)`` -> uint8 ``(S, n)``.
 
-        Args:
-            words: BCH: 0/1 ``(S, n)``; RS: integer symbols ``(S, n)`` in ``[0, 2^m)``.
-            erasures: RS only: bool or 0/1 ``(S, n)``, ``True`` = symbol erased (its value is ignored).
-
-        Returns:
-            BCH: uint8 ``(S, n)``; RS: int64 ``(S, n)``. Failed words are returned unchanged.
+        Failed words are returned unchanged (``last_info.converged`` false). For RS codes,
+        ``(S, n_sym)`` symbol words (with optional ``erasures``) are still accepted here but
+        deprecated: use :meth:`decode_symbols_batch`.
 
         Raises:
             DecoderInputError: wrong shape, values out of range, or erasures given for BCH.
         """
-        if self.kind == "bch":
-            if erasures is not None:
-                raise DecoderInputError("erasure decoding is implemented for Reed-Solomon codes only, not BCH")
-            w = self._bits(words, self.n, "words")
-            out = np.empty_like(w)
-            nerr = np.empty(w.shape[0], dtype=np.int32)
-            run_ranges(bch_decode_range, (w, self._synt, self._exp, self._log, self._nm, self.t, out, nerr),
-                       w.shape[0], self.threads)
-        else:
-            w = self._symbols(words)
-            if erasures is None:
-                er = np.zeros((0, 0), dtype=np.uint8)
-                has = False
-            else:
-                er = self._bits(erasures, self.n, "erasures")
-                if er.shape[0] != w.shape[0]:
-                    raise DecoderInputError(f"erasures have {er.shape[0]} rows but words have {w.shape[0]}")
-                has = True
-            out = np.empty_like(w)
-            nerr = np.empty(w.shape[0], dtype=np.int32)
-            run_ranges(rs_decode_range,
-                       (w, er, has, self._exp, self._log, self._nm, self.n - self.k, out, nerr),
-                       w.shape[0], self.threads)
-            out = out.astype(np.int64)
-        failed = nerr < 0
-        self.last_info = DecodeInfo(converged=~failed, iterations=None, extra={"failed": failed, "corrected": nerr})
-        return out
+        if self.kind == "bch" and erasures is not None:
+            raise DecoderInputError("erasure decoding is implemented for Reed-Solomon codes only, not BCH")
+        if self.kind == "rs" and np.ndim(words) == 2 and np.shape(words)[1] == self.n_sym:
+            warnings.warn("BmDecoder.decode_hard_batch on RS symbols is deprecated; use decode_symbols_batch "
+                          "(decode_hard_batch takes the binary image's bits)", DeprecationWarning, stacklevel=2)
+            return self.decode_symbols_batch(words, erasures)
+        if erasures is not None:
+            raise DecoderInputError("erasures are per symbol: use decode_symbols_batch(symbols, erasures)")
+        return self._decode_hard_batch(self.check_words(words))
 
     def decode_hard(self, word: Any, erasures: Any = None) -> np.ndarray:
         """One word: ``(n,)`` -> ``(n,)`` (the batch path with S = 1)."""
@@ -135,35 +126,69 @@ class BmDecoder:
         e = None if erasures is None else np.asarray(erasures)[None, :]
         return self.decode_hard_batch(w[None, :], e)[0]
 
-    # ------------------------------------------------------------------ soft input
-    def decode_llr_batch(self, llr: Any) -> np.ndarray:
-        """Channel LLRs ``(S, n_bits)`` (positive = bit 0) -> uint8 codeword bits ``(S, n_bits)``.
+    def _decode_hard_batch(self, words: np.ndarray) -> np.ndarray:
+        if self.kind == "bch":
+            out = np.empty_like(words)
+            nerr = np.empty(words.shape[0], dtype=np.int32)
+            run_ranges(bch_decode_range, (words, self._synt, self._exp, self._log, self._nm, self.t, out, nerr),
+                       words.shape[0], self.threads)
+            self._set_info(nerr)
+            return out
+        sym = self.code.field.bits_to_symbols(words)
+        return np.ascontiguousarray(self.code.field.symbols_to_bits(self.decode_symbols_batch(sym)), dtype=np.uint8)
 
-        Hard decision ``llr <= 0 -> 1`` then bounded-distance decoding; where decoding fails
-        the hard decisions are returned (``last_info.extra["failed"]`` flags them).
+    def decode_symbols_batch(self, symbols: Any, erasures: Any = None) -> np.ndarray:
+        """RS errors-and-erasures decoding on symbols.
+
+        Args:
+            symbols: integer symbols ``(S, n_sym)`` in ``[0, 2^m)``.
+            erasures: bool or 0/1 ``(S, n_sym)``, ``True`` = symbol erased (its value is ignored).
+
+        Returns:
+            int64 ``(S, n_sym)``. Failed words are returned unchanged.
 
         Raises:
-            DecoderInputError: wrong shape, a non-numeric dtype, or NaN LLRs (+-inf are allowed).
+            DecoderInputError: a BCH code, wrong shape or values out of range.
         """
-        x = np.asarray(llr)
-        if x.ndim != 2 or x.shape[1] != self.n_bits:
-            raise DecoderInputError(f"llr must have shape (shots, {self.n_bits}), got {x.shape}")
-        if not np.issubdtype(x.dtype, np.number) or np.issubdtype(x.dtype, np.complexfloating):
-            raise DecoderInputError(f"llr must be real numbers, got dtype {x.dtype}")
-        if np.isnan(x).any():
-            raise DecoderInputError("llr contains NaN")
-        hard = (x <= 0).view(np.uint8)
-        if self.kind == "bch":
-            return self.decode_hard_batch(hard)
-        sym = self.code.field.bits_to_symbols(hard)
-        return self.code.field.symbols_to_bits(self.decode_hard_batch(sym))
+        if self.kind != "rs":
+            raise DecoderInputError("decode_symbols_batch is for Reed-Solomon codes; BCH words are bits")
+        w = self._symbols(symbols)
+        if erasures is None:
+            er = np.zeros((0, 0), dtype=np.uint8)
+            has = False
+        else:
+            er = self._bits(erasures, self.n_sym, "erasures")
+            if er.shape[0] != w.shape[0]:
+                raise DecoderInputError(f"erasures have {er.shape[0]} rows but words have {w.shape[0]}")
+            has = True
+        out = np.empty_like(w)
+        nerr = np.empty(w.shape[0], dtype=np.int32)
+        run_ranges(rs_decode_range,
+                   (w, er, has, self._exp, self._log, self._nm, self.n_sym - self.k_sym, out, nerr),
+                   w.shape[0], self.threads)
+        self._set_info(nerr)
+        return out.astype(np.int64)
 
-    def decode_llr(self, llr: Any) -> np.ndarray:
-        """One block: ``(n_bits,)`` LLRs -> ``(n_bits,)`` uint8 codeword."""
-        x = np.asarray(llr)
-        if x.ndim != 1:
-            raise DecoderInputError(f"decode_llr takes one block of shape ({self.n_bits},), got {x.shape}")
-        return self.decode_llr_batch(x[None, :])[0]
+    def decode_symbols(self, word: Any, erasures: Any = None) -> np.ndarray:
+        """One RS word: ``(n_sym,)`` symbols -> ``(n_sym,)`` (the batch path with S = 1)."""
+        w = np.asarray(word)
+        if w.ndim != 1:
+            raise DecoderInputError(f"decode_symbols takes one word of shape ({self.n_sym},), got {w.shape}")
+        e = None if erasures is None else np.asarray(erasures)[None, :]
+        return self.decode_symbols_batch(w[None, :], e)[0]
+
+    def _set_info(self, nerr: np.ndarray) -> None:
+        failed = nerr < 0
+        self.last_info = DecodeInfo(converged=~failed, iterations=None, extra={"failed": failed, "corrected": nerr})
+
+    # ------------------------------------------------------------------ soft input
+    def _decode_llr_batch(self, llr: np.ndarray) -> np.ndarray:
+        """Hard decision ``llr <= 0 -> 1`` then bounded-distance decoding; where decoding fails
+        the hard decisions are returned (``last_info.extra["failed"]`` flags them)."""
+        return self._decode_hard_batch((llr <= 0).view(np.uint8))
+
+    def _message_bits(self, codewords: np.ndarray) -> np.ndarray:
+        return np.ascontiguousarray(codewords[:, : self.k])  # systematic: [message | parity]
 
     # ------------------------------------------------------------------ validation
     def _bits(self, a: Any, width: int, name: str) -> np.ndarray:
@@ -178,8 +203,8 @@ class BmDecoder:
 
     def _symbols(self, a: Any) -> np.ndarray:
         x = np.asarray(a)
-        if x.ndim != 2 or x.shape[1] != self.n:
-            raise DecoderInputError(f"words must have shape (shots, {self.n}), got {x.shape}")
+        if x.ndim != 2 or x.shape[1] != self.n_sym:
+            raise DecoderInputError(f"words must have shape (shots, {self.n_sym}), got {x.shape}")
         q = 1 << self.m
         if not np.issubdtype(x.dtype, np.integer):
             raise DecoderInputError(f"RS words must be integer symbols, got dtype {x.dtype}")

@@ -90,7 +90,7 @@ class DecoderEntry:
     params: Mapping[str, Param]
     doc: str
     nested: str | None = None  # a str parameter naming a decoder whose parameters this one also takes
-    kind: str = "quantum"  # "quantum": factory(DecodingProblem); "classical": factory(code), decode_llr_batch
+    kind: str = "quantum"  # "quantum": factory(DecodingProblem) -> Decoder; "classical": factory(code) -> BlockDecoder
 
     def __post_init__(self) -> None:
         if self.kind not in ("quantum", "classical"):

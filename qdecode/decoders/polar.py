@@ -6,8 +6,13 @@ take any polar-like code object with the attributes of
 ``conv``, ``crc``), so PAC codes (:class:`qdecode.codes.pac.PacCode`) decode with the same
 classes; the kernels track the convolution state per path.
 
+Both are :class:`~qdecode.decoders.block.BlockDecoder` s:
+
 * ``decode_llr_batch(llr float (S, N)) -> uint8 (S, N)`` codewords (positive LLR = bit 0),
-* ``decode_msgs(llr) -> uint8 (S, k)`` message bits (without the CRC),
+* ``message_bits(codewords) -> uint8 (S, k)`` message bits (without the CRC; ``code.extract``),
+* ``always_codeword``: the output is always a codeword of the polar code *without* its CRC
+  (frozen bits zero); for a code with a CRC only the rows with ``converged`` (CRC holds) are
+  codewords of the code itself,
 * ``last_info`` (:class:`~qdecode.decoders.base.DecodeInfo`): ``extra["crc_ok"]`` (bool
   ``(S,)``, the decoded CRC holds; all True without a CRC) and, for SCL, ``extra["metric"]``
   (the chosen path metric: in min-sum mode exactly the correlation discrepancy
@@ -39,7 +44,8 @@ from typing import Any
 
 import numpy as np
 
-from qdecode.decoders.base import DecodeInfo, DecoderInputError
+from qdecode.decoders.base import DecodeInfo
+from qdecode.decoders.block import BlockDecoder, check_block_llr as _check_llr
 from qdecode.decoders.params import Param, uses_params
 from qdecode.kernels import polar as kpolar
 from qdecode.kernels.threads import run_ranges
@@ -83,26 +89,16 @@ class _PolarLayout:
             self.crc_rows[: self.k] = (P * weights).sum(axis=1, dtype=np.uint64)
             self.crc_rows[self.k :] = weights
 
-    def check_llr(self, llr: Any) -> np.ndarray:
-        return check_block_llr(llr, self.N)
 
 
 def check_block_llr(llr: Any, N: int) -> np.ndarray:
-    """Validate channel LLRs of shape ``(shots, N)``; return them C-contiguous float64.
+    """Validate channel LLRs of shape ``(shots, N)``; return them C-contiguous float64
+    (:func:`qdecode.decoders.block.check_block_llr`; kept for callers of this name).
 
     Raises:
         DecoderInputError: not a real array, wrong shape, or NaN / infinite values.
     """
-    try:
-        x = np.asarray(llr, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise DecoderInputError(f"llr must be a real array of shape (shots, {N})") from None
-    if x.ndim != 2 or x.shape[1] != N:
-        raise DecoderInputError(f"llr must have shape (shots, N={N}), got {np.shape(llr)}")
-    if not np.all(np.isfinite(x)):
-        bad = "NaN" if np.isnan(x).any() else "infinite"
-        raise DecoderInputError(f"llr must be finite; found {bad} values")
-    return np.ascontiguousarray(x)
+    return _check_llr(llr, N, length_name="N")
 
 
 def _threads(threads: Any) -> int | None:
@@ -114,33 +110,32 @@ def _threads(threads: Any) -> int | None:
     return t
 
 
-class _PolarDecoder:
+class _PolarDecoder(BlockDecoder):
     """What SC and SCL share: subclasses set ``layout`` and implement ``_decode(llr) -> (codewords, info bits)``."""
 
     layout: _PolarLayout
+    _length_name = "N"
 
-    def _decode(self, llr: Any) -> tuple[np.ndarray, np.ndarray]:
+    def _decode(self, llr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         raise NotImplementedError
 
     @property
-    def n(self) -> int:
+    def n(self) -> int:  # type: ignore[override]
         return self.layout.N
 
-    def decode_llr_batch(self, llr: Any) -> np.ndarray:
-        """``(S, N)`` channel LLRs (positive = bit 0) -> ``(S, N)`` uint8 codewords.
+    @property
+    def k(self) -> int:  # type: ignore[override]
+        return self.layout.k
 
-        Raises:
-            DecoderInputError: wrong shape, non-numeric, NaN or infinite LLRs.
-        """
+    @property
+    def always_codeword(self) -> bool:  # type: ignore[override]
+        return self.layout.crc is None
+
+    def _decode_llr_batch(self, llr: np.ndarray) -> np.ndarray:
         return self._decode(llr)[0]
 
-    def decode_msgs(self, llr: Any) -> np.ndarray:
-        """``(S, N)`` channel LLRs -> ``(S, k)`` uint8 decoded message bits (CRC bits dropped)."""
-        return np.ascontiguousarray(self._decode(llr)[1][:, : self.layout.k])
-
-    def decode_llr(self, llr: Any) -> np.ndarray:
-        """One block: ``(N,)`` -> ``(N,)``."""
-        return self.decode_llr_batch(np.asarray(llr, dtype=np.float64).reshape(1, -1))[0]
+    def _message_bits(self, codewords: np.ndarray) -> np.ndarray:
+        return self.code.extract(codewords)
 
 
 @uses_params({})
@@ -161,9 +156,8 @@ class ScDecoder(_PolarDecoder):
         self.ops = kpolar.build_schedule(self.layout.frozen, rate1=True)
         self.last_info: DecodeInfo | None = None
 
-    def _decode(self, llr: Any) -> tuple[np.ndarray, np.ndarray]:
+    def _decode(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         lay = self.layout
-        x = lay.check_llr(llr)
         S = x.shape[0]
         cw = np.zeros((S, lay.N), dtype=np.uint8)
         info = np.zeros((S, lay.K), dtype=np.uint8)
@@ -254,9 +248,8 @@ class SclDecoder(_PolarDecoder):
         self.ops = kpolar.build_schedule(self.layout.frozen, rate1=False)
         self.last_info: DecodeInfo | None = None
 
-    def _decode(self, llr: Any) -> tuple[np.ndarray, np.ndarray]:
+    def _decode(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         lay = self.layout
-        x = lay.check_llr(llr)
         S = x.shape[0]
         cw = np.zeros((S, lay.N), dtype=np.uint8)
         info = np.zeros((S, lay.K), dtype=np.uint8)

@@ -30,6 +30,7 @@ from qdecode.decoders.params import DecoderEntry, Param, UnknownDecoderError
 
 if TYPE_CHECKING:
     from qdecode.decoders.base import Decoder
+    from qdecode.decoders.block import BlockDecoder
     from qdecode.problem import DecodingProblem
 
 __all__ = ["BUILTIN_DECODERS", "DecoderEntry", "DecoderSpec", "Param", "UnknownDecoderError", "decoder",
@@ -65,19 +66,19 @@ _REGISTRY: dict[str, DecoderEntry] = {}  # entries added by register() (plug-ins
 
 def register(
     name: str,
-    factory: Callable[..., Decoder],
+    factory: Callable[..., Decoder | BlockDecoder],
     params: Mapping[str, Param] | None = None,
     doc: str = "",
     nested: str | None = None,
     kind: str = "quantum",
 ) -> None:
     """Register ``factory(problem, **params) -> Decoder`` under ``name`` (a plug-in; built-ins are in
-    :data:`BUILTIN_DECODERS`).
+    :data:`BUILTIN_DECODERS`); for ``kind="classical"``, ``factory(code, **params) -> BlockDecoder``.
 
     ``nested``: name of a ``str`` parameter that names an inner decoder whose parameters this
     decoder also accepts (see the module docstring). ``kind="classical"``: the factory takes a
-    classical code object instead (``factory(code, **params)``) and the decoder exposes
-    ``decode_llr_batch(llr (S, n) float) -> codewords (S, n) uint8``.
+    classical code object instead (``factory(code, **params)``) and returns a
+    :class:`~qdecode.decoders.block.BlockDecoder` (``decode_llr_batch(llr (S, n) float) -> codewords (S, n) uint8``).
     """
     _REGISTRY[name] = DecoderEntry(name=name, factory=factory, params=dict(params or {}), doc=doc, nested=nested,
                                    kind=kind)
@@ -174,7 +175,9 @@ class DecoderSpec:
         """``"quantum"`` (built from a DecodingProblem) or ``"classical"`` (built from a code)."""
         return get_entry(self.name).kind
 
-    def build(self, problem: DecodingProblem) -> Decoder:
+    def build(self, problem: DecodingProblem | Any) -> Decoder | BlockDecoder:
+        """The decoder: a syndrome :class:`~qdecode.decoders.base.Decoder` compiled for a ``DecodingProblem``
+        (kind ``quantum``), or a :class:`~qdecode.decoders.block.BlockDecoder` for a code object (``classical``)."""
         return get_entry(self.name).factory(problem, **dict(self.params))
 
 
@@ -201,7 +204,7 @@ def _nested_params(entry: DecoderEntry, given: Mapping[str, Any]) -> tuple[Mappi
     return inner.params, f"{entry.name!r} ({key}={inner_name!r})"
 
 
-def decoder(name: str, problem_or_dem: Any, **params: Any) -> Any:
+def decoder(name: str, problem_or_dem: Any, **params: Any) -> Decoder | BlockDecoder:
     """Build registry decoder ``name`` with ``params`` (defaults filled in, validated).
 
     ``problem_or_dem``: a :class:`~qdecode.problem.DecodingProblem` or a ``stim.DetectorErrorModel``

@@ -62,7 +62,7 @@ def test_rs16_8_agrees_with_galois_on_10k_words_with_erasures():
     ref = rx ^ z["decoded_xor"].astype(np.int64)
     ref_nerr = z["n_errors"].astype(np.int32)
     dec = BmDecoder(code)
-    out = dec.decode_hard_batch(rx, era)
+    out = dec.decode_symbols_batch(rx, era)
     nerr = dec.last_info.extra["corrected"]
     # galois' Berlekamp-Massey keeps only len(sequence) coefficients, so when the LFSR length
     # L exceeds that, it reports a shorter locator and returns a word that is NOT a codeword
@@ -101,7 +101,7 @@ def test_live_galois_small_codes():
     rx = cw ^ np.where(rng.random(cw.shape) < 0.15, rng.integers(1, 16, cw.shape), 0)
     era = rng.random(cw.shape) < 0.1
     dec = BmDecoder(rs)
-    out = dec.decode_hard_batch(rx, era)
+    out = dec.decode_symbols_batch(rx, era)
     r_out, r_n = ref.decode(ref.field(rx), erasures=era, output="codeword", errors=True)
     r_out = np.array(r_out)
     ok = (r_n < 0) | ~rs.syndromes(r_out).any(axis=1)
@@ -150,7 +150,7 @@ def test_rs_errors_and_erasures_within_bound(n, k, m):
         era[i, pos[e[i] : e[i] + f[i]]] = True
         rx[i, pos[e[i] : e[i] + f[i]]] = rng.integers(0, 2**m, f[i])
     dec = BmDecoder(code)
-    out = dec.decode_hard_batch(rx, era)
+    out = dec.decode_symbols_batch(rx, era)
     assert np.array_equal(out, cw)
     assert np.array_equal(dec.last_info.extra["corrected"], e)
     # errors only, up to t
@@ -158,10 +158,10 @@ def test_rs_errors_and_erasures_within_bound(n, k, m):
     for i in range(S):
         pos = rng.choice(n, code.t, replace=False)
         rx2[i, pos] ^= rng.integers(1, 2**m, code.t)
-    assert np.array_equal(dec.decode_hard_batch(rx2), cw)
+    assert np.array_equal(dec.decode_symbols_batch(rx2), cw)
     # beyond the bound: success only ever yields a codeword within the decoding radius
     rx3 = rng.integers(0, 2**m, (S, n))
-    out3 = dec.decode_hard_batch(rx3)
+    out3 = dec.decode_symbols_batch(rx3)
     nerr3 = dec.last_info.extra["corrected"]
     succ = nerr3 >= 0
     assert not code.syndromes(out3[succ]).any()
@@ -225,17 +225,17 @@ def test_bad_input():
         dec.decode_llr(np.zeros((1, 15)))
     rdec = BmDecoder(RSCode(16, 8))
     with pytest.raises(DecoderInputError, match="symbols"):
-        rdec.decode_hard_batch(np.full((1, 16), 256))
+        rdec.decode_symbols_batch(np.full((1, 16), 256))
     with pytest.raises(DecoderInputError, match="integer"):
-        rdec.decode_hard_batch(np.zeros((1, 16)))
+        rdec.decode_symbols_batch(np.zeros((1, 16)))
     with pytest.raises(DecoderInputError, match="rows"):
-        rdec.decode_hard_batch(np.zeros((2, 16), int), np.zeros((3, 16), bool))
+        rdec.decode_symbols_batch(np.zeros((2, 16), int), np.zeros((3, 16), bool))
     with pytest.raises(DecoderInputError, match="shape"):
         rdec.decode_llr_batch(np.zeros((1, 16)))
     with pytest.raises(ValueError, match="BCH or Reed-Solomon"):
         BmDecoder(object())
     # erasing everything is a clean failure, not an error
-    out = rdec.decode_hard_batch(np.zeros((1, 16), int), np.ones((1, 16), bool))
+    out = rdec.decode_symbols_batch(np.zeros((1, 16), int), np.ones((1, 16), bool))
     assert rdec.last_info.extra["failed"].tolist() == [True] and out.shape == (1, 16)
 
 

@@ -106,7 +106,7 @@ def test_noiseless_blocks_decode_to_the_codeword(code):
     llr = 3.0 * (1.0 - 2.0 * x)
     for dec in (ScDecoder(code), ScDecoder(code, exact=True), SclDecoder(code, 1), SclDecoder(code, 8)):
         assert np.array_equal(dec.decode_llr_batch(llr), x)
-        assert np.array_equal(dec.decode_msgs(llr), msgs)
+        assert np.array_equal(dec.message_bits(dec.decode_llr_batch(llr)), msgs)
         assert dec.last_info.extra["crc_ok"].all()
 
 
@@ -124,7 +124,7 @@ def test_scl_with_one_path_is_sc_bit_for_bit(code):
         sc = ScDecoder(code, exact=exact)
         scl = SclDecoder(code, 1, exact=exact, crc=False)
         assert np.array_equal(sc.decode_llr_batch(llr), scl.decode_llr_batch(llr))
-        assert np.array_equal(sc.decode_msgs(llr), scl.decode_msgs(llr))
+        assert np.array_equal(sc.message_bits(sc.decode_llr_batch(llr)), scl.message_bits(scl.decode_llr_batch(llr)))
 
 
 def test_sc_shortcuts_agree_with_leaf_by_leaf_decisions_on_ties(code):
@@ -154,7 +154,7 @@ def test_outputs_are_codewords_and_batch_equals_single(code):
         ok = dec.last_info.extra["crc_ok"]  # all True without a CRC
         # outputs whose CRC holds are codewords; re-encoding their messages gives them back
         assert not ((cw[ok].astype(np.int64) @ code.H.T.astype(np.int64)) % 2).any()
-        assert np.array_equal(code.encode(dec.decode_msgs(llr))[ok], cw[ok])
+        assert np.array_equal(code.encode(dec.message_bits(dec.decode_llr_batch(llr)))[ok], cw[ok])
         singles = np.array([dec.decode_llr(row) for row in llr])
         assert np.array_equal(singles, cw)
 
