@@ -298,15 +298,12 @@ class OsdBlockDecoder:
         self._g_packed = np.zeros((self.k, gf2.num_words(self.n)), dtype=np.uint64)
         gf2.pack_rows(self.G, self._g_packed)
 
-    def decode_llr_batch(self, llr: Any, *, threads: int | None = None, reference: bool = False) -> np.ndarray:
+    def decode_llr_batch(self, llr: Any, *, threads: int | None = None) -> np.ndarray:
         """Channel LLRs ``(S, n)`` (positive = bit 0) -> codewords ``(S, n)`` uint8.
 
         Args:
             llr: ``(S, n)`` channel LLRs.
             threads: worker threads over blocks (default: numba's thread count).
-            reference: run the unpruned reference enumeration
-                (:func:`qdecode.kernels.osd.osd_classical_solve_ref`; same output, slower),
-                for tests and benchmarks.
 
         Raises:
             ValueError: wrong shape or non-finite LLRs.
@@ -319,7 +316,7 @@ class OsdBlockDecoder:
         x = np.ascontiguousarray(x)
         out = np.zeros(x.shape, dtype=np.uint8)
         if x.shape[0]:
-            run_ranges(kosd.osd_classical_range, (x, self._g_packed, self.order, out, bool(reference)),
+            run_ranges(kosd.osd_classical_range, (x, self._g_packed, self.order, out),
                        x.shape[0], threads)
         return out
 

@@ -211,7 +211,7 @@ class SemOsdDecoder:
             raise ValueError(f"context_bytes is only for context=genie (this decoder uses context={self.context})")
         elif self.context == "decoded" and S > 1:
             first = np.zeros(x.shape, dtype=np.uint8)
-            run_ranges(kosd.osd_classical_range, (x, self._g_packed, self.order, first, False), S, threads)
+            run_ranges(kosd.osd_classical_range, (x, self._g_packed, self.order, first), S, threads)
             # the last c bytes of the pass-1 decisions on the blocks before s (as many as the batch has)
             flat = message_bytes(first, self.nb).reshape(-1)
             start = np.arange(1, S) * self.nb  # block s begins at byte s * nb
@@ -221,11 +221,8 @@ class SemOsdDecoder:
             lens[1:] = ln
         return ctx, lens
 
-    def decode_llr_batch(self, llr: Any, *, context_bytes: Any = None, threads: int | None = None,
-                         reference: bool = False) -> np.ndarray:
+    def decode_llr_batch(self, llr: Any, *, context_bytes: Any = None, threads: int | None = None) -> np.ndarray:
         """Channel LLRs ``(S, n)`` of consecutive blocks -> codewords ``(S, n)`` uint8.
-
-        ``reference``: score every candidate exactly (no pruning; the same output, slower).
 
         Raises:
             ValueError: wrong shape, non-finite LLRs, or ``context_bytes`` missing (genie) or
@@ -253,8 +250,7 @@ class SemOsdDecoder:
             logpri = self._prior(ctx, lens, info_llr)
             calls = np.asarray(getattr(self.prior, "last_calls", np.zeros(S)), dtype=np.int64)
         run_ranges(ksem.sem_osd_range, (x, logpri, self.lam, self.nb, self._g_packed, self._byte_tab, self.order,
-                                        self.union, self.omega, self.top_k, self.top_l, out, counts,
-                                        bool(reference)), S, threads)
+                                        self.union, self.omega, self.top_k, self.top_l, out, counts), S, threads)
         self.last_info = SemOsdInfo(extra={"reencodings": counts[:, 0], "table_evals": counts[:, 1],
                                            "metric_evals": counts[:, 2], "lm_calls": calls})
         return out

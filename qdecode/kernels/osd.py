@@ -43,8 +43,8 @@ decisions on the MRB, then try every test error pattern of weight ``1..order`` o
 smallest correlation discrepancy ``sum_{j: c_j != hard_j} |llr_j|`` (first minimum wins).
 Hard decision: ``llr <= 0 -> 1``.
 
-How it is fast (:func:`osd_classical_solve`; :func:`osd_classical_solve_ref` is the plain
-enumeration, kept as the bit-exact reference): candidates are visited in the same order and
+How it is fast (:func:`osd_classical_solve`; the plain enumeration it equals bit for bit is
+``tests/kernels/osd_reference.py``): candidates are visited in the same order and
 costed by the same sequential sum (``_bit_cost``, position order, strict ``<``), but a test
 pattern is skipped when a lower bound on its discrepancy already exceeds the incumbent plus
 ``1e-9 * sum|llr|`` (far above any rounding difference between the bound and the exact sum),
@@ -86,7 +86,6 @@ __all__ = [
     "osd_batch",
     "osd_classical_scratch",
     "osd_classical_solve",
-    "osd_classical_solve_ref",
     "osd_classical_range",
 ]
 
@@ -589,7 +588,7 @@ def osd_batch(col_ptr, row_idx, colbits, weights, rank_h, method, order, syndrom
 
 @numba.njit(cache=True, nogil=True)
 def osd_classical_scratch(k, n, order):
-    """Scratch for :func:`osd_classical_solve` (and :func:`osd_classical_solve_ref`):
+    """Scratch for :func:`osd_classical_solve` (and the test reference enumeration):
     ``(perm, tmp, negrel, rel, G, piv, hd, d0, part, best_d, idx, prel, tail, info, cand, pw, pl1, pc,
     kbuf, ktmp)``."""
     Wn = max(1, (n + 63) // 64)
@@ -689,7 +688,7 @@ def _classical_mrb(llr, g_packed, perm, tmp, negrel, rel, G, piv, hd, d0, kbuf, 
 def osd_classical_solve(llr, g_packed, order, out, scratch):
     """Fossorier-Lin order-``order`` OSD of one block; writes the codeword into ``out``.
 
-    Same result, bit for bit, as :func:`osd_classical_solve_ref` (the plain enumeration):
+    Same result, bit for bit, as the plain enumeration (``tests/kernels/osd_reference.py``):
     candidates are visited in the same order (weight by weight, lexicographic) and costed by
     the same sequential sum, and a candidate replaces the incumbent only if strictly better.
     What is new is pruning with lower bounds (see the module docstring): the flipped MRB
@@ -843,60 +842,11 @@ def osd_classical_solve(llr, g_packed, order, out, scratch):
 
 
 @numba.njit(cache=True, nogil=True)
-def osd_classical_solve_ref(llr, g_packed, order, out, scratch):
-    """Reference (unpruned) classical OSD: every test pattern of weight ``1..order`` is costed.
-
-    Kept to check :func:`osd_classical_solve` bit for bit and to benchmark it; same arguments.
-    """
-    (perm, tmp, negrel, rel, G, piv, hd, d0, part, best_d, idx, prel, tail, info, cand, pw, pl1, pc,
-     kbuf, ktmp) = scratch
-    n = llr.shape[0]
-    Wn = g_packed.shape[1]
-    rk = _classical_mrb(llr, g_packed, perm, tmp, negrel, rel, G, piv, hd, d0, kbuf, ktmp)
-    inf = np.inf
-    best = _bit_cost(d0, Wn, rel, 0.0, inf)
-    for q in range(Wn):
-        best_d[q] = d0[q]
-    if order > rk:
-        order = rk
-    # ---- order-i reprocessing, weight by weight, lexicographic TEPs
-    for wt in range(1, order + 1):
-        for q in range(Wn):
-            part[0, q] = d0[q]
-        for lvl in range(wt):
-            idx[lvl] = lvl
-            for q in range(Wn):
-                part[lvl + 1, q] = part[lvl, q] ^ G[lvl, q]
-        while True:
-            cost = _bit_cost(part[wt], Wn, rel, 0.0, best)
-            if cost < best:
-                best = cost
-                for q in range(Wn):
-                    best_d[q] = part[wt, q]
-            # next combination in lexicographic order
-            i = wt - 1
-            while i >= 0 and idx[i] == rk - wt + i:
-                i -= 1
-            if i < 0:
-                break
-            idx[i] += 1
-            for lvl in range(i + 1, wt):
-                idx[lvl] = idx[lvl - 1] + 1
-            for lvl in range(i, wt):
-                r = idx[lvl]
-                for q in range(Wn):
-                    part[lvl + 1, q] = part[lvl, q] ^ G[r, q]
-    for j in range(n):
-        out[j] = np.uint8(((best_d[j >> 6] ^ hd[j >> 6]) >> np.uint64(j & 63)) & _ONE)
-    return best
-
-
-@numba.njit(cache=True, nogil=True)
-def osd_classical_range(llr, g_packed, order, out, reference, start, stop):
+def osd_classical_range(llr, g_packed, order, out, start, stop):
     """Classical OSD of rows ``start:stop`` of ``llr`` (S, n) into ``out`` (S, n) uint8.
 
     A ``nogil`` range kernel for :func:`qdecode.kernels.threads.run_ranges` (scratch is
-    allocated once per call). ``reference`` selects :func:`osd_classical_solve_ref`.
+    allocated once per call).
     """
     k = g_packed.shape[0]
     n = llr.shape[1]
@@ -904,7 +854,4 @@ def osd_classical_range(llr, g_packed, order, out, reference, start, stop):
         return
     scratch = osd_classical_scratch(k, n, order)
     for s in range(start, stop):
-        if reference:
-            osd_classical_solve_ref(llr[s], g_packed, order, out[s], scratch)
-        else:
-            osd_classical_solve(llr[s], g_packed, order, out[s], scratch)
+        osd_classical_solve(llr[s], g_packed, order, out[s], scratch)

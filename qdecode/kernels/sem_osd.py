@@ -533,10 +533,7 @@ def _keep(cost, c, Wn, topc, topw, ntop, cap):
 @numba.njit(cache=True, nogil=True, inline="always")
 def _threshold(best, topc, ntop, cap):
     """Cost a candidate must undercut to change anything: the incumbent, or while the top list is
-    being filled nothing (inf), then its worst entry (which is >= the incumbent); ``cap < 0``
-    (the unpruned reference): inf."""
-    if cap < 0:
-        return np.inf
+    being filled nothing (inf), then its worst entry (which is >= the incumbent)."""
     if cap == 0:
         return best
     if ntop < cap:
@@ -611,8 +608,8 @@ def _enumerate(order_llr, g_packed, order, hd_ch, rel_ch, lamlp, nb, ctab, tol, 
                best, topc, topw, ntop, cap, counts):
     """Order-``order`` TEP enumeration on the MRB of ``order_llr``, scored with :func:`_cost`.
 
-    Candidates are visited weight by weight, lexicographically (the order of
-    :func:`qdecode.kernels.osd.osd_classical_solve_ref`); one replaces ``best_c`` only if strictly
+    Candidates are visited weight by weight, lexicographically (the order of plain OSD,
+    :func:`qdecode.kernels.osd.osd_classical_solve`); one replaces ``best_c`` only if strictly
     better. A candidate is scored exactly only when neither of two lower bounds on its metric
     exceeds :func:`_threshold` by more than ``tol`` (otherwise it could change neither the
     incumbent nor the top list):
@@ -830,7 +827,7 @@ def sem_osd_scratch(k, n, nb, order, top_k, top_l):
 
 @numba.njit(cache=True, nogil=True)
 def sem_osd_solve(llr, fused, lamlp, le, nb, g_packed, byte_tab, order, union, omega, top_k, top_l, out, scratch,
-                  counts, reference=False):
+                  counts):
     """sem-OSD of one block; writes the codeword into ``out`` (n,) and returns its MAP metric.
 
     1. TEPs of weight <= ``order`` on the MRB of the fused LLRs ``fused``.
@@ -843,10 +840,10 @@ def sem_osd_solve(llr, fused, lamlp, le, nb, g_packed, byte_tab, order, union, o
     Every candidate is scored by the MAP metric (3): channel correlation discrepancy against the
     channel hard decisions minus ``sum_j lamlp[j, byte_j]`` (``lamlp`` = lambda x log-prior);
     the first strict minimum wins. Candidates that cannot change the outcome are skipped by
-    lower bounds (:func:`_enumerate`), so the result is that of scoring all of them.
+    lower bounds (:func:`_enumerate`), so the result is that of scoring all of them (checked
+    against the unpruned search of ``tests/kernels/sem_osd_reference.py``).
     ``counts`` (3,): += candidates, table metrics, exact metric evaluations.
-    ``scratch``: :func:`sem_osd_scratch` (no allocation here). ``reference``: skip nothing (every
-    candidate scored exactly; the check of the pruned search).
+    ``scratch``: :func:`sem_osd_scratch` (no allocation here).
     """
     (mrb, hd_ch, rel_ch, best_c, topc, topw, ctab, dtmp, x, cand, c1, c2, base, alts, altv, post, _le, _fused,
      _lamlp, zw, mu, mtab, e0, pmask, delta, smin, wr, r1) = scratch
@@ -863,13 +860,11 @@ def sem_osd_solve(llr, fused, lamlp, le, nb, g_packed, byte_tab, order, union, o
     scale = _chunk_tables(hd_ch, rel_ch, n, lamlp, nb, ctab, dtmp)
     tol = 1e-9 * scale  # far above any rounding difference between the bounds and the exact metric
     cap = top_l if omega > 0 else 0
-    use_lb = cap == 0 and order >= 1 and not reference
+    use_lb = cap == 0 and order >= 1
     fmin = _bound_weights(ctab, nb, hd_ch, rel_ch, n, zw, mu, mtab) if use_lb else 0.0
     bnd = (fmin, zw, mu, mtab, e0, pmask, delta, smin, wr, r1)
     for t in range(topc.shape[0]):
         topc[t] = np.inf
-    if reference:
-        tol = np.inf  # every threshold test passes
     best, ntop = _enumerate(fused, g_packed, order, hd_ch, rel_ch, lamlp, nb, ctab, tol, use_lb, bnd, mrb, x, cand,
                             best_c, np.inf, topc, topw, 0, cap, counts)
     if union:
@@ -922,10 +917,9 @@ def sem_osd_solve(llr, fused, lamlp, le, nb, g_packed, byte_tab, order, union, o
 
 @numba.njit(cache=True, nogil=True)
 def sem_osd_range(llr, logpri, lam, nb, g_packed, byte_tab, order, union, omega, top_k, top_l, out, counts,
-                  reference, start, stop):
+                  start, stop):
     """Fused LLRs + :func:`sem_osd_solve` for rows ``start:stop`` (``run_ranges`` kernel; one scratch
-    per call). ``counts`` (S, 3): candidates, table metrics and exact metric evaluations per block;
-    ``reference``: the unpruned search.
+    per call). ``counts`` (S, 3): candidates, table metrics and exact metric evaluations per block.
 
     ``lam == 0`` gives the plain OSD candidates and metric: fused LLRs are the channel LLRs, the
     LM term is zero, and the union and the byte-substitution family (LM-driven) are off.
@@ -949,4 +943,4 @@ def sem_osd_range(llr, logpri, lam, nb, g_packed, byte_tab, order, union, omega,
         for t in range(3):
             counts[s, t] = 0
         sem_osd_solve(llr[s], fused, lamlp, le, nb, g_packed, byte_tab, order, union and lam != 0.0,
-                      omega if lam != 0.0 else 0, top_k, top_l, out[s], scratch, counts[s], reference)
+                      omega if lam != 0.0 else 0, top_k, top_l, out[s], scratch, counts[s])

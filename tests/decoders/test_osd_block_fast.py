@@ -1,6 +1,6 @@
 """The pruned classical OSD (``kernels.osd.osd_classical_solve``) against the unpruned reference.
 
-``OsdBlockDecoder.decode_llr_batch(..., reference=True)`` runs ``osd_classical_solve_ref``, the
+``tests/kernels/osd_reference.py`` (``osd_classical_solve_ref``, ``osd_reference_decode``) is the
 plain Fossorier-Lin enumeration (every test pattern of weight 1..order costed in full, first
 strict minimum wins). The fast kernel only skips candidates that provably cannot beat the
 incumbent, so its codewords must equal the reference's bit for bit, ties included. The
@@ -16,6 +16,7 @@ from qdecode.codes.catalog import get_code
 from qdecode.decoders.osd import OsdBlockDecoder
 from qdecode.kernels import gf2
 from qdecode.kernels import osd as kosd
+from tests.kernels.osd_reference import osd_classical_solve_ref, osd_reference_decode
 
 
 def _generator(name: str) -> np.ndarray:
@@ -55,7 +56,7 @@ def test_fast_osd_matches_reference(name, orders, shots):
         dec = OsdBlockDecoder(G=G, order=order)
         for ebn0 in (2.0, 3.0, 4.0):
             llr = _awgn_llr(rng, shots, k, n, ebn0)
-            ref = dec.decode_llr_batch(llr, reference=True)
+            ref = osd_reference_decode(dec, llr)
             new = dec.decode_llr_batch(llr)
             assert np.array_equal(new, ref), (name, order, ebn0)
             # codewords, and never worse than the reference
@@ -72,7 +73,7 @@ def test_fast_osd_matches_reference_with_ties(name):
     llr = np.round(_awgn_llr(rng, 800, k, n, 1.0) * 0.5) / 0.5
     for order in (1, 2, 3):
         dec = OsdBlockDecoder(G=G, order=order)
-        assert np.array_equal(dec.decode_llr_batch(llr), dec.decode_llr_batch(llr, reference=True)), order
+        assert np.array_equal(dec.decode_llr_batch(llr), osd_reference_decode(dec, llr)), order
 
 
 def test_fast_osd_multiword_and_small_k():
@@ -82,11 +83,11 @@ def test_fast_osd_multiword_and_small_k():
     rng = np.random.default_rng(11)
     llr = _awgn_llr(rng, 120, k, n, 2.5)
     dec = OsdBlockDecoder(G=G, order=2)
-    ref = dec.decode_llr_batch(llr, reference=True, threads=1)
+    ref = osd_reference_decode(dec, llr, threads=1)
     assert np.array_equal(dec.decode_llr_batch(llr, threads=2), ref)
     small = OsdBlockDecoder(G=[[1, 1, 0, 1, 0], [0, 1, 1, 0, 1]], order=5)  # order clamped to k = 2
     llr = _awgn_llr(rng, 300, 2, 5, 0.0)
-    assert np.array_equal(small.decode_llr_batch(llr), small.decode_llr_batch(llr, reference=True))
+    assert np.array_equal(small.decode_llr_batch(llr), osd_reference_decode(small, llr))
 
 
 def test_solve_returns_reference_discrepancy():
@@ -100,5 +101,5 @@ def test_solve_returns_reference_discrepancy():
     b = np.zeros(n, np.uint8)
     for row in llr:
         da = kosd.osd_classical_solve(row, dec._g_packed, 2, a, sc)
-        db = kosd.osd_classical_solve_ref(row, dec._g_packed, 2, b, sc)
+        db = osd_classical_solve_ref(row, dec._g_packed, 2, b, sc)
         assert da == db and np.array_equal(a, b)
