@@ -4,7 +4,7 @@ Blocks: the all-zero codeword over BPSK-AWGN at ``--ebn0`` dB (default 3 dB; bit
 sigma^2 = 1 / (2 R Eb/N0), LLR = 2 y / sigma^2, R = 64/127; OSD's work does not depend on
 which codeword was sent). For each order in ``--orders`` (default 1,2,3) the pruned kernel
 (``kernels.osd.osd_classical_solve``, the default path) and the unpruned reference
-enumeration (``decode_llr_batch(..., reference=True)``, the pre-optimisation algorithm) decode
+enumeration (``tests/kernels/osd_reference.py``, the pre-optimisation algorithm) decode
 the same blocks on one thread; each is timed ``--repeats`` times after a warm-up call
 (JIT / cache load) and the median of the process time is reported (wall time alongside; the
 process time is the fairer figure on a loaded machine). The two outputs are checked to be
@@ -26,13 +26,19 @@ from __future__ import annotations
 import argparse
 import platform
 import statistics
+import sys
 import time
+from pathlib import Path
 
 import numba
 import numpy as np
 
 from qdecode.codes.catalog import get_code
 from qdecode.decoders.osd import OsdBlockDecoder
+
+# The unpruned reference lives with the tests that check the kernel against it.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tests.kernels.osd_reference import osd_reference_decode  # noqa: E402
 
 
 def _timed(fn, repeats: int) -> tuple[float, float, np.ndarray]:
@@ -77,14 +83,14 @@ def main() -> None:
         llr = np.ascontiguousarray(llr_all[:S])
         dec = OsdBlockDecoder(G=G, order=order)
         dec.decode_llr_batch(llr[:10], threads=1)
-        dec.decode_llr_batch(llr[:10], threads=1, reference=True)
+        osd_reference_decode(dec, llr[:10], threads=1)
         p_new, w_new, out_new = _timed(lambda: dec.decode_llr_batch(llr, threads=1), args.repeats)
         bler = float(np.mean(out_new.any(axis=1)))
         new_s = f"{S / p_new:,.0f} [{S / w_new:,.0f}]"
         if args.no_ref:
             print(f"| {order} | {S} | {new_s} | - | - | - | {bler:.2e} |", flush=True)
             continue
-        p_ref, w_ref, out_ref = _timed(lambda: dec.decode_llr_batch(llr, threads=1, reference=True), args.repeats)
+        p_ref, w_ref, out_ref = _timed(lambda: osd_reference_decode(dec, llr, threads=1), args.repeats)
         same = bool(np.array_equal(out_new, out_ref))
         print(f"| {order} | {S} | {new_s} | {S / p_ref:,.0f} [{S / w_ref:,.0f}] | {p_ref / p_new:.1f}x | "
               f"{same} | {bler:.2e} |", flush=True)
