@@ -1,8 +1,10 @@
 """Registry entries of the classical block-code decoders (``kind="classical"``).
 
 They are built from a code object (``qdecode.codes``: BCH, RS, polar, PAC) instead of a
-:class:`~qdecode.problem.DecodingProblem`, and decode channel LLRs:
-``decode_llr_batch(llr (S, n) float64) -> codewords (S, n) uint8`` (positive LLR = bit 0).
+:class:`~qdecode.problem.DecodingProblem`, and build a
+:class:`~qdecode.decoders.block.BlockDecoder` (the contract is stated there):
+``decode_llr_batch(llr (S, n) float64) -> codewords (S, n) uint8`` (positive LLR = bit 0),
+``decode_hard_batch``, ``message_bits``, ``last_info``, ``code``.
 For Reed-Solomon codes ``n`` counts the bits of the binary image.
 
 * ``bm``: Berlekamp-Massey + Chien (+ Forney), hard decisions, BCH and RS.
@@ -44,13 +46,13 @@ def _polar_only(code: Any, name: str) -> Any:
 def _sem_osd(code: Any, *, prior: str, **kw: Any) -> Any:
     from qdecode.decoders.sem_osd import SemOsdDecoder
 
-    return SemOsdDecoder(binary_generator(code), prior, **kw)
+    return SemOsdDecoder(binary_generator(code), prior, code=code, **kw)
 
 
 ENTRIES = {
     "bm": DecoderEntry("bm", lambda code: BmDecoder(code), {}, kind="classical",
                        doc="Berlekamp-Massey + Chien (+ Forney) hard-decision decoding of BCH / RS codes"),
-    "osd": DecoderEntry("osd", lambda code, **kw: OsdBlockDecoder(G=binary_generator(code), **kw), OSD_BLOCK_PARAMS,
+    "osd": DecoderEntry("osd", lambda code, **kw: OsdBlockDecoder(G=binary_generator(code), code=code, **kw), OSD_BLOCK_PARAMS,
                         kind="classical", doc="ordered statistics decoding (Fossorier-Lin) of any binary linear code"),
     "sc": DecoderEntry("sc", lambda code: ScDecoder(_polar_only(code, "sc")), {}, kind="classical",
                        doc="successive cancellation decoding of polar / PAC codes"),

@@ -6,7 +6,8 @@
   column costs ``ln(1/p_j)`` once per problem; ``solve_batch`` runs OSD on the shots a
   BP decoder did not converge on, ordered by that decoder's posterior LLRs.
 * :class:`OsdBlockDecoder` decodes binary linear block codes from channel LLRs
-  (Fossorier-Lin order-i reprocessing), for classical codes (``decode_llr_batch``).
+  (Fossorier-Lin order-i reprocessing), for classical codes: a
+  :class:`~qdecode.decoders.block.BlockDecoder` (``decode_llr_batch``; every output is a codeword).
 
 Examples:
     >>> import numpy as np
@@ -31,6 +32,7 @@ from typing import Any
 import numba
 import numpy as np
 
+from qdecode.decoders.block import BlockDecoder, LinearCode
 from qdecode.decoders.params import Param, uses_params
 from qdecode.kernels import gf2
 from qdecode.kernels import osd as kosd
@@ -262,7 +264,7 @@ OSD_BLOCK_PARAMS = {"order": Param(int, 2, "OSD reprocessing order (0..4 typical
 
 
 @uses_params(OSD_BLOCK_PARAMS)
-class OsdBlockDecoder:
+class OsdBlockDecoder(BlockDecoder):
     """Soft-decision OSD (Fossorier & Lin) for a binary linear block code.
 
     Give exactly one of ``H`` (parity checks, ``G`` derived as its null space) or ``G``
@@ -272,13 +274,16 @@ class OsdBlockDecoder:
         H: ``(m, n)`` 0/1 parity-check matrix (dense or scipy sparse).
         G: ``(k, n)`` 0/1 generator matrix.
         order: reprocessing order ``i`` (clamped to ``k`` with a warning).
+        code: the code object the matrix came from (the registry passes the catalogue code), so
+            that :attr:`code` and :meth:`message_bits` follow its encoder; default: a
+            :class:`~qdecode.decoders.block.LinearCode` of the kernel's generator rows.
 
     Attributes:
         G: ``(k, n)`` uint8 full-rank generator rows used by the kernel.
-        n, k, order.
+        n, k, order, code.
     """
 
-    def __init__(self, H: Any = None, G: Any = None, *, order: Any) -> None:
+    def __init__(self, H: Any = None, G: Any = None, *, order: Any, code: Any = None) -> None:
         if (H is None) == (G is None):
             raise ValueError("give exactly one of H (parity-check matrix) or G (generator matrix)")
         order = _check_order(order)
@@ -295,6 +300,7 @@ class OsdBlockDecoder:
             log.warning("OSD order %d exceeds the code dimension k = %d; clamping to %d", order, self.k, self.k)
             order = self.k
         self.order = order
+        self.code = code if code is not None else LinearCode(self.G)
         self._g_packed = np.zeros((self.k, gf2.num_words(self.n)), dtype=np.uint64)
         gf2.pack_rows(self.G, self._g_packed)
 
@@ -306,23 +312,16 @@ class OsdBlockDecoder:
             threads: worker threads over blocks (default: numba's thread count).
 
         Raises:
-            ValueError: wrong shape or non-finite LLRs.
+            DecoderInputError: wrong shape or non-finite LLRs (a ``ValueError``).
         """
-        x = np.asarray(llr, dtype=np.float64)
-        if x.ndim != 2 or x.shape[1] != self.n:
-            raise ValueError(f"llr must have shape (shots, {self.n}), got {np.shape(llr)}")
-        if not np.all(np.isfinite(x)):
-            raise ValueError("llr must be finite")
-        x = np.ascontiguousarray(x)
+        return super().decode_llr_batch(llr, threads=threads)
+
+    def _decode_llr_batch(self, x: np.ndarray, *, threads: int | None = None) -> np.ndarray:
         out = np.zeros(x.shape, dtype=np.uint8)
         if x.shape[0]:
             run_ranges(kosd.osd_classical_range, (x, self._g_packed, self.order, out),
                        x.shape[0], threads)
-        return out
-
-    def decode_llr(self, llr: Any) -> np.ndarray:
-        """One block: ``(n,)`` LLRs -> ``(n,)`` codeword."""
-        return self.decode_llr_batch(np.asarray(llr, dtype=np.float64).reshape(1, -1))[0]
+        return out  # last_info stays None: OSD has no per-block diagnostics
 
 
 def _as_binary_dense(matrix: Any, name: str) -> np.ndarray:

@@ -52,6 +52,7 @@ from typing import Any
 import numpy as np
 
 from qdecode.decoders.base import DecodeInfo
+from qdecode.decoders.block import BlockDecoder, LinearCode
 from qdecode.decoders.params import Param, uses_params
 from qdecode.kernels import gf2
 from qdecode.kernels import osd as kosd
@@ -127,8 +128,12 @@ def _sem_osd_record(self, args: dict) -> dict:
 
 
 @uses_params(SEM_OSD_PARAMS, record=_sem_osd_record)
-class SemOsdDecoder:
+class SemOsdDecoder(BlockDecoder):
     """sem-OSD for a systematic binary code carrying bytes (module docstring).
+
+    A :class:`~qdecode.decoders.block.BlockDecoder`; every output is a codeword. Rows of a batch
+    are consecutive blocks (the ``decoded`` context reads the previous rows), so a block decoded
+    alone or in another batch may decode differently.
 
     Args:
         G: ``(k, n)`` binary generator matrix; ``k`` a multiple of 8, message = first ``k`` bits.
@@ -142,10 +147,12 @@ class SemOsdDecoder:
         top_k, top_l: values per byte, and base candidates, of the substitution family.
         union: also score the channel-ordered OSD candidates.
         context: ``decoded`` | ``genie`` | ``none``.
+        code: the code object ``G`` came from (the registry passes the catalogue code); default a
+            :class:`~qdecode.decoders.block.LinearCode` of the systematic generator.
     """
 
     def __init__(self, G: Any, prior: Any, *, order: int, lam: float, omega: int, top_k: int, top_l: int,
-                 union: bool, context: str, lm_order: int, beam: int, model: str) -> None:
+                 union: bool, context: str, lm_order: int, beam: int, model: str, code: Any = None) -> None:
         if not (isinstance(lam, (int, float)) and np.isfinite(lam) and lam >= 0):
             raise ValueError(f"lam must be a finite number >= 0, got {lam!r}")
         if context not in CONTEXT_MODES:
@@ -158,6 +165,7 @@ class SemOsdDecoder:
         if self.k % 8:
             raise ValueError(f"sem-osd needs a whole number of message bytes, but k = {self.k}")
         self.G = Gs
+        self.code = code if code is not None else LinearCode(Gs)
         self.nb = self.k // 8
         self.order = min(int(order), self.k)
         self.lam = float(lam)
@@ -225,15 +233,13 @@ class SemOsdDecoder:
         """Channel LLRs ``(S, n)`` of consecutive blocks -> codewords ``(S, n)`` uint8.
 
         Raises:
-            ValueError: wrong shape, non-finite LLRs, or ``context_bytes`` missing (genie) or
-                given with another context mode.
+            ValueError: wrong shape, non-finite LLRs (:class:`~qdecode.decoders.base.DecoderInputError`),
+                or ``context_bytes`` missing (genie) or given with another context mode.
         """
-        x = np.asarray(llr, dtype=np.float64)
-        if x.ndim != 2 or x.shape[1] != self.n:
-            raise ValueError(f"llr must have shape (blocks, {self.n}), got {np.shape(llr)}")
-        if not np.all(np.isfinite(x)):
-            raise ValueError("llr must be finite")
-        x = np.ascontiguousarray(x)
+        return super().decode_llr_batch(llr, context_bytes=context_bytes, threads=threads)
+
+    def _decode_llr_batch(self, x: np.ndarray, *, context_bytes: Any = None,
+                          threads: int | None = None) -> np.ndarray:
         S = x.shape[0]
         out = np.zeros(x.shape, dtype=np.uint8)
         counts = np.zeros((S, 3), dtype=np.int64)
@@ -270,4 +276,7 @@ class SemOsdDecoder:
     def decode_llr(self, llr: Any, *, context_bytes: Any = None) -> np.ndarray:
         """One block ``(n,)`` -> codeword ``(n,)`` (``context_bytes``: the bytes before it, genie mode)."""
         cb = None if context_bytes is None else np.frombuffer(bytes(context_bytes), dtype=np.uint8).reshape(1, -1)
-        return self.decode_llr_batch(np.asarray(llr, dtype=np.float64).reshape(1, -1), context_bytes=cb)[0]
+        return super().decode_llr(llr, context_bytes=cb)
+
+    def _message_bits(self, codewords: np.ndarray) -> np.ndarray:
+        return np.ascontiguousarray(codewords[:, : self.k])  # systematic: the message is the first k bits
