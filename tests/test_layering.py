@@ -111,9 +111,6 @@ ALLOWED: dict[tuple[str, str], str] = {
     # kernels rule: tanner_graph converts any scipy matrix to CSR (lazily). The conversion belongs
     # with DecodingProblem / the decoders; the kernel should take CSR arrays.
     ("qdecode/kernels/bp.py", "scipy.sparse"): "tanner_graph accepts scipy input (move to callers)",
-    # decoders rule: the CRISP decoder loads its torch model through the trainer (load_torch_model,
-    # torch_decode_v). Being removed by the neural-runtime change (issue 19): delete then.
-    ("qdecode/decoders/crisp.py", "qdecode.neural.crisp_train"): "CRISP inference lives in the trainer",
 }
 
 

@@ -38,13 +38,17 @@ from typing import Any
 import numpy as np
 
 from qdecode.decoders.base import DecodeInfo, DecoderInputError
+from qdecode.decoders.block import BlockDecoder
 from qdecode.decoders.params import DecoderEntry, Param, uses_params
 
 __all__ = ["CrispDecoder", "CrispModelError", "models_dir", "shipped_models", "resolve_model", "CRISP_PARAMS"]
 
-FORMAT = "qdecode-crisp"
-FORMAT_VERSION = 1
-BACKENDS = ("onnx", "torch")
+
+def _runtime():
+    """:mod:`qdecode.neural.runtime` (model files, onnxruntime / torch inference), imported when needed."""
+    from qdecode.neural import runtime
+
+    return runtime
 
 
 class CrispModelError(ValueError):
@@ -52,18 +56,13 @@ class CrispModelError(ValueError):
 
 
 def models_dir() -> Path:
-    """``qdecode/neural/models`` (found without importing torch)."""
-    import importlib.util
-
-    spec = importlib.util.find_spec("qdecode.neural")
-    if spec is None or not spec.submodule_search_locations:
-        raise CrispModelError("package qdecode.neural not found (shipped CRISP models live there)")
-    return Path(list(spec.submodule_search_locations)[0]) / "models"
+    """``qdecode/neural/models`` (:func:`qdecode.neural.runtime.models_dir`)."""
+    return _runtime().models_dir()
 
 
 def shipped_models() -> list[str]:
     """Names of the shipped CRISP models (``polar32_16``, ...)."""
-    return sorted(p.stem.removeprefix("crisp_") for p in models_dir().glob("crisp_*.onnx"))
+    return _runtime().shipped_models("crisp")
 
 
 def resolve_model(model: str, code: Any = None, backend: str = "onnx") -> Path:
@@ -72,26 +71,12 @@ def resolve_model(model: str, code: Any = None, backend: str = "onnx") -> Path:
     Raises:
         CrispModelError: unknown name or missing file.
     """
-    if backend not in BACKENDS:
-        raise CrispModelError(f"backend must be one of {list(BACKENDS)}, got {backend!r}")
-    suffix = ".onnx" if backend == "onnx" else ".pt"
     name = str(model)
     if name == "auto":
         name = getattr(code, "name", "") or ""
         if not name:
             raise CrispModelError("model='auto' needs a catalogue code with a name; give model=NAME or a path")
-    path = Path(name)
-    if path.suffix in (".onnx", ".pt"):
-        if not path.exists():
-            raise CrispModelError(f"CRISP model file not found: {path}")
-        if path.suffix != suffix:
-            raise CrispModelError(f"backend={backend} needs a {suffix} model file, got {path.name}")
-        return path
-    shipped = models_dir() / f"crisp_{name}{suffix}"
-    if not shipped.exists():
-        known = ", ".join(shipped_models()) or "none"
-        raise CrispModelError(f"no shipped CRISP model {name!r} (shipped: {known}); give a .onnx/.pt path")
-    return shipped
+    return _runtime().resolve_model_file(name, "crisp", backend, what="CRISP model", error=CrispModelError)
 
 
 def _check_code(desc: dict, code: Any, path: Path) -> None:
@@ -122,8 +107,12 @@ CRISP_PARAMS = {
 
 
 @uses_params(CRISP_PARAMS)
-class CrispDecoder:
+class CrispDecoder(BlockDecoder):
     """Batched CRISP decoding of a polar / PAC code with a trained model.
+
+    A :class:`~qdecode.decoders.block.BlockDecoder`: ``decode_llr_batch``, ``message_bits``
+    (``code.extract``); every output is a codeword (re-encoded from ``v``). :meth:`decode_v`
+    also gives the decided ``v`` itself.
 
     Args:
         code: a :class:`~qdecode.codes.polar.PolarCode` / :class:`~qdecode.codes.pac.PacCode`
@@ -172,19 +161,10 @@ class CrispDecoder:
 
     # ------------------------------------------------------------------ loading
     def _load_onnx(self) -> None:
-        from qdecode.decoders.onnx_cpu import cpu_session
-
-        try:
-            sess = cpu_session(self.path, self.threads, "the crisp decoder")
-        except ImportError:  # onnxruntime missing: not a model problem
-            raise
-        except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own exception types
-            raise CrispModelError(f"cannot load CRISP model {self.path}: {type(exc).__name__}: {exc}") from None
-        meta = sess.get_modelmeta().custom_metadata_map
-        if meta.get("format") != FORMAT:
-            raise CrispModelError(f"{self.path} is not a CRISP model (format {meta.get('format')!r})")
-        if meta.get("format_version") != str(FORMAT_VERSION):
-            raise CrispModelError(f"{self.path}: unsupported CRISP format version {meta.get('format_version')!r}")
+        rt = _runtime()
+        sess, meta = rt.open_onnx_model(self.path, fmt=rt.CRISP_FORMAT, version=rt.CRISP_FORMAT_VERSION,
+                                        what="CRISP model", error=CrispModelError, threads=self.threads,
+                                        who="the crisp decoder")
         try:
             self.arch = json.loads(meta["arch"])
             desc = json.loads(meta["code"])
@@ -199,14 +179,13 @@ class CrispDecoder:
 
     def _load_torch(self) -> None:
         try:
-            import torch  # noqa: F401
-            from qdecode.neural.crisp_train import load_torch_model
+            import torch
         except ImportError as exc:  # pragma: no cover
             raise ImportError(f"backend='torch' needs torch: pip install 'qdecode[neural]' ({exc})") from None
         if self.threads:
             torch.set_num_threads(self.threads)
         try:
-            net, desc, _ = load_torch_model(self.path)
+            net, desc, _ = _runtime().load_crisp_torch(self.path)
         except ValueError as exc:
             raise CrispModelError(str(exc)) from None
         _check_code(desc, self.code, self.path)
@@ -228,14 +207,11 @@ class CrispDecoder:
             self._flip = (1.0 - 2.0 * self._rows).astype(np.float32)  # sign flips of deciding v_t = 1
 
     # ------------------------------------------------------------------ decoding
+    _length_name = "N"
+
     @property
-    def n(self) -> int:
+    def n(self) -> int:  # type: ignore[override]
         return self.N
-
-    def _check(self, llr: Any) -> np.ndarray:
-        from qdecode.decoders.polar import check_block_llr
-
-        return check_block_llr(llr, self.N).astype(np.float32)
 
     def _decide(self, t: int, logit: np.ndarray, v: np.ndarray, prev: np.ndarray) -> None:
         bit = np.zeros(v.shape[0], dtype=np.uint8) if self.frozen[t] else (logit > 0).astype(np.uint8)
@@ -311,13 +287,14 @@ class CrispDecoder:
         return v[np.arange(B), best]
 
     def _decode_chunk_torch(self, llr: np.ndarray) -> np.ndarray:
-        from qdecode.neural.crisp_train import torch_decode_v
-
-        return torch_decode_v(self._net, llr, self.frozen, self._rows)
+        return _runtime().crisp_torch_decode_v(self._net, llr, self.frozen, self._rows)
 
     def decode_v(self, llr: Any) -> np.ndarray:
         """``(S, N)`` LLRs -> ``(S, N)`` uint8 decided ``v`` (data on ``A``, zeros on ``F``)."""
-        x = self._check(llr)
+        return self._decode_v(self.check_llr(llr))
+
+    def _decode_v(self, llr: np.ndarray) -> np.ndarray:
+        x = llr.astype(np.float32)
         S = x.shape[0]
         out = np.zeros((S, self.N), dtype=np.uint8)
         run = self._decode_chunk_onnx if self.backend == "onnx" else self._decode_chunk_torch
@@ -328,24 +305,13 @@ class CrispDecoder:
         self.last_info = DecodeInfo()
         return out
 
-    def decode_llr_batch(self, llr: Any) -> np.ndarray:
-        """``(S, N)`` channel LLRs (positive = bit 0) -> ``(S, N)`` uint8 codewords.
-
-        Raises:
-            DecoderInputError: wrong shape, non-numeric, NaN or infinite LLRs.
-        """
+    def _decode_llr_batch(self, llr: np.ndarray) -> np.ndarray:
         from qdecode.codes.polar import polar_transform
 
-        v = self.decode_v(llr)
-        return polar_transform(self.code.pretransform(v))
+        return polar_transform(self.code.pretransform(self._decode_v(llr)))
 
-    def decode_msgs(self, llr: Any) -> np.ndarray:
-        """``(S, N)`` channel LLRs -> ``(S, k)`` uint8 decoded message bits."""
-        return np.ascontiguousarray(self.decode_v(llr)[:, self.msg_pos])
-
-    def decode_llr(self, llr: Any) -> np.ndarray:
-        """One block: ``(N,)`` -> ``(N,)``."""
-        return self.decode_llr_batch(np.asarray(llr, dtype=np.float64).reshape(1, -1))[0]
+    def _message_bits(self, codewords: np.ndarray) -> np.ndarray:
+        return self.code.extract(codewords)
 
 
 def _sc_llr_at(llr: np.ndarray, t: int) -> np.ndarray:

@@ -135,8 +135,8 @@ def test_onnx_step_matches_torch(tiny_model):
     assert np.array_equal(v, d_torch.decode_v(llr))
     assert np.all(v[:, code.frozen_positions] == 0)
     x = d_onnx.decode_llr_batch(llr)
-    assert np.array_equal(code.extract(x), d_onnx.decode_msgs(llr))
-    assert np.array_equal(x, code.encode(d_onnx.decode_msgs(llr)))
+    assert np.array_equal(code.extract(x), d_onnx.message_bits(x))
+    assert np.array_equal(x, code.encode(d_onnx.message_bits(x)))
 
 
 def test_cancel_inputs_match_sequential_decoding():
@@ -290,7 +290,7 @@ def test_shipped_polar32_16_matches_sc():
     sc_err = int(np.any(ScDecoder(code).decode_llr_batch(llr) != x, axis=1).sum())
     assert crisp_err <= 1.05 * sc_err + 3, (crisp_err, sc_err)
     assert crisp_err < 0.1 * len(x)  # far from the trivial decoder (BLER ~1)
-    assert np.array_equal(dec.decode_msgs(llr[:50]), code.extract(dec.decode_llr_batch(llr[:50])))
+    assert np.array_equal(dec.message_bits(dec.decode_llr_batch(llr[:50])), code.extract(dec.decode_llr_batch(llr[:50])))
 
 
 def test_decoders_import_and_run_without_torch(tiny_model):
@@ -364,7 +364,7 @@ def test_beam_of_one_path_is_the_greedy_decoder(tmp_path, inputs):
     code = get_code("polar32_16")
     _, llr = _blocks(code, 2.0, 300, 4)
     dec = CrispDecoder(code, str(tmp_path / "crisp_tiny.onnx"))
-    x = dec._check(llr)
+    x = dec.check_llr(llr).astype(np.float32)
     assert np.array_equal(dec._decode_chunk_beam(x), dec._decode_chunk_onnx(x))
     assert dec._decode_chunk_onnx(x).any()  # not a trivial all-zero comparison
 
