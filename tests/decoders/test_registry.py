@@ -18,6 +18,9 @@ def toy_decoder():
         {"alpha": Param(float, 0.625), "max_iter": Param(int, 100), "flooding": Param(bool, True)},
     )
     yield "toy-test"
+    from qdecode.decoders.registry import _REGISTRY
+
+    _REGISTRY.pop("toy-test", None)  # later tests see only the built-in decoders
 
 
 def test_builtins_registered():
