@@ -44,7 +44,6 @@ def main() -> None:
 
     import relay_bp
 
-    from qdecode.decoders.base import observables_from_errors
     from qdecode.decoders.relay import RelayBpDecoder
     from qdecode.problem import DecodingProblem
     from qdecode.sims.circuits import build_circuit

@@ -24,7 +24,6 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import os
 import subprocess
 import sys
 from pathlib import Path

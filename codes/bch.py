@@ -33,7 +33,8 @@ from typing import Any
 
 import numpy as np
 
-from .gf2m import GF2m, check_int as _int, cyclotomic_coset, gf2m, poly_mul_gf2, poly_to_int
+from .gf2m import GF2m, cyclotomic_coset, gf2m, poly_mul_gf2, poly_to_int
+from .gf2m import check_int as _int
 
 __all__ = ["BCHCode", "bch_generator_poly", "bch_code"]
 

@@ -30,7 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from .gf2m import GF2m, check_int as _int, gf2m
+from .gf2m import GF2m, gf2m
+from .gf2m import check_int as _int
 
 __all__ = ["RSCode", "rs_code"]
 

@@ -74,6 +74,7 @@ from qdecode.neural.runtime import CRISP_FORMAT as FORMAT
 from qdecode.neural.runtime import CRISP_FORMAT_VERSION as FORMAT_VERSION
 from qdecode.neural.runtime import crisp_torch_decode_v as torch_decode_v
 from qdecode.neural.runtime import load_crisp_torch as load_torch_model  # noqa: F401 - re-exported
+
 CURRICULA = ("l2r", "n2c", "abrupt")
 TARGETS = ("bits", "map")
 

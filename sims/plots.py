@@ -22,8 +22,12 @@ from typing import Any, Iterable, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
-from qdecode.sims.stats import Fit, fit_binomial, shot_error_rate_to_per_round
-from qdecode.sims.stats import _group_value  # same grouping rule as the threshold fits
+from qdecode.sims.stats import (
+    Fit,
+    _group_value,  # same grouping rule as the threshold fits
+    fit_binomial,
+    shot_error_rate_to_per_round,
+)
 from qdecode.sims.store import StatsRow, merge_rows
 from qdecode.sims.threshold import ThresholdEstimate
 

@@ -60,8 +60,8 @@ except ModuleNotFoundError:  # pragma: no cover - Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
 from qdecode.decoders.registry import DecoderSpec
-from qdecode.sims.sweep import SweepOptions
 from qdecode.sims.classical import ClassicalRecipe
+from qdecode.sims.sweep import SweepOptions
 from qdecode.sims.tasks import CircuitRecipe, Task
 
 

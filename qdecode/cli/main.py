@@ -20,7 +20,19 @@ class CliError(ValueError):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from qdecode.cli import bench, circuit, codes, combine, export_vectors, learn_noise, plot, predict, sweep, train, tune
+    from qdecode.cli import (
+        bench,
+        circuit,
+        codes,
+        combine,
+        export_vectors,
+        learn_noise,
+        plot,
+        predict,
+        sweep,
+        train,
+        tune,
+    )
 
     parser = argparse.ArgumentParser(prog="qdecode", description="Error-correction decoders and sweeps.")
     parser.add_argument("--version", action="version", version=f"qdecode {__version__}")

@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from qdecode.decoders.base import DecodeInfo, DecoderInputError
+from qdecode.decoders.base import DecodeInfo
 from qdecode.decoders.block import BlockDecoder
 from qdecode.decoders.params import DecoderEntry, Param, uses_params
 

@@ -42,8 +42,15 @@ import scipy.sparse as sp
 from qdecode.decoders.base import DecodeInfo, Decoder, DecoderInputError, check_syndromes, observables_from_errors
 from qdecode.decoders.osd import OsdPostProcessor, normalize_osd_method
 from qdecode.decoders.params import DecoderEntry, Param, uses_params
-from qdecode.kernels.gdg import (_make_work, gdg_decode_branch_parallel, gdg_decode_range, gdg_decode_range_work,
-                                 pushes_per_branch, reliability_key, reliability_keys)
+from qdecode.kernels.gdg import (
+    _make_work,
+    gdg_decode_branch_parallel,
+    gdg_decode_range,
+    gdg_decode_range_work,
+    pushes_per_branch,
+    reliability_key,
+    reliability_keys,
+)
 from qdecode.kernels.threads import num_threads, run_dynamic
 from qdecode.problem import DecodingProblem
 

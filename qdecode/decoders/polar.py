@@ -45,7 +45,8 @@ from typing import Any
 import numpy as np
 
 from qdecode.decoders.base import DecodeInfo
-from qdecode.decoders.block import BlockDecoder, check_block_llr as _check_llr
+from qdecode.decoders.block import BlockDecoder
+from qdecode.decoders.block import check_block_llr as _check_llr
 from qdecode.decoders.params import Param, uses_params
 from qdecode.kernels import polar as kpolar
 from qdecode.kernels.threads import run_ranges

@@ -11,7 +11,14 @@
 
 from __future__ import annotations
 
-from qdecode.hw.latency import BenchReport, LatencyReport, ThroughputReport, measure_latency, measure_throughput, run_bench
+from qdecode.hw.latency import (
+    BenchReport,
+    LatencyReport,
+    ThroughputReport,
+    measure_latency,
+    measure_throughput,
+    run_bench,
+)
 from qdecode.hw.vectors import (
     Mismatch,
     ReplayReport,

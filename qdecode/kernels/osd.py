@@ -71,7 +71,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from qdecode.kernels.gf2 import ctz64, pivot_on_column
+from qdecode.kernels.gf2 import ctz64
 
 __all__ = [
     "METHOD_OSD0",

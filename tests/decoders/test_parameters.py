@@ -140,8 +140,21 @@ def test_signature_defaults_come_from_the_table():
 
 
 def _classes():
-    from qdecode.decoders import bm, bp, bp_matching, bposd, crisp, gdg, matching, nn_pymatching, osd, polar, relay
-    from qdecode.decoders import sem_osd, window
+    from qdecode.decoders import (
+        bm,
+        bp,
+        bp_matching,
+        bposd,
+        crisp,
+        gdg,
+        matching,
+        nn_pymatching,
+        osd,
+        polar,
+        relay,
+        sem_osd,
+        window,
+    )
 
     mods = (bm, bp, bp_matching, bposd, crisp, gdg, matching, nn_pymatching, osd, polar, relay, sem_osd, window)
     return [v for m in mods for v in vars(m).values() if isinstance(v, type) and v.__module__ == m.__name__]

@@ -3,7 +3,6 @@ forward-backward priors against brute force, table look-ups equal direct evaluat
 
 from __future__ import annotations
 
-import itertools
 import sys
 
 import numpy as np

@@ -11,6 +11,7 @@ import pytest
 
 from qdecode.codes.catalog import get_code
 
+
 def _torch():
     torch = pytest.importorskip("torch")
     torch.set_num_threads(1)

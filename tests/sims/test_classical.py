@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from qdecode.decoders.registry import DecoderSpec
 from qdecode.sims.classical import BinaryCode, ClassicalRecipe, run_classical_batch
 from qdecode.sims.recipe import RecipeError, parse_recipe
-from qdecode.sims.tasks import Task, describe_task
+from qdecode.sims.tasks import describe_task
 
 
 def _recipe(**task):
