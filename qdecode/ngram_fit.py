@@ -94,7 +94,9 @@ def count_kneser_ney(text: bytes, order: int) -> dict[str, np.ndarray]:
         ctx_n1.append(ncount.astype(np.float64))
         base += g.size
         lvl_start.append(lvl_start[-1] + cu.size)
-    cat = (lambda xs, dt: np.ascontiguousarray(np.concatenate(xs) if xs else np.zeros(0), dtype=dt))
+    def cat(xs, dt):
+        return np.ascontiguousarray(np.concatenate(xs) if xs else np.zeros(0), dtype=dt)
+
     return {
         "p1": np.ascontiguousarray(p1),
         "keys": cat(keys, np.int64),

@@ -177,7 +177,8 @@ def set_threads(threads: int | None) -> int:
         if threads < 1:
             raise ValueError(f"--threads must be >= 1, got {threads}")
         if threads > numba.config.NUMBA_NUM_THREADS:
-            raise ValueError(f"--threads {threads} exceeds the {numba.config.NUMBA_NUM_THREADS} threads numba started with")
+            raise ValueError(f"--threads {threads} exceeds the {numba.config.NUMBA_NUM_THREADS} "
+                             f"threads numba started with")
         numba.set_num_threads(threads)
     return int(numba.get_num_threads())
 
@@ -216,7 +217,8 @@ def format_report(report, *, label: str, desc: dict[str, Any], threads: int, cpu
         rows.append(f"iterations   mean {its['iter_mean']:.2f}   p50 {its['iter_p50']:.0f}   p99 {its['iter_p99']:.0f}"
                     f"   max {its['iter_max']:.0f}")
     for key, st in report.extra_stats().items():
-        rows.append(f"{key:<12} mean {st['mean']:.3g}   p50 {st['p50']:.3g}   p99 {st['p99']:.3g}   max {st['max']:.3g}")
+        rows.append(f"{key:<12} mean {st['mean']:.3g}   p50 {st['p50']:.3g}   p99 {st['p99']:.3g}"
+                    f"   max {st['max']:.3g}")
     if report.convergence_rate is not None:
         rows.append(f"converged    {100 * report.convergence_rate:.2f}%")
     if report.errors is not None:

@@ -34,7 +34,8 @@ def run(args) -> int:
 
     if not 0 < args.p < 1:
         raise ValueError(f"--p must lie strictly inside (0, 1), got {args.p}")
-    rounds = resolve_rounds(int(args.rounds) if args.rounds and args.rounds.isdigit() else args.rounds, args.d, "--rounds")
+    rounds = resolve_rounds(int(args.rounds) if args.rounds and args.rounds.isdigit() else args.rounds,
+                            args.d, "--rounds")
     recipe = CircuitRecipe(
         code=args.name, noise=args.noise, p=args.p, d=args.d, rounds=rounds,
         basis=args.basis, memory_basis_only=args.memory_basis_only,

@@ -6,7 +6,8 @@ from __future__ import annotations
 def add_parser(sub) -> None:
     from qdecode.cli.help_text import HelpFormatter
 
-    p = sub.add_parser("codes", help="list the code catalogue", description="List every code with n, k, d and provenance.",
+    p = sub.add_parser("codes", help="list the code catalogue",
+                       description="List every code with n, k, d and provenance.",
                        formatter_class=HelpFormatter)
     p.set_defaults(run=run)
 

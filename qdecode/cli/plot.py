@@ -176,7 +176,8 @@ def group_keys_for(rows: Iterable, explicit: str | None = None) -> tuple[str, ..
         for k, v in meta.items():
             if k not in _AXIS_KEYS:
                 values.setdefault(k, set()).add(repr(v))
-    varying = tuple(sorted(k for k, v in values.items() if len(v) > 1 or any(k not in (r.json_metadata or {}) for r in rows)))
+    varying = tuple(sorted(k for k, v in values.items()
+                           if len(v) > 1 or any(k not in (r.json_metadata or {}) for r in rows)))
     return ("decoder",) + varying
 
 
@@ -317,7 +318,8 @@ def run_threshold(args) -> int:
 
     rows = apply_filters(_read(args.csv), args.filter)
     keys = group_keys_for(rows, args.group)
-    reports = threshold_report(rows, per_round=args.per_round, group_keys=keys, n_bootstrap=args.bootstrap, seed=args.seed)
+    reports = threshold_report(rows, per_round=args.per_round, group_keys=keys, n_bootstrap=args.bootstrap,
+                               seed=args.seed)
     unit = "per round" if args.per_round else "per shot"
     print(f"# threshold estimates ({unit} logical error rates); groups by {', '.join(keys)}")
     found = False

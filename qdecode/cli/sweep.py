@@ -31,7 +31,8 @@ def add_parser(sub) -> None:
             "appended to --out; running again resumes. Options left unset take the recipe's value."
         ),
     )
-    p.add_argument("recipe", nargs="?", help="recipe TOML file, or an embedded recipe's bare name (default: quickstart)")
+    p.add_argument("recipe", nargs="?",
+                   help="recipe TOML file, or an embedded recipe's bare name (default: quickstart)")
     g = p.add_argument_group("inline sweep of a catalogue code")
     g.add_argument("--code", help="code name (see `qdecode codes`)")
     g.add_argument("--d", type=_list(int), help="distance(s), comma-separated")

@@ -51,7 +51,8 @@ def _common_options(p, *, config: str, stem: str, batch: str) -> None:
     p.add_argument("--threads", type=int, help=f"torch CPU threads ({cfg})")
     p.add_argument("--max-wall-s", type=float,
                    help="stop after this many seconds (checkpoint, no export); resume later (default: no limit)")
-    p.add_argument("--no-resume", action="store_true", help="ignore an existing checkpoint in --out (it is overwritten)")
+    p.add_argument("--no-resume", action="store_true",
+                   help="ignore an existing checkpoint in --out (it is overwritten)")
     p.add_argument("--no-progress", action="store_true",
                    help="no tqdm bar (there is none anyway when stderr is not a terminal)")
     p.add_argument("--quiet", action="store_true", help="same as --no-progress")
@@ -103,10 +104,14 @@ def _add_predecoder(tsub) -> None:
         ),
     )
     _common_options(p, config="qdecode/neural/configs/predecoder_d5.json", stem="predecoder", batch="shots per step")
-    p.add_argument("--d", type=int, dest="distance", help="code distance (default: from --config, else the built-in config)")
-    p.add_argument("--init-from", help="start from this predecoder .pt (fine-tuning; default: from --config, else a random initialisation)")
+    p.add_argument("--d", type=int, dest="distance",
+                   help="code distance (default: from --config, else the built-in config)")
+    p.add_argument("--init-from",
+                   help="start from this predecoder .pt "
+                        "(fine-tuning; default: from --config, else a random initialisation)")
     p.add_argument("--export-checkpoint", action="store_true",
-                   help="do not train: calibrate and export the checkpoint in --out as it is now (predecoder_NAME_stepN.*)")
+                   help="do not train: calibrate and export the checkpoint in --out as it is now "
+                        "(predecoder_NAME_stepN.*)")
     p.set_defaults(run=run_predecoder)
 
 
@@ -142,11 +147,17 @@ def _add_crisp(tsub) -> None:
     )
     _common_options(p, config="qdecode/neural/configs/crisp_polar32_16.json, ...", stem="crisp",
                     batch="blocks per step")
-    p.add_argument("--code", help="catalogue code: polar32_16, polar64_22, pac32_16, ... (default: from --config, else the built-in config)")
-    p.add_argument("--curriculum", choices=("l2r", "n2c", "abrupt"), help="training curriculum (default: from --config, else the built-in config)")
-    p.add_argument("--kind", choices=("gru", "conv"), help="network: GRU or dilated causal Conv1d (default: from --config, else the built-in config)")
-    p.add_argument("--width", type=int, help="hidden units (GRU) / channels (conv) (default: from --config, else the built-in config)")
-    p.add_argument("--depth", type=int, help="GRU layers / conv layers (default: from --config, else the built-in config)")
+    p.add_argument("--code",
+                   help="catalogue code: polar32_16, polar64_22, pac32_16, ... "
+                        "(default: from --config, else the built-in config)")
+    p.add_argument("--curriculum", choices=("l2r", "n2c", "abrupt"),
+                   help="training curriculum (default: from --config, else the built-in config)")
+    p.add_argument("--kind", choices=("gru", "conv"),
+                   help="network: GRU or dilated causal Conv1d (default: from --config, else the built-in config)")
+    p.add_argument("--width", type=int,
+                   help="hidden units (GRU) / channels (conv) (default: from --config, else the built-in config)")
+    p.add_argument("--depth", type=int,
+                   help="GRU layers / conv layers (default: from --config, else the built-in config)")
     p.set_defaults(run=run_crisp)
 
 

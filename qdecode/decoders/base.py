@@ -118,7 +118,8 @@ class Decoder(abc.ABC):
         """One shot: uint8 ``(m,)`` -> uint8 ``(n,)``; the batch path with S = 1."""
         s = np.asarray(syndrome)
         if s.ndim != 1:
-            raise DecoderInputError(f"decode takes one syndrome of shape ({self.problem.num_detectors},), got {s.shape}")
+            raise DecoderInputError(f"decode takes one syndrome of shape ({self.problem.num_detectors},), "
+                                    f"got {s.shape}")
         return self.decode_batch(s[None, :])[0]
 
     def predict_observables_batch(self, syndromes: np.ndarray) -> np.ndarray:

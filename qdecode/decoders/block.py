@@ -73,7 +73,8 @@ def check_block_llr(llr: Any, n: int, *, allow_inf: bool = False, length_name: s
     """
     a = np.asarray(llr) if not isinstance(llr, np.ndarray) else llr
     if a.dtype == object or a.dtype.kind in "USVcmM":
-        raise DecoderInputError(f"llr must be a real array of shape (shots, {_width(n, length_name)}), got dtype {a.dtype}")
+        raise DecoderInputError(f"llr must be a real array of shape (shots, {_width(n, length_name)}), "
+                                f"got dtype {a.dtype}")
     if a.ndim != 2 or a.shape[1] != n:
         raise DecoderInputError(f"llr must have shape (shots, {_width(n, length_name)}), got {a.shape}")
     x = np.ascontiguousarray(a, dtype=np.float64)
@@ -178,7 +179,8 @@ class BlockDecoder(abc.ABC):
         """``(S, n)`` 0/1 (or bool) words -> C-contiguous uint8 (one-line DecoderInputError otherwise)."""
         x = np.asarray(words)
         if x.ndim != 2 or x.shape[1] != self.n:
-            raise DecoderInputError(f"{name} must have shape (shots, {_width(self.n, self._length_name)}), got {x.shape}")
+            raise DecoderInputError(f"{name} must have shape (shots, {_width(self.n, self._length_name)}), "
+                                    f"got {x.shape}")
         if x.dtype == np.bool_:
             return np.ascontiguousarray(x.view(np.uint8))
         if x.dtype.kind not in "iuf":

@@ -76,7 +76,8 @@ class BmDecoder(BlockDecoder):
     def __init__(self, code: Any, threads: int | None = None) -> None:
         kind = getattr(code, "kind", None)
         if kind not in ("bch", "rs"):
-            raise ValueError(f"BmDecoder needs a BCH or Reed-Solomon code (kind 'bch' or 'rs'), got {type(code).__name__}")
+            raise ValueError(f"BmDecoder needs a BCH or Reed-Solomon code (kind 'bch' or 'rs'), "
+                             f"got {type(code).__name__}")
         self.code = code
         self.kind = kind
         self.n_sym = int(code.n)

@@ -184,7 +184,9 @@ class BpMatchingDecoder(Decoder):
                 else:
                     self.matcher.match_reweighted(chunk, q)  # the same posteriors, nothing committed
                 totals["match_full_ns"] += time.perf_counter_ns() - t0
-        cat = (lambda xs, dt: np.concatenate(xs) if xs else np.zeros(0, dt))
+        def cat(xs, dt):
+            return np.concatenate(xs) if xs else np.zeros(0, dt)
+
         self.last_info = TwoStageDecodeInfo(
             converged=cat(conv, bool), iterations=cat(iters, np.int32),
             extra={"defects": s.sum(axis=1), "residual_defects": cat(residual_defects, np.int64)},

@@ -39,7 +39,8 @@ def binary_generator(code: Any) -> np.ndarray:
 
 def _polar_only(code: Any, name: str) -> Any:
     if not hasattr(code, "info_positions"):  # qdecode.codes.polar.PolarCode (PAC codes are PolarCodes too)
-        raise ValueError(f"decoder {name!r} needs a polar or PAC code, got {getattr(code, 'name', '') or type(code).__name__}")
+        raise ValueError(f"decoder {name!r} needs a polar or PAC code, "
+                         f"got {getattr(code, 'name', '') or type(code).__name__}")
     return code
 
 
@@ -52,7 +53,8 @@ def _sem_osd(code: Any, *, prior: str, **kw: Any) -> Any:
 ENTRIES = {
     "bm": DecoderEntry("bm", lambda code: BmDecoder(code), {}, kind="classical",
                        doc="Berlekamp-Massey + Chien (+ Forney) hard-decision decoding of BCH / RS codes"),
-    "osd": DecoderEntry("osd", lambda code, **kw: OsdBlockDecoder(G=binary_generator(code), code=code, **kw), OSD_BLOCK_PARAMS,
+    "osd": DecoderEntry("osd", lambda code, **kw: OsdBlockDecoder(G=binary_generator(code), code=code, **kw),
+                        OSD_BLOCK_PARAMS,
                         kind="classical", doc="ordered statistics decoding (Fossorier-Lin) of any binary linear code"),
     "sc": DecoderEntry("sc", lambda code: ScDecoder(_polar_only(code, "sc")), {}, kind="classical",
                        doc="successive cancellation decoding of polar / PAC codes"),

@@ -176,7 +176,8 @@ class GdgDecoder(Decoder):
             raise DecoderInputError(f"alpha must lie in (0, 1], got {alpha!r}")
         self.max_iters = _int(max_iters, "max_iters", 0)
         if 0 < self.max_iters <= self.pre_iter:
-            raise DecoderInputError(f"max_iters must be 0 (no budget) or > pre_iter ({self.pre_iter}), got {max_iters!r}")
+            raise DecoderInputError(f"max_iters must be 0 (no budget) or > pre_iter ({self.pre_iter}), "
+                                    f"got {max_iters!r}")
         if threads is not None:
             threads = _int(threads, "threads", 1)
         self.threads = threads

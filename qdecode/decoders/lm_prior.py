@@ -43,7 +43,8 @@ from qdecode.kernels.threads import run_ranges
 from qdecode.text_corpus import CorpusError as LmPriorError
 from qdecode.text_corpus import corpus_bytes, corpus_split  # noqa: F401 - re-exported (__all__)
 
-__all__ = ["LmPriorError", "BatchedPrior", "corpus_bytes", "corpus_split", "KneserNey", "load_kneser_ney", "NgramPrior", "ngram_prior"]
+__all__ = ["LmPriorError", "BatchedPrior", "corpus_bytes", "corpus_split", "KneserNey", "load_kneser_ney",
+           "NgramPrior", "ngram_prior"]
 
 TABLE_MAX_BYTES = 64 << 20  # largest distribution table (KneserNey.dist_table) kept per model
 _lock = threading.Lock()

@@ -47,7 +47,8 @@ RULES = ("threshold", "consistent")
 NN_PYMATCHING_PARAMS = {
     "model": Param(str, "d5", "shipped model name (d5, d7) or a .onnx / .pt path"),
     "mode": Param(str, "commit", "commit | reweight | both", choices=MODES),
-    "tau": Param(float, 0.9, "commit threshold on the calibrated probability, in (0, 1)", minimum=0.5, maximum=0.999999),
+    "tau": Param(float, 0.9, "commit threshold on the calibrated probability, in (0, 1)",
+                 minimum=0.5, maximum=0.999999),
     "backend": Param(str, "onnx", "onnx (onnxruntime, no torch) | torch", choices=("onnx", "torch")),
     "device": Param(str, "cpu", "cpu | cuda", choices=("cpu", "cuda")),
     "batch": Param(int, 1024, "shots per inference chunk", minimum=1),

@@ -97,7 +97,8 @@ class DecoderEntry:
             raise ValueError(f"decoder {self.name!r}: kind must be 'quantum' or 'classical', got {self.kind!r}")
         object.__setattr__(self, "params", dict(self.params))
         if self.nested is not None and (self.nested not in self.params or self.params[self.nested].type is not str):
-            raise ValueError(f"decoder {self.name!r}: nested parameter {self.nested!r} must be one of its str parameters")
+            raise ValueError(f"decoder {self.name!r}: nested parameter {self.nested!r} "
+                             f"must be one of its str parameters")
 
 
 def defaults(params: Mapping[str, Param]) -> dict[str, Any]:
@@ -115,9 +116,10 @@ def uses_params(
     Every name in ``params`` that is a parameter of ``__init__`` must be written there
     *without* a default (the table's default is installed), so the value is stated once.
     Values passed from Python are checked by the class itself (its own error types and
-    messages); the registry checks command-line values against the same table. After construction ``self.params`` holds the resolved registry-level
-    parameters: the table's names bound from the call, or ``record(self, arguments)``
-    where the class spells some of them differently (e.g. Relay-BP's ``gamma_interval``).
+    messages); the registry checks command-line values against the same table. After
+    construction ``self.params`` holds the resolved registry-level parameters: the
+    table's names bound from the call, or ``record(self, arguments)`` where the class
+    spells some of them differently (e.g. Relay-BP's ``gamma_interval``).
     """
     table = dict(params)
 

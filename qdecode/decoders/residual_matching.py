@@ -59,7 +59,9 @@ def _column_keys(H: sp.csr_matrix) -> dict[tuple[int, ...], int]:
     return {tuple(int(r) for r in csc.indices[csc.indptr[j]:csc.indptr[j + 1]]): j for j in range(csc.shape[1])}
 
 
-def column_to_edge_map(problem: DecodingProblem, graph: DecodingProblem) -> tuple[sp.csr_matrix, np.ndarray, np.ndarray]:
+def column_to_edge_map(
+    problem: DecodingProblem, graph: DecodingProblem
+) -> tuple[sp.csr_matrix, np.ndarray, np.ndarray]:
     """How each column's probability reaches the matching graph's edges.
 
     A column merges every DEM instruction with its detector set, and those instructions can

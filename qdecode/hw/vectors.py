@@ -333,10 +333,12 @@ def export_vectors(
         "content": what,
     }
     files: dict[str, Any] = {
-        "H.alist": {"format": "alist", "content": f"check matrix H, {m} rows (detectors) x {n} columns (error mechanisms)"},
+        "H.alist": {"format": "alist",
+                    "content": f"check matrix H, {m} rows (detectors) x {n} columns (error mechanisms)"},
         "priors_q.hex": {**word(dec.bits, "quantised prior LLR of variable j = round(ln((1-p_j)/p_j) * 2^frac_bits) "
                                           "saturated to +-msg_lim"), "lines": n, "line": "j + 1 = variable j"},
-        "syndromes.hex": {**bitvec(m, "syndrome of shot s; bit i = detector (check) i"), "lines": S, "line": "s + 1 = shot s"},
+        "syndromes.hex": {**bitvec(m, "syndrome of shot s; bit i = detector (check) i"), "lines": S,
+                          "line": "s + 1 = shot s"},
         "expected_hard.hex": {**bitvec(n, "hard decision of shot s; bit j = 1 when posterior_j <= 0"), "lines": S,
                               "line": "s + 1 = shot s"},
         "expected_iters.txt": {"format": "decimal", "lines": S, "line": "s + 1 = shot s",
@@ -632,7 +634,8 @@ def replay_vectors(path: str | os.PathLike) -> ReplayReport:
     for s, e, g in zip(bad_hard.tolist(), exp_hex, got_hex):
         rows.append((0, Mismatch("expected_hard.hex", s + 1, s, "hard", e, g)))
     for s in np.flatnonzero(iters != vs.expected_iters).tolist():
-        rows.append((1, Mismatch("expected_iters.txt", s + 1, s, "iterations", str(vs.expected_iters[s]), str(iters[s]))))
+        rows.append((1, Mismatch("expected_iters.txt", s + 1, s, "iterations", str(vs.expected_iters[s]),
+                                 str(iters[s]))))
     for s in np.flatnonzero(conv != vs.expected_converged).tolist():
         rows.append((2, Mismatch("expected_converged.txt", s + 1, s, "converged",
                                  str(int(vs.expected_converged[s])), str(int(conv[s])))))

@@ -339,7 +339,8 @@ def osd_solve(col_ptr, row_idx, colbits, weights, rank_h, method, order, syndrom
         column space (then ``out`` is the OSD-0 vector, which matches ``s`` on the pivot
         rows only).
     """
-    (perm, tmp, basis, comb, piv_row, piv_col, t_of_row, nonpiv, v, cv, x0, y, best_y, xr, xw, wS, supp, extra) = scratch
+    (perm, tmp, basis, comb, piv_row, piv_col, t_of_row, nonpiv, v, cv, x0, y, best_y, xr, xw, wS, supp,
+     extra) = scratch
     m = syndrome.shape[0]
     n = key.shape[0]
     W = colbits.shape[1]
@@ -538,7 +539,8 @@ def osd_solve(col_ptr, row_idx, colbits, weights, rank_h, method, order, syndrom
 
 
 @numba.njit(cache=True, nogil=True, parallel=True)
-def osd_batch(col_ptr, row_idx, colbits, weights, rank_h, method, order, syndromes, keys, mask, out, out0, status, nchunks):
+def osd_batch(col_ptr, row_idx, colbits, weights, rank_h, method, order, syndromes, keys, mask, out, out0, status,
+              nchunks):
     """OSD over the shots where ``mask`` is true, ``prange`` over chunks of those shots.
 
     Args:
