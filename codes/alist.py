@@ -125,7 +125,8 @@ def _read_counts(cur: _Lines, count: int, what: str) -> tuple[int, list[int]]:
         first = first or lineno
         values += _ints(toks, lineno, what)
         if len(values) > count:
-            where = "" if lineno == first else f" (continued from line {first}; a list of weights must end at a line end)"
+            where = ("" if lineno == first
+                     else f" (continued from line {first}; a list of weights must end at a line end)")
             raise AlistFormatError(f"expected {count} {what}, found {len(values)}{where}", lineno)
     return first, values
 
@@ -223,7 +224,8 @@ def read_alist(path_or_text: Union[str, os.PathLike, bytes, IO], *, transpose: b
         q = toks[2]
         raise AlistFormatError(f"non-binary alist (q={q}) is not supported; expected the header 'n m'", lineno)
     if len(toks) != 2:
-        raise AlistFormatError(f"expected the header 'n m' (2 integers: columns rows), found {len(toks)} tokens", lineno)
+        raise AlistFormatError(f"expected the header 'n m' (2 integers: columns rows), found {len(toks)} tokens",
+                               lineno)
     n, m = _ints(toks, lineno, "the header 'n m'")
 
     dline, toks = cur.next_nonblank("'dv_max dc_max' (maximum column and row weights)")

@@ -138,14 +138,16 @@ class BCHCode:
         if t < 1:
             raise ValueError(f"t must be >= 1, got t={self.t!r}")
         if 2 * t + 1 > nm:
-            raise ValueError(f"designed distance 2t+1 = {2 * t + 1} exceeds the length {nm} of BCH codes over GF(2^{field.m})")
+            raise ValueError(f"designed distance 2t+1 = {2 * t + 1} exceeds the length {nm} "
+                             f"of BCH codes over GF(2^{field.m})")
         g, t_eff = bch_generator_poly(field, t)
         km = nm - (g.size - 1)
         if km < 1:
             raise ValueError(f"BCH code of length {nm} with t={t} has dimension {km} < 1")
         s = _int(self.shorten, "shorten")
         if not 0 <= s < km:
-            raise ValueError(f"shorten must be in [0, {km}) for the ({nm}, {km}) BCH code, got shorten={self.shorten!r}")
+            raise ValueError(f"shorten must be in [0, {km}) for the ({nm}, {km}) BCH code, "
+                             f"got shorten={self.shorten!r}")
         n, k = nm - s, km - s
         P = _systematic_parity_gf2(g, n, k)
         G = np.hstack([np.eye(k, dtype=np.uint8), P])
@@ -261,7 +263,8 @@ def bch_code(n: int, t: int, *, shorten: int = 0, prim_poly: int | None = None, 
     ni = _int(n, "n")
     m = (ni + 1).bit_length() - 1
     if ni < 3 or (1 << m) - 1 != ni:
-        raise ValueError(f"primitive BCH codes need n = 2^m - 1 (3, 7, 15, ..., 65535), got n={n!r}; use shorten= for other lengths")
+        raise ValueError(f"primitive BCH codes need n = 2^m - 1 (3, 7, 15, ..., 65535), got n={n!r}; "
+                         f"use shorten= for other lengths")
     return BCHCode(m=m, t=t, shorten=shorten, prim_poly=prim_poly, name=name)
 
 

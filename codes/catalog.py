@@ -98,7 +98,8 @@ def _bch_entry(name: str, m: int, t: int, n: int, k: int) -> CatalogEntry:
 
     return CatalogEntry(
         name=name, kind="classical-linear", family="bch", n=n, k=k, d=2 * t + 1,
-        provenance="narrow-sense primitive binary BCH (Bose, Ray-Chaudhuri, Hocquenghem 1959-60); galois.BCH convention",
+        provenance="narrow-sense primitive binary BCH (Bose, Ray-Chaudhuri, Hocquenghem 1959-60); "
+                   "galois.BCH convention",
         builder=functools.lru_cache(maxsize=1)(build),
         notes=f"t={t}, GF(2^{m}) default primitive poly, systematic; d = designed distance",
     )

@@ -265,7 +265,8 @@ class PolarCode:
             raise ValueError(f"crc must be a Crc or None, got {type(self.crc).__name__}")
         r = self.crc.degree if self.crc is not None else 0
         if a.size < r + 1:
-            raise ValueError(f"need at least {r + 1} information positions for a {r}-bit CRC and one message bit, got {a.size}")
+            raise ValueError(f"need at least {r + 1} information positions for a {r}-bit CRC and one message bit, "
+                             f"got {a.size}")
         c = np.asarray(self.conv, dtype=np.int64)
         if c.ndim != 1 or c.size < 1 or c.size > 64 or not np.all((c == 0) | (c == 1)) or c[0] != 1:
             raise ValueError("conv must be 1..64 binary coefficients (c_0, ..., c_M) with c_0 = 1")
@@ -443,4 +444,5 @@ class PolarCode:
 
     def __repr__(self) -> str:
         extra = f", crc={self.crc.name}" if self.crc is not None else ""
-        return f"{type(self).__name__}(name={self.name!r}, N={self.N}, k={self.k}{extra}, construction={self.construction!r})"
+        return (f"{type(self).__name__}(name={self.name!r}, N={self.N}, k={self.k}{extra}, "
+                f"construction={self.construction!r})")

@@ -68,7 +68,8 @@ class MapTeacher:
         x = encode_v(code, v)
         self.codewords = x  # (2^k, N) uint8, row m = codeword of message m (LSB = first decoded bit)
         # log2-likelihood signs: lw2 = llr @ signs = log2 P(y | x_m) + const
-        self._signs_t = torch.as_tensor((0.5 / np.log(2.0) * (1.0 - 2.0 * x.astype(np.float64))).T.astype(np.float32).copy())
+        self._signs_t = torch.as_tensor(
+            (0.5 / np.log(2.0) * (1.0 - 2.0 * x.astype(np.float64))).T.astype(np.float32).copy())
 
     def message_index(self, v: np.ndarray) -> np.ndarray:
         """``(B, N)`` ``v`` -> ``(B,)`` int64 message integers (first decoded bit = LSB)."""

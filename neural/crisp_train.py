@@ -299,10 +299,12 @@ def write_card(stem: Path, card: dict) -> None:
         f"- data: uniform data bits, BPSK-AWGN, Eb/N0 uniform in [{cfg['ebn0_min']}, {cfg['ebn0_max']}] dB per block "
         f"(sigma^2 = 1/(2 R Eb/N0)), fresh every step, seed {cfg['seed']}",
         f"- curriculum: {cfg['curriculum']} (k_start {cfg['k_start']}, {cfg['stage_steps']} steps per stage)",
-        (f"- loss: BCE on revealed information bits (teacher forcing); AdamW lr {cfg['lr']}, cosine decay, batch {cfg['batch']}"
+        (f"- loss: BCE on revealed information bits (teacher forcing); AdamW lr {cfg['lr']}, cosine decay, "
+         f"batch {cfg['batch']}"
          if cfg.get("targets", "bits") == "bits" else
          f"- loss: BCE (teacher forcing) against the exact sequential-MAP conditionals P(v_t = 1 | y, v_<t) of the "
-         f"revealed information bits (distillation from an enumerating teacher; hard-bit mix {cfg.get('target_mix', 0.0)}); "
+         f"revealed information bits (distillation from an enumerating teacher; "
+         f"hard-bit mix {cfg.get('target_mix', 0.0)}); "
          f"AdamW lr {cfg['lr']}, cosine decay, batch {cfg['batch']}"),
         f"- steps {card['steps']:,}, samples {card['samples']:,}, final loss (mean of the last 100 steps) "
         f"{card['final_loss']:.4f}",
@@ -312,7 +314,8 @@ def write_card(stem: Path, card: dict) -> None:
     val = card.get("val", {})
     seqmap = bool(val) and all("seqmap_bler" in r for r in val.values())
     if seqmap:
-        lines += ["## Validation (BLER (errors), same blocks for CRISP, min-sum SC and the sequential-MAP teacher ~ ML)",
+        lines += ["## Validation (BLER (errors), same blocks for CRISP, min-sum SC "
+                  "and the sequential-MAP teacher ~ ML)",
                   "| Eb/N0 (dB) | blocks | CRISP | SC | seq-MAP teacher |", "|---|---|---|---|---|"]
     else:
         lines += ["## Validation (BLER, same blocks for CRISP and min-sum SC)",

@@ -138,7 +138,9 @@ class ByteLmPrior(nn.Module):
         """Untempered head logits ``z (B, nb, 256)``."""
         return self.head(self.ln_out(self.encode(ctx, ctx_len, llr)[:, ctx.shape[1]:]))
 
-    def context_logits(self, ctx: torch.Tensor, ctx_len: torch.Tensor, llr: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def context_logits(
+        self, ctx: torch.Tensor, ctx_len: torch.Tensor, llr: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """``(z_all (B, nb, 256), z_ctx (B, C - 1, 256))``: the block logits and the causal next-byte
         logits of the context tokens (token ``i`` predicts context byte ``i + 1``; training only)."""
         x = self.head(self.ln_out(self.encode(ctx, ctx_len, llr)))

@@ -67,7 +67,8 @@ def _meta_from_dict(path: Path, d: dict) -> PredecoderMeta:
         if d.get("format") != FORMAT:
             raise KeyError("format")
         if int(d.get("format_version", 0)) > FORMAT_VERSION:
-            raise PredecoderLoadError(f"{path}: model format version {d['format_version']} is newer than this qdecode reads")
+            raise PredecoderLoadError(f"{path}: model format version {d['format_version']} "
+                                      f"is newer than this qdecode reads")
         arch = d["arch"] if isinstance(d["arch"], dict) else json.loads(d["arch"])
         return PredecoderMeta(
             path=str(path),

@@ -230,23 +230,26 @@ def write_card(path_stem: Path, card: dict) -> None:
     lines = [
         f"# qdecode pre-decoder `{cfg['name']}`",
         "",
-        f"Fully convolutional 3D network (Conv3d, {cfg['layers']} layers of width {cfg['width']}, kernel {cfg['kernel']}, "
-        f"GELU, 1x1x1 head with {card['num_classes']} footprint-class channels; {card['parameters']:,} parameters; "
-        f"receptive field {card['receptive_field']}).",
+        f"Fully convolutional 3D network (Conv3d, {cfg['layers']} layers of width {cfg['width']}, "
+        f"kernel {cfg['kernel']}, GELU, 1x1x1 head with {card['num_classes']} footprint-class channels; "
+        f"{card['parameters']:,} parameters; receptive field {card['receptive_field']}).",
         "",
         "## Training data",
-        f"- circuit: `{cfg['code']}` d = {cfg['distance']}, rounds = {cfg['rounds'] or cfg['distance']}, noise `{cfg['noise']}` "
+        f"- circuit: `{cfg['code']}` d = {cfg['distance']}, rounds = {cfg['rounds'] or cfg['distance']}, "
+        f"noise `{cfg['noise']}` "
         "(stim rotated_memory_z; after_clifford_depolarization = before_round_data_depolarization = "
         "before_measure_flip_probability = after_reset_flip_probability = p; both detector bases)",
-        f"- labels: DEM mechanisms sampled directly (numpy sampler over merged DEM columns), p ~ U[{cfg['p_min']}, {cfg['p_max']}] per batch",
-        f"- samples: {card['samples']:,} ({card['steps']} steps x batch {cfg['batch']}), fresh every step, seed {cfg['seed']}",
+        f"- labels: DEM mechanisms sampled directly (numpy sampler over merged DEM columns), "
+        f"p ~ U[{cfg['p_min']}, {cfg['p_max']}] per batch",
+        f"- samples: {card['samples']:,} ({card['steps']} steps x batch {cfg['batch']}), fresh every step, "
+        f"seed {cfg['seed']}",
         f"- initialised from: {cfg['init_from'] or 'random (seeded)'}",
         f"- reproduce: `qdecode train predecoder --config neural/configs/predecoder_{cfg['name']}.json --out DIR` "
         "(the config is stored in the `.card.json`)",
         "",
         "## Optimisation",
-        f"- AdamW lr {cfg['lr']} (warm-up {cfg['warmup_steps']}, cosine to x{cfg['lr_final_ratio']}), weight decay {cfg['weight_decay']}, "
-        f"grad clip {cfg['grad_clip']}, EMA {cfg['ema_decay']}",
+        f"- AdamW lr {cfg['lr']} (warm-up {cfg['warmup_steps']}, cosine to x{cfg['lr_final_ratio']}), "
+        f"weight decay {cfg['weight_decay']}, grad clip {cfg['grad_clip']}, EMA {cfg['ema_decay']}",
         f"- wall time {card['wall_s']:.0f} s on {cfg['threads']} CPU thread(s) ({card['host']})",
         f"- temperature (held-out calibration): {card['temperature']:.4f}",
         "",
@@ -305,7 +308,8 @@ def train(cfg: TrainConfig, out_dir: str | os.PathLike, *, resume: bool = True, 
         saved = dict(state["config"])
         if saved != cfg.to_dict():
             diff = sorted(k for k in saved if saved.get(k) != cfg.to_dict().get(k))
-            raise ValueError(f"{ckpt} was written with a different config (differs in {diff}); use another --out or --no-resume")
+            raise ValueError(f"{ckpt} was written with a different config (differs in {diff}); "
+                             f"use another --out or --no-resume")
         net.load_state_dict(state["model"])
         ema.load_state_dict(state["ema"])
         opt.load_state_dict(state["optimizer"])
@@ -429,8 +433,9 @@ def finish(cfg: TrainConfig, out: Path, net: PredecoderNet, layout: PredecoderLa
 
 def cfg_notes(cfg: TrainConfig) -> str:
     if cfg.init_from:
-        return (f"Initialised from `{Path(cfg.init_from).name}` and fine-tuned at d = {cfg.distance}: the network is fully "
-                "convolutional and the footprint-class table is the same at every d >= 5, so the weights transfer.")
+        return (f"Initialised from `{Path(cfg.init_from).name}` and fine-tuned at d = {cfg.distance}: "
+                "the network is fully convolutional "
+                "and the footprint-class table is the same at every d >= 5, so the weights transfer.")
     return "Trained from scratch."
 
 

@@ -297,7 +297,8 @@ class GilbertElliottAwgn(_GeMarkov):
         object.__setattr__(self, "rate", _rate(self.rate))
         delta = _finite(self.delta_db, "delta_db")
         if delta < 0:
-            raise ValueError(f"delta_db must be >= 0 (the bad state is the noisier one), got delta_db={self.delta_db!r}")
+            raise ValueError(f"delta_db must be >= 0 (the bad state is the noisier one), "
+                             f"got delta_db={self.delta_db!r}")
         object.__setattr__(self, "delta_db", delta)
         object.__setattr__(self, "csi", bool(self.csi))
         if self.reference not in ("average", "good"):

@@ -139,7 +139,8 @@ def circuit_metadata(
     entry = get_entry(code)
     meta["n"] = meta["d"] ** 2 if entry.parametrised else entry.n
     meta["k"] = entry.k
-    meta["memory_basis_only"] = default_memory_basis_only(meta["family"]) if memory_basis_only is None else bool(memory_basis_only)
+    meta["memory_basis_only"] = (default_memory_basis_only(meta["family"]) if memory_basis_only is None
+                                 else bool(memory_basis_only))
     return meta
 
 
@@ -568,7 +569,8 @@ def bb_code_capacity_circuit(code: Any, *, p: float, basis: str = "Z", memory_ba
         for row in H_oth:
             c.append("MPP", mpp_targets(row, other))
         for i in range(m_oth):
-            c.append("DETECTOR", [stim.target_rec(-m_oth + i), stim.target_rec(-2 * m_oth + i)], [i, 1 if other == "X" else 0, 0])
+            c.append("DETECTOR", [stim.target_rec(-m_oth + i), stim.target_rec(-2 * m_oth + i)],
+                     [i, 1 if other == "X" else 0, 0])
         c.append("TICK")
     c.append("M" if b == "Z" else "MX", data)
     for i, row in enumerate(H_mem):

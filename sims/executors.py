@@ -97,7 +97,8 @@ class LocalExecutor(SweepExecutor):
     def __init__(self, workers: int | None = None):
         self.num_workers = max(1, workers or os.cpu_count() or 1)
         method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
-        self._pool = cf.ProcessPoolExecutor(max_workers=self.num_workers, mp_context=multiprocessing.get_context(method),
+        self._pool = cf.ProcessPoolExecutor(max_workers=self.num_workers,
+                                            mp_context=multiprocessing.get_context(method),
                                             initializer=_watch_parent, initargs=(os.getpid(),))
 
     def submit(self, fn, *args):
@@ -152,7 +153,9 @@ class DaskExecutor(SweepExecutor):
                 self._cluster.close()
 
 
-def make_executor(*, workers: int | None = None, dask_workers: int | None = None, scheduler: str | None = None) -> SweepExecutor:
+def make_executor(
+    *, workers: int | None = None, dask_workers: int | None = None, scheduler: str | None = None
+) -> SweepExecutor:
     """Executor for the CLI flags ``--workers`` / ``--dask-workers`` / ``--scheduler``."""
     if scheduler and dask_workers:
         raise ValueError("give either --scheduler or --dask-workers, not both")

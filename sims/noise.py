@@ -316,7 +316,8 @@ def insert_noise(circuit: Any, rules: NoiseRules) -> Any:
                 continue
             if name in _ANY_MEASURE:
                 if args and args[0] > 0:
-                    raise ValueError(f"insert_noise needs noiseless measurements; found {name}({args[0]}) in moment {mi}")
+                    raise ValueError(f"insert_noise needs noiseless measurements; "
+                                     f"found {name}({args[0]}) in moment {mi}")
                 targets = inst.targets_copy()
                 new.append(stim.CircuitInstruction(name, targets, [rules.measure_flip] if rules.measure_flip else []))
                 if name in _MEASURE and rules.after_measure:
@@ -328,7 +329,8 @@ def insert_noise(circuit: Any, rules: NoiseRules) -> Any:
             elif name in _RESET_Z | _RESET_X:
                 new.append(inst)
                 if rules.reset_flip:
-                    new.append(stim.CircuitInstruction("X_ERROR" if name in _RESET_Z else "Z_ERROR", qs, [rules.reset_flip]))
+                    new.append(stim.CircuitInstruction("X_ERROR" if name in _RESET_Z else "Z_ERROR", qs,
+                                                       [rules.reset_flip]))
             elif _is_two_qubit(name):
                 new.append(inst)
                 if rules.after_2q:

@@ -663,7 +663,9 @@ def learn_noise(
     return dem, _report(classes, acc, est, res, mixed)
 
 
-def _report(classes: NoiseClasses, acc: MomentAccumulator, est: ClassEstimate, res: Rescaled, mixed: str) -> NoiseLearningReport:
+def _report(
+    classes: NoiseClasses, acc: MomentAccumulator, est: ClassEstimate, res: Rescaled, mixed: str
+) -> NoiseLearningReport:
     is_pair = classes.is_pair
     clipped: dict[str, int] = {}
     for kind, sel in (("pair", is_pair), ("boundary", ~is_pair)):

@@ -65,7 +65,8 @@ class Postselection:
                 raise PostselectionError(f"postselect: a list must hold detector indices (integers), got {text!r}")
             return cls(kind="indices", indices=tuple(int(x) for x in text))
         if not isinstance(text, str):
-            raise PostselectionError(f"postselect must be 'coord4', a list of detector indices or 'c<k>=lo:hi', got {text!r}")
+            raise PostselectionError(f"postselect must be 'coord4', a list of detector indices or 'c<k>=lo:hi', "
+                                     f"got {text!r}")
         t = text.strip()
         if t == "coord4":
             return cls(kind="coord4")
@@ -102,7 +103,8 @@ class Postselection:
         if self.kind == "indices":
             bad = [i for i in self.indices if i >= num_detectors]
             if bad:
-                raise PostselectionError(f"postselect: detector index {bad[0]} out of range (the model has {num_detectors} detectors)")
+                raise PostselectionError(f"postselect: detector index {bad[0]} out of range "
+                                         f"(the model has {num_detectors} detectors)")
             flags[list(self.indices)] = True
             return flags
         k = 3 if self.kind == "coord4" else self.coord

@@ -277,7 +277,9 @@ def expand_classical(entry: Mapping[str, Any], where: str, decoders: list[Decode
     return tasks
 
 
-def _check_type(entry: Mapping[str, Any], key: str, kinds: tuple, what: str, where: str, *, listable: bool = False) -> None:
+def _check_type(
+    entry: Mapping[str, Any], key: str, kinds: tuple, what: str, where: str, *, listable: bool = False
+) -> None:
     """``entry[key]`` (each element when ``listable``) is one of ``kinds``; bools are never numbers."""
     if key not in entry:
         return
@@ -388,7 +390,8 @@ def expand_tasks(entry: Mapping[str, Any], where: str, base_dir: str | None = No
     if _is_classical(entry.get("code")):
         for key in ("decoder_dem", "postselect", "count_observable_error_combos", "count_detection_events"):
             if key in entry:
-                raise RecipeError(f"{where}: key {key!r} applies to circuits and DEMs, not to the classical code {entry['code']!r}")
+                raise RecipeError(f"{where}: key {key!r} applies to circuits and DEMs, "
+                                  f"not to the classical code {entry['code']!r}")
         decoders, extra = _decoders_and_metadata(entry, where, ("code", "noise", "decoders"))
         return expand_classical(entry, where, decoders, extra)
     for key in ("ebn0", "channel", "source"):

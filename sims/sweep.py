@@ -215,7 +215,8 @@ def prepare(tasks: Sequence[Task], existing: dict[str, StatsRow], opts: SweepOpt
         if ct.strong_id in seen:
             continue  # the same task listed twice would double its stopping budget
         seen.add(ct.strong_id)
-        prior = existing.get(ct.strong_id) or StatsRow(strong_id=ct.strong_id, decoder=ct.label, json_metadata=ct.json_metadata)
+        prior = existing.get(ct.strong_id) or StatsRow(strong_id=ct.strong_id, decoder=ct.label,
+                                                       json_metadata=ct.json_metadata)
         # text-source classical points draw blocks and noise from a stream keyed by the point without the
         # decoder, so every decoder sees the same blocks (paired comparison)
         key = ct.strong_id
