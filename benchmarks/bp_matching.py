@@ -102,7 +102,8 @@ def main() -> None:
                 match_s, full_s = best(residual), best(dets)
                 ratio = full_s / match_s
             extra = (f"defects/shot {c['defects'] / args.shots:.2f} -> {c['residual_defects'] / args.shots:.2f} "
-                     f"(x{c['defects'] / max(1, c['residual_defects']):.2f}); stage1 {1e6 * (total - match_s) / args.shots:.1f} us, "
+                     f"(x{c['defects'] / max(1, c['residual_defects']):.2f}); "
+                     f"stage1 {1e6 * (total - match_s) / args.shots:.1f} us, "
                      f"matcher {1e6 * match_s / args.shots:.2f} us; total x{total / pm_seconds:.1f} plain PyMatching"
                      + (f" vs full {1e6 * full_s / args.shots:.2f} us (x{ratio:.2f})" if mode == "fast" else ""))
             report(f"bp-pymatching[{mode},tau={tau},{meth},{dec.bp_graph}]", pred, total, extra)
@@ -115,7 +116,8 @@ def main() -> None:
         pred = bm.decode_batch(dets[:n])
         secs = time.perf_counter() - t
         errors = int(np.count_nonzero(np.any(pred != obs[:n], axis=1)))
-        rows.append((f"beliefmatching (first {n} shots)", errors, errors / n, float("nan"), float("nan"), 1e6 * secs / n, ""))
+        rows.append((f"beliefmatching (first {n} shots)", errors, errors / n, float("nan"), float("nan"),
+                     1e6 * secs / n, ""))
 
     print(f"d={args.d} rounds={args.d} SD6 p={args.p} shots={args.shots} seed={args.seed} max_iter={args.max_iter}")
     print("| decoder | errors | LER | interval | us/shot | notes |")

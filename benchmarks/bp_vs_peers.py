@@ -95,7 +95,8 @@ def speed(args) -> None:
     print(f"ldpc BpDecoder          {med['ldpc']:8.3f}   ratio ours/ldpc  {med['ours1'] / med['ldpc']:.3f}")
     print(f"relay-bp MinSumF64      {med['relay']:8.3f}   ratio ours/relay {med['ours1'] / med['relay']:.3f}")
     print(f"qdecode BP+OSD-CS10     {med['bposd_ours']:8.3f}")
-    print(f"ldpc BpOsdDecoder CS10  {med['bposd_ldpc']:8.3f}   ratio ours/ldpc  {med['bposd_ours'] / med['bposd_ldpc']:.3f}")
+    print(f"ldpc BpOsdDecoder CS10  {med['bposd_ldpc']:8.3f}   "
+          f"ratio ours/ldpc  {med['bposd_ours'] / med['bposd_ldpc']:.3f}")
 
 
 def agreement(args) -> None:
@@ -144,8 +145,8 @@ def ler(args) -> None:
         e_ref += int(np.any((L @ ref.decode(s)) % 2 != o))
     t_ref = time.perf_counter() - t
     fit = fit_binomial(num_shots=len(dets), num_hits=e_ref, max_likelihood_factor=1e3)
-    print(f"ldpc BpOsdDecoder CS10 {args.problem}: {e_ref}/{len(dets)} = {fit.best:.2e} [{fit.low:.2e}, {fit.high:.2e}] "
-          f"({t_ref / len(dets) * 1e3:.2f} ms/shot)")
+    print(f"ldpc BpOsdDecoder CS10 {args.problem}: {e_ref}/{len(dets)} = {fit.best:.2e} "
+          f"[{fit.low:.2e}, {fit.high:.2e}] ({t_ref / len(dets) * 1e3:.2f} ms/shot)")
 
 
 def main() -> int:

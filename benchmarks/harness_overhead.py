@@ -50,7 +50,8 @@ def circuit_for(d: int, p: float) -> stim.Circuit:
 def qdecode_task(d: int, p: float, path: str, folder: str) -> Task:
     """The catalogue task (qdecode's sd6 circuit is stim's generated one, tested equal) or the file task."""
     if path == "catalogue":
-        return Task(decoder=DecoderSpec.create("pymatching"), recipe=CircuitRecipe(code="surface", noise="sd6", p=p, d=d))
+        return Task(decoder=DecoderSpec.create("pymatching"),
+                    recipe=CircuitRecipe(code="surface", noise="sd6", p=p, d=d))
     from qdecode.sims.recipe import parse_recipe
 
     file = os.path.join(folder, f"d={d},p={p},r={d}.stim")
@@ -103,7 +104,8 @@ def main() -> int:
     q_errors = s_errors = 0
     print(f"# d={args.d} p={args.p} shots={args.shots} workers={args.workers} path={args.path} "
           f"{platform.processor() or platform.machine()}")
-    print("run  qdecode_wall_s  sinter_wall_s  wall_ratio  qdecode_cpu_s  sinter_cpu_s  cpu_ratio  qdecode_LER  sinter_LER")
+    print("run  qdecode_wall_s  sinter_wall_s  wall_ratio  qdecode_cpu_s  sinter_cpu_s  cpu_ratio  "
+          "qdecode_LER  sinter_LER")
     for i in range(args.repeats):
         qw, qc, qe = run_qdecode(task, args.shots, args.workers, seed=i + 1)
         sw, sc, se = run_sinter(circuit, args.shots, args.workers, metadata)
@@ -116,7 +118,8 @@ def main() -> int:
     total = args.shots * args.repeats
     for name, errors in (("qdecode", q_errors), ("sinter", s_errors)):
         fit = fit_binomial(num_shots=total, num_hits=errors, max_likelihood_factor=1e3)
-        print(f"{name} per-shot LER over {total} shots: {fit.best:.5f} [{fit.low:.5f}, {fit.high:.5f}] ({errors} errors)")
+        print(f"{name} per-shot LER over {total} shots: {fit.best:.5f} [{fit.low:.5f}, {fit.high:.5f}] "
+              f"({errors} errors)")
     print(f"median throughput ratio qdecode/sinter: wall {statistics.median(wall_ratios):.3f}, "
           f"cpu {statistics.median(cpu_ratios):.3f}")
     return 0

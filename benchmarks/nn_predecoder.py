@@ -89,7 +89,8 @@ def run_point(d: int, p: float, model: str, taus: list[float], modes: list[str],
             committed[name] += int(dec.last_info.extra["committed"].sum())
         t_match += time.perf_counter() - tb
         shots += n
-        print(f"  d={d} p={p} shots={shots} " + " ".join(f"{k}:{v}" for k, v in fails.items()), file=sys.stderr, flush=True)
+        print(f"  d={d} p={p} shots={shots} " + " ".join(f"{k}:{v}" for k, v in fails.items()),
+              file=sys.stderr, flush=True)
         if min(fails.values()) >= errors:
             break
     rows = []

@@ -5,9 +5,10 @@ per point, :func:`qdecode.sims.text_source.text_batch`) go to Berlekamp-Massey (
 plain OSD of order ``--order`` and sem-OSD (order-4 Kneser-Ney prior, forward-backward
 marginals, same order, union with the channel-ordered OSD, one byte substitution) with decoded
 context and (unless ``--no-genie``) with genie context; ``--prior ngram,transformer`` adds the
-same sem-OSD rows with the byte Transformer prior (shipped ``lm_byte``, onnxruntime, 1 thread). Prints a markdown table: BLER with 95 %
-Wilson intervals, byte error rate, blocks/second (one thread), and the Eb/N0 at BLER 1e-2
-(log-linear interpolation between the two grid points around it) with the gains over OSD and BM.
+same sem-OSD rows with the byte Transformer prior (shipped ``lm_byte``, onnxruntime, 1 thread).
+Prints a markdown table: BLER with 95 % Wilson intervals, byte error rate, blocks/second (one
+thread), and the Eb/N0 at BLER 1e-2 (log-linear interpolation between the two grid points around
+it) with the gains over OSD and BM.
 
 Channels: ``--channel awgn`` (BPSK-AWGN) or ``--channel ge-awgn`` (Gilbert-Elliott with AWGN
 states, :class:`qdecode.sims.channels.GilbertElliottAwgn`: ``--p-gb``, ``--p-bg``,

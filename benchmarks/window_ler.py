@@ -6,7 +6,8 @@ whole-history ``bposd`` (min-sum ``--bp-iter`` iterations, alpha 1, OSD-CS order
 and ``window[inner=X]`` for each ``--inner`` X and each ``--windows`` (W,F) pair: ``bposd`` with the
 same parameters, ``gdg`` with the GDG authors' settings for that window (arXiv:2403.18901 and
 the notebook ``Sliding Window GDG.ipynb`` of github.com/gongaa/SlidingWindowDecoder: (3,1)
-defaults, pre-BP 8; larger windows max_step 40, tree depth 4, side depth 20, side step 20; ``low_error_mode`` when p <= 0.002), ``relay-bp`` with IBM's gross-code tuning.
+defaults, pre-BP 8; larger windows max_step 40, tree depth 4, side depth 20, side step 20;
+``low_error_mode`` when p <= 0.002), ``relay-bp`` with IBM's gross-code tuning.
 
 A shot fails when the predicted observables are wrong or the final residual syndrome
 ``s + H e`` is nonzero ("flagged", GDG's accounting; BP+OSD always satisfies its syndrome, so
@@ -174,8 +175,8 @@ def main() -> None:
             if not label.startswith("window"):
                 continue
             times, ran = _latency(dec, dets[: args.latency_shots])
-            lat_rows.append(f"| {p} | {label[len('window '):]} | {dec.num_windows} | {_pct(times)} | {_pct(times[ran])} | "
-                            f"{int(ran.sum())} / {ran.size} |")
+            lat_rows.append(f"| {p} | {label[len('window '):]} | {dec.num_windows} | {_pct(times)} | "
+                            f"{_pct(times[ran])} | {int(ran.sum())} / {ran.size} |")
             print(lat_rows[-1], flush=True)
         numba.set_num_threads(saved)
     print("\n## LER\n")
