@@ -51,7 +51,8 @@ def test_xor_of_repeated_targets_and_repeat_blocks_flattened():
 
 
 def test_matches_stim_circuit_dem_shapes():
-    c = stim.Circuit.generated("surface_code:rotated_memory_z", distance=3, rounds=3, after_clifford_depolarization=0.01)
+    c = stim.Circuit.generated("surface_code:rotated_memory_z", distance=3, rounds=3,
+                               after_clifford_depolarization=0.01)
     dem = c.detector_error_model(decompose_errors=True)
     prob = DecodingProblem.from_dem(dem)
     assert prob.num_detectors == dem.num_detectors

@@ -206,7 +206,8 @@ def skips_for_missing_files(tree: ast.Module) -> list[int]:
             if _is_pytest_attr(node.func, "skip") and any(_checks_repo_file(c, names) for c in conds):
                 found.append(node.lineno)
             if _is_pytest_attr(node.func, "mark", "skipif"):
-                cond = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "condition"), None)
+                cond = (node.args[0] if node.args
+                        else next((k.value for k in node.keywords if k.arg == "condition"), None))
                 if cond is not None and _checks_repo_file(cond, names):
                     found.append(node.lineno)
         for child in ast.iter_child_nodes(node):

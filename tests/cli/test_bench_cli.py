@@ -29,7 +29,8 @@ def test_bench_pymatching_csv(tmp_path, capsys):
         rows = list(reader)
     assert len(rows) == 2
     r = rows[0]
-    assert (r["decoder"], r["code"], r["d"], r["rounds"], r["noise"], r["basis"]) == ("pymatching", "surface", "3", "3", "sd6", "Z")
+    assert (r["decoder"], r["code"], r["d"], r["rounds"], r["noise"], r["basis"]) == (
+        "pymatching", "surface", "3", "3", "sd6", "Z")
     assert float(r["p"]) == 0.005 and int(r["shots"]) == 300 and int(r["seed"]) == 4
     for key in ("shots_per_s", "us_per_shot", "us_per_round", "lat_p50_us", "lat_p99_us", "lat_p999_us",
                 "lat_max_us", "lat_p99_us_per_round", "ler"):

@@ -120,13 +120,16 @@ def test_bad_input_is_one_line(tmp_path, capsys, stats_csv, cli_error):
     err = cli_error(["plot", stats_csv, "--out", out, "--filter", "d=11"])
     assert "no rows match --filter d=11" in err and "d takes 3, 5, 7, 9" in err
     assert "nope.csv: no such file" in cli_error(["plot", str(tmp_path / "nope.csv"), "--out", out])
-    assert "--xmin (0.01) must be below --xmax (0.005)" in cli_error(["plot", stats_csv, "--out", out, "--xmin", "0.01", "--xmax", "0.005"])
-    assert "--ymin (0.1) must be below --ymax (0.1)" in cli_error(["plot", stats_csv, "--out", out, "--ymin", "0.1", "--ymax", "0.1"])
+    assert "--xmin (0.01) must be below --xmax (0.005)" in cli_error(["plot", stats_csv, "--out", out,
+                                                                      "--xmin", "0.01", "--xmax", "0.005"])
+    assert "--ymin (0.1) must be below --ymax (0.1)" in cli_error(["plot", stats_csv, "--out", out,
+                                                                   "--ymin", "0.1", "--ymax", "0.1"])
     assert "--xscale must be linear or log" in cli_error(["plot", stats_csv, "--out", out, "--xscale", "sqrt"])
     assert "cannot be used on a log axis" in cli_error(["plot", stats_csv, "--out", out, "--ymin", "0"])
     assert "must be >= 1" in cli_error(["plot", stats_csv, "--out", out,
                                            "--highlight-max-likelihood-factor", "0.5"])
-    assert "does not apply to discard_rate" in cli_error(["plot", stats_csv, "--out", out, "--y", "discard_rate", "--per-round"])
+    assert "does not apply to discard_rate" in cli_error(["plot", stats_csv, "--out", out,
+                                                         "--y", "discard_rate", "--per-round"])
     assert "no rows match" in cli_error(["threshold", stats_csv, "--filter", "noise=sd6"])
     assert not (tmp_path / "x.png").exists()
 

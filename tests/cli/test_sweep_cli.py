@@ -44,7 +44,8 @@ def test_inline_sweep_then_plot_threshold_and_sinter_tools(tmp_path, capsys):
     )
     assert sinter_png.stat().st_size > 10_000
     theirs = tmp_path / "theirs.csv"
-    c = stim.Circuit.generated("surface_code:rotated_memory_z", distance=3, rounds=3, after_clifford_depolarization=0.01)
+    c = stim.Circuit.generated("surface_code:rotated_memory_z", distance=3, rounds=3,
+                               after_clifford_depolarization=0.01)
     sinter.collect(num_workers=1, tasks=[sinter.Task(circuit=c, json_metadata={"d": 3, "p": 0.01})],
                    decoders=["pymatching"], max_shots=1000, save_resume_filepath=str(theirs))
     combined = subprocess.run([SINTER, "combine", str(out), str(theirs)],
@@ -81,7 +82,8 @@ def test_recipe_rerun_resumes_and_bad_recipe_key(tmp_path, capsys, cli_error):
     [
         (["--code", "nosuchcode", "--noise", "sd6", "--p", "0.01", "--decoder", "pymatching"], "nosuchcode"),
         (["--code", "surface", "--d", "3", "--noise", "sd6", "--p", "1.5", "--decoder", "pymatching"], "p"),
-        (["--code", "surface", "--d", "3", "--noise", "sd6", "--p", "0.01", "--decoder", "nope"], "unknown decoder 'nope'"),
+        (["--code", "surface", "--d", "3", "--noise", "sd6", "--p", "0.01", "--decoder", "nope"],
+         "unknown decoder 'nope'"),
         (["--code", "surface", "--d", "3", "--noise", "loud", "--p", "0.01", "--decoder", "pymatching"], "loud"),
         (["--code", "surface", "--d", "3", "--p", "0.01", "--decoder", "pymatching"], "--noise"),
         (["no_such_recipe.toml"], "no_such_recipe"),

@@ -44,7 +44,8 @@ def test_circuit_glob_metadata_from_names_and_sinter_strong_ids(rep_dir, tmp_pat
     assert main(["sweep", "--circuit", str(rep_dir / "*.stim"), "--decoder", "pymatching", "--max-shots", "2000",
                  "--max-errors", "100000", "--metadata", "noise=si", "--out", str(out), *QUIET]) == 0
     rows = _rows(out)
-    assert sorted((r.json_metadata["d"], r.json_metadata["p"]) for r in rows) == [(3, 0.02), (3, 0.04), (5, 0.02), (5, 0.04)]
+    assert sorted((r.json_metadata["d"], r.json_metadata["p"]) for r in rows) == [
+        (3, 0.02), (3, 0.04), (5, 0.02), (5, 0.04)]
     assert all(r.json_metadata["code"] == "rep" and r.json_metadata["noise"] == "si" and r.shots == 2000 for r in rows)
     # sinter's strong_ids for the same files, decoder name and metadata (its --metadata_func auto)
     paths = sorted(rep_dir.glob("*.stim"))

@@ -35,7 +35,8 @@ def main() -> None:
     stim.write_shot_data_file(data=dets, path=HERE / "surface_d3_dets.b8", format="b8", num_detectors=dem.num_detectors)
     stim.write_shot_data_file(data=obs, path=HERE / "surface_d3_obs.01", format="01", num_observables=1)
     pred = pymatching.Matching.from_detector_error_model(dem).decode_batch(dets)
-    stim.write_shot_data_file(data=pred.astype(bool), path=HERE / "surface_d3_pymatching.01", format="01", num_observables=1)
+    stim.write_shot_data_file(data=pred.astype(bool), path=HERE / "surface_d3_pymatching.01", format="01",
+                              num_observables=1)
     # Independent merge of identical detector sets (oracle for DecodingProblem.from_dem).
     merged: dict[tuple, float] = {}
     for inst in dem.flattened():

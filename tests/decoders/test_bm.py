@@ -259,7 +259,8 @@ def _measure_bler(code: BCHCode, ebn0_db: float, shots: int, seed: int) -> tuple
     return shots, errors
 
 
-@pytest.mark.parametrize("ebn0_db,shots,reference", [(4.0, 20_000, 9.85e-2), (5.0, 60_000, 7.91e-3), (6.0, 400_000, 1.57e-4)])
+@pytest.mark.parametrize("ebn0_db,shots,reference",
+                         [(4.0, 20_000, 9.85e-2), (5.0, 60_000, 7.91e-3), (6.0, 400_000, 1.57e-4)])
 def test_bch127_64_bler_matches_bounded_distance_formula(ebn0_db, shots, reference):
     code = get_code("bch127_64")
     exact = _exact_bd_bler(code, ebn0_db)

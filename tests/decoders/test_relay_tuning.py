@@ -47,7 +47,8 @@ def test_tuning_recipe(shots):
     best = min(res.interval_trials, key=lambda e: e.key)
     assert res.best_interval == (best.params["gamma_lo"], best.params["gamma_hi"])
     assert all(e.params["gamma_lo"] < e.params["gamma_hi"] for e in res.interval_trials)
-    # the reported failure count is what Relay-BP (deterministic per shot) with those parameters really does on the train shots
+    # the reported failure count is what Relay-BP (deterministic per shot) with those parameters
+    # really does on the train shots
     lo, hi = res.best_interval
     dec = RelayBpDecoder(prob, gamma0=res.best_gamma0, gamma_interval=(lo, hi), legs=10, stop_after=1, threads=1)
     t = res.train_shots

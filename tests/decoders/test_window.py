@@ -242,7 +242,8 @@ def test_bb72_window_bposd_end_to_end(bb72):
     info = dec.last_info
     assert info.counts()["window_decodes"] == int(info.extra["windows_decoded"].sum()) > 0
     # BP+OSD's per-shot "osd" flag, summed over windows: OSD ran exactly on non-converged windows
-    assert np.array_equal(info.extra["inner_osd"], (info.extra["window_decoded"] & ~info.extra["window_converged"]).sum(1))
+    assert np.array_equal(info.extra["inner_osd"],
+                          (info.extra["window_decoded"] & ~info.extra["window_converged"]).sum(1))
 
 
 # ------------------------------------------------------------- registry
@@ -320,7 +321,8 @@ def test_registry_resolves_inner_parameters():
     )
     assert DecoderSpec.create("window", dict(spec.params)) == spec
     assert pickle.loads(pickle.dumps(spec)) == spec
-    assert DecoderSpec.create("window", {"inner": "pymatching"}).label() == "window[F=1,W=3,inner=pymatching,per_round=0]"
+    assert (DecoderSpec.create("window", {"inner": "pymatching"}).label()
+            == "window[F=1,W=3,inner=pymatching,per_round=0]")
     with pytest.raises(UnknownDecoderError, match=r"'window' \(inner='bposd'\) has no parameter 'gamma0'.*osd_order"):
         DecoderSpec.create("window", ["inner=bposd", "gamma0=0.1"])
     with pytest.raises(UnknownDecoderError, match="inner='nope' is not a registered decoder"):

@@ -21,8 +21,8 @@ def _torch():
 def _tiny_cfg(**kw):
     from qdecode.neural.crisp_train import CrispConfig
 
-    base = dict(name="tiny", code="polar32_16", inputs="cancel+sc", width=16, depth=2, batch=32, steps=6, warmup=2, k_start=14,
-                stage_steps=2, log_every=2, ckpt_every=3, val_ebn0=(3.0,), val_blocks=40, threads=1)
+    base = dict(name="tiny", code="polar32_16", inputs="cancel+sc", width=16, depth=2, batch=32, steps=6, warmup=2,
+                k_start=14, stage_steps=2, log_every=2, ckpt_every=3, val_ebn0=(3.0,), val_blocks=40, threads=1)
     base.update(kw)
     return CrispConfig(**base)
 
@@ -291,7 +291,8 @@ def test_shipped_polar32_16_matches_sc():
     sc_err = int(np.any(ScDecoder(code).decode_llr_batch(llr) != x, axis=1).sum())
     assert crisp_err <= 1.05 * sc_err + 3, (crisp_err, sc_err)
     assert crisp_err < 0.1 * len(x)  # far from the trivial decoder (BLER ~1)
-    assert np.array_equal(dec.message_bits(dec.decode_llr_batch(llr[:50])), code.extract(dec.decode_llr_batch(llr[:50])))
+    assert np.array_equal(dec.message_bits(dec.decode_llr_batch(llr[:50])),
+                          code.extract(dec.decode_llr_batch(llr[:50])))
 
 
 def test_decoders_import_and_run_without_torch(tiny_model):

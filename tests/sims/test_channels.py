@@ -139,7 +139,8 @@ def test_gilbert_elliott_awgn(reference):
         mu, N = 2 / s, int(mask.sum())
         assert abs(z[mask].mean() - mu) < 5 * math.sqrt(2 * mu / N)
         assert abs(z[mask].var() - 2 * mu) < 5 * 2 * mu * math.sqrt(2 / N)
-    blind = GilbertElliottAwgn(p_gb=0.02, p_bg=0.1, ebn0_db=4.0, rate=0.5, delta_db=10.0, csi=False, reference=reference)
+    blind = GilbertElliottAwgn(p_gb=0.02, p_bg=0.1, ebn0_db=4.0, rate=0.5, delta_db=10.0, csi=False,
+                               reference=reference)
     lb, bad2 = blind.transmit_with_states(c, np.random.default_rng(5))
     assert np.array_equal(bad, bad2)
     # state-blind = received y scaled by 2 / sigma_avg^2; state-aware = y scaled by 2 / sigma_state^2

@@ -127,7 +127,8 @@ def test_decoder_labels_drop_shared_family_parameters():
     assert short["bm"] == "bm" and short["osd[order=2]"] == "osd[order=2]"  # lone family members keep all
     assert short["sem-osd[beam=8,context=decoded,order=2]"] == "sem-osd[context=decoded]"
     assert short["sem-osd[beam=8,context=genie,order=2]"] == "sem-osd[context=genie]"
-    assert short["sem-osd[beam=8,context=decoded,order=2,prior=transformer]"] == "sem-osd[context=decoded,prior=transformer]"
+    assert (short["sem-osd[beam=8,context=decoded,order=2,prior=transformer]"]
+            == "sem-osd[context=decoded,prior=transformer]")
     # a family whose members differ only in a parameter one of them lacks stays distinguishable
     two = short_decoder_labels(["x[a=1]", "x[a=1,b=2]"])
     assert two == {"x[a=1]": "x", "x[a=1,b=2]": "x[b=2]"}

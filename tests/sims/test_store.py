@@ -12,7 +12,8 @@ from qdecode.sims.store import CSV_HEADER, CsvFormatError, StatsRow, StatsWriter
 
 
 def _row(**kw):
-    base = dict(strong_id="ab12", decoder="pymatching", json_metadata={"d": 5, "p": 0.005}, shots=1000, errors=7, seconds=1.5)
+    base = dict(strong_id="ab12", decoder="pymatching", json_metadata={"d": 5, "p": 0.005}, shots=1000, errors=7,
+                seconds=1.5)
     base.update(kw)
     return StatsRow(**base)
 
@@ -83,7 +84,8 @@ def test_merge_and_add_rules():
 
 def test_reads_sinter_written_file(tmp_path):
     path = tmp_path / "sinter.csv"
-    stat = sinter.TaskStats(strong_id="ff", decoder="pymatching", json_metadata={"d": 3}, shots=10, errors=1, seconds=0.2)
+    stat = sinter.TaskStats(strong_id="ff", decoder="pymatching", json_metadata={"d": 3}, shots=10, errors=1,
+                            seconds=0.2)
     path.write_text(sinter.CSV_HEADER + "\n" + stat.to_csv_line() + "\n")
     (row,) = read_rows(path)
     assert (row.shots, row.errors, row.json_metadata) == (10, 1, {"d": 3})

@@ -26,7 +26,8 @@ def _surface(d: int, p: float) -> stim.Circuit:
 
 def _tasks(*points):
     return [
-        Task(decoder=DecoderSpec.create("pymatching"), circuit_text=str(_surface(d, p)), extra_metadata=(("d", d), ("p", p)))
+        Task(decoder=DecoderSpec.create("pymatching"), circuit_text=str(_surface(d, p)),
+             extra_metadata=(("d", d), ("p", p)))
         for d, p in points
     ]
 

@@ -181,7 +181,8 @@ def test_sweep_warns_once_about_a_truncated_csv(tmp_path, caplog):
     from qdecode.sims.tasks import CircuitRecipe, Task
 
     out = tmp_path / "s.csv"
-    task = Task(decoder=DecoderSpec.create("pymatching"), recipe=CircuitRecipe(code="surface", noise="sd6", p=0.01, d=3))
+    task = Task(decoder=DecoderSpec.create("pymatching"),
+                recipe=CircuitRecipe(code="surface", noise="sd6", p=0.01, d=3))
     run_sweep([task], out_path=out, options=SweepOptions(max_shots=1000, max_errors=10**6))
     with open(out, "a") as f:
         f.write("   1000,   3,   0,   0.1,pymat")

@@ -72,4 +72,5 @@ def test_inline_sweep_text_source_end_to_end(tmp_path):
         meta = r.json_metadata if isinstance(r.json_metadata, dict) else json.loads(r.json_metadata)
         assert meta["source"] == "text" and r.shots == 64 and "byte_errors" in r.custom_counts
     sem = next(r for r in rows if r.decoder.startswith("sem-osd"))
-    assert sem.custom_counts["reencodings"] > 0 and sem.errors <= next(r for r in rows if r.decoder.startswith("osd")).errors
+    assert (sem.custom_counts["reencodings"] > 0
+            and sem.errors <= next(r for r in rows if r.decoder.startswith("osd")).errors)
