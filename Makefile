@@ -20,9 +20,11 @@ demo: $(STAMP)
 	$(VENV)/bin/qdecode sweep
 
 test: $(STAMP)
+	$(VENV)/bin/ruff check .
 	$(PY) -m pytest -q -m "not slow and not gpu" tests
 
 test-all: $(STAMP)
+	$(VENV)/bin/ruff check .
 	$(PY) -m pytest -q tests
 
 bench: $(STAMP)
