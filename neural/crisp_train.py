@@ -74,6 +74,7 @@ from qdecode.neural.runtime import CRISP_FORMAT as FORMAT
 from qdecode.neural.runtime import CRISP_FORMAT_VERSION as FORMAT_VERSION
 from qdecode.neural.runtime import crisp_torch_decode_v as torch_decode_v
 from qdecode.neural.runtime import load_crisp_torch as load_torch_model  # noqa: F401 - re-exported
+from qdecode.sims.channels import ebn0_to_sigma2
 
 CURRICULA = ("l2r", "n2c", "abrupt")
 TARGETS = ("bits", "map")
@@ -185,10 +186,6 @@ def reliability_order(code) -> np.ndarray:
         rank = np.argsort(np.argsort(-bhattacharyya_log_z(code.N, 0.5)))
     return A[np.argsort(rank[A], kind="stable")]
 
-
-def ebn0_to_sigma2(ebn0_db: np.ndarray | float, rate: float) -> np.ndarray:
-    """``1 / (2 R 10^(Eb/N0 / 10))`` (same convention as :class:`qdecode.sims.channels.BpskAwgn`)."""
-    return 1.0 / (2.0 * rate * 10.0 ** (np.asarray(ebn0_db, dtype=np.float64) / 10.0))
 
 
 def cancelled_llrs(llr: np.ndarray, v: np.ndarray, rows: np.ndarray) -> np.ndarray:

@@ -49,6 +49,7 @@ from qdecode.neural.runtime import LM_FORMAT as FORMAT
 from qdecode.neural.runtime import LM_FORMAT_VERSION as FORMAT_VERSION
 from qdecode.neural.runtime import load_lm_torch as load_torch_model  # noqa: F401 - re-exported
 from qdecode.ngram_fit import fit_inverse_temperature
+from qdecode.sims.channels import ebn0_to_sigma2
 from qdecode.text_corpus import lm_split, lm_text_hash
 
 
@@ -127,10 +128,6 @@ def text_split() -> tuple[np.ndarray, np.ndarray]:
     train, held = lm_split()
     return np.frombuffer(train, dtype=np.uint8), np.frombuffer(held, dtype=np.uint8)
 
-
-def ebn0_to_sigma2(ebn0_db, rate: float) -> np.ndarray:
-    """``1 / (2 R 10^(Eb/N0 / 10))`` (the convention of :class:`qdecode.sims.channels.BpskAwgn`)."""
-    return 1.0 / (2.0 * rate * 10.0 ** (np.asarray(ebn0_db, dtype=np.float64) / 10.0))
 
 
 def block_llr(blocks: np.ndarray, ebn0_db: np.ndarray, rate: float, rng: np.random.Generator) -> np.ndarray:

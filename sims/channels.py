@@ -95,16 +95,30 @@ def _rng(rng: Any) -> np.random.Generator:
     return np.random.default_rng(rng)
 
 
-def ebn0_to_sigma2(ebn0_db: Any, rate: Any) -> float:
+def ebn0_to_sigma2(ebn0_db: Any, rate: Any) -> Any:
     """Noise variance per real dimension for BPSK: ``1 / (2 R 10^(Eb/N0 / 10))``.
+
+    The one definition of this convention (the channels below and the trainers use it). A scalar
+    ``ebn0_db`` gives a ``float``; an array gives a float64 array of its shape (the trainers draw
+    one Eb/N0 per row). Every value must be finite and ``rate`` in (0, 1].
 
     Examples:
         >>> round(ebn0_to_sigma2(0.0, 0.5), 12)
         1.0
+        >>> ebn0_to_sigma2(np.array([[0.0], [10.0]]), 0.5).ravel().round(12).tolist()
+        [1.0, 0.1]
     """
-    e = _finite(ebn0_db, "ebn0_db")
     r = _rate(rate)
-    return 1.0 / (2.0 * r * 10.0 ** (e / 10.0))
+    if np.ndim(ebn0_db) == 0:
+        e = _finite(ebn0_db, "ebn0_db")
+        return 1.0 / (2.0 * r * 10.0 ** (e / 10.0))
+    try:
+        a = np.asarray(ebn0_db, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"ebn0_db must be real numbers, got ebn0_db={ebn0_db!r}") from None
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"ebn0_db must be finite, got ebn0_db={ebn0_db!r}")
+    return 1.0 / (2.0 * r * 10.0 ** (a / 10.0))
 
 
 # ----------------------------------------------------------------------------- memoryless

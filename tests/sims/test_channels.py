@@ -35,6 +35,31 @@ def test_sigma_convention():
     assert ch.llr_mean == pytest.approx(2 / ch.sigma2)
 
 
+def test_ebn0_to_sigma2_scalars_and_arrays_are_the_old_numbers():
+    """One definition serves the channels (scalars -> float) and the trainers (arrays): bit for bit
+    the formulas each used to carry (the trainers' copy was the numpy expression below)."""
+    rng = np.random.default_rng(7)
+    for rate in (0.5, 64 / 127, 22 / 64, 1.0):
+        for e in (0.0, -2.0, 3.7, 10.0):
+            got = ebn0_to_sigma2(e, rate)
+            assert type(got) is float
+            assert got == 1.0 / (2.0 * rate * 10.0 ** (e / 10.0))
+        e = rng.uniform(-2.0, 6.0, size=(17, 1))
+        old = 1.0 / (2.0 * rate * 10.0 ** (np.asarray(e, dtype=np.float64) / 10.0))
+        got = ebn0_to_sigma2(e, rate)
+        assert got.shape == (17, 1) and got.dtype == np.float64
+        np.testing.assert_array_equal(got, old)
+        # an element of the array is the scalar's number to the last ulp or so: numpy's vector pow
+        # and libm's pow may round apart; each path keeps the rounding its callers always had
+        scalars = [ebn0_to_sigma2(float(x), rate) for x in e.ravel()]
+        np.testing.assert_allclose(got.ravel(), scalars, rtol=1e-15, atol=0)
+    assert np.asarray(ebn0_to_sigma2([0.0, 10.0], 0.5)).tolist() == pytest.approx([1.0, 0.1])
+    with pytest.raises(ValueError, match="ebn0_db"):
+        ebn0_to_sigma2(np.array([0.0, np.nan]), 0.5)
+    with pytest.raises(ValueError, match="rate"):
+        ebn0_to_sigma2(np.zeros(3), 0.0)
+
+
 @pytest.mark.parametrize("ebn0_db,rate", [(0.0, 0.5), (3.0, 64 / 127), (-2.0, 22 / 64)])
 def test_awgn_llr_is_consistent_gaussian(ebn0_db, rate):
     ch = BpskAwgn(ebn0_db, rate)
