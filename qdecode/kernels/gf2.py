@@ -7,8 +7,9 @@ packed by passing H's transpose, or built straight from CSC arrays with
 :func:`pack_csc_columns`).
 
 The jitted helpers work in place on caller-allocated arrays and never allocate; the
-small Python wrappers at the bottom (:func:`gf2_rank`, :func:`gf2_row_basis`,
-:func:`gf2_nullspace`) are set-up time conveniences that do.
+small Python wrappers at the bottom (:func:`gf2_rref`, :func:`gf2_rank`, :func:`gf2_row_basis`,
+:func:`gf2_nullspace`) are set-up time conveniences that do. They are the one implementation of
+these operations: :mod:`qdecode.codes.gf2` validates its input and delegates here.
 
 Examples:
     >>> import numpy as np
@@ -35,6 +36,7 @@ __all__ = [
     "pack_csc_columns",
     "rref_packed",
     "csc_column_rank",
+    "gf2_rref",
     "gf2_rank",
     "gf2_row_basis",
     "gf2_nullspace",
@@ -218,23 +220,38 @@ def _packed_copy(matrix: np.ndarray) -> tuple[np.ndarray, int]:
     return packed, a.shape[1]
 
 
-def gf2_rank(matrix: np.ndarray) -> int:
-    """Rank over GF(2) of a dense 0/1 matrix (or anything with ``.toarray()``)."""
+def _rref_copy(matrix: np.ndarray) -> tuple[np.ndarray, int, np.ndarray, int]:
+    """``(packed, ncols, pivots buffer, rank)``: a packed copy of ``matrix`` reduced to RREF."""
     if hasattr(matrix, "toarray"):
         matrix = matrix.toarray()
     packed, ncols = _packed_copy(matrix)
     piv = np.zeros(max(1, min(packed.shape[0], ncols)), dtype=np.int64)
-    return int(rref_packed(packed, ncols, piv))
+    return packed, ncols, piv, int(rref_packed(packed, ncols, piv))
+
+
+def gf2_rref(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Reduced row echelon form of a dense 0/1 matrix (or anything with ``.toarray()``).
+
+    Returns:
+        ``(R, pivots)``: ``R`` the ``(m, n)`` uint8 RREF (rows ``0..rank-1`` nonzero, the rest
+        zero) and ``pivots`` the int64 pivot column of each nonzero row, increasing. The RREF is
+        unique, so any correct elimination returns these same arrays.
+    """
+    packed, ncols, piv, rank = _rref_copy(matrix)
+    R = np.zeros((packed.shape[0], ncols), dtype=np.uint8)
+    unpack_rows(packed[:rank], R[:rank])
+    return R, piv[:rank].copy()
+
+
+def gf2_rank(matrix: np.ndarray) -> int:
+    """Rank over GF(2) of a dense 0/1 matrix (or anything with ``.toarray()``)."""
+    return _rref_copy(matrix)[3]
 
 
 def gf2_row_basis(matrix: np.ndarray) -> np.ndarray:
     """RREF basis of the row space: ``(rank, n)`` uint8."""
-    packed, ncols = _packed_copy(matrix)
-    piv = np.zeros(max(1, min(packed.shape[0], ncols)), dtype=np.int64)
-    rank = int(rref_packed(packed, ncols, piv))
-    out = np.zeros((rank, ncols), dtype=np.uint8)
-    unpack_rows(packed[:rank], out)
-    return out
+    R, pivots = gf2_rref(matrix)
+    return R[: pivots.size].copy()
 
 
 def gf2_nullspace(matrix: np.ndarray) -> np.ndarray:
@@ -243,17 +260,12 @@ def gf2_nullspace(matrix: np.ndarray) -> np.ndarray:
     Row ``f`` has a 1 at the ``f``-th free (non-pivot) column of the RREF and at the
     pivot columns that cancel it.
     """
-    if hasattr(matrix, "toarray"):
-        matrix = matrix.toarray()
-    packed, n = _packed_copy(matrix)
-    piv = np.zeros(max(1, min(packed.shape[0], n)), dtype=np.int64)
-    rank = int(rref_packed(packed, n, piv))
-    R = np.zeros((rank, n), dtype=np.uint8)
-    unpack_rows(packed[:rank], R)
-    pivots = piv[:rank]
+    R, pivots = gf2_rref(matrix)
+    n = R.shape[1]
     free = np.setdiff1d(np.arange(n), pivots)
     N = np.zeros((free.size, n), dtype=np.uint8)
     N[np.arange(free.size), free] = 1
-    if rank:
-        N[:, pivots] = R[:, free].T
+    if pivots.size:
+        # x[pivots[i]] = sum_f R[i, f] x[f] for every free column f.
+        N[:, pivots] = R[: pivots.size][:, free].T
     return N
