@@ -47,10 +47,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import os
-import platform
-import time
 from pathlib import Path
 from typing import Any
 
@@ -69,11 +66,23 @@ from qdecode.neural.crisp_model import (  # noqa: F401 - encode_v .. with_sc_col
     with_sc_column,
 )
 from qdecode.neural.crisp_teacher import MapTeacher
-from qdecode.neural.model_file import read_checkpoint, write_checkpoint
+from qdecode.neural.model_file import write_checkpoint
 from qdecode.neural.runtime import CRISP_FORMAT as FORMAT
 from qdecode.neural.runtime import CRISP_FORMAT_VERSION as FORMAT_VERSION
 from qdecode.neural.runtime import crisp_torch_decode_v as torch_decode_v
 from qdecode.neural.runtime import load_crisp_torch as load_torch_model  # noqa: F401 - re-exported
+from qdecode.neural.train_common import (
+    JsonConfig,
+    StepLoop,
+    cosine_lr,
+    host_description,
+    optimizer_step,
+    set_lr,
+    setup_torch,
+    state_dict_copy,
+    write_card_files,
+)
+from qdecode.neural.train_common import resume as resume_run
 from qdecode.sims.channels import ebn0_to_sigma2
 
 CURRICULA = ("l2r", "n2c", "abrupt")
@@ -81,8 +90,10 @@ TARGETS = ("bits", "map")
 
 
 @dataclasses.dataclass
-class CrispConfig:
+class CrispConfig(JsonConfig):
     """Everything that determines a CRISP training run (stored in checkpoints and the card)."""
+
+    KIND = "CRISP"
 
     name: str = "polar32_16"
     code: str = "polar32_16"
@@ -135,24 +146,6 @@ class CrispConfig:
     def arch(self, n: int) -> CrispArch:
         return CrispArch(n=n, kind=self.kind, width=self.width, depth=self.depth, input_scale=self.input_scale,
                          llr_clip=self.llr_clip, kernel=self.kernel, inputs=self.inputs).validate()
-
-    @classmethod
-    def from_json(cls, path: str | os.PathLike) -> "CrispConfig":
-        d = json.loads(Path(path).read_text(encoding="utf-8"))
-        return cls.from_dict(d)
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "CrispConfig":
-        names = {f.name for f in dataclasses.fields(cls)}
-        unknown = set(d) - names - {"comment"}
-        if unknown:
-            raise ValueError(f"unknown CRISP config keys: {sorted(unknown)}")
-        return cls(**{k: v for k, v in d.items() if k in names})
-
-    def to_dict(self) -> dict:
-        d = dataclasses.asdict(self)
-        d["val_ebn0"] = list(self.val_ebn0)
-        return d
 
 
 # ----------------------------------------------------------------------------- codes and data
@@ -222,11 +215,7 @@ def schedule(cfg: CrispConfig, K: int, step: int) -> tuple[int, float]:
 
 
 def _lr(cfg: CrispConfig, step: int) -> float:
-    if step < cfg.warmup:
-        return cfg.lr * (step + 1) / cfg.warmup
-    t = (step - cfg.warmup) / max(1, cfg.steps - cfg.warmup)
-    lo = cfg.lr * cfg.lr_min_frac
-    return lo + 0.5 * (cfg.lr - lo) * (1.0 + math.cos(math.pi * min(1.0, t)))
+    return cosine_lr(step, cfg.lr, cfg.warmup, cfg.steps, cfg.lr_min_frac)
 
 
 def validate_bler(net, code, cfg: CrispConfig, salt: int = 1) -> dict[str, dict[str, float]]:
@@ -260,7 +249,7 @@ def model_blob(net, cfg: CrispConfig, code, card: dict) -> dict:
     """The dict written to ``crisp_NAME.pt`` (``torch.load(weights_only=True)`` friendly)."""
     return {"format": FORMAT, "format_version": FORMAT_VERSION, "arch": json.dumps(net.arch.to_dict()),
             "code": json.dumps(code_descriptor(code)), "card": json.dumps(card),
-            "state_dict": {k: v.detach().clone() for k, v in net.state_dict().items()}}
+            "state_dict": state_dict_copy(net)}
 
 
 def save_model(net, cfg: CrispConfig, code, card: dict, stem: Path) -> None:
@@ -274,7 +263,6 @@ def save_model(net, cfg: CrispConfig, code, card: dict, stem: Path) -> None:
 
 def write_card(stem: Path, card: dict) -> None:
     """``STEM.card.json`` and a human-readable ``STEM.card.md``."""
-    stem.with_suffix(".card.json").write_text(json.dumps(card, indent=2) + "\n", encoding="utf-8")
     cfg, arch = card["config"], card["arch"]
     lines = [
         f"# CRISP model `{cfg['name']}`",
@@ -322,7 +310,7 @@ def write_card(stem: Path, card: dict) -> None:
                      f"{r['sc_bler']:.4g} ({r['sc_errors']}) |"
                      + (f" {r['seqmap_bler']:.4g} ({r['seqmap_errors']}) |" if seqmap else ""))
     lines += ["", "Retrain: `qdecode train crisp --config qdecode/neural/configs/crisp_NAME.json --out DIR`", ""]
-    stem.with_suffix(".card.md").write_text("\n".join(lines), encoding="utf-8")
+    write_card_files(stem, card, lines)
 
 
 # ----------------------------------------------------------------------------- training
@@ -348,44 +336,32 @@ def train(cfg: CrispConfig, out_dir: str | os.PathLike, *, resume: bool = True, 
         ValueError: bad config, or a checkpoint in ``out_dir`` from a different configuration.
     """
     cfg.validate()
-    torch.set_num_threads(max(1, int(cfg.threads)))
     code = load_code(cfg.code)
     N, K = code.N, code.K
     order = reliability_order(code)
     rows = code_rows(code)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    torch.manual_seed(cfg.seed)
+    setup_torch(cfg.threads, cfg.seed)
     net = build_model(cfg.arch(N))
     opt = torch.optim.AdamW(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     step, wall_prev, history = 0, 0.0, []
     ckpt = out / "checkpoint.pt"
     if resume and ckpt.exists():
-        state = read_checkpoint(ckpt, cfg.to_dict(), _config_key)
-        net.load_state_dict(state["model"])
-        opt.load_state_dict(state["opt"])
-        step, wall_prev, history = int(state["step"]), float(state["wall_s"]), json.loads(state["history"])
+        step, wall_prev, history = resume_run(ckpt, net, opt, cfg.to_dict(), _config_key)
 
     def save() -> None:
-        write_checkpoint(ckpt, net, opt, step, wall_prev + time.time() - t0, history, cfg.to_dict())
+        write_checkpoint(ckpt, net, opt, step, wall_prev + loop.elapsed(), history, cfg.to_dict())
 
-    t0 = time.time()
-    bar = None
-    if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=cfg.steps, initial=step, desc=f"train crisp {cfg.name}", unit="step", dynamic_ncols=True)
-    log = (out / "train_log.jsonl").open("a", encoding="utf-8")
     recent: list[float] = [h["loss"] for h in history[-2:]]
     recent_kl: list[float] = []
     teachers: dict[int, Any] = {}
     net.train()
-    try:
+    with StepLoop(out, cfg.steps, step, f"train crisp {cfg.name}", progress) as loop:
         while step < cfg.steps:
-            if (max_wall_s is not None and time.time() - t0 > max_wall_s) or (
-                    stop_after is not None and step >= stop_after):
+            if loop.should_stop(step, max_wall_s, stop_after):
                 save()
-                return {"finished": False, "step": step, "wall_s": wall_prev + time.time() - t0}
+                return {"finished": False, "step": step, "wall_s": wall_prev + loop.elapsed()}
             k_rev, off = schedule(cfg, K, step)
             revealed = np.sort(order[:k_rev])
             rng = np.random.default_rng([cfg.seed, step])
@@ -398,8 +374,7 @@ def train(cfg: CrispConfig, out_dir: str | os.PathLike, *, resume: bool = True, 
                 p = torch.as_tensor(teachers[k_rev].probs(llr, v))
                 target = target.clone()
                 target[:, torch.as_tensor(revealed)] = (1.0 - cfg.target_mix) * p + cfg.target_mix * target[:, revealed]
-            for g in opt.param_groups:
-                g["lr"] = _lr(cfg, step)
+            set_lr(opt, _lr(cfg, step))
             if cfg.inputs in ("cancel", "cancel+sc"):
                 llr = cancelled_llrs(llr, v, rows)
             if cfg.inputs == "cancel+sc":
@@ -408,11 +383,7 @@ def train(cfg: CrispConfig, out_dir: str | os.PathLike, *, resume: bool = True, 
             idx = torch.as_tensor(revealed)
             tgt = target[:, idx]
             loss = F.binary_cross_entropy_with_logits(logits[:, idx], tgt)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            if cfg.grad_clip > 0:
-                torch.nn.utils.clip_grad_norm_(net.parameters(), cfg.grad_clip)
-            opt.step()
+            optimizer_step(net, opt, loss, cfg.grad_clip)
             step += 1
             recent.append(loss.item())
             recent = recent[-100:]
@@ -421,25 +392,18 @@ def train(cfg: CrispConfig, out_dir: str | os.PathLike, *, resume: bool = True, 
                     tc = tgt.clamp(1e-7, 1 - 1e-7)
                     ent = -(tc * tc.log() + (1 - tc) * (1 - tc).log()).mean().item()
                 recent_kl = (recent_kl + [recent[-1] - ent])[-100:]
-            if bar is not None:
-                bar.update(1)
-                bar.set_postfix(loss=f"{np.mean(recent):.4f}", k=k_rev)
+            loop.tick(loss=f"{np.mean(recent):.4f}", k=k_rev)
             if step % cfg.log_every == 0 or step == cfg.steps:
                 rec = {"step": step, "loss": float(np.mean(recent[-cfg.log_every:])), "k_revealed": k_rev,
-                       "ebn0_offset": off, "lr": _lr(cfg, step - 1), "wall_s": wall_prev + time.time() - t0}
+                       "ebn0_offset": off, "lr": _lr(cfg, step - 1), "wall_s": wall_prev + loop.elapsed()}
                 if recent_kl:
                     rec["kl"] = float(np.mean(recent_kl[-cfg.log_every:]))
-                history.append(rec)
-                log.write(json.dumps(rec) + "\n")
-                log.flush()
+                loop.record(history, rec)
             if step % cfg.ckpt_every == 0:
                 save()
         save()
-    finally:
-        log.close()
-        if bar is not None:
-            bar.close()
-    return finish(cfg, out, net, code, step, wall_prev + time.time() - t0, recent)
+        wall_s = wall_prev + loop.elapsed()
+    return finish(cfg, out, net, code, step, wall_s, recent)
 
 
 def finish(cfg: CrispConfig, out: Path, net, code, step: int, wall_s: float, recent: list[float]) -> dict:
@@ -450,7 +414,7 @@ def finish(cfg: CrispConfig, out: Path, net, code, step: int, wall_s: float, rec
         "config": cfg.to_dict(), "steps": step, "samples": step * cfg.batch, "wall_s": wall_s,
         "final_loss": float(np.mean(recent[-100:])) if recent else float("nan"),
         "parameters": int(sum(p.numel() for p in net.parameters())), "val": val,
-        "host": f"{platform.machine()} {platform.processor() or platform.system()}, torch {torch.__version__}",
+        "host": host_description(),
         "finished": True,
     }
     save_model(net, cfg, code, card, out / f"crisp_{cfg.name}")

@@ -35,8 +35,6 @@ import dataclasses
 import json
 import math
 import os
-import platform
-import time
 from pathlib import Path
 
 import numpy as np
@@ -48,14 +46,28 @@ from qdecode.neural.model_file import read_checkpoint, write_checkpoint
 from qdecode.neural.runtime import LM_FORMAT as FORMAT
 from qdecode.neural.runtime import LM_FORMAT_VERSION as FORMAT_VERSION
 from qdecode.neural.runtime import load_lm_torch as load_torch_model  # noqa: F401 - re-exported
+from qdecode.neural.train_common import (
+    JsonConfig,
+    StepLoop,
+    cosine_lr,
+    host_description,
+    optimizer_step,
+    set_lr,
+    setup_torch,
+    state_dict_copy,
+    write_card_files,
+)
+from qdecode.neural.train_common import resume as resume_run
 from qdecode.ngram_fit import fit_inverse_temperature
 from qdecode.sims.channels import ebn0_to_sigma2
 from qdecode.text_corpus import lm_split, lm_text_hash
 
 
 @dataclasses.dataclass
-class LmConfig:
+class LmConfig(JsonConfig):
     """Everything that determines a training run (stored in checkpoints and the card)."""
+
+    KIND = "LM"
 
     name: str = "byte"
     context: int = 32
@@ -103,23 +115,6 @@ class LmConfig:
             raise ValueError("need ebn0_min <= ebn0_max, 0 < rate <= 1, 0 <= p_short <= 1")
         self.arch()
         return self
-
-    @classmethod
-    def from_json(cls, path: str | os.PathLike) -> "LmConfig":
-        return cls.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "LmConfig":
-        names = {f.name for f in dataclasses.fields(cls)}
-        unknown = set(d) - names - {"comment"}
-        if unknown:
-            raise ValueError(f"unknown LM config keys: {sorted(unknown)}")
-        return cls(**{k: v for k, v in d.items() if k in names})
-
-    def to_dict(self) -> dict:
-        d = dataclasses.asdict(self)
-        d["val_ebn0"] = list(self.val_ebn0)
-        return d
 
 
 # ----------------------------------------------------------------------------- data
@@ -261,11 +256,7 @@ def fit_temperature(net, cfg: LmConfig, held: np.ndarray) -> float:
 
 
 def _lr(cfg: LmConfig, step: int) -> float:
-    if step < cfg.warmup:
-        return cfg.lr * (step + 1) / cfg.warmup
-    t = (step - cfg.warmup) / max(1, cfg.steps - cfg.warmup)
-    lo = cfg.lr * cfg.lr_min_frac
-    return lo + 0.5 * (cfg.lr - lo) * (1.0 + math.cos(math.pi * min(1.0, t)))
+    return cosine_lr(step, cfg.lr, cfg.warmup, cfg.steps, cfg.lr_min_frac)
 
 
 # ----------------------------------------------------------------------------- export
@@ -280,7 +271,7 @@ def model_blob(net, card: dict) -> dict:
     """The dict written to ``lm_NAME.pt`` (``torch.load(weights_only=True)`` friendly)."""
     return {"format": FORMAT, "format_version": FORMAT_VERSION, "arch": json.dumps(net.arch.to_dict()),
             "inv_temp": float(net.inv_temp), "card": json.dumps(card),
-            "state_dict": {k: v.detach().clone() for k, v in net.state_dict().items()}}
+            "state_dict": state_dict_copy(net)}
 
 
 def save_model(net, cfg: LmConfig, card: dict, stem: Path) -> None:
@@ -294,7 +285,6 @@ def save_model(net, cfg: LmConfig, card: dict, stem: Path) -> None:
 
 def write_card(stem: Path, card: dict) -> None:
     """``STEM.card.json`` and a human-readable ``STEM.card.md``."""
-    stem.with_suffix(".card.json").write_text(json.dumps(card, indent=2) + "\n", encoding="utf-8")
     cfg, arch, corp = card["config"], card["arch"], card["corpus"]
     lines = [
         f"# Byte-level Transformer prior `{cfg['name']}` (sem-OSD)",
@@ -333,7 +323,7 @@ def write_card(stem: Path, card: dict) -> None:
         kn = f"{r['kn4']:.4f}" if "kn4" in r else "-"
         lines.append(f"| {eb} | {r['blocks']} | {r['transformer']:.4f} | {kn} | {r['channel']:.4f} |")
     lines += ["", "Retrain: `qdecode train lm --config qdecode/neural/configs/lm_byte.json --out DIR`", ""]
-    stem.with_suffix(".card.md").write_text("\n".join(lines), encoding="utf-8")
+    write_card_files(stem, card, lines)
 
 
 # ----------------------------------------------------------------------------- training
@@ -361,44 +351,31 @@ def train(cfg: LmConfig, out_dir: str | os.PathLike, *, resume: bool = True, pro
         ValueError: bad config, or a checkpoint in ``out_dir`` from a different configuration.
     """
     cfg.validate()
-    torch.set_num_threads(max(1, int(cfg.threads)))
     text, held = text_split()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    torch.manual_seed(cfg.seed)
+    setup_torch(cfg.threads, cfg.seed)
     net = build_model(cfg.arch())
     opt = torch.optim.AdamW(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     step, wall_prev, history = 0, 0.0, []
     ckpt = out / "checkpoint.pt"
     if resume and ckpt.exists():
-        state = _load_checkpoint(ckpt, cfg)
-        net.load_state_dict(state["model"])
-        opt.load_state_dict(state["opt"])
-        step, wall_prev, history = int(state["step"]), float(state["wall_s"]), json.loads(state["history"])
+        step, wall_prev, history = resume_run(ckpt, net, opt, cfg.to_dict(), _config_key)
     vctx, vlen, vllr, vblk = heldout_set(cfg, held, 2.0, min(cfg.val_blocks, 1000), salt=3)
 
     def save() -> None:
-        write_checkpoint(ckpt, net, opt, step, wall_prev + time.time() - t0, history, cfg.to_dict())
+        write_checkpoint(ckpt, net, opt, step, wall_prev + loop.elapsed(), history, cfg.to_dict())
 
-    t0 = time.time()
-    bar = None
-    if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=cfg.steps, initial=step, desc=f"train lm {cfg.name}", unit="step", dynamic_ncols=True)
-    log = (out / "train_log.jsonl").open("a", encoding="utf-8")
     recent: list[float] = [h["loss"] for h in history[-2:]]
     net.train()
-    try:
+    with StepLoop(out, cfg.steps, step, f"train lm {cfg.name}", progress) as loop:
         while step < cfg.steps:
-            if (max_wall_s is not None and time.time() - t0 > max_wall_s) or (
-                    stop_after is not None and step >= stop_after):
+            if loop.should_stop(step, max_wall_s, stop_after):
                 save()
-                return {"finished": False, "step": step, "wall_s": wall_prev + time.time() - t0}
+                return {"finished": False, "step": step, "wall_s": wall_prev + loop.elapsed()}
             rng = np.random.default_rng([cfg.seed, step])
             ctx, lens, llr, blk = sample_batch(cfg, text, rng, cfg.batch)
-            for g in opt.param_groups:
-                g["lr"] = _lr(cfg, step)
+            set_lr(opt, _lr(cfg, step))
             net.train()
             tctx, tlen, tllr = torch.as_tensor(ctx), torch.as_tensor(lens), torch.as_tensor(llr)
             z, zc = net.context_logits(tctx, tlen, tllr)
@@ -413,33 +390,22 @@ def train(cfg: LmConfig, out_dir: str | os.PathLike, *, resume: bool = True, pro
                     loss_total = loss
             else:
                 loss_total = loss
-            opt.zero_grad(set_to_none=True)
-            loss_total.backward()
-            if cfg.grad_clip > 0:
-                torch.nn.utils.clip_grad_norm_(net.parameters(), cfg.grad_clip)
-            opt.step()
+            optimizer_step(net, opt, loss_total, cfg.grad_clip)
             step += 1
             recent.append(loss.item())
             recent = recent[-100:]
-            if bar is not None:
-                bar.update(1)
-                bar.set_postfix(loss=f"{np.mean(recent):.4f}")
+            loop.tick(loss=f"{np.mean(recent):.4f}")
             if step % cfg.log_every == 0 or step == cfg.steps:
                 rec = {"step": step, "loss": float(np.mean(recent[-cfg.log_every:])), "lr": _lr(cfg, step - 1),
-                       "wall_s": wall_prev + time.time() - t0}
+                       "wall_s": wall_prev + loop.elapsed()}
                 if step % cfg.val_every == 0 or step == cfg.steps:
                     rec["val_ce_2db_bits"] = posterior_ce_bits(model_outputs(net, vctx, vlen, vllr)[1], vblk)
-                history.append(rec)
-                log.write(json.dumps(rec) + "\n")
-                log.flush()
+                loop.record(history, rec)
             if step % cfg.ckpt_every == 0:
                 save()
         save()
-    finally:
-        log.close()
-        if bar is not None:
-            bar.close()
-    return finish(cfg, out, net, step, wall_prev + time.time() - t0, recent, with_ngram=with_ngram)
+        wall_s = wall_prev + loop.elapsed()
+    return finish(cfg, out, net, step, wall_s, recent, with_ngram=with_ngram)
 
 
 def finish(cfg: LmConfig, out: Path, net, step: int, wall_s: float, recent: list[float], *,
@@ -454,7 +420,7 @@ def finish(cfg: LmConfig, out: Path, net, step: int, wall_s: float, recent: list
         "corpus": corpus_descriptor(), "steps": step, "samples": step * cfg.batch, "wall_s": wall_s,
         "final_loss": float(np.mean(recent[-100:])) if recent else float("nan"),
         "parameters": count_parameters(net), "inv_temp": inv, "temperature": 1.0 / inv, "val": val,
-        "host": f"{platform.machine()} {platform.processor() or platform.system()}, torch {torch.__version__}",
+        "host": host_description(),
         "finished": True,
     }
     save_model(net, cfg, card, out / f"lm_{cfg.name}")

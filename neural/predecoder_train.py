@@ -39,11 +39,23 @@ from qdecode.neural.mechanism_sampler import MechanismSampler
 from qdecode.neural.predecoder_layout import PredecoderLayout, classes_from_json, classes_to_json
 from qdecode.neural.predecoder_model import ModelArch, PredecoderNet
 from qdecode.neural.predecoder_runtime import FORMAT, FORMAT_VERSION, PredecoderLoadError
+from qdecode.neural.train_common import (
+    JsonConfig,
+    StepLoop,
+    cosine_lr,
+    optimizer_step,
+    set_lr,
+    setup_torch,
+    state_dict_copy,
+    write_card_files,
+)
 
 
 @dataclasses.dataclass
-class TrainConfig:
+class TrainConfig(JsonConfig):
     """Everything that determines a training run (stored in checkpoints and the model card)."""
+
+    KIND = "pre-decoder training"
 
     name: str = "d5"
     code: str = "surface"
@@ -74,25 +86,12 @@ class TrainConfig:
     checkpoint_every_s: float = 180.0
     init_from: str = ""  # a predecoder .pt to start from (e.g. d7 fine-tuned from d5)
 
+    def __post_init__(self) -> None:
+        self.val_p = tuple(self.val_p)
+
     @property
     def num_rounds(self) -> int:
         return self.rounds or self.distance
-
-    @classmethod
-    def from_json(cls, path: str | os.PathLike) -> "TrainConfig":
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise ValueError(f"{path}: unknown training option {unknown[0]!r}")
-        if "val_p" in data:
-            data["val_p"] = tuple(data["val_p"])
-        return cls(**data)
-
-    def to_dict(self) -> dict:
-        d = dataclasses.asdict(self)
-        d["val_p"] = list(self.val_p)
-        return d
 
 
 # ---------------------------------------------------------------------------------- data
@@ -124,11 +123,7 @@ def _loss(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
 
 
 def _lr(cfg: TrainConfig, step: int) -> float:
-    if step < cfg.warmup_steps:
-        return cfg.lr * (step + 1) / cfg.warmup_steps
-    frac = min(1.0, (step - cfg.warmup_steps) / max(1, cfg.steps - cfg.warmup_steps))
-    lo = cfg.lr * cfg.lr_final_ratio
-    return lo + 0.5 * (cfg.lr - lo) * (1 + math.cos(math.pi * frac))
+    return cosine_lr(step, cfg.lr, cfg.warmup_steps, cfg.steps, cfg.lr_final_ratio)
 
 
 def _held_out(sampler: MechanismSampler, cfg: TrainConfig, shots: int, salt: int):
@@ -200,7 +195,7 @@ def model_blob(net: PredecoderNet, cfg: TrainConfig, layout: PredecoderLayout, c
         "classes": classes_to_json(layout.classes),
         "temperature": float(1.0 / float(net.inv_temperature)),
         "card": json.dumps(card),
-        "state_dict": {k: v.detach().clone() for k, v in net.state_dict().items()},
+        "state_dict": state_dict_copy(net),
     }
 
 
@@ -225,7 +220,6 @@ def export_onnx(net: PredecoderNet, blob: dict, path: str | os.PathLike, layout:
 
 def write_card(path_stem: Path, card: dict) -> None:
     """``STEM.card.json`` and a human-readable ``STEM.card.md``."""
-    path_stem.with_suffix(".card.json").write_text(json.dumps(card, indent=2) + "\n", encoding="utf-8")
     cfg = card["config"]
     lines = [
         f"# qdecode pre-decoder `{cfg['name']}`",
@@ -258,7 +252,7 @@ def write_card(path_stem: Path, card: dict) -> None:
     for k, v in card["val"].items():
         lines.append(f"- {k}: {v:.4f}")
     lines += ["", "## Notes", card.get("notes", ""), ""]
-    path_stem.with_suffix(".card.md").write_text("\n".join(lines), encoding="utf-8")
+    write_card_files(path_stem, card, lines)
 
 
 # ---------------------------------------------------------------------------------- training
@@ -290,8 +284,7 @@ def train(cfg: TrainConfig, out_dir: str | os.PathLike, *, resume: bool = True, 
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    torch.set_num_threads(max(1, cfg.threads))
-    torch.manual_seed(cfg.seed)
+    setup_torch(cfg.threads, cfg.seed)
     sampler = build_sampler(cfg)
     layout = PredecoderLayout.from_problem(sampler.problem)
     col_flat = torch.from_numpy(layout.col_flat)
@@ -322,19 +315,14 @@ def train(cfg: TrainConfig, out_dir: str | os.PathLike, *, resume: bool = True, 
                     "optimizer": opt.state_dict(), "step": step, "wall_s": wall, "history": history}, tmp)
         os.replace(tmp, ckpt)
 
-    bar = None
-    if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=cfg.steps, initial=step, desc=f"train {cfg.name}", unit="step", dynamic_ncols=True)
-    logf = open(out / "train_log.jsonl", "a", encoding="utf-8")
+    loop = StepLoop(out, cfg.steps, step, f"train {cfg.name}", progress)
     t_call = time.perf_counter()
     t_last = t_call
     t_ckpt = t_call
     run_loss, run_n = 0.0, 0
     stopped = False
     first_step = step
-    try:
+    with loop:
         while step < cfg.steps:
             if (max_wall_s is not None and time.perf_counter() - t_call >= max_wall_s) or (
                     max_steps is not None and step - first_step >= max_steps):
@@ -343,14 +331,9 @@ def train(cfg: TrainConfig, out_dir: str | os.PathLike, *, resume: bool = True, 
             rng = np.random.default_rng([cfg.seed, step])
             batch = sampler.sample(cfg.batch, rng, p_range=(cfg.p_min, cfg.p_max))
             x, y = _batch_tensors(layout, batch)
-            for g in opt.param_groups:
-                g["lr"] = _lr(cfg, step)
+            set_lr(opt, _lr(cfg, step))
             loss = _loss(column_logits(net, x, col_flat), y)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            if cfg.grad_clip > 0:
-                torch.nn.utils.clip_grad_norm_(net.parameters(), cfg.grad_clip)
-            opt.step()
+            optimizer_step(net, opt, loss, cfg.grad_clip)
             if ema is not net:
                 with torch.no_grad():
                     decay = min(cfg.ema_decay, (1 + step) / (10 + step))
@@ -362,28 +345,21 @@ def train(cfg: TrainConfig, out_dir: str | os.PathLike, *, resume: bool = True, 
             t_last = now
             run_loss += float(loss.detach())
             run_n += 1
-            if bar is not None:
-                bar.update(1)
+            loop.tick()
             if step % cfg.log_every == 0 or step == cfg.steps:
                 rec: dict[str, Any] = {"step": step, "samples": step * cfg.batch, "wall_s": round(wall, 1),
                                        "lr": _lr(cfg, step - 1), "train_loss": run_loss / max(run_n, 1)}
                 if step % cfg.val_every == 0 or step == cfg.steps:
                     rec.update(evaluate_loss(ema, layout, val_batches, col_flat))
-                history.append(rec)
-                logf.write(json.dumps(rec) + "\n")
-                logf.flush()
-                if bar is not None:
-                    bar.set_postfix(loss=f"{rec['train_loss']:.3f}")
+                loop.record(history, rec)
+                if loop.bar is not None:
+                    loop.bar.set_postfix(loss=f"{rec['train_loss']:.3f}")
                 if log is not None:
                     log(json.dumps(rec))
                 run_loss, run_n = 0.0, 0
             if now - t_ckpt >= cfg.checkpoint_every_s:
                 save()
                 t_ckpt = now
-    finally:
-        if bar is not None:
-            bar.close()
-        logf.close()
     save()
     if stopped:
         return {"finished": False, "step": step, "wall_s": wall}

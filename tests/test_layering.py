@@ -31,8 +31,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = {"qdecode": "qdecode", "sims": "qdecode.sims", "codes": "qdecode.codes", "neural": "qdecode.neural"}
 
-#: The training side of qdecode.neural: trainers and the teacher used only for distillation.
-TRAINERS = ("qdecode.neural.*_train", "qdecode.neural.crisp_teacher")
+#: The training side of qdecode.neural: trainers, their shared skeleton and the teacher used only
+#: for distillation.
+TRAINERS = ("qdecode.neural.*_train", "qdecode.neural.train_common", "qdecode.neural.crisp_teacher")
 #: sims modules that read and analyse the stats CSVs.
 CSV_READERS = ("qdecode.sims.store", "qdecode.sims.stats", "qdecode.sims.threshold")
 #: The text source's leaves: the corpus (bytes, splits, hashes) and the n-gram fitting on it.
