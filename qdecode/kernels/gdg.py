@@ -47,6 +47,8 @@ were the largest cost), and the variable update is unrolled for degrees 1-3.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numba
 import numpy as np
 
@@ -177,7 +179,16 @@ def _minsum(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr,
     copied back at the end. Same operations in the same order as a sweep of the full graph
     that skips inactive entries, hence bit-identical.
     """
-    (m_v2c, m_c2v, m_pos, m_cptr, m_chk, m_vptr, m_var, m_vmap, m_slot, _ident, mags) = ms
+    m_v2c = ms.v2c
+    m_c2v = ms.c2v
+    m_pos = ms.pos
+    m_cptr = ms.cptr
+    m_chk = ms.chk
+    m_vptr = ms.vptr
+    m_var = ms.var
+    m_vmap = ms.vmap
+    m_slot = ms.slot
+    mags = ms.mags
     n = var_ptr.shape[0] - 1
     m = chk_ptr.shape[0] - 1
     nc = 0
@@ -370,24 +381,102 @@ _SELFAIL = 3  # selection hit a contradiction or found no variable
 _DECFAIL = 4  # the decision (and peeling) hit a contradiction
 
 
+class MinSumScratch(NamedTuple):
+    """Scratch of one :func:`_minsum` call: the residual graph compacted to its active edges."""
+
+    v2c: np.ndarray  # (nnz,) float64: variable-to-check messages, compact edge order
+    c2v: np.ndarray  # (nnz,) float64: check-to-variable messages, compact edge order
+    pos: np.ndarray  # (nnz,) int64: compact edge -> CSR position
+    cptr: np.ndarray  # (m + 1,) int64: active check i owns compact edges cptr[i]:cptr[i + 1]
+    chk: np.ndarray  # (m,) int64: the active checks
+    vptr: np.ndarray  # (n + 1,) int64: active variable i's edges are vmap[vptr[i]:vptr[i + 1]]
+    var: np.ndarray  # (n,) int64: the active variables
+    vmap: np.ndarray  # (nnz,) int64: compact edge positions in CSC order
+    slot: np.ndarray  # (nnz,) int64: CSR position -> compact edge
+    ident: np.ndarray  # (max(n, m),) int64: 0, 1, 2, ... (pre-BP iterates on the full graph)
+    mags: np.ndarray  # (2,) float64: a check's two scaled output magnitudes
+
+
+class GuessQueue(NamedTuple):
+    """Queued alternatives (snapshots of the decimation state, :func:`_push`), in push order."""
+
+    vn: np.ndarray  # (max_guess, n) int8: variable values (-1 undecided)
+    cn: np.ndarray  # (max_guess, m) int8: check residual parities (-1 cleared)
+    deg: np.ndarray  # (max_guess, m) int64: check residual degrees
+    var: np.ndarray  # (max_guess,) int64: the variable of the alternative
+    val: np.ndarray  # (max_guess,) int8: its value
+    depth: np.ndarray  # (max_guess,) int64: the depth the alternative starts at
+
+
+class BranchRecords(NamedTuple):
+    """Per-slot records of replayed branches (:func:`_branch`), applied by :func:`_commit`."""
+
+    nst: np.ndarray  # (slots,) int64: steps recorded (-1: the alternative itself contradicted)
+    its: np.ndarray  # (slots, side_step) int64: min-sum iterations of each step
+    ev: np.ndarray  # (slots, side_step) int8: the event ending each step (_CONT, _CONV, ...)
+    psh: np.ndarray  # (slots, side_step) int64: pending alternative queued at each step (-1: none)
+    pm: np.ndarray  # (slots,) float64: path metric of the converged decision
+    err: np.ndarray  # (slots, n) uint8: the converged decision
+    p_vn: np.ndarray  # (slots, pushes, n) int8: pending alternatives, as GuessQueue
+    p_cn: np.ndarray  # (slots, pushes, m) int8
+    p_deg: np.ndarray  # (slots, pushes, m) int64
+    p_var: np.ndarray  # (slots, pushes) int64
+    p_val: np.ndarray  # (slots, pushes) int8
+
+
+class GdgWork(NamedTuple):
+    """Work buffers of :func:`gdg_decode` (sized for the whole problem; :func:`_make_work`).
+
+    The ``l*`` arrays hold the shortened graph (kept column ``v`` is column ``order[v]``);
+    in the branch-parallel schedule the shared set's graph, queue, records and ``ctl`` are
+    read by every thread, the others serve as one thread's scratch.
+    """
+
+    v2c: np.ndarray  # (nnz,) float64: variable-to-check messages per CSR position
+    ms: MinSumScratch
+    hist: np.ndarray  # (n, 4) float64: pre-BP posteriors of the last four iterations (ring)
+    lhist: np.ndarray  # (n, 4) float64: the same on the shortened graph
+    hard: np.ndarray  # (n,) uint8: pre-BP hard decision
+    lsum: np.ndarray  # (n,) float64: pre-BP posterior sums (the shortening's key)
+    order: np.ndarray  # (n,) int64: kept columns, most likely flipped first
+    lvar_ptr: np.ndarray  # (n + 1,) int64: CSC of the shortened graph
+    lvar_chks: np.ndarray  # (nnz,) int64
+    lchk_ptr: np.ndarray  # (m + 1,) int64: CSR of the shortened graph
+    lchk_vars: np.ndarray  # (nnz,) int64
+    lmap: np.ndarray  # (nnz,) int64: CSR position of each shortened CSC entry
+    lllr: np.ndarray  # (n,) float64: priors of the kept columns
+    vn: np.ndarray  # (n,) int8: variable values (-1 undecided)
+    cn: np.ndarray  # (m,) int8: check residual parities (-1 cleared)
+    cdeg: np.ndarray  # (m,) int64: check residual degrees
+    err: np.ndarray  # (n,) uint8: the branch's hard decision
+    best_err: np.ndarray  # (n,) uint8: the chosen decision
+    unsat: np.ndarray  # (m,) uint8: checks unsatisfied by err
+    cursor: np.ndarray  # (m + 1,) int64: CSR fill cursor; cursor[m] holds the unsatisfied count
+    queue: GuessQueue
+    rec: BranchRecords
+    ctl: np.ndarray  # (16,) int64: shared decoding state, slots _USED, _CONVERGED, ... below
+    ctlf: np.ndarray  # (1,) float64: path metric of the chosen decision
+
+
 @numba.njit(cache=True, nogil=True)
 def _make_work(n, m, nnz, max_guess, slots, side_step, pushes):
-    """Scratch buffers for :func:`gdg_decode` (sized for the whole problem).
+    """Scratch buffers (:class:`GdgWork`) for :func:`gdg_decode` (sized for the whole problem).
 
     ``slots`` branch records (:func:`_branch`) of ``side_step`` steps and ``pushes`` pending
     alternatives each; ``max_guess`` queued alternatives.
     """
     f8, i8, u1, s1 = np.float64, np.int64, np.uint8, np.int8
-    ms = (np.zeros(nnz, f8), np.zeros(nnz, f8), np.zeros(nnz, i8), np.zeros(m + 1, i8), np.zeros(m, i8),
-          np.zeros(n + 1, i8), np.zeros(n, i8), np.zeros(nnz, i8), np.zeros(nnz, i8), np.arange(max(n, m)),
-          np.zeros(2, f8))
-    queue = (np.zeros((max_guess, n), s1), np.zeros((max_guess, m), s1), np.zeros((max_guess, m), i8),
-             np.zeros(max_guess, i8), np.zeros(max_guess, s1), np.zeros(max_guess, i8))
-    rec = (np.zeros(slots, i8), np.zeros((slots, side_step), i8), np.zeros((slots, side_step), s1),
-           np.zeros((slots, side_step), i8), np.zeros(slots, f8), np.zeros((slots, n), u1),
-           np.zeros((slots, pushes, n), s1), np.zeros((slots, pushes, m), s1), np.zeros((slots, pushes, m), i8),
-           np.zeros((slots, pushes), i8), np.zeros((slots, pushes), s1))
-    return (
+    ms = MinSumScratch(np.zeros(nnz, f8), np.zeros(nnz, f8), np.zeros(nnz, i8), np.zeros(m + 1, i8),
+                       np.zeros(m, i8), np.zeros(n + 1, i8), np.zeros(n, i8), np.zeros(nnz, i8), np.zeros(nnz, i8),
+                       np.arange(max(n, m)), np.zeros(2, f8))
+    queue = GuessQueue(np.zeros((max_guess, n), s1), np.zeros((max_guess, m), s1), np.zeros((max_guess, m), i8),
+                       np.zeros(max_guess, i8), np.zeros(max_guess, s1), np.zeros(max_guess, i8))
+    rec = BranchRecords(np.zeros(slots, i8), np.zeros((slots, side_step), i8), np.zeros((slots, side_step), s1),
+                        np.zeros((slots, side_step), i8), np.zeros(slots, f8), np.zeros((slots, n), u1),
+                        np.zeros((slots, pushes, n), s1), np.zeros((slots, pushes, m), s1),
+                        np.zeros((slots, pushes, m), i8), np.zeros((slots, pushes), i8),
+                        np.zeros((slots, pushes), s1))
+    return GdgWork(
         np.zeros(nnz, f8), ms, np.zeros((n, 4), f8), np.zeros((n, 4), f8), np.zeros(n, u1),
         np.zeros(n, f8), np.zeros(n, i8),
         np.zeros(n + 1, i8), np.zeros(nnz, i8), np.zeros(m + 1, i8), np.zeros(nnz, i8), np.zeros(nnz, i8),
@@ -458,9 +547,10 @@ def _prepare(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndrome, pr
     (zero syndrome, pre-BP converged, or the first peel contradicted), else the shortened graph
     and the decimation state in ``work`` are ready for :func:`_main_branch`.
     """
-    (v2c, ms, hist, lhist, hard, lsum, order,
-     lvar_ptr, lvar_chks, lchk_ptr, lchk_vars, lmap, lllr,
-     vn, cn, cdeg, err, best_err, unsat, cursor, queue, rec, ctl, ctlf) = work
+    v2c, ms, hist, lhist, hard, lsum, order = work.v2c, work.ms, work.hist, work.lhist, work.hard, work.lsum, work.order
+    lvar_ptr, lvar_chks, lchk_ptr, lchk_vars = work.lvar_ptr, work.lvar_chks, work.lchk_ptr, work.lchk_vars
+    lmap, lllr, vn, cn, cdeg = work.lmap, work.lllr, work.vn, work.cn, work.cdeg
+    err, best_err, unsat, cursor, ctl = work.err, work.best_err, work.unsat, work.cursor, work.ctl
     n = var_ptr.shape[0] - 1
     m = chk_ptr.shape[0] - 1
     nun = cursor[m:m + 1]  # one spare slot of the cursor buffer holds the unsatisfied-check count
@@ -483,9 +573,9 @@ def _prepare(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndrome, pr
         cn[c] = syndrome[c]
     _recount(chk_ptr, chk_vars, hard, syndrome, unsat, nun)
     _init_messages(var_ptr, csc_to_csr, llr, vn, v2c)
-    ident = ms[9]  # every check and variable takes part: iterate on the full graph as it is
-    conv, iters = _iterate(chk_ptr, ident[:m], var_ptr, ident[:n], csc_to_csr, v2c, ms[1], cn, llr, alpha, pre_iter,
-                           var_ptr, var_chks, hist, hard, unsat, nun, ms[10])
+    ident = ms.ident  # every check and variable takes part: iterate on the full graph as it is
+    conv, iters = _iterate(chk_ptr, ident[:m], var_ptr, ident[:n], csc_to_csr, v2c, ms.c2v, cn, llr, alpha,
+                           pre_iter, var_ptr, var_chks, hist, hard, unsat, nun, ms.mags)
     if conv:
         for j in range(n):
             out[j] = hard[j]
@@ -543,14 +633,14 @@ def _prepare(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndrome, pr
 @numba.njit(cache=True, nogil=True)
 def _main_init(max_step, work):
     """Reset the main branch's state (``ctl`` slots ``_M_*``) before its first step."""
-    ctl = work[22]
+    ctl = work.ctl
     ctl[_M_DEPTH] = 0
     ctl[_M_USED] = 0
     ctl[_M_ITERS] = 0
     ctl[_M_CONV] = 0
     ctl[_M_MIN_DEPTH] = max_step
     ctl[_HALT] = 0
-    work[23][0] = 1e308
+    work.ctlf[0] = 1e308
 
 
 @numba.njit(cache=True, nogil=True)
@@ -563,10 +653,13 @@ def _main_step(syndrome, step_iter, max_step, max_side_depth, low_error, alpha, 
     the main branch goes on; else it runs to the end. ``budget`` > 0: the branch stops
     (unconverged) at the first step boundary where its iterations reach it.
     """
-    (v2c, ms, hist, lhist, hard, lsum, order,
-     lvar_ptr, lvar_chks, lchk_ptr, lchk_vars, lmap, lllr,
-     vn, cn, cdeg, err, best_err, unsat, cursor, queue, rec, ctl, ctlf) = work
-    st_vn, st_cn, st_deg, st_var, st_val, st_depth = queue
+    v2c, ms, lhist = work.v2c, work.ms, work.lhist
+    lvar_ptr, lvar_chks, lchk_ptr, lchk_vars, lmap, lllr = (work.lvar_ptr, work.lvar_chks, work.lchk_ptr,
+                                                            work.lchk_vars, work.lmap, work.lllr)
+    vn, cn, cdeg, err, unsat, cursor, ctl, ctlf = (work.vn, work.cn, work.cdeg, work.err, work.unsat, work.cursor,
+                                                   work.ctl, work.ctlf)
+    q = work.queue
+    st_vn, st_cn, st_deg, st_var, st_val, st_depth = q.vn, q.cn, q.deg, q.var, q.val, q.depth
     m = lchk_ptr.shape[0] - 1
     nn = ctl[_NN]
     nun = cursor[m:m + 1]
@@ -608,9 +701,9 @@ def _main_step(syndrome, step_iter, max_step, max_side_depth, low_error, alpha, 
 @numba.njit(cache=True, nogil=True)
 def _main_finish(work):
     """Publish the ended main branch: its decision, queued alternatives, convergence and iterations."""
-    best_err = work[17]
-    err = work[16]
-    ctl = work[22]
+    best_err = work.best_err
+    err = work.err
+    ctl = work.ctl
     for v in range(ctl[_NN]):
         best_err[v] = err[v]
     ctl[_USED] = ctl[_M_USED]
@@ -649,12 +742,18 @@ def _branch(i, bound, budget, syndrome, step_iter, side_step, max_tree_depth, lo
     exact min_depth and budget. It returns early, its record unused, once ``i`` starts deeper
     than ``b`` or ``ctl[_HALT]`` is set (the sequential schedule skips it then).
     """
-    (_v, _ms, _h, _lh, _hd, _ls, _o, lvar_ptr, lvar_chks, lchk_ptr, lchk_vars, lmap, lllr,
-     _vn, _cn, _cd, _e, _be, _u, _cu, queue, rec, ctl, _cf) = shared
-    (v2c, ms, _h2, lhist, _hd2, _ls2, _o2, _p2, _vc2, _cp2, _cv2, _lm2, _ll2,
-     vn, cn, cdeg, err, _be2, unsat, cursor, _q2, _r2, _c2, _cf2) = work
-    st_vn, st_cn, st_deg, st_var, st_val, st_depth = queue
-    r_nst, r_its, r_ev, r_psh, r_pm, r_err, p_vn, p_cn, p_deg, p_var, p_val = rec
+    # the shared graph, queue, records and bounds
+    lvar_ptr, lvar_chks, lchk_ptr, lchk_vars, lmap, lllr = (shared.lvar_ptr, shared.lvar_chks, shared.lchk_ptr,
+                                                            shared.lchk_vars, shared.lmap, shared.lllr)
+    ctl = shared.ctl
+    q = shared.queue
+    st_vn, st_cn, st_deg, st_var, st_val, st_depth = q.vn, q.cn, q.deg, q.var, q.val, q.depth
+    rec = shared.rec
+    r_nst, r_its, r_ev, r_psh, r_pm, r_err = rec.nst, rec.its, rec.ev, rec.psh, rec.pm, rec.err
+    p_vn, p_cn, p_deg, p_var, p_val = rec.p_vn, rec.p_cn, rec.p_deg, rec.p_var, rec.p_val
+    # this thread's scratch
+    v2c, ms, lhist = work.v2c, work.ms, work.lhist
+    vn, cn, cdeg, err, unsat, cursor = work.vn, work.cn, work.cdeg, work.err, work.unsat, work.cursor
     m = lchk_ptr.shape[0] - 1
     nn = ctl[_NN]
     nun = cursor[m:m + 1]
@@ -727,10 +826,12 @@ def _commit(i, slot, max_tree_depth, budget, work):
     record at the sequential stopping point, queues its alternatives and keeps the converged
     decision with the least path metric (the first one on ties).
     """
-    (_v, _ms, _h, _lh, _hd, _ls, _o, _lp, _lc, _cp, _cv, _lm, _ll,
-     _vn, _cn, _cd, _e, best_err, _u, _cu, queue, rec, ctl, ctlf) = work
-    st_vn, st_cn, st_deg, st_var, st_val, st_depth = queue
-    r_nst, r_its, r_ev, r_psh, r_pm, r_err, p_vn, p_cn, p_deg, p_var, p_val = rec
+    best_err, ctl, ctlf = work.best_err, work.ctl, work.ctlf
+    q = work.queue
+    st_vn, st_cn, st_deg, st_var, st_val, st_depth = q.vn, q.cn, q.deg, q.var, q.val, q.depth
+    rec = work.rec
+    r_nst, r_its, r_ev, r_psh, r_pm, r_err = rec.nst, rec.its, rec.ev, rec.psh, rec.pm, rec.err
+    p_vn, p_cn, p_deg, p_var, p_val = rec.p_vn, rec.p_cn, rec.p_deg, rec.p_var, rec.p_val
     nn = ctl[_NN]
     max_guess = st_var.shape[0]
     start = st_depth[i]
@@ -771,9 +872,9 @@ def _commit(i, slot, max_tree_depth, budget, work):
 @numba.njit(cache=True, nogil=True)
 def _finish(work, out):
     """``out`` = the chosen decision on the kept columns (0 elsewhere)."""
-    order = work[6]
-    best_err = work[17]
-    ctl = work[22]
+    order = work.order
+    best_err = work.best_err
+    ctl = work.ctl
     for v in range(ctl[_NN]):
         out[order[v]] = best_err[v]
 
@@ -795,7 +896,7 @@ def gdg_decode(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndrome,
             runs; after it, branches stop at the first step boundary where the total reaches the
             budget and no further alternative starts (a deadline for real-time use; the choice is
             made among the branches finished so far).
-        work: :func:`_make_work` buffers (at least one record slot of ``side_step`` steps and
+        work: :class:`GdgWork` buffers (:func:`_make_work`; at least one record slot of ``side_step`` steps and
             ``max(1, min(max_tree_depth, side_step))`` pushes).
     """
     finished, conv, iters = _prepare(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndrome, pre_iter,
@@ -804,8 +905,8 @@ def gdg_decode(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndrome,
         return conv, iters, 0
     budget = max(1, max_iters - iters) if max_iters > 0 else 0
     _main_branch(syndrome, step_iter, max_step, max_side_depth, low_error, alpha, budget, work)
-    ctl = work[22]
-    st_depth = work[20][5]
+    ctl = work.ctl
+    st_depth = work.queue.depth
     i = 0
     while i < ctl[_USED]:  # replay the queued alternatives in queue order
         if budget > 0 and ctl[_ITERS] >= budget:
@@ -826,7 +927,7 @@ def reliability_key(work, key):
     """``key`` (n,) = the pre-BP posterior sums ``sum_t M_j^(t)`` over the last four iterations (the
     shortening's key: ascending = most likely flipped) of the latest shot decoded on ``work``
     whose pre-BP ran without converging; an OSD ordering for shots where no branch converged."""
-    lsum = work[5]
+    lsum = work.lsum
     for j in range(key.shape[0]):
         key[j] = lsum[j]
 
@@ -914,9 +1015,9 @@ def gdg_decode_branch_parallel(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr,
     if finished:
         return conv, iters, 0
     budget = max(1, max_iters - iters) if max_iters > 0 else 0
-    ctl = shared[22]
-    st_depth = shared[20][5]
-    slots = shared[21][0].shape[0]
+    ctl = shared.ctl
+    st_depth = shared.queue.depth
+    slots = shared.rec.nst.shape[0]
     _main_init(max_step, shared)
     ctl[_LIVE_MD] = max_step
     ctl[_LIVE_ITERS] = 0
