@@ -36,7 +36,7 @@ from qdecode.decoders.base import DecodeInfo, Decoder, DecoderInputError, check_
 from qdecode.decoders.bp import ALPHA_SHIFT, MessageFormat
 from qdecode.decoders.params import DecoderEntry, Param, uses_params
 from qdecode.kernels.bp import tanner_graph
-from qdecode.kernels.relay import relay_decode_range
+from qdecode.kernels.relay import MessageArith, RelayGraph, RelaySchedule, relay_decode_range
 from qdecode.kernels.threads import run_dynamic
 from qdecode.problem import DecodingProblem
 
@@ -209,11 +209,10 @@ class RelayBpDecoder(Decoder):
         weight = np.zeros(S, dtype=np.float64)
         lo, hi = self.gamma_interval
         args = (
-            self.var_ptr, self.var_chks, self.prior_llr, self.weight_llr, syndromes,
-            self.gamma0, lo, hi, self.gammas, np.uint64(self.seed),
-            self.pre_iter, self.legs, self.leg_iter, self.stop_after,
-            self.alpha, self.alpha_num, ALPHA_SHIFT, GAMMA_FRAC_BITS, self.msg_lim, self.post_lim,
-            hard, conv, iters, legs, weight,
+            RelayGraph(self.var_ptr, self.var_chks, self.prior_llr, self.weight_llr),
+            RelaySchedule(self.gamma0, lo, hi, self.gammas, self.pre_iter, self.legs, self.leg_iter, self.stop_after),
+            MessageArith(self.alpha, self.alpha_num, ALPHA_SHIFT, GAMMA_FRAC_BITS, self.msg_lim, self.post_lim),
+            np.uint64(self.seed), syndromes, hard, conv, iters, legs, weight,
         )
         run_dynamic(relay_decode_range, args, S, self.threads)
         return hard, conv, iters, legs, weight

@@ -53,6 +53,8 @@ incrementally, so the convergence test is a counter test. The check state of ``n
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numba
 import numpy as np
 from numba import types
@@ -64,6 +66,67 @@ from qdecode.kernels.bp import _flip
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
+
+
+# ------------------------------------------------------------------ named state
+
+
+class RelayGraph(NamedTuple):
+    """The problem: variable side of the Tanner graph and the priors."""
+
+    var_ptr: np.ndarray  # (n + 1,) int64 (:func:`qdecode.kernels.bp.tanner_graph`)
+    var_chks: np.ndarray  # (nnz,) uint32: unsigned check indices spare numba's negative-index
+    #                       wraparound code in the inner loops (about 15% of the run time)
+    llr0: np.ndarray  # (n,) prior LLRs in the message dtype (float, or quantised integers)
+    wllr: np.ndarray  # (n,) float64 prior LLRs for the solution weight W(e)
+
+
+class RelaySchedule(NamedTuple):
+    """The relay loop: memory strengths and iteration counts of the legs."""
+
+    gamma0: float  # leg-0 memory strength
+    gamma_lo: float  # later legs draw gamma ~ U[gamma_lo, gamma_hi)
+    gamma_hi: float
+    gammas: np.ndarray  # (rows, n) float64 explicit gammas of legs >= 1 (row leg % rows); (0, n): draw them
+    pre_iter: int  # leg-0 iterations
+    legs: int  # number of later legs
+    leg_iter: int  # iterations per later leg
+    stop_after: int  # converged legs to collect (>= 1)
+
+
+class MessageArith(NamedTuple):
+    """Message arithmetic: min-sum scaling, gamma quantisation and saturation (message dtype)."""
+
+    alpha: float  # min-sum scaling (float messages)
+    alpha_num: int  # integer scaling (x * alpha_num) >> alpha_shift
+    alpha_shift: int
+    gamma_shift: int  # fraction bits of the quantised gammas (integer messages)
+    msg_lim: object  # saturation of messages (message dtype)
+    post_lim: object  # saturation of posteriors and memory priors (message dtype)
+
+
+class RelayWork(NamedTuple):
+    """Scratch of :func:`relay_decode` (:func:`make_relay_work`; one set per thread, reused across shots)."""
+
+    sgn0: np.ndarray  # (nnz,) uint8: signs of nu = lambda per CSC edge (:func:`prior_state`)
+    min1_0: np.ndarray  # (m,): check state of nu = lambda: least magnitude,
+    min2_0: np.ndarray  # (m,): second least magnitude,
+    arg0: np.ndarray  # (m,) int32: the variable holding the least one,
+    par0: np.ndarray  # (m,) uint8: sign parity (without the syndrome)
+    sgn: np.ndarray  # (nnz,) uint8: signs of the current nu per CSC edge
+    min1: np.ndarray  # (2, m): check state, current / next iteration (rows swap)
+    min2: np.ndarray  # (2, m)
+    arg: np.ndarray  # (2, m) int32
+    par: np.ndarray  # (2, m) uint8
+    out1: np.ndarray  # (m,): a check's scaled output magnitude to all but its arg variable
+    out2: np.ndarray  # (m,): ... and to its arg variable
+    pbuf: np.ndarray  # (max variable degree,): prefix sums of one variable
+    cbuf: np.ndarray  # (max variable degree,): mu of one variable
+    parity: np.ndarray  # (m,) uint8: parity of H hard + s
+    post: np.ndarray  # (n,): M, the relayed memory
+    hard: np.ndarray  # (n,) uint8: hard decision
+    gam: np.ndarray  # (n,) float64: memory strengths of the leg
+    gnum: np.ndarray  # (n,) int64: their quantised numerators
 
 
 # ------------------------------------------------------------------ arithmetic
@@ -159,18 +222,21 @@ def prior_state(var_ptr, var_chks, llr0, msg_lim, sgn0, min1_0, min2_0, arg0, pa
 
 
 @numba.njit(cache=True, nogil=True)
-def _leg(
-    var_ptr, var_chks, llr0, gam, gnum, gamma_shift, syndrome, max_iter,
-    alpha, alpha_num, alpha_shift, msg_lim, post_lim,
-    sgn0, min1_0, min2_0, arg0, par0,
-    sgn, min1, min2, arg, par, out1, out2, pbuf, cbuf,
-    parity, post, hard, unsat,
-):
-    """Run one leg (<= ``max_iter`` iterations) from ``nu = lambda``, keeping ``post`` (the memory).
+def _leg(graph, arith, work, syndrome, max_iter, unsat):
+    """Run one leg (<= ``max_iter`` iterations) from ``nu = lambda``, keeping ``work.post`` (the memory).
 
-    ``hard``/``parity``/``unsat`` carry the decision of the previous iteration (or leg) and the
-    syndrome of ``H hard + s``. Returns ``(converged, iterations, unsat)``.
+    ``graph``: :class:`RelayGraph`; ``arith``: :class:`MessageArith`; ``work``: :class:`RelayWork`
+    (memory strengths ``gam`` / ``gnum`` of the leg set). ``hard``/``parity``/``unsat`` carry the
+    decision of the previous iteration (or leg) and the syndrome of ``H hard + s``. Returns
+    ``(converged, iterations, unsat)``.
     """
+    var_ptr, var_chks, llr0 = graph.var_ptr, graph.var_chks, graph.llr0
+    alpha, alpha_num, alpha_shift = arith.alpha, arith.alpha_num, arith.alpha_shift
+    gamma_shift, msg_lim, post_lim = arith.gamma_shift, arith.msg_lim, arith.post_lim
+    sgn0, min1_0, min2_0, arg0, par0 = work.sgn0, work.min1_0, work.min2_0, work.arg0, work.par0
+    sgn, min1, min2, arg, par = work.sgn, work.min1, work.min2, work.arg, work.par
+    out1, out2, pbuf, cbuf = work.out1, work.out2, work.pbuf, work.cbuf
+    parity, post, hard, gam, gnum = work.parity, work.post, work.hard, work.gam, work.gnum
     n = llr0.shape[0]
     m = syndrome.shape[0]
     nnz = sgn.shape[0]
@@ -243,11 +309,13 @@ def _leg(
 
 
 @numba.njit(cache=True, nogil=True)
-def make_relay_work(var_ptr, var_chks, llr0, msg_lim, m):
-    """Scratch buffers of :func:`relay_decode` for ``m`` checks (one set per thread; reuse across shots).
+def make_relay_work(graph, msg_lim, m):
+    """Scratch buffers (:class:`RelayWork`) of :func:`relay_decode` for ``m`` checks (one set per thread;
+    reuse across shots).
 
     Includes the check state of ``nu = lambda`` (:func:`prior_state`).
     """
+    var_ptr, var_chks, llr0 = graph.var_ptr, graph.var_chks, graph.llr0
     n = var_ptr.shape[0] - 1
     nnz = var_chks.shape[0]
     maxvdeg = 1
@@ -260,7 +328,7 @@ def make_relay_work(var_ptr, var_chks, llr0, msg_lim, m):
     arg0 = np.zeros(m, dtype=np.int32)
     par0 = np.zeros(m, dtype=np.uint8)
     prior_state(var_ptr, var_chks, llr0, msg_lim, sgn0, min1_0, min2_0, arg0, par0)
-    return (
+    return RelayWork(
         sgn0, min1_0, min2_0, arg0, par0,
         np.zeros(nnz, dtype=np.uint8),  # sgn
         np.zeros((2, m), dtype=dt),  # min1
@@ -280,35 +348,23 @@ def make_relay_work(var_ptr, var_chks, llr0, msg_lim, m):
 
 
 @numba.njit(cache=True, nogil=True)
-def relay_decode(
-    var_ptr, var_chks, llr0, wllr, syndrome,
-    gamma0, gamma_lo, gamma_hi, gammas, key,
-    pre_iter, legs, leg_iter, stop_after,
-    alpha, alpha_num, alpha_shift, gamma_shift, msg_lim, post_lim,
-    work, best,
-):
+def relay_decode(graph, sched, arith, syndrome, key, work, best):
     """Relay-BP on one shot. Returns ``(converged, iterations, legs_run, weight)``.
 
     Args:
-        var_ptr, var_chks: variable side of the Tanner graph (:func:`qdecode.kernels.bp.tanner_graph`);
-            pass ``var_chks`` as uint32: unsigned check indices spare numba's negative-index
-            wraparound code in the inner loops (about 15% of the run time).
-        llr0: ``(n,)`` prior LLRs in the message dtype (float, or quantised integers).
-        wllr: ``(n,)`` float64 prior LLRs for the solution weight ``W(e)``.
+        graph: :class:`RelayGraph` (Tanner graph, message-dtype and float64 priors).
+        sched: :class:`RelaySchedule`; with no explicit ``gammas`` rows the gammas of legs >= 1
+            are drawn from ``key`` (:func:`shot_key`, :func:`draw_gammas`).
+        arith: :class:`MessageArith`.
         syndrome: ``(m,)`` uint8.
-        gamma0: leg-0 memory strength (float); gamma_lo, gamma_hi: interval of later legs.
-        gammas: ``(rows, n)`` float64 explicit gammas for legs >= 1 (row ``leg % rows``), or
-            ``(0, n)`` to draw them from ``key`` (:func:`shot_key`, :func:`draw_gammas`).
-        pre_iter, legs, leg_iter, stop_after: leg-0 iterations, number of later legs,
-            iterations per later leg, converged legs to collect (>= 1).
-        alpha, alpha_num, alpha_shift: min-sum scaling (float; integer ``num >> shift``).
-        gamma_shift: fraction bits of the quantised gammas (integer messages).
-        msg_lim, post_lim: saturation limits of messages and posteriors (message dtype).
-        work: :func:`make_relay_work`; best: ``(n,)`` uint8 output (the returned decision).
-        ``weight`` is ``W`` of the returned decision (also when not converged).
+        work: :class:`RelayWork` (:func:`make_relay_work`); best: ``(n,)`` uint8 output (the
+            returned decision). ``weight`` is ``W`` of the returned decision (also when not converged).
     """
-    (sgn0, min1_0, min2_0, arg0, par0, sgn, min1, min2, arg, par, out1, out2, pbuf, cbuf,
-     parity, post, hard, gam, gnum) = work
+    var_ptr, var_chks, llr0, wllr = graph.var_ptr, graph.var_chks, graph.llr0, graph.wllr
+    gamma0, gamma_lo, gamma_hi, gammas = sched.gamma0, sched.gamma_lo, sched.gamma_hi, sched.gammas
+    pre_iter, legs, leg_iter, stop_after = sched.pre_iter, sched.legs, sched.leg_iter, sched.stop_after
+    gamma_shift = arith.gamma_shift
+    parity, post, hard, gam, gnum = work.parity, work.post, work.hard, work.gam, work.gnum
     n = llr0.shape[0]
     m = syndrome.shape[0]
     q = float(1 << gamma_shift)
@@ -326,12 +382,7 @@ def relay_decode(
         if llr0[j] <= 0:
             hard[j] = 1
             unsat += _flip(j, var_ptr, var_chks, parity)
-    ok, its, unsat = _leg(
-        var_ptr, var_chks, llr0, gam, gnum, gamma_shift, syndrome, pre_iter,
-        alpha, alpha_num, alpha_shift, msg_lim, post_lim,
-        sgn0, min1_0, min2_0, arg0, par0, sgn, min1, min2, arg, par, out1, out2, pbuf, cbuf,
-        parity, post, hard, unsat,
-    )
+    ok, its, unsat = _leg(graph, arith, work, syndrome, pre_iter, unsat)
     total_iters = its
     weight = 0.0
     for j in range(n):
@@ -355,12 +406,7 @@ def relay_decode(
                 gnum[j] = np.int64(np.rint(g * q))
         else:
             draw_gammas(key, r, gamma_lo, gamma_hi, gamma_shift, gam, gnum)
-        ok, its, unsat = _leg(
-            var_ptr, var_chks, llr0, gam, gnum, gamma_shift, syndrome, leg_iter,
-            alpha, alpha_num, alpha_shift, msg_lim, post_lim,
-            sgn0, min1_0, min2_0, arg0, par0, sgn, min1, min2, arg, par, out1, out2, pbuf, cbuf,
-            parity, post, hard, unsat,
-        )
+        ok, its, unsat = _leg(graph, arith, work, syndrome, leg_iter, unsat)
         total_iters += its
         legs_run = r
         if ok:
@@ -383,33 +429,21 @@ def relay_decode(
 
 
 @numba.njit(cache=True, nogil=True)
-def relay_decode_range(
-    var_ptr, var_chks, llr0, wllr, syndromes,
-    gamma0, gamma_lo, gamma_hi, gammas, seed,
-    pre_iter, legs, leg_iter, stop_after,
-    alpha, alpha_num, alpha_shift, gamma_shift, msg_lim, post_lim,
-    hard_out, converged_out, iters_out, legs_out, weight_out,
-    start, stop,
-):
+def relay_decode_range(graph, sched, arith, seed, syndromes, hard_out, converged_out, iters_out, legs_out,
+                       weight_out, start, stop):
     """Relay-BP on shots ``start:stop`` (releases the GIL: run ranges on several threads).
 
     Args:
-        syndromes: ``(S, m)`` uint8; seed: decoder seed (shot keys come from :func:`shot_key`).
+        graph, sched, arith: as :func:`relay_decode`.
+        seed: decoder seed (shot keys come from :func:`shot_key`); syndromes: ``(S, m)`` uint8.
         hard_out: ``(S, n)`` uint8; converged_out ``(S,)`` bool; iters_out, legs_out ``(S,)``
             int32; weight_out ``(S,)`` float64.
-        Other arguments as :func:`relay_decode`.
     """
     m = syndromes.shape[1]
-    work = make_relay_work(var_ptr, var_chks, llr0, msg_lim, m)
+    work = make_relay_work(graph, arith.msg_lim, m)
     for s in range(start, stop):
         key = shot_key(seed, syndromes[s])
-        ok, its, lr, w = relay_decode(
-            var_ptr, var_chks, llr0, wllr, syndromes[s],
-            gamma0, gamma_lo, gamma_hi, gammas, key,
-            pre_iter, legs, leg_iter, stop_after,
-            alpha, alpha_num, alpha_shift, gamma_shift, msg_lim, post_lim,
-            work, hard_out[s],
-        )
+        ok, its, lr, w = relay_decode(graph, sched, arith, syndromes[s], key, work, hard_out[s])
         converged_out[s] = ok
         iters_out[s] = its
         legs_out[s] = lr
