@@ -108,11 +108,7 @@ RULES: list[Rule] = [
 # fmt: on
 
 #: (file, imported module) -> why the violation is tolerated for now. Delete when fixed.
-ALLOWED: dict[tuple[str, str], str] = {
-    # kernels rule: tanner_graph converts any scipy matrix to CSR (lazily). The conversion belongs
-    # with DecodingProblem / the decoders; the kernel should take CSR arrays.
-    ("qdecode/kernels/bp.py", "scipy.sparse"): "tanner_graph accepts scipy input (move to callers)",
-}
+ALLOWED: dict[tuple[str, str], str] = {}
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ import numpy as np
 
 from qdecode.decoders.base import DecodeInfo, Decoder, DecoderInputError, check_syndromes, observables_from_errors
 from qdecode.decoders.params import DecoderEntry, Param, uses_params
-from qdecode.kernels.bp import bp_decode_range, tanner_graph
+from qdecode.kernels.bp import bp_decode_range, tanner_graph_csr
 from qdecode.kernels.minsum_lanes import LANES
 from qdecode.kernels.threads import run_ranges
 from qdecode.problem import DecodingProblem
@@ -152,7 +152,7 @@ class BpDecoder(Decoder):
         self.alpha = float(alpha)
         self.bits = int(bits)
         self.frac_bits = int(frac_bits)
-        self.graph = tanner_graph(problem.H)
+        self.graph = tanner_graph_csr(problem.H.indptr, problem.H.indices, problem.H.shape[1])
         self.format = MessageFormat.create(self.bits, self.frac_bits, dtype)
         self.msg_dtype, self.scale = self.format.dtype, self.format.scale
         self.msg_lim, self.post_lim = self.format.msg_lim, self.format.post_lim

@@ -45,28 +45,41 @@ from qdecode.kernels.minsum_lanes import minsum_lanes_range
 # ---------------------------------------------------------------------- graph
 
 
-def tanner_graph(H) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """``(chk_ptr, chk_var, var_ptr, var_edges, var_chks)`` of a scipy CSR ``H``.
+def tanner_graph_csr(indptr, indices, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(chk_ptr, chk_var, var_ptr, var_edges, var_chks)`` of the CSR arrays of an ``(m, n)`` 0/1 ``H``.
 
-    Edges are H's stored entries in CSR order (sorted column indices within a row);
-    ``var_chks[k]`` is the check of edge ``var_edges[k]``. Pointers are int64, indices
-    uint32: unsigned indices spare numba's negative-index wraparound test in the hot loops.
+    The one Tanner-graph builder. ``indices`` must be sorted within each row and free of
+    duplicates (a canonical CSR, as :class:`qdecode.problem.DecodingProblem` holds). Edges are
+    H's stored entries in CSR order; ``var_edges`` lists them variable by variable (check order
+    inside), so ``var_edges[k]`` is the CSR position of the k-th CSC entry, and ``var_chks[k]``
+    is its check. Pointers are int64, indices uint32: unsigned indices spare numba's
+    negative-index wraparound test in the hot loops.
     """
-    import scipy.sparse as sp
-
-    Hc = sp.csr_matrix(H)
-    Hc.sort_indices()
-    m, n = Hc.shape
-    chk_ptr = Hc.indptr.astype(np.int64)
-    if Hc.nnz >= 2**32 or n >= 2**32:
-        raise ValueError(f"H is too large for 32-bit edge indices: shape {Hc.shape}, nnz {Hc.nnz}")
-    chk_var = Hc.indices.astype(np.uint32)
+    chk_ptr = np.asarray(indptr).astype(np.int64)
+    idx = np.asarray(indices)
+    m = chk_ptr.shape[0] - 1
+    if idx.shape[0] >= 2**32 or n >= 2**32:
+        raise ValueError(f"H is too large for 32-bit edge indices: shape {(m, n)}, nnz {idx.shape[0]}")
+    chk_var = idx.astype(np.uint32)
     order = np.argsort(chk_var, kind="stable")  # edges grouped by variable, check order inside
     var_ptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(np.bincount(chk_var, minlength=n), out=var_ptr[1:])
     var_edges = order.astype(np.uint32)
     edge_chk = np.repeat(np.arange(m, dtype=np.uint32), np.diff(chk_ptr))
     return chk_ptr, chk_var, var_ptr, var_edges, edge_chk[var_edges]
+
+
+def tanner_graph(H) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`tanner_graph_csr` of a canonical scipy CSR ``H`` (``DecodingProblem.H``), read
+    through its ``indptr`` / ``indices`` / ``shape`` (no scipy import here).
+
+    Raises:
+        ValueError: ``H`` is not a CSR matrix in canonical form (convert it first:
+            ``sp.csr_matrix(H)``, ``sum_duplicates()``, ``sort_indices()``).
+    """
+    if getattr(H, "format", None) != "csr" or not getattr(H, "has_canonical_format", False):
+        raise ValueError("tanner_graph needs a canonical scipy CSR matrix (sorted indices, no duplicates)")
+    return tanner_graph_csr(H.indptr, H.indices, int(H.shape[1]))
 
 
 # ------------------------------------------------------------- check updates
