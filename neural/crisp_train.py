@@ -55,6 +55,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from qdecode.neural import train_common
 from qdecode.neural.crisp_model import (  # noqa: F401 - encode_v .. with_sc_column: part of this module's API
     CrispArch,
     build_model,
@@ -71,18 +72,6 @@ from qdecode.neural.runtime import CRISP_FORMAT as FORMAT
 from qdecode.neural.runtime import CRISP_FORMAT_VERSION as FORMAT_VERSION
 from qdecode.neural.runtime import crisp_torch_decode_v as torch_decode_v
 from qdecode.neural.runtime import load_crisp_torch as load_torch_model  # noqa: F401 - re-exported
-from qdecode.neural.train_common import (
-    JsonConfig,
-    StepLoop,
-    cosine_lr,
-    host_description,
-    optimizer_step,
-    set_lr,
-    setup_torch,
-    state_dict_copy,
-    write_card_files,
-)
-from qdecode.neural.train_common import resume as resume_run
 from qdecode.sims.channels import ebn0_to_sigma2
 
 CURRICULA = ("l2r", "n2c", "abrupt")
@@ -90,7 +79,7 @@ TARGETS = ("bits", "map")
 
 
 @dataclasses.dataclass
-class CrispConfig(JsonConfig):
+class CrispConfig(train_common.JsonConfig):
     """Everything that determines a CRISP training run (stored in checkpoints and the card)."""
 
     KIND = "CRISP"
@@ -215,7 +204,7 @@ def schedule(cfg: CrispConfig, K: int, step: int) -> tuple[int, float]:
 
 
 def _lr(cfg: CrispConfig, step: int) -> float:
-    return cosine_lr(step, cfg.lr, cfg.warmup, cfg.steps, cfg.lr_min_frac)
+    return train_common.cosine_lr(step, cfg.lr, cfg.warmup, cfg.steps, cfg.lr_min_frac)
 
 
 def validate_bler(net, code, cfg: CrispConfig, salt: int = 1) -> dict[str, dict[str, float]]:
@@ -249,7 +238,7 @@ def model_blob(net, cfg: CrispConfig, code, card: dict) -> dict:
     """The dict written to ``crisp_NAME.pt`` (``torch.load(weights_only=True)`` friendly)."""
     return {"format": FORMAT, "format_version": FORMAT_VERSION, "arch": json.dumps(net.arch.to_dict()),
             "code": json.dumps(code_descriptor(code)), "card": json.dumps(card),
-            "state_dict": state_dict_copy(net)}
+            "state_dict": train_common.state_dict_copy(net)}
 
 
 def save_model(net, cfg: CrispConfig, code, card: dict, stem: Path) -> None:
@@ -310,7 +299,7 @@ def write_card(stem: Path, card: dict) -> None:
                      f"{r['sc_bler']:.4g} ({r['sc_errors']}) |"
                      + (f" {r['seqmap_bler']:.4g} ({r['seqmap_errors']}) |" if seqmap else ""))
     lines += ["", "Retrain: `qdecode train crisp --config qdecode/neural/configs/crisp_NAME.json --out DIR`", ""]
-    write_card_files(stem, card, lines)
+    train_common.write_card_files(stem, card, lines)
 
 
 # ----------------------------------------------------------------------------- training
@@ -342,13 +331,13 @@ def train(cfg: CrispConfig, out_dir: str | os.PathLike, *, resume: bool = True, 
     rows = code_rows(code)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    setup_torch(cfg.threads, cfg.seed)
+    train_common.setup_torch(cfg.threads, cfg.seed)
     net = build_model(cfg.arch(N))
     opt = torch.optim.AdamW(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     step, wall_prev, history = 0, 0.0, []
     ckpt = out / "checkpoint.pt"
     if resume and ckpt.exists():
-        step, wall_prev, history = resume_run(ckpt, net, opt, cfg.to_dict(), _config_key)
+        step, wall_prev, history = train_common.resume(ckpt, net, opt, cfg.to_dict(), _config_key)
 
     def save() -> None:
         write_checkpoint(ckpt, net, opt, step, wall_prev + loop.elapsed(), history, cfg.to_dict())
@@ -357,7 +346,7 @@ def train(cfg: CrispConfig, out_dir: str | os.PathLike, *, resume: bool = True, 
     recent_kl: list[float] = []
     teachers: dict[int, Any] = {}
     net.train()
-    with StepLoop(out, cfg.steps, step, f"train crisp {cfg.name}", progress) as loop:
+    with train_common.StepLoop(out, cfg.steps, step, f"train crisp {cfg.name}", progress) as loop:
         while step < cfg.steps:
             if loop.should_stop(step, max_wall_s, stop_after):
                 save()
@@ -374,7 +363,7 @@ def train(cfg: CrispConfig, out_dir: str | os.PathLike, *, resume: bool = True, 
                 p = torch.as_tensor(teachers[k_rev].probs(llr, v))
                 target = target.clone()
                 target[:, torch.as_tensor(revealed)] = (1.0 - cfg.target_mix) * p + cfg.target_mix * target[:, revealed]
-            set_lr(opt, _lr(cfg, step))
+            train_common.set_lr(opt, _lr(cfg, step))
             if cfg.inputs in ("cancel", "cancel+sc"):
                 llr = cancelled_llrs(llr, v, rows)
             if cfg.inputs == "cancel+sc":
@@ -383,7 +372,7 @@ def train(cfg: CrispConfig, out_dir: str | os.PathLike, *, resume: bool = True, 
             idx = torch.as_tensor(revealed)
             tgt = target[:, idx]
             loss = F.binary_cross_entropy_with_logits(logits[:, idx], tgt)
-            optimizer_step(net, opt, loss, cfg.grad_clip)
+            train_common.optimizer_step(net, opt, loss, cfg.grad_clip)
             step += 1
             recent.append(loss.item())
             recent = recent[-100:]
@@ -414,7 +403,7 @@ def finish(cfg: CrispConfig, out: Path, net, code, step: int, wall_s: float, rec
         "config": cfg.to_dict(), "steps": step, "samples": step * cfg.batch, "wall_s": wall_s,
         "final_loss": float(np.mean(recent[-100:])) if recent else float("nan"),
         "parameters": int(sum(p.numel() for p in net.parameters())), "val": val,
-        "host": host_description(),
+        "host": train_common.host_description(),
         "finished": True,
     }
     save_model(net, cfg, code, card, out / f"crisp_{cfg.name}")

@@ -41,30 +41,19 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from qdecode.neural import train_common
 from qdecode.neural.lm_model import LmArch, build_model, count_parameters, export_onnx
 from qdecode.neural.model_file import read_checkpoint, write_checkpoint
 from qdecode.neural.runtime import LM_FORMAT as FORMAT
 from qdecode.neural.runtime import LM_FORMAT_VERSION as FORMAT_VERSION
 from qdecode.neural.runtime import load_lm_torch as load_torch_model  # noqa: F401 - re-exported
-from qdecode.neural.train_common import (
-    JsonConfig,
-    StepLoop,
-    cosine_lr,
-    host_description,
-    optimizer_step,
-    set_lr,
-    setup_torch,
-    state_dict_copy,
-    write_card_files,
-)
-from qdecode.neural.train_common import resume as resume_run
 from qdecode.ngram_fit import fit_inverse_temperature
 from qdecode.sims.channels import ebn0_to_sigma2
 from qdecode.text_corpus import lm_split, lm_text_hash
 
 
 @dataclasses.dataclass
-class LmConfig(JsonConfig):
+class LmConfig(train_common.JsonConfig):
     """Everything that determines a training run (stored in checkpoints and the card)."""
 
     KIND = "LM"
@@ -256,7 +245,7 @@ def fit_temperature(net, cfg: LmConfig, held: np.ndarray) -> float:
 
 
 def _lr(cfg: LmConfig, step: int) -> float:
-    return cosine_lr(step, cfg.lr, cfg.warmup, cfg.steps, cfg.lr_min_frac)
+    return train_common.cosine_lr(step, cfg.lr, cfg.warmup, cfg.steps, cfg.lr_min_frac)
 
 
 # ----------------------------------------------------------------------------- export
@@ -271,7 +260,7 @@ def model_blob(net, card: dict) -> dict:
     """The dict written to ``lm_NAME.pt`` (``torch.load(weights_only=True)`` friendly)."""
     return {"format": FORMAT, "format_version": FORMAT_VERSION, "arch": json.dumps(net.arch.to_dict()),
             "inv_temp": float(net.inv_temp), "card": json.dumps(card),
-            "state_dict": state_dict_copy(net)}
+            "state_dict": train_common.state_dict_copy(net)}
 
 
 def save_model(net, cfg: LmConfig, card: dict, stem: Path) -> None:
@@ -323,7 +312,7 @@ def write_card(stem: Path, card: dict) -> None:
         kn = f"{r['kn4']:.4f}" if "kn4" in r else "-"
         lines.append(f"| {eb} | {r['blocks']} | {r['transformer']:.4f} | {kn} | {r['channel']:.4f} |")
     lines += ["", "Retrain: `qdecode train lm --config qdecode/neural/configs/lm_byte.json --out DIR`", ""]
-    write_card_files(stem, card, lines)
+    train_common.write_card_files(stem, card, lines)
 
 
 # ----------------------------------------------------------------------------- training
@@ -354,13 +343,13 @@ def train(cfg: LmConfig, out_dir: str | os.PathLike, *, resume: bool = True, pro
     text, held = text_split()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    setup_torch(cfg.threads, cfg.seed)
+    train_common.setup_torch(cfg.threads, cfg.seed)
     net = build_model(cfg.arch())
     opt = torch.optim.AdamW(net.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     step, wall_prev, history = 0, 0.0, []
     ckpt = out / "checkpoint.pt"
     if resume and ckpt.exists():
-        step, wall_prev, history = resume_run(ckpt, net, opt, cfg.to_dict(), _config_key)
+        step, wall_prev, history = train_common.resume(ckpt, net, opt, cfg.to_dict(), _config_key)
     vctx, vlen, vllr, vblk = heldout_set(cfg, held, 2.0, min(cfg.val_blocks, 1000), salt=3)
 
     def save() -> None:
@@ -368,14 +357,14 @@ def train(cfg: LmConfig, out_dir: str | os.PathLike, *, resume: bool = True, pro
 
     recent: list[float] = [h["loss"] for h in history[-2:]]
     net.train()
-    with StepLoop(out, cfg.steps, step, f"train lm {cfg.name}", progress) as loop:
+    with train_common.StepLoop(out, cfg.steps, step, f"train lm {cfg.name}", progress) as loop:
         while step < cfg.steps:
             if loop.should_stop(step, max_wall_s, stop_after):
                 save()
                 return {"finished": False, "step": step, "wall_s": wall_prev + loop.elapsed()}
             rng = np.random.default_rng([cfg.seed, step])
             ctx, lens, llr, blk = sample_batch(cfg, text, rng, cfg.batch)
-            set_lr(opt, _lr(cfg, step))
+            train_common.set_lr(opt, _lr(cfg, step))
             net.train()
             tctx, tlen, tllr = torch.as_tensor(ctx), torch.as_tensor(lens), torch.as_tensor(llr)
             z, zc = net.context_logits(tctx, tlen, tllr)
@@ -390,7 +379,7 @@ def train(cfg: LmConfig, out_dir: str | os.PathLike, *, resume: bool = True, pro
                     loss_total = loss
             else:
                 loss_total = loss
-            optimizer_step(net, opt, loss_total, cfg.grad_clip)
+            train_common.optimizer_step(net, opt, loss_total, cfg.grad_clip)
             step += 1
             recent.append(loss.item())
             recent = recent[-100:]
@@ -420,7 +409,7 @@ def finish(cfg: LmConfig, out: Path, net, step: int, wall_s: float, recent: list
         "corpus": corpus_descriptor(), "steps": step, "samples": step * cfg.batch, "wall_s": wall_s,
         "final_loss": float(np.mean(recent[-100:])) if recent else float("nan"),
         "parameters": count_parameters(net), "inv_temp": inv, "temperature": 1.0 / inv, "val": val,
-        "host": host_description(),
+        "host": train_common.host_description(),
         "finished": True,
     }
     save_model(net, cfg, card, out / f"lm_{cfg.name}")

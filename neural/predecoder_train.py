@@ -35,24 +35,15 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from qdecode.neural import train_common
 from qdecode.neural.mechanism_sampler import MechanismSampler
 from qdecode.neural.predecoder_layout import PredecoderLayout, classes_from_json, classes_to_json
 from qdecode.neural.predecoder_model import ModelArch, PredecoderNet
 from qdecode.neural.predecoder_runtime import FORMAT, FORMAT_VERSION, PredecoderLoadError
-from qdecode.neural.train_common import (
-    JsonConfig,
-    StepLoop,
-    cosine_lr,
-    optimizer_step,
-    set_lr,
-    setup_torch,
-    state_dict_copy,
-    write_card_files,
-)
 
 
 @dataclasses.dataclass
-class TrainConfig(JsonConfig):
+class TrainConfig(train_common.JsonConfig):
     """Everything that determines a training run (stored in checkpoints and the model card)."""
 
     KIND = "pre-decoder training"
@@ -123,7 +114,7 @@ def _loss(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
 
 
 def _lr(cfg: TrainConfig, step: int) -> float:
-    return cosine_lr(step, cfg.lr, cfg.warmup_steps, cfg.steps, cfg.lr_final_ratio)
+    return train_common.cosine_lr(step, cfg.lr, cfg.warmup_steps, cfg.steps, cfg.lr_final_ratio)
 
 
 def _held_out(sampler: MechanismSampler, cfg: TrainConfig, shots: int, salt: int):
@@ -195,7 +186,7 @@ def model_blob(net: PredecoderNet, cfg: TrainConfig, layout: PredecoderLayout, c
         "classes": classes_to_json(layout.classes),
         "temperature": float(1.0 / float(net.inv_temperature)),
         "card": json.dumps(card),
-        "state_dict": state_dict_copy(net),
+        "state_dict": train_common.state_dict_copy(net),
     }
 
 
@@ -252,7 +243,7 @@ def write_card(path_stem: Path, card: dict) -> None:
     for k, v in card["val"].items():
         lines.append(f"- {k}: {v:.4f}")
     lines += ["", "## Notes", card.get("notes", ""), ""]
-    write_card_files(path_stem, card, lines)
+    train_common.write_card_files(path_stem, card, lines)
 
 
 # ---------------------------------------------------------------------------------- training
@@ -284,7 +275,7 @@ def train(cfg: TrainConfig, out_dir: str | os.PathLike, *, resume: bool = True, 
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    setup_torch(cfg.threads, cfg.seed)
+    train_common.setup_torch(cfg.threads, cfg.seed)
     sampler = build_sampler(cfg)
     layout = PredecoderLayout.from_problem(sampler.problem)
     col_flat = torch.from_numpy(layout.col_flat)
@@ -315,7 +306,7 @@ def train(cfg: TrainConfig, out_dir: str | os.PathLike, *, resume: bool = True, 
                     "optimizer": opt.state_dict(), "step": step, "wall_s": wall, "history": history}, tmp)
         os.replace(tmp, ckpt)
 
-    loop = StepLoop(out, cfg.steps, step, f"train {cfg.name}", progress)
+    loop = train_common.StepLoop(out, cfg.steps, step, f"train {cfg.name}", progress)
     t_call = time.perf_counter()
     t_last = t_call
     t_ckpt = t_call
@@ -331,9 +322,9 @@ def train(cfg: TrainConfig, out_dir: str | os.PathLike, *, resume: bool = True, 
             rng = np.random.default_rng([cfg.seed, step])
             batch = sampler.sample(cfg.batch, rng, p_range=(cfg.p_min, cfg.p_max))
             x, y = _batch_tensors(layout, batch)
-            set_lr(opt, _lr(cfg, step))
+            train_common.set_lr(opt, _lr(cfg, step))
             loss = _loss(column_logits(net, x, col_flat), y)
-            optimizer_step(net, opt, loss, cfg.grad_clip)
+            train_common.optimizer_step(net, opt, loss, cfg.grad_clip)
             if ema is not net:
                 with torch.no_grad():
                     decay = min(cfg.ema_decay, (1 + step) / (10 + step))

@@ -59,6 +59,17 @@ def _finite(value: Any, name: str) -> float:
     return v
 
 
+def finite_array(value: Any, name: str) -> np.ndarray:
+    """``value`` as a float64 array whose entries are all finite (``ValueError`` naming ``name`` if not)."""
+    try:
+        a = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a finite number or array, got {value!r}") from None
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{name} must be finite, got {value!r}")
+    return a
+
+
 def _open_unit(value: Any, name: str) -> float:
     v = _finite(value, name)
     if not 0.0 < v < 1.0:
@@ -112,13 +123,7 @@ def ebn0_to_sigma2(ebn0_db: Any, rate: Any) -> Any:
     if np.ndim(ebn0_db) == 0:
         e = _finite(ebn0_db, "ebn0_db")
         return 1.0 / (2.0 * r * 10.0 ** (e / 10.0))
-    try:
-        a = np.asarray(ebn0_db, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(f"ebn0_db must be real numbers, got ebn0_db={ebn0_db!r}") from None
-    if not np.all(np.isfinite(a)):
-        raise ValueError(f"ebn0_db must be finite, got ebn0_db={ebn0_db!r}")
-    return 1.0 / (2.0 * r * 10.0 ** (a / 10.0))
+    return 1.0 / (2.0 * r * 10.0 ** (finite_array(ebn0_db, "ebn0_db") / 10.0))
 
 
 # ----------------------------------------------------------------------------- memoryless

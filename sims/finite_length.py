@@ -29,7 +29,7 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import log_ndtr
 
-from qdecode.sims.channels import ebn0_to_sigma2
+from qdecode.sims.channels import ebn0_to_sigma2, finite_array
 
 __all__ = ["biawgn_capacity_dispersion", "na_bler", "na_ebn0"]
 
@@ -110,12 +110,7 @@ def na_bler(n: int, k: int, ebn0_db: Any, points: int = 200) -> Any:
 def _log_na_bler(n: Any, k: Any, ebn0_db: Any, points: int) -> np.ndarray:
     """Natural log of the NA BLER (finite far into the tail, where the BLER underflows)."""
     ni, ki = _check_nk(n, k)
-    try:
-        e = np.asarray(ebn0_db, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(f"ebn0_db must be a finite number or array, got {ebn0_db!r}") from None
-    if not np.all(np.isfinite(e)):
-        raise ValueError(f"ebn0_db must be finite, got {ebn0_db!r}")
+    e = finite_array(ebn0_db, "ebn0_db")
     out = np.empty(e.shape, dtype=np.float64)
     for idx, val in np.ndenumerate(e):
         c, v = biawgn_capacity_dispersion(ebn0_to_sigma2(float(val), ki / ni), points)
