@@ -430,6 +430,11 @@ class GdgWork(NamedTuple):
     The ``l*`` arrays hold the shortened graph (kept column ``v`` is column ``order[v]``);
     in the branch-parallel schedule the shared set's graph, queue, records and ``ctl`` are
     read by every thread, the others serve as one thread's scratch.
+
+    numba's dispatch fingerprint of a named tuple is its class name and field names (not its
+    module): a second ``GdgWork`` class in the same process (a copy of this module loaded for
+    ``benchmarks/gdg_profile.py --baseline``) makes one of the two dispatch through Python typing,
+    ~0.5 ms per call. Rename the copy's class to time it against this kernel.
     """
 
     v2c: np.ndarray  # (nnz,) float64: variable-to-check messages per CSR position
