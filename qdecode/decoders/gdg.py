@@ -80,17 +80,16 @@ def csr_csc_graph(H: sp.spmatrix) -> tuple[np.ndarray, ...]:
     """``(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr)`` of a 0/1 matrix, int64, sorted indices.
 
     ``csc_to_csr[k]`` is the CSR position of the k-th CSC entry, so per-edge messages stored in
-    CSR order can be read variable by variable.
+    CSR order can be read variable by variable. The graph is the one Tanner-graph builder's
+    (:func:`qdecode.kernels.bp.tanner_graph_csr`) on ``H`` made canonical, in GDG's int64 indices.
     """
+    from qdecode.kernels.bp import tanner_graph_csr
+
     csr = sp.csr_matrix(H, dtype=np.int64)
     csr.sum_duplicates()
     csr.sort_indices()
-    nnz = csr.nnz
-    tagged = sp.csr_matrix((np.arange(1, nnz + 1, dtype=np.int64), csr.indices, csr.indptr), shape=csr.shape)
-    csc = tagged.tocsc()
-    csc.sort_indices()
-    return (csr.indptr.astype(np.int64), csr.indices.astype(np.int64), csc.indptr.astype(np.int64),
-            csc.indices.astype(np.int64), (csc.data - 1).astype(np.int64))
+    chk_ptr, chk_var, var_ptr, var_edges, var_chks = tanner_graph_csr(csr.indptr, csr.indices, csr.shape[1])
+    return chk_ptr, chk_var.astype(np.int64), var_ptr, var_chks.astype(np.int64), var_edges.astype(np.int64)
 
 
 #: Parameters of ``gdg`` and :class:`GdgDecoder` (the class takes its defaults from here).
