@@ -194,9 +194,12 @@ class ClassicalRecipe:
         return hashlib.sha256(json.dumps(value, sort_keys=True).encode("utf-8")).hexdigest()
 
 
-def run_classical_batch(code: BinaryCode, channel, decoder, seed: int, shots: int,
+def run_classical_batch(code: BinaryCode, channel, decoder, seed: int | np.random.Generator, shots: int,
                         chunk: int = 1 << 14, source: str = "uniform") -> tuple[int, dict[str, int]]:
     """Sample, transmit and decode ``shots`` blocks with one seeded generator.
+
+    ``seed``: an int, or a ``Generator`` that continues across calls (the sweep decodes a batch
+    chunk by chunk, all chunks drawing from the batch's one generator).
 
     Returns:
         ``(block errors, custom counts)`` with ``bit_errors`` and ``ml_lb`` (module docstring),

@@ -40,32 +40,33 @@ def _first_line(message: str) -> str:
     return " ".join(str(message).split("\n")[0].split()) or "parse error"
 
 
+def _parse(make, text: str, *, where: str, what: str, empty: str | None):
+    """``make(text)`` with stim's parse error as one line; ``empty``: the message for a model with
+    no detectors and no observables (None allows it)."""
+    try:
+        model = make(text)
+    except (ValueError, RuntimeError, IndexError) as exc:
+        raise ModelFileError(f"{where}: not a valid {what}: {_first_line(exc)}") from None
+    if empty is not None and model.num_detectors == 0 and model.num_observables == 0:
+        raise ModelFileError(f"{where}: {empty}")
+    return model
+
+
 def parse_dem(text: str, *, where: str, allow_empty: bool = False):
     """``stim.DetectorErrorModel`` from ``text``; ``where`` names the source in errors."""
     import stim
 
-    try:
-        dem = stim.DetectorErrorModel(text)
-    except (ValueError, RuntimeError, IndexError) as exc:
-        raise ModelFileError(f"{where}: not a valid detector error model: {_first_line(exc)}") from None
-    if not allow_empty and dem.num_detectors == 0 and dem.num_observables == 0:
-        raise ModelFileError(f"{where}: the detector error model is empty (no detectors and no observables)")
-    return dem
+    return _parse(stim.DetectorErrorModel, text, where=where, what="detector error model",
+                  empty=None if allow_empty else "the detector error model is empty (no detectors and no observables)")
 
 
 def parse_circuit(text: str, *, where: str, allow_empty: bool = False):
     """``stim.Circuit`` from ``text``; ``where`` names the source in errors."""
     import stim
 
-    try:
-        circuit = stim.Circuit(text)
-    except (ValueError, RuntimeError, IndexError) as exc:
-        raise ModelFileError(f"{where}: not a valid stim circuit: {_first_line(exc)}") from None
-    if not allow_empty and circuit.num_detectors == 0 and circuit.num_observables == 0:
-        raise ModelFileError(
-            f"{where}: the circuit declares no DETECTOR and no OBSERVABLE_INCLUDE (nothing to decode)"
-        )
-    return circuit
+    return _parse(stim.Circuit, text, where=where, what="stim circuit",
+                  empty=None if allow_empty else
+                  "the circuit declares no DETECTOR and no OBSERVABLE_INCLUDE (nothing to decode)")
 
 
 def read_dem(path: str | os.PathLike, *, allow_empty: bool = False):

@@ -49,6 +49,7 @@ circuit noise model and expands ``ebn0`` (dB; ``awgn``, ``ge-awgn``) or ``p`` (`
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 from importlib import resources
 from pathlib import Path
@@ -318,8 +319,6 @@ def _check_code(code: str, where: str) -> None:
 
 
 def _resolve(path: str, base_dir: str | None) -> str:
-    import os
-
     return path if base_dir is None or os.path.isabs(path) else os.path.join(base_dir, path)
 
 

@@ -114,10 +114,6 @@ class TaskProgress:
         return self.compiled.label
 
     @property
-    def in_flight_batches(self) -> int:
-        return len(self.in_flight)
-
-    @property
     def in_flight_shots(self) -> int:
         return sum(self.in_flight.values())
 

@@ -18,11 +18,7 @@ at import time.
 
 from __future__ import annotations
 
-import ast
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[1]
-SOURCES = {"qdecode": "qdecode", "sims": "qdecode.sims", "codes": "qdecode.codes", "neural": "qdecode.neural"}
+from tests.import_scan import all_imports, modules, resolve
 
 #: Cycles known to remain outside the decoder registry, each with its reason. A cycle is allowed
 #: when all of its modules are in one of these sets. Remove an entry once its cycle is broken.
@@ -30,73 +26,14 @@ ALLOWED_CYCLES: list[tuple[frozenset[str], str]] = [
 ]
 
 
-def _modules() -> dict[str, Path]:
-    out: dict[str, Path] = {}
-    for folder, prefix in SOURCES.items():
-        base = ROOT / folder
-        for path in sorted(base.rglob("*.py")):
-            rel = path.relative_to(base).with_suffix("")
-            parts = [p for p in rel.parts]
-            if parts[-1] == "__init__":
-                parts = parts[:-1]
-            if any(not p.isidentifier() for p in parts):
-                continue
-            out[".".join([prefix, *parts])] = path
-    return out
-
-
-def _is_type_checking(node: ast.If) -> bool:
-    t = node.test
-    return (isinstance(t, ast.Name) and t.id == "TYPE_CHECKING") or (
-        isinstance(t, ast.Attribute) and t.attr == "TYPE_CHECKING")
-
-
-def _imports(tree: ast.AST):
-    """Every Import / ImportFrom node, skipping ``if TYPE_CHECKING:`` bodies."""
-    stack = [tree]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, ast.If) and _is_type_checking(node):
-            stack.extend(node.orelse)
-            continue
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            yield node
-        stack.extend(ast.iter_child_nodes(node))
-
-
-def _resolve(name: str, known: dict[str, Path]) -> str | None:
-    parts = name.split(".")
-    for i in range(len(parts), 0, -1):
-        cand = ".".join(parts[:i])
-        if cand in known:
-            return cand
-    return None
-
-
 def import_graph() -> dict[str, set[str]]:
-    known = _modules()
+    """Module -> the qdecode modules it imports (lazy imports included; no self edges)."""
+    known = modules()
     graph: dict[str, set[str]] = {m: set() for m in known}
-    for mod, path in known.items():
-        is_pkg = path.name == "__init__.py"
-        package = mod if is_pkg else mod.rpartition(".")[0]
-        for node in _imports(ast.parse(path.read_text(encoding="utf-8"), str(path))):
-            targets: list[str] = []
-            if isinstance(node, ast.Import):
-                targets = [a.name for a in node.names]
-            else:
-                if node.level:
-                    base_parts = package.split(".")
-                    base_parts = base_parts[: len(base_parts) - (node.level - 1)]
-                    base = ".".join(base_parts + ([node.module] if node.module else []))
-                else:
-                    base = node.module or ""
-                for a in node.names:
-                    full = f"{base}.{a.name}"
-                    targets.append(full if full in known else base)
-            for t in targets:
-                r = _resolve(t, known)
-                if r is not None and r != mod:
-                    graph[mod].add(r)
+    for imp in all_imports():
+        r = resolve(imp.target, known)
+        if r is not None and r != imp.module:
+            graph[imp.module].add(r)
     return graph
 
 
@@ -187,13 +124,6 @@ def test_no_import_cycle_among_qdecode_modules():
 
 
 def test_decoder_modules_do_not_import_the_registry_at_import_time():
-    known = _modules()
-    for mod, path in known.items():
-        if not mod.startswith("qdecode.decoders.") or mod == "qdecode.decoders.registry":
-            continue
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        for node in tree.body:
-            if isinstance(node, ast.ImportFrom) and node.module == "qdecode.decoders.registry":
-                raise AssertionError(f"{mod} imports the registry at module level")
-            if isinstance(node, ast.Import) and any(a.name == "qdecode.decoders.registry" for a in node.names):
-                raise AssertionError(f"{mod} imports the registry at module level")
+    top_level = [i for i in all_imports() if not i.lazy and i.module.startswith("qdecode.decoders.")
+                 and i.module != "qdecode.decoders.registry" and i.target == "qdecode.decoders.registry"]
+    assert not top_level, [f"{i.file}:{i.line}" for i in top_level]

@@ -19,17 +19,14 @@ entry when the code is fixed; an entry that no longer matches anything fails the
 
 from __future__ import annotations
 
-import ast
 import fnmatch
 import subprocess
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-SOURCES = {"qdecode": "qdecode", "sims": "qdecode.sims", "codes": "qdecode.codes", "neural": "qdecode.neural"}
+from tests.import_scan import ROOT, Import, all_imports, modules
 
 #: The training side of qdecode.neural: trainers, their shared skeleton and the teacher used only
 #: for distillation.
@@ -111,77 +108,6 @@ RULES: list[Rule] = [
 ALLOWED: dict[tuple[str, str], str] = {}
 
 
-@dataclass(frozen=True)
-class Import:
-    file: str  # relative to the repository root
-    line: int
-    module: str  # the importing module
-    target: str  # the imported module (qdecode modules resolved; externals as written)
-    lazy: bool
-
-
-def _modules() -> dict[str, Path]:
-    out: dict[str, Path] = {}
-    for folder, prefix in SOURCES.items():
-        base = ROOT / folder
-        for path in sorted(base.rglob("*.py")):
-            parts = list(path.relative_to(base).with_suffix("").parts)
-            if parts[-1] == "__init__":
-                parts = parts[:-1]
-            if all(p.isidentifier() for p in parts):
-                out[".".join([prefix, *parts])] = path
-    return out
-
-
-def _is_type_checking(node: ast.AST) -> bool:
-    t = getattr(node, "test", None)
-    return isinstance(node, ast.If) and (
-        (isinstance(t, ast.Name) and t.id == "TYPE_CHECKING")
-        or (isinstance(t, ast.Attribute) and t.attr == "TYPE_CHECKING"))
-
-
-def _walk(node: ast.AST, lazy: bool = False):
-    """(import node, lazy) for every import under ``node``, skipping TYPE_CHECKING bodies."""
-    for child in ast.iter_child_nodes(node):
-        if _is_type_checking(child):
-            for sub in child.orelse:
-                yield from _walk_one(sub, lazy)
-            continue
-        yield from _walk_one(child, lazy)
-
-
-def _walk_one(node: ast.AST, lazy: bool):
-    if isinstance(node, (ast.Import, ast.ImportFrom)):
-        yield node, lazy
-    yield from _walk(node, lazy or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)))
-
-
-def all_imports() -> list[Import]:
-    known = _modules()
-    out: list[Import] = []
-    for mod, path in known.items():
-        rel = str(path.relative_to(ROOT))
-        package = mod if path.name == "__init__.py" else mod.rpartition(".")[0]
-        for node, lazy in _walk(ast.parse(path.read_text(encoding="utf-8"), rel)):
-            targets: list[str] = []
-            if isinstance(node, ast.Import):
-                targets = [a.name for a in node.names]
-            else:
-                if node.level:
-                    parts = package.split(".")
-                    base = ".".join(parts[: len(parts) - (node.level - 1)] + ([node.module] if node.module else []))
-                else:
-                    base = node.module or ""
-                for a in node.names:
-                    full = f"{base}.{a.name}"
-                    if base == "qdecode" and a.name == "__version__":
-                        targets.append(full)
-                    else:
-                        targets.append(full if full in known else base)
-            out.extend(Import(rel, node.lineno, mod, t, lazy) for t in targets)
-    return out
-
-
 def _match(name: str, patterns) -> bool:
     return any(fnmatch.fnmatchcase(name, p) or fnmatch.fnmatchcase(name, p + ".*") for p in patterns)
 
@@ -222,7 +148,7 @@ def test_walk_sees_lazy_imports_and_resolves_relative_ones():
 
 
 def test_every_module_has_a_rule():
-    missing = sorted(m for m in _modules() if rule_for(m) is None)
+    missing = sorted(m for m in modules() if rule_for(m) is None)
     assert not missing, f"modules without a layering rule: {missing}"
 
 

@@ -84,8 +84,6 @@ def test_same_seed_same_totals_when_max_errors_stops(tmp_path):
 @pytest.mark.parametrize("decoder,max_errors", [("pymatching", 10), ("pymatching", 100), ("bposd", 10)])
 def test_overshoot_stays_below_one_chunk(decoder, max_errors):
     """d = 3, p = 0.01: the recorded errors exceed max_errors by less than one chunk's errors."""
-    import stim
-
     from qdecode.decoders import DecoderSpec
     from qdecode.sims.executors import LocalExecutor
     from qdecode.sims.sweep import SweepOptions, run_sweep
@@ -100,7 +98,6 @@ def test_overshoot_stays_below_one_chunk(decoder, max_errors):
     largest_chunk = max(chunk_sizes(min(opts.max_batch_size, max(opts.min_batch_size, row.shots))))
     assert row.errors - max_errors < largest_chunk
     assert row.errors <= 1.5 * max_errors + 10  # the measured figure is far below this (README)
-    del stim
 
 
 def _descendants(pid: int) -> set[int]:
