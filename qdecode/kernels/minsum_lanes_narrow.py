@@ -1,0 +1,750 @@
+"""Flooding min-sum over lanes of shots in narrow storage: 8-bit fixed point and float32.
+
+Drop-in range kernels with the signature of
+:func:`qdecode.kernels.minsum_lanes.minsum_lanes_range` and bit-identical results
+(hard decisions, posteriors, convergence flags, iteration counts) on the inputs each
+accepts:
+
+- :func:`minsum_lanes_i8_range`: the int32 fixed-point path with ``msg_lim <= 127``,
+  ``post_lim <= 32767`` and ``|llr0| + (max variable degree) * msg_lim <= 32767``. Check
+  state is uint8 (``c1 = parity << 7 | min1``, ``min2``, ``arg``), variable sums int16.
+- :func:`minsum_lanes_f32_range`: the float32 path (float32 ``llr0``, ``beta``, ``msg_lim``,
+  ``post_lim``); check state float32 with uint8 sign parity and ``arg``.
+
+Same arithmetic as the reference, reorganised for SIMD code:
+
+- ``arg`` is the edge's *slot* in its check's CSR row (uint8), not the variable index:
+  slots increase with the variable index inside a check, so "the first strict minimum"
+  picks the same edge (check degree <= 255; 255 is "none").
+- The convergence test keeps, per check and lane, the parity ``hp`` of ``H e + s``, rebuilt
+  in every sweep from the new hard decisions (one uint8 XOR per edge-lane) and summed per
+  lane after the sweep: no per-lane branch on decision flips. The reference's counter
+  gives the same number of unsatisfied checks.
+- Every integer intermediate is cast to its storage type (numba widens small integers to
+  int64, and the loop vectoriser then runs 64-bit lanes); the fixed-point scaling
+  ``(x * num) >> shift`` runs in int32 once per check (adaptive shifts above 8 give
+  ``max(x - 1, 0)`` for ``x <= 127`` exactly as shift 8 with ``num = 255`` does).
+- The sweep is compiled with LLVM ``noalias`` on its array arguments
+  (:class:`NoAliasCompiler`): every state array is allocated by the range wrapper and passed
+  separately (the two check-state buffers too, swapped between iterations), so the lane
+  loops carry no runtime alias checks. That is only valid because no two arguments overlap.
+- Lane counts 32, 64 and 128 run a sweep compiled for that constant lane count (the loops
+  over lanes are unrolled and SLP-vectorised); other counts run a runtime-width sweep.
+
+``hist_k`` (posterior history, as the reference's: ``post_out`` receives the sum of the last
+``hist_k`` posteriors when ``hist_k > 1``) keeps a ring of ``hist_k`` posterior rows per lane.
+
+Lanes are persistent, as in the reference: a lane whose shot converged or reached
+``max_iter`` writes its result and takes the next pending shot.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+from numba.core.compiler import CompilerBase, DefaultPassBuilder
+
+from qdecode.kernels.arith import _clip
+
+U8 = np.uint8
+I16 = np.int16
+I32 = np.int32
+U7 = np.uint8(7)
+U127 = np.uint8(127)
+U128 = np.uint8(128)
+U255 = np.uint8(255)  # "no arg" slot
+U1 = np.uint8(1)
+Z16 = np.int16(0)
+Z32 = np.int32(0)
+F0 = np.float32(0.0)
+
+
+class NoAliasCompiler(CompilerBase):
+    """nopython pipeline with numba's internal ``noalias`` flag: LLVM ``noalias`` on every
+    pointer argument, array data included (numba sets it for parfor gufuncs only).
+
+    Only for kernels whose array arguments never overlap; the callers here guarantee it.
+    Private numba API (``Flags.noalias``): ``tests/kernels/test_minsum_lanes_narrow.py``
+    checks the emitted IR.
+    """
+
+    def define_pipelines(self):
+        self.state.flags.noalias = True
+        return [DefaultPassBuilder.define_nopython_pipeline(self.state)]
+
+
+# ------------------------------------------------------------------ helpers
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _fold_min(a, j, min1, min2, arg):
+    """The reference's two-minimum fold (``qdecode/kernels/minsum.py`` ``fold_min``): ``arg`` moves on a
+    strict decrease only."""
+    hi = a if a > min1 else min1
+    lt = a < min1
+    return (a if lt else min1), (hi if hi < min2 else min2), (j if lt else arg)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _check_mag_f(minimum, alpha, beta, msg_lim):
+    """The reference's float ``check_magnitude``: ``clip(max(minimum * alpha - beta, 0), msg_lim)``, with
+    ``alpha`` float64 (so the product and offset are float64, rounded once on the float32 store)."""
+    zero = msg_lim - msg_lim
+    v = minimum * alpha - beta
+    return _clip(v if v > zero else zero, msg_lim)
+
+
+@numba.njit(cache=True, nogil=True)
+def _history_out(ring, w, iterations, out):
+    """Lane ``w``'s posterior history key into ``out`` ``(n,)``: the sum of the posteriors of its last
+    ``k = ring.shape[0]`` iterations (all when fewer ran), oldest first, rows ``(t - 1) % k`` (as
+    ``qdecode/kernels/minsum_lanes.py``)."""
+    k = ring.shape[0]
+    first = iterations - k + 1 if iterations > k else 1
+    for j in range(out.shape[0]):
+        acc = ring[(first - 1) % k, j, w]
+        for t in range(first + 1, iterations + 1):
+            acc += ring[(t - 1) % k, j, w]
+        out[j] = acc
+
+
+# ------------------------------------------------------------------ graph helpers
+
+
+@numba.njit(cache=True, nogil=True)
+def edge_slots(var_ptr, var_chks, m):
+    """``(slot, max check degree, max variable degree)``: ``slot[k]`` (uint8) is CSC edge ``k``'s
+    position in its check's CSR row (-> 255 when a check has more than 255 edges: the caller
+    rejects such graphs)."""
+    n = var_ptr.shape[0] - 1
+    cnt = np.zeros(m, dtype=np.int64)
+    slot = np.zeros(var_chks.shape[0], dtype=np.uint8)
+    maxvdeg = 1
+    for j in range(n):
+        maxvdeg = max(maxvdeg, var_ptr[j + 1] - var_ptr[j])
+        for k in range(var_ptr[j], var_ptr[j + 1]):
+            i = var_chks[k]
+            c = cnt[i]
+            slot[k] = U8(c) if c < 255 else U255
+            cnt[i] = c + 1
+    maxcdeg = 0
+    for i in range(m):
+        maxcdeg = max(maxcdeg, cnt[i])
+    return slot, maxcdeg, maxvdeg
+
+
+# ------------------------------------------------------------------ 8-bit fixed point
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _scale_i8(x, num, shift, beta, ml):
+    """Outgoing magnitude ``clip(max(((x * num) >> shift) - beta, 0), ml)`` of a uint8 minimum (int32 math)."""
+    v = I32(I32(I32(x) * num) >> shift)
+    v = I32(v - beta)
+    v = max(v, Z32)
+    return U8(min(v, ml))
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _sweep_i8_body(W, var_ptr, var_chks, slot, pri, num, shift, prm, syn, c1c, m2c, agc, c1n, m2n, agn, o1, o2, hp,
+                   sgn, total, cbuf, hard, post, unsat, ring, rrow):
+    """One flooding iteration of ``W`` lanes, 8-bit fixed point: current state ``c1c/m2c/agc`` to next ``c1n/m2n/agn``.
+
+    ``prm = (per_shot, keep_post, beta32, ml32, ml16, mlu, pl16)`` (a tuple: CPython passes calls of
+    more than 30 arguments as ``*args``, which numba's inliner rejects).
+    """
+    per_shot, keep_post, beta32, ml32, ml16, mlu, pl16 = prm
+    n = var_ptr.shape[0] - 1
+    m = syn.shape[0]
+    for i in range(m):  # check pass: scaled outgoing magnitudes of the current state; reset the next one
+        for w in range(W):
+            x = c1c[i, w]
+            o1[i, w] = U8(U8(x & U128) | _scale_i8(U8(x & U127), num[w], shift[w], beta32, ml32))
+            o2[i, w] = _scale_i8(m2c[i, w], num[w], shift[w], beta32, ml32)
+            b = syn[i, w]
+            c1n[i, w] = U8(mlu | U8(b << U7))
+            m2n[i, w] = mlu
+            agn[i, w] = U255
+            hp[i, w] = b
+    for j in range(n):
+        lo = var_ptr[j]
+        hi = var_ptr[j + 1]
+        if per_shot:
+            for w in range(W):
+                total[w] = pri[j, w]
+        else:
+            p0 = pri[j, 0]
+            for w in range(W):
+                total[w] = p0
+        for k in range(lo, hi):  # check-to-variable messages, posterior sum
+            i = var_chks[k]
+            s = slot[k]
+            t = k - lo
+            for w in range(W):
+                x = o1[i, w]
+                mag = I16(o2[i, w]) if agc[i, w] == s else I16(U8(x & U127))
+                neg = U8(U8(x >> U7) ^ sgn[k, w])
+                c = I16(-mag) if neg else mag
+                cbuf[t, w] = c
+                total[w] = I16(total[w] + c)
+        for w in range(W):
+            v = total[w]
+            v = min(v, pl16)
+            v = max(v, I16(-pl16))
+            total[w] = v
+            hard[j, w] = U8(v <= Z16)
+        if keep_post:
+            for w in range(W):
+                post[j, w] = total[w]
+        if ring.shape[0] > 0:
+            for w in range(W):
+                ring[rrow[w], j, w] = total[w]
+        for k in range(lo, hi):  # variable-to-check messages folded into the next check state
+            i = var_chks[k]
+            s = slot[k]
+            t = k - lo
+            for w in range(W):
+                v = I16(total[w] - cbuf[t, w])
+                v = min(v, ml16)
+                v = max(v, I16(-ml16))
+                neg = U8(v <= Z16)
+                sgn[k, w] = neg
+                a = U8(v if v >= Z16 else I16(-v))
+                x = c1n[i, w]
+                m1 = U8(x & U127)
+                m2n[i, w] = min(max(a, m1), m2n[i, w])
+                agn[i, w] = s if a < m1 else agn[i, w]
+                c1n[i, w] = U8(U8(U8(x & U128) ^ U8(neg << U7)) | min(a, m1))
+                hp[i, w] = U8(hp[i, w] ^ hard[j, w])
+    for w in range(W):
+        unsat[w] = Z32
+    for i in range(m):
+        for w in range(W):
+            unsat[w] = I32(unsat[w] + I32(hp[i, w]))
+
+
+@numba.njit(cache=True, nogil=True, pipeline_class=NoAliasCompiler)
+def _sweep_i8_wn(var_ptr, var_chks, slot, pri, num, shift, prm,
+                 syn, c1c, m2c, agc, c1n, m2n, agn, o1, o2, hp, sgn, total, cbuf, hard, post, unsat, ring, rrow):
+    """:func:`_sweep_i8_body` with the lane count read from the arrays (any ``W``)."""
+    _sweep_i8_body(unsat.shape[0], var_ptr, var_chks, slot, pri, num, shift, prm, syn, c1c, m2c, agc, c1n, m2n, agn,
+                   o1, o2, hp, sgn, total, cbuf, hard, post,
+                   unsat, ring, rrow)
+
+
+@numba.njit(cache=True, nogil=True, pipeline_class=NoAliasCompiler)
+def _sweep_i8_w32(var_ptr, var_chks, slot, pri, num, shift, prm,
+                  syn, c1c, m2c, agc, c1n, m2n, agn, o1, o2, hp, sgn, total, cbuf, hard, post, unsat, ring, rrow):
+    """:func:`_sweep_i8_body` for exactly 32 lanes (a compile-time lane count)."""
+    _sweep_i8_body(32, var_ptr, var_chks, slot, pri, num, shift, prm, syn, c1c, m2c, agc, c1n, m2n, agn, o1, o2, hp,
+                   sgn, total, cbuf, hard, post, unsat, ring, rrow)
+
+
+@numba.njit(cache=True, nogil=True, pipeline_class=NoAliasCompiler)
+def _sweep_i8_w64(var_ptr, var_chks, slot, pri, num, shift, prm,
+                  syn, c1c, m2c, agc, c1n, m2n, agn, o1, o2, hp, sgn, total, cbuf, hard, post, unsat, ring, rrow):
+    """:func:`_sweep_i8_body` for exactly 64 lanes."""
+    _sweep_i8_body(64, var_ptr, var_chks, slot, pri, num, shift, prm, syn, c1c, m2c, agc, c1n, m2n, agn, o1, o2, hp,
+                   sgn, total, cbuf, hard, post, unsat, ring, rrow)
+
+
+@numba.njit(cache=True, nogil=True, pipeline_class=NoAliasCompiler)
+def _sweep_i8_w128(var_ptr, var_chks, slot, pri, num, shift, prm,
+                   syn, c1c, m2c, agc, c1n, m2n, agn, o1, o2, hp, sgn, total, cbuf, hard, post, unsat, ring, rrow):
+    """:func:`_sweep_i8_body` for exactly 128 lanes."""
+    _sweep_i8_body(128, var_ptr, var_chks, slot, pri, num, shift, prm, syn, c1c, m2c, agc, c1n, m2n, agn, o1, o2, hp,
+                   sgn, total, cbuf, hard, post, unsat, ring, rrow)
+
+
+@numba.njit(cache=True, nogil=True)
+def _sweep_i8(var_ptr, var_chks, slot, pri, num, shift, prm,
+              syn, c1c, m2c, agc, c1n, m2n, agn, o1, o2, hp, sgn, total, cbuf, hard, post, unsat, ring, rrow):
+    W = unsat.shape[0]
+    if W == 64:
+        _sweep_i8_w64(var_ptr, var_chks, slot, pri, num, shift, prm,
+                      syn, c1c, m2c, agc, c1n, m2n, agn, o1, o2, hp, sgn, total, cbuf, hard, post, unsat, ring, rrow)
+    elif W == 32:
+        _sweep_i8_w32(var_ptr, var_chks, slot, pri, num, shift, prm,
+                      syn, c1c, m2c, agc, c1n, m2n, agn, o1, o2, hp, sgn, total, cbuf, hard, post, unsat, ring, rrow)
+    elif W == 128:
+        _sweep_i8_w128(var_ptr, var_chks, slot, pri, num, shift, prm, syn, c1c, m2c, agc, c1n, m2n, agn, o1, o2, hp,
+                       sgn, total, cbuf, hard, post, unsat, ring, rrow)
+    else:
+        _sweep_i8_wn(var_ptr, var_chks, slot, pri, num, shift, prm,
+                     syn, c1c, m2c, agc, c1n, m2n, agn, o1, o2, hp, sgn, total, cbuf, hard, post, unsat, ring, rrow)
+
+
+@numba.njit(cache=True, nogil=True)
+def _load_i8(w, s, var_ptr, var_chks, slot, llr0, syndromes, per_shot, ml32, tc1, tm2, tag, tsgn, syn, pri,
+             c1, m2, ag, sgn):
+    """Load shot ``s`` into lane ``w``: the channel LLRs folded into the check state (per-shot priors), or the
+    zero-syndrome template ``tc1/tm2/tag/tsgn`` with the syndrome XORed into the parity bits (shared priors)."""
+    n = var_ptr.shape[0] - 1
+    m = syndromes.shape[1]
+    if per_shot:
+        for i in range(m):
+            b = U8(syndromes[s, i] & U1)
+            syn[i, w] = b
+            c1[i, w] = U8(U8(ml32) | U8(b << U7))
+            m2[i, w] = U8(ml32)
+            ag[i, w] = U255
+        for j in range(n):
+            lam = llr0[s, j]
+            pri[j, w] = I16(lam)
+            x = _clip(lam, ml32)
+            neg = U8(x <= 0)
+            a = U8(abs(x))
+            for k in range(var_ptr[j], var_ptr[j + 1]):
+                i = var_chks[k]
+                sgn[k, w] = neg
+                y = c1[i, w]
+                m1 = U8(y & U127)
+                m2[i, w] = min(max(a, m1), m2[i, w])
+                ag[i, w] = slot[k] if a < m1 else ag[i, w]
+                c1[i, w] = U8(U8(U8(y & U128) ^ U8(neg << U7)) | min(a, m1))
+    else:
+        for i in range(m):
+            b = U8(syndromes[s, i] & U1)
+            syn[i, w] = b
+            c1[i, w] = U8(tc1[i] ^ U8(b << U7))
+            m2[i, w] = tm2[i]
+            ag[i, w] = tag[i]
+        for k in range(tsgn.shape[0]):
+            sgn[k, w] = tsgn[k]
+
+
+@numba.njit(cache=True, nogil=True)
+def minsum_lanes_i8_range(
+    var_ptr, var_chks, llr0, syndromes, max_iter,
+    alpha, alpha_num, alpha_shift, adaptive, beta, msg_lim, post_lim,
+    hard_out, post_out, converged_out, iters_out, hist_k, start, stop, lanes=64,
+):
+    """:func:`qdecode.kernels.minsum_lanes.minsum_lanes_range` for 8-bit fixed point, bit-identical.
+
+    Accepts integer ``llr0`` (the reference's int32) with ``1 <= msg_lim <= 127``,
+    ``post_lim <= 32767``, ``max|llr0| + (max variable degree) * msg_lim <= 32767``,
+    ``alpha_num * 127 < 2^31``, ``0 <= alpha_shift <= 30`` and check degree <= 255; raises
+    ``ValueError`` otherwise. ``post_out`` (``(S, n)`` or ``(0, n)``) receives int16 values in its own dtype.
+    """
+    n = var_ptr.shape[0] - 1
+    m = syndromes.shape[1]
+    nnz = var_chks.shape[0]
+    W = lanes
+    per_shot = llr0.shape[0] > 1
+    keep_post = post_out.shape[0] > 0
+    slot, maxcdeg, maxvdeg = edge_slots(var_ptr, var_chks, m)
+    if maxcdeg > 255:
+        raise ValueError("minsum_lanes_i8_range: check degree above 255")
+    if msg_lim < 1 or msg_lim > 127 or post_lim < 0 or post_lim > 32767:
+        raise ValueError("minsum_lanes_i8_range: needs 1 <= msg_lim <= 127 and 0 <= post_lim <= 32767")
+    big = 0
+    for r in range(llr0.shape[0]):
+        for j in range(n):
+            big = max(big, abs(np.int64(llr0[r, j])))
+    if big + maxvdeg * np.int64(msg_lim) > 32767:
+        raise ValueError("minsum_lanes_i8_range: |llr0| + max variable degree * msg_lim exceeds int16")
+    if not adaptive and (alpha_num < 0 or alpha_num * 127 >= 2**31 or alpha_shift < 0 or alpha_shift > 30):
+        raise ValueError("minsum_lanes_i8_range: alpha_num * 127 must fit int32 and 0 <= alpha_shift <= 30")
+    ml32 = I32(msg_lim)
+    ml16 = I16(msg_lim)
+    mlu = U8(msg_lim)
+    pl16 = I16(post_lim)
+    beta32 = I32(max(min(np.int64(beta), 2**30), -(2**30)))
+    # lane state, every array separate (the sweep's noalias contract); check state double-buffered
+    c1a = np.zeros((m, W), dtype=np.uint8)
+    c1b = np.zeros((m, W), dtype=np.uint8)
+    m2a = np.zeros((m, W), dtype=np.uint8)
+    m2b = np.zeros((m, W), dtype=np.uint8)
+    aga = np.zeros((m, W), dtype=np.uint8)
+    agb = np.zeros((m, W), dtype=np.uint8)
+    o1 = np.zeros((m, W), dtype=np.uint8)
+    o2 = np.zeros((m, W), dtype=np.uint8)
+    hp = np.zeros((m, W), dtype=np.uint8)
+    syn = np.zeros((m, W), dtype=np.uint8)
+    sgn = np.zeros((nnz, W), dtype=np.uint8)
+    total = np.zeros(W, dtype=np.int16)
+    cbuf = np.zeros((maxvdeg, W), dtype=np.int16)
+    hard = np.zeros((n, W), dtype=np.uint8)
+    post = np.zeros((n if keep_post else 1, W), dtype=np.int16)
+    unsat = np.zeros(W, dtype=np.int32)
+    ring = np.zeros((hist_k if keep_post and hist_k > 1 else 0, n, W), dtype=np.int16)
+    rrow = np.zeros(W, dtype=np.int64)
+    num = np.zeros(W, dtype=np.int32)
+    shift = np.zeros(W, dtype=np.int32)
+    pri = np.zeros((n, W if per_shot else 1), dtype=np.int16)
+    # zero-syndrome initial check state of one lane (shared priors)
+    tc1 = np.zeros(m, dtype=np.uint8)
+    tm2 = np.zeros(m, dtype=np.uint8)
+    tag = np.zeros(m, dtype=np.uint8)
+    tsgn = np.zeros(nnz, dtype=np.uint8)
+    if not per_shot:
+        t1 = np.zeros((m, 1), dtype=np.uint8)
+        t2 = np.zeros((m, 1), dtype=np.uint8)
+        ta = np.zeros((m, 1), dtype=np.uint8)
+        ts = np.zeros((nnz, 1), dtype=np.uint8)
+        tsyn = np.zeros((m, 1), dtype=np.uint8)
+        tpri = np.zeros((n, 1), dtype=np.int16)
+        _load_i8(0, 0, var_ptr, var_chks, slot, llr0, np.zeros((1, m), dtype=np.uint8), True, ml32,
+                 tc1, tm2, tag, tsgn, tsyn, tpri, t1, t2, ta, ts)
+        for i in range(m):
+            tc1[i] = t1[i, 0]
+            tm2[i] = t2[i, 0]
+            tag[i] = ta[i, 0]
+        for k in range(nnz):
+            tsgn[k] = ts[k, 0]
+        for j in range(n):
+            pri[j, 0] = I16(llr0[0, j])
+    shot = np.full(W, -1, dtype=np.int64)
+    lane_it = np.zeros(W, dtype=np.int64)
+    active = np.zeros(W, dtype=np.uint8)
+    cur = 0
+    nxt_shot = start
+    for w in range(W):
+        if nxt_shot < stop:
+            _load_i8(w, nxt_shot, var_ptr, var_chks, slot, llr0, syndromes, per_shot, ml32, tc1, tm2, tag, tsgn,
+                     syn, pri, c1a, m2a, aga, sgn)
+            shot[w] = nxt_shot
+            active[w] = 1
+            nxt_shot += 1
+    n_active = 0
+    for w in range(W):
+        n_active += active[w]
+    while n_active > 0:
+        for w in range(W):
+            rrow[w] = lane_it[w] % ring.shape[0] if ring.shape[0] > 0 else 0
+            if adaptive:
+                t = lane_it[w] + 1
+                s = t if t < 8 else 8  # (x * (2^t - 1)) >> t == (x * 255) >> 8 for x <= 127, t >= 8
+                num[w] = I32((1 << s) - 1)
+                shift[w] = I32(s)
+            else:
+                num[w] = I32(alpha_num)
+                shift[w] = I32(alpha_shift)
+        prm = (per_shot, keep_post, beta32, ml32, ml16, mlu, pl16)
+        if cur == 0:
+            _sweep_i8(var_ptr, var_chks, slot, pri, num, shift, prm,
+                      syn, c1a, m2a, aga, c1b, m2b, agb, o1, o2, hp, sgn, total, cbuf, hard, post, unsat, ring, rrow)
+        else:
+            _sweep_i8(var_ptr, var_chks, slot, pri, num, shift, prm,
+                      syn, c1b, m2b, agb, c1a, m2a, aga, o1, o2, hp, sgn, total, cbuf, hard, post, unsat, ring, rrow)
+        cur = 1 - cur
+        for w in range(W):  # retire finished lanes, load pending shots into them
+            if not active[w]:
+                continue
+            lane_it[w] += 1
+            done = unsat[w] == 0
+            if done or lane_it[w] >= max_iter:
+                s = shot[w]
+                converged_out[s] = done
+                iters_out[s] = lane_it[w]
+                for j in range(n):
+                    hard_out[s, j] = hard[j, w]
+                if ring.shape[0] > 0:
+                    _history_out(ring, w, lane_it[w], post_out[s])
+                elif keep_post:
+                    for j in range(n):
+                        post_out[s, j] = post[j, w]
+                lane_it[w] = 0
+                if nxt_shot < stop:
+                    if cur == 0:
+                        _load_i8(w, nxt_shot, var_ptr, var_chks, slot, llr0, syndromes, per_shot, ml32, tc1, tm2,
+                                 tag, tsgn, syn, pri, c1a, m2a, aga, sgn)
+                    else:
+                        _load_i8(w, nxt_shot, var_ptr, var_chks, slot, llr0, syndromes, per_shot, ml32, tc1, tm2,
+                                 tag, tsgn, syn, pri, c1b, m2b, agb, sgn)
+                    shot[w] = nxt_shot
+                    nxt_shot += 1
+                else:
+                    active[w] = 0
+                    shot[w] = -1
+                    n_active -= 1
+
+
+# ------------------------------------------------------------------ float32
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _sweep_f32_body(W, var_ptr, var_chks, slot, pri, a_f, prm,
+                    syn, m1c, m2c, agc, pac, m1n, m2n, agn, pan, o1, o2, hp, sgn, total, cbuf, hard, post, unsat,
+                        ring, rrow):
+    """One flooding iteration of ``W`` lanes in float32 (check pass in float64 as the reference's
+    :func:`~qdecode.kernels.minsum.check_magnitude`); ``prm = (per_shot, keep_post, beta, msg_lim, post_lim)``."""
+    per_shot, keep_post, beta, msg_lim, post_lim = prm
+    n = var_ptr.shape[0] - 1
+    m = syn.shape[0]
+    for i in range(m):
+        for w in range(W):
+            o1[i, w] = _check_mag_f(m1c[i, w], a_f[w], beta, msg_lim)
+            o2[i, w] = _check_mag_f(m2c[i, w], a_f[w], beta, msg_lim)
+            b = syn[i, w]
+            m1n[i, w] = msg_lim
+            m2n[i, w] = msg_lim
+            agn[i, w] = U255
+            pan[i, w] = b
+            hp[i, w] = b
+    for j in range(n):
+        lo = var_ptr[j]
+        hi = var_ptr[j + 1]
+        if per_shot:
+            for w in range(W):
+                total[w] = pri[j, w]
+        else:
+            p0 = pri[j, 0]
+            for w in range(W):
+                total[w] = p0
+        for k in range(lo, hi):
+            i = var_chks[k]
+            s = slot[k]
+            t = k - lo
+            for w in range(W):
+                mag = o2[i, w] if agc[i, w] == s else o1[i, w]
+                c = -mag if U8(pac[i, w] ^ sgn[k, w]) else mag
+                cbuf[t, w] = c
+                total[w] = total[w] + c
+        for w in range(W):
+            v = _clip(total[w], post_lim)
+            total[w] = v
+            hard[j, w] = U8(v <= F0)
+        if keep_post:
+            for w in range(W):
+                post[j, w] = total[w]
+        if ring.shape[0] > 0:
+            for w in range(W):
+                ring[rrow[w], j, w] = total[w]
+        for k in range(lo, hi):
+            i = var_chks[k]
+            s = slot[k]
+            t = k - lo
+            for w in range(W):
+                v = _clip(total[w] - cbuf[t, w], msg_lim)
+                neg = U8(v <= F0)
+                sgn[k, w] = neg
+                pan[i, w] = U8(pan[i, w] ^ neg)
+                r1, r2, ra = _fold_min(abs(v), s, m1n[i, w], m2n[i, w], agn[i, w])
+                m1n[i, w] = r1
+                m2n[i, w] = r2
+                agn[i, w] = ra
+                hp[i, w] = U8(hp[i, w] ^ hard[j, w])
+    for w in range(W):
+        unsat[w] = Z32
+    for i in range(m):
+        for w in range(W):
+            unsat[w] = I32(unsat[w] + I32(hp[i, w]))
+
+
+@numba.njit(cache=True, nogil=True, pipeline_class=NoAliasCompiler)
+def _sweep_f32_wn(var_ptr, var_chks, slot, pri, a_f, prm,
+                  syn, m1c, m2c, agc, pac, m1n, m2n, agn, pan, o1, o2, hp, sgn, total, cbuf, hard, post, unsat, ring,
+                      rrow):
+    """:func:`_sweep_f32_body` with the lane count read from the arrays (any ``W``)."""
+    _sweep_f32_body(unsat.shape[0], var_ptr, var_chks, slot, pri, a_f, prm, syn, m1c, m2c, agc, pac, m1n, m2n, agn,
+                    pan, o1, o2, hp, sgn, total, cbuf, hard,
+                    post, unsat, ring, rrow)
+
+
+@numba.njit(cache=True, nogil=True, pipeline_class=NoAliasCompiler)
+def _sweep_f32_w32(var_ptr, var_chks, slot, pri, a_f, prm,
+                   syn, m1c, m2c, agc, pac, m1n, m2n, agn, pan, o1, o2, hp, sgn, total, cbuf, hard, post, unsat,
+                       ring, rrow):
+    """:func:`_sweep_f32_body` for exactly 32 lanes."""
+    _sweep_f32_body(32, var_ptr, var_chks, slot, pri, a_f, prm,
+                    syn, m1c, m2c, agc, pac, m1n, m2n, agn, pan, o1, o2, hp, sgn, total, cbuf, hard, post, unsat,
+                        ring, rrow)
+
+
+@numba.njit(cache=True, nogil=True, pipeline_class=NoAliasCompiler)
+def _sweep_f32_w64(var_ptr, var_chks, slot, pri, a_f, prm,
+                   syn, m1c, m2c, agc, pac, m1n, m2n, agn, pan, o1, o2, hp, sgn, total, cbuf, hard, post, unsat,
+                       ring, rrow):
+    """:func:`_sweep_f32_body` for exactly 64 lanes."""
+    _sweep_f32_body(64, var_ptr, var_chks, slot, pri, a_f, prm,
+                    syn, m1c, m2c, agc, pac, m1n, m2n, agn, pan, o1, o2, hp, sgn, total, cbuf, hard, post, unsat,
+                        ring, rrow)
+
+
+@numba.njit(cache=True, nogil=True)
+def _sweep_f32(var_ptr, var_chks, slot, pri, a_f, prm,
+               syn, m1c, m2c, agc, pac, m1n, m2n, agn, pan, o1, o2, hp, sgn, total, cbuf, hard, post, unsat, ring,
+                   rrow):
+    W = unsat.shape[0]
+    if W == 64:
+        _sweep_f32_w64(var_ptr, var_chks, slot, pri, a_f, prm,
+                       syn, m1c, m2c, agc, pac, m1n, m2n, agn, pan, o1, o2, hp, sgn, total, cbuf, hard, post, unsat,
+                           ring, rrow)
+    elif W == 32:
+        _sweep_f32_w32(var_ptr, var_chks, slot, pri, a_f, prm,
+                       syn, m1c, m2c, agc, pac, m1n, m2n, agn, pan, o1, o2, hp, sgn, total, cbuf, hard, post, unsat,
+                           ring, rrow)
+    else:
+        _sweep_f32_wn(var_ptr, var_chks, slot, pri, a_f, prm,
+                      syn, m1c, m2c, agc, pac, m1n, m2n, agn, pan, o1, o2, hp, sgn, total, cbuf, hard, post, unsat,
+                          ring, rrow)
+
+
+@numba.njit(cache=True, nogil=True)
+def _load_f32(w, s, var_ptr, var_chks, slot, llr0, syndromes, per_shot, msg_lim, tm1, tm2, tag, tpa, tsgn,
+              syn, pri, m1, m2, ag, pa, sgn):
+    """:func:`_load_i8` for the float32 layout (separate minimum and parity arrays)."""
+    n = var_ptr.shape[0] - 1
+    m = syndromes.shape[1]
+    if per_shot:
+        for i in range(m):
+            b = U8(syndromes[s, i] & U1)
+            syn[i, w] = b
+            m1[i, w] = msg_lim
+            m2[i, w] = msg_lim
+            ag[i, w] = U255
+            pa[i, w] = b
+        for j in range(n):
+            lam = llr0[s, j]
+            pri[j, w] = lam
+            x = _clip(lam, msg_lim)
+            neg = U8(x <= 0)
+            a = abs(x)
+            for k in range(var_ptr[j], var_ptr[j + 1]):
+                i = var_chks[k]
+                sgn[k, w] = neg
+                pa[i, w] = U8(pa[i, w] ^ neg)
+                r1, r2, ra = _fold_min(a, slot[k], m1[i, w], m2[i, w], ag[i, w])
+                m1[i, w] = r1
+                m2[i, w] = r2
+                ag[i, w] = ra
+    else:
+        for i in range(m):
+            b = U8(syndromes[s, i] & U1)
+            syn[i, w] = b
+            m1[i, w] = tm1[i]
+            m2[i, w] = tm2[i]
+            ag[i, w] = tag[i]
+            pa[i, w] = U8(tpa[i] ^ b)
+        for k in range(tsgn.shape[0]):
+            sgn[k, w] = tsgn[k]
+
+
+@numba.njit(cache=True, nogil=True)
+def minsum_lanes_f32_range(
+    var_ptr, var_chks, llr0, syndromes, max_iter,
+    alpha, alpha_num, alpha_shift, adaptive, beta, msg_lim, post_lim,
+    hard_out, post_out, converged_out, iters_out, hist_k, start, stop, lanes=64,
+):
+    """:func:`qdecode.kernels.minsum_lanes.minsum_lanes_range` for float32 messages, bit-identical.
+
+    Accepts float32 ``llr0``, ``beta``, ``msg_lim``, ``post_lim`` (the reference's float32 path;
+    ``alpha`` float64 as there) and check degree <= 255 (raises ``ValueError`` otherwise).
+    ``alpha_num`` / ``alpha_shift`` are unused (fixed point only).
+    """
+    n = var_ptr.shape[0] - 1
+    m = syndromes.shape[1]
+    nnz = var_chks.shape[0]
+    W = lanes
+    dt = llr0.dtype
+    per_shot = llr0.shape[0] > 1
+    keep_post = post_out.shape[0] > 0
+    slot, maxcdeg, maxvdeg = edge_slots(var_ptr, var_chks, m)
+    if maxcdeg > 255:
+        raise ValueError("minsum_lanes_f32_range: check degree above 255")
+    m1a = np.zeros((m, W), dtype=dt)
+    m1b = np.zeros((m, W), dtype=dt)
+    m2a = np.zeros((m, W), dtype=dt)
+    m2b = np.zeros((m, W), dtype=dt)
+    aga = np.zeros((m, W), dtype=np.uint8)
+    agb = np.zeros((m, W), dtype=np.uint8)
+    paa = np.zeros((m, W), dtype=np.uint8)
+    pab = np.zeros((m, W), dtype=np.uint8)
+    o1 = np.zeros((m, W), dtype=dt)
+    o2 = np.zeros((m, W), dtype=dt)
+    hp = np.zeros((m, W), dtype=np.uint8)
+    syn = np.zeros((m, W), dtype=np.uint8)
+    sgn = np.zeros((nnz, W), dtype=np.uint8)
+    total = np.zeros(W, dtype=dt)
+    cbuf = np.zeros((maxvdeg, W), dtype=dt)
+    hard = np.zeros((n, W), dtype=np.uint8)
+    post = np.zeros((n if keep_post else 1, W), dtype=dt)
+    unsat = np.zeros(W, dtype=np.int32)
+    ring = np.zeros((hist_k if keep_post and hist_k > 1 else 0, n, W), dtype=dt)
+    rrow = np.zeros(W, dtype=np.int64)
+    a_f = np.zeros(W, dtype=np.float64)
+    pri = np.zeros((n, W if per_shot else 1), dtype=dt)
+    tm1 = np.zeros(m, dtype=dt)
+    tm2 = np.zeros(m, dtype=dt)
+    tag = np.zeros(m, dtype=np.uint8)
+    tpa = np.zeros(m, dtype=np.uint8)
+    tsgn = np.zeros(nnz, dtype=np.uint8)
+    if not per_shot:
+        t1 = np.zeros((m, 1), dtype=dt)
+        t2 = np.zeros((m, 1), dtype=dt)
+        ta = np.zeros((m, 1), dtype=np.uint8)
+        tp = np.zeros((m, 1), dtype=np.uint8)
+        ts = np.zeros((nnz, 1), dtype=np.uint8)
+        tsyn = np.zeros((m, 1), dtype=np.uint8)
+        tpri = np.zeros((n, 1), dtype=dt)
+        _load_f32(0, 0, var_ptr, var_chks, slot, llr0, np.zeros((1, m), dtype=np.uint8), True, msg_lim,
+                  tm1, tm2, tag, tpa, tsgn, tsyn, tpri, t1, t2, ta, tp, ts)
+        for i in range(m):
+            tm1[i] = t1[i, 0]
+            tm2[i] = t2[i, 0]
+            tag[i] = ta[i, 0]
+            tpa[i] = tp[i, 0]
+        for k in range(nnz):
+            tsgn[k] = ts[k, 0]
+        for j in range(n):
+            pri[j, 0] = llr0[0, j]
+    shot = np.full(W, -1, dtype=np.int64)
+    lane_it = np.zeros(W, dtype=np.int64)
+    active = np.zeros(W, dtype=np.uint8)
+    cur = 0
+    nxt_shot = start
+    for w in range(W):
+        if nxt_shot < stop:
+            _load_f32(w, nxt_shot, var_ptr, var_chks, slot, llr0, syndromes, per_shot, msg_lim, tm1, tm2, tag, tpa,
+                      tsgn, syn, pri, m1a, m2a, aga, paa, sgn)
+            shot[w] = nxt_shot
+            active[w] = 1
+            nxt_shot += 1
+    n_active = 0
+    for w in range(W):
+        n_active += active[w]
+    while n_active > 0:
+        for w in range(W):
+            rrow[w] = lane_it[w] % ring.shape[0] if ring.shape[0] > 0 else 0
+            a_f[w] = 1.0 - 0.5 ** (lane_it[w] + 1) if adaptive else alpha
+        prm = (per_shot, keep_post, beta, msg_lim, post_lim)
+        if cur == 0:
+            _sweep_f32(var_ptr, var_chks, slot, pri, a_f, prm,
+                       syn, m1a, m2a, aga, paa, m1b, m2b, agb, pab, o1, o2, hp, sgn, total, cbuf, hard, post, unsat,
+                           ring, rrow)
+        else:
+            _sweep_f32(var_ptr, var_chks, slot, pri, a_f, prm,
+                       syn, m1b, m2b, agb, pab, m1a, m2a, aga, paa, o1, o2, hp, sgn, total, cbuf, hard, post, unsat,
+                           ring, rrow)
+        cur = 1 - cur
+        for w in range(W):
+            if not active[w]:
+                continue
+            lane_it[w] += 1
+            done = unsat[w] == 0
+            if done or lane_it[w] >= max_iter:
+                s = shot[w]
+                converged_out[s] = done
+                iters_out[s] = lane_it[w]
+                for j in range(n):
+                    hard_out[s, j] = hard[j, w]
+                if ring.shape[0] > 0:
+                    _history_out(ring, w, lane_it[w], post_out[s])
+                elif keep_post:
+                    for j in range(n):
+                        post_out[s, j] = post[j, w]
+                lane_it[w] = 0
+                if nxt_shot < stop:
+                    if cur == 0:
+                        _load_f32(w, nxt_shot, var_ptr, var_chks, slot, llr0, syndromes, per_shot, msg_lim, tm1,
+                                  tm2, tag, tpa, tsgn, syn, pri, m1a, m2a, aga, paa, sgn)
+                    else:
+                        _load_f32(w, nxt_shot, var_ptr, var_chks, slot, llr0, syndromes, per_shot, msg_lim, tm1,
+                                  tm2, tag, tpa, tsgn, syn, pri, m1b, m2b, agb, pab, sgn)
+                    shot[w] = nxt_shot
+                    nxt_shot += 1
+                else:
+                    active[w] = 0
+                    shot[w] = -1
+                    n_active -= 1

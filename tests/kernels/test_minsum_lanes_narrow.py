@@ -1,0 +1,161 @@
+"""The narrow lane kernels (8-bit fixed point, float32) are bit-identical to ``minsum_lanes_range``."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+
+import numba
+import numpy as np
+import pytest
+
+from qdecode.decoders.bp import ALPHA_SHIFT, MessageFormat
+from qdecode.kernels.bp import tanner_graph_csr
+from qdecode.kernels.minsum_lanes import minsum_lanes_range
+from qdecode.kernels.minsum_lanes_narrow import (
+    NoAliasCompiler,
+    _sweep_f32_w64,
+    _sweep_i8_w64,
+    minsum_lanes_f32_range,
+    minsum_lanes_i8_range,
+)
+from qdecode.problem import DecodingProblem
+from qdecode.sims.circuits import build_circuit
+from qdecode.sims.tasks import decoding_dem
+
+
+@functools.lru_cache(maxsize=None)
+def _case(name: str, shots: int):
+    if name == "surf5":
+        c = build_circuit("surface", d=5, noise="sd6", p=0.005, basis="Z", memory_basis_only=True)
+    else:
+        c = build_circuit("bb72_12_6", noise="bb-uniform", p=0.004, basis="Z")
+    prob = DecodingProblem.from_dem(decoding_dem(c))
+    dets = c.compile_detector_sampler(seed=11).sample(shots).astype(np.uint8)
+    graph = tanner_graph_csr(prob.H.indptr, prob.H.indices, prob.H.shape[1])
+    return prob, dets, graph
+
+
+# the reference gained a posterior-history argument ``hist_k`` before ``start``; the narrow kernels take it
+REF_HAS_HIST = "hist_k" in inspect.signature(minsum_lanes_range.py_func).parameters
+
+
+def _run(kernel, graph, llr0, syn, fmt, max_iter, alpha, beta, lanes, keep_post, hist_k=1):
+    _, _, var_ptr, _, var_chks = graph
+    S, n = syn.shape[0], var_ptr.shape[0] - 1
+    hard = np.zeros((S, n), dtype=np.uint8)
+    post = np.zeros((S if keep_post else 0, n), dtype=fmt.dtype)
+    conv = np.zeros(S, dtype=np.bool_)
+    iters = np.zeros(S, dtype=np.int32)
+    beta_q = fmt.dtype.type(int(round(beta * fmt.scale)) if fmt.bits else beta)
+    kernel(var_ptr, var_chks, llr0, syn, max_iter, float(alpha), fmt.alpha_num(alpha), ALPHA_SHIFT, alpha == 0,
+           beta_q, fmt.msg_lim, fmt.post_lim, hard, post, conv, iters,
+           *((hist_k,) if kernel is not minsum_lanes_range or REF_HAS_HIST else ()), 0, S, lanes)
+    return hard, post, conv, iters
+
+
+def _priors(prob, fmt, S, per_shot, rng):
+    if not per_shot:
+        return fmt.quantize(prob.llr[None, :])
+    scale = rng.uniform(0.5, 1.5, size=(S, prob.llr.shape[0]))  # a different prior row per shot
+    return fmt.quantize(prob.llr[None, :] * scale)
+
+
+CASES = [  # (problem, alpha, beta, per-shot priors, lanes, shots, max_iter)
+    ("surf5", 1.0, 0.0, False, 64, 203, 30),
+    ("surf5", 0.625, 0.0, True, 32, 77, 30),
+    ("surf5", 0.0, 0.0, False, 13, 50, 30),
+    ("surf5", 0.75, 0.5, True, 64, 130, 25),
+    ("bb72", 1.0, 0.0, False, 64, 150, 40),
+    ("bb72", 0.0, 0.25, True, 128, 141, 40),
+    ("bb72", 0.625, 0.0, False, 40, 90, 40),
+]
+
+
+@pytest.mark.parametrize("name,alpha,beta,per_shot,lanes,shots,max_iter", CASES)
+@pytest.mark.parametrize("kind", ["i8", "f32"])
+def test_bit_identical(kind, name, alpha, beta, per_shot, lanes, shots, max_iter):
+    prob, dets, graph = _case(name, 400)
+    rng = np.random.default_rng(3)
+    syn = dets[:shots]
+    if kind == "i8":
+        fmt, kernel = MessageFormat.create(8, 3), minsum_lanes_i8_range
+    else:
+        fmt, kernel = MessageFormat.create(0, 0, "float32"), minsum_lanes_f32_range
+    llr0 = _priors(prob, fmt, shots, per_shot, rng)
+    ref = _run(minsum_lanes_range, graph, llr0, syn, fmt, max_iter, alpha, beta, 32, True)
+    got = _run(kernel, graph, llr0, syn, fmt, max_iter, alpha, beta, lanes, True)
+    for a, b in zip(ref, got):
+        assert a.dtype == b.dtype and np.array_equal(a.view(np.uint8), b.view(np.uint8))
+    assert 0 < ref[2].sum() < shots or name == "surf5"  # some shots converge early, persistent lanes refill
+    hard2, post2, conv2, it2 = _run(kernel, graph, llr0, syn, fmt, max_iter, alpha, beta, lanes, False)
+    assert post2.shape[0] == 0
+    assert np.array_equal(hard2, ref[0]) and np.array_equal(conv2, ref[2]) and np.array_equal(it2, ref[3])
+
+
+@pytest.mark.parametrize("kind", ["i8", "f32"])
+def test_random_syndromes_run_to_max_iter(kind):
+    """Uniformly random syndromes (most shots run all iterations): still identical."""
+    prob, _, graph = _case("surf5", 400)
+    syn = np.random.default_rng(5).integers(0, 2, size=(70, prob.H.shape[0]), dtype=np.uint8)
+    if kind == "i8":
+        fmt, kernel = MessageFormat.create(8, 3), minsum_lanes_i8_range
+    else:
+        fmt, kernel = MessageFormat.create(0, 0, "float32"), minsum_lanes_f32_range
+    llr0 = fmt.quantize(prob.llr[None, :])
+    ref = _run(minsum_lanes_range, graph, llr0, syn, fmt, 12, 0.875, 0.0, 32, True)
+    got = _run(kernel, graph, llr0, syn, fmt, 12, 0.875, 0.0, 64, True)
+    assert np.any(ref[3] == 12) and not ref[2].all()
+    for a, b in zip(ref, got):
+        assert np.array_equal(a.view(np.uint8), b.view(np.uint8))
+
+
+def test_i8_rejects_wide_formats():
+    prob, dets, graph = _case("surf5", 400)
+    fmt = MessageFormat.create(10, 3)
+    with pytest.raises(ValueError):
+        _run(minsum_lanes_i8_range, graph, fmt.quantize(prob.llr[None, :]), dets[:8], fmt, 5, 1.0, 0.0, 8, False)
+
+
+def _sweep_args(kind):
+    """Arguments of the 64-lane sweep in the wrapper's types (C-contiguous arrays, a tuple of scalars)."""
+    W, z = 64, np.zeros
+    u8 = [z((4, W), np.uint8) for _ in range(9)]
+    graph = (z(3, np.int64), z(4, np.uint32), z(4, np.uint8))
+    if kind == "i8":
+        prm = (True, False, np.int32(0), np.int32(127), np.int16(127), np.uint8(127), np.int16(511))
+        return (*graph, z((2, W), np.int16), z(W, np.int32), z(W, np.int32), prm, *u8[:7], z((4, W), np.uint8),
+                z((4, W), np.uint8), u8[7], u8[8], z(W, np.int16), z((2, W), np.int16), z((2, W), np.uint8),
+                z((2, W), np.int16), z(W, np.int32), z((0, 2, W), np.int16), z(W, np.int64))
+    f = np.float32
+    prm = (True, False, f(0), f(1e30), f(1e30))
+    return (*graph, z((2, W), f), z(W, np.float64), prm, u8[0], z((4, W), f), z((4, W), f), u8[1], u8[2],
+            z((4, W), f), z((4, W), f), u8[3], u8[4], z((4, W), f), z((4, W), f), u8[5], u8[6], z(W, f),
+            z((2, W), f), z((2, W), np.uint8), z((2, W), f), z(W, np.int32), z((0, 2, W), f), z(W, np.int64))
+
+
+@pytest.mark.parametrize("kind", ["i8", "f32"])
+def test_sweep_has_noalias_and_no_memcheck(kind):
+    """A fresh, uncached compile of the 64-lane sweep (cache-loaded code carries no IR): LLVM ``noalias``
+    on the arguments and no runtime alias checks (``vector.memcheck``) in the lane loops."""
+    sweep = _sweep_i8_w64 if kind == "i8" else _sweep_f32_w64
+    fresh = numba.njit(nogil=True, pipeline_class=NoAliasCompiler)(sweep.py_func)
+    sig = tuple(numba.typeof(a) for a in _sweep_args(kind))
+    fresh.compile(sig)
+    ir = fresh.inspect_llvm(sig)
+    assert "noalias" in ir
+    assert "vector.memcheck" not in ir
+
+
+@pytest.mark.skipif(not REF_HAS_HIST, reason="the reference has no posterior-history argument")
+@pytest.mark.parametrize("kind", ["i8", "f32"])
+def test_posterior_history_identical(kind):
+    """``hist_k = 4``: ``post_out`` holds the sum of the last 4 posteriors, as the reference's."""
+    prob, dets, graph = _case("bb72", 400)
+    fmt, kernel = ((MessageFormat.create(8, 3), minsum_lanes_i8_range) if kind == "i8"
+                   else (MessageFormat.create(0, 0, "float32"), minsum_lanes_f32_range))
+    llr0 = fmt.quantize(prob.llr[None, :])
+    ref = _run(minsum_lanes_range, graph, llr0, dets[:100], fmt, 30, 1.0, 0.0, 32, True, hist_k=4)
+    got = _run(kernel, graph, llr0, dets[:100], fmt, 30, 1.0, 0.0, 64, True, hist_k=4)
+    for a, b in zip(ref, got):
+        assert np.array_equal(a.view(np.uint8), b.view(np.uint8))
