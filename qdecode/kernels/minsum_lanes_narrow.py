@@ -31,8 +31,9 @@ Same arithmetic as the reference, reorganised for SIMD code:
 - Lane counts 32, 64 and 128 run a sweep compiled for that constant lane count (the loops
   over lanes are unrolled and SLP-vectorised); other counts run a runtime-width sweep.
 
-``hist_k`` (posterior history, as the reference's: ``post_out`` receives the sum of the last
-``hist_k`` posteriors when ``hist_k > 1``) keeps a ring of ``hist_k`` posterior rows per lane.
+``hist_k`` (posterior history, as the reference's: for shots that do not converge, ``post_out``
+receives the sum of the last ``hist_k`` posteriors when ``hist_k > 1``; converged shots the last
+posterior) keeps a ring of ``hist_k`` posterior rows per lane.
 
 Lanes are persistent, as in the reference: a lane whose shot converged or reached
 ``max_iter`` writes its result and takes the next pending shot.
@@ -439,7 +440,7 @@ def minsum_lanes_i8_range(
                 iters_out[s] = lane_it[w]
                 for j in range(n):
                     hard_out[s, j] = hard[j, w]
-                if ring.shape[0] > 0:
+                if ring.shape[0] > 0 and not done:  # shots that ran max_iter: the history sum
                     _history_out(ring, w, lane_it[w], post_out[s])
                 elif keep_post:
                     for j in range(n):
@@ -729,7 +730,7 @@ def minsum_lanes_f32_range(
                 iters_out[s] = lane_it[w]
                 for j in range(n):
                     hard_out[s, j] = hard[j, w]
-                if ring.shape[0] > 0:
+                if ring.shape[0] > 0 and not done:  # shots that ran max_iter: the history sum
                     _history_out(ring, w, lane_it[w], post_out[s])
                 elif keep_post:
                     for j in range(n):
