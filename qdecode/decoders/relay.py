@@ -37,12 +37,14 @@ from qdecode.decoders.bp import ALPHA_SHIFT, MessageFormat
 from qdecode.decoders.params import DecoderEntry, Param, uses_params
 from qdecode.kernels.bp import tanner_graph
 from qdecode.kernels.relay import MessageArith, RelayGraph, RelaySchedule, relay_decode_range
-from qdecode.kernels.threads import run_dynamic
+from qdecode.kernels.relay_lanes import LANES, relay_lanes_range
+from qdecode.kernels.threads import run_dynamic, run_ranges
 from qdecode.problem import DecodingProblem
 
 GAMMA_FRAC_BITS = 8  # fixed-point gamma = g / 256
 _CHUNK_ENTRIES = 1 << 24  # shots per kernel call bounded to ~16M (shots x n) entries
 _MAX_SEED = (1 << 64) - 1
+_MIN_LANE_SHOTS = 4  # batches of fewer shots run the scalar kernel (single-shot latency)
 
 
 @dataclasses.dataclass
@@ -214,7 +216,10 @@ class RelayBpDecoder(Decoder):
             MessageArith(self.alpha, self.alpha_num, ALPHA_SHIFT, GAMMA_FRAC_BITS, self.msg_lim, self.post_lim),
             np.uint64(self.seed), syndromes, hard, conv, iters, legs, weight,
         )
-        run_dynamic(relay_decode_range, args, S, self.threads)
+        if S >= _MIN_LANE_SHOTS:  # persistent lanes; a thread's range drains on compacted lanes
+            run_ranges(relay_lanes_range, (*args, LANES), S, self.threads)
+        else:
+            run_dynamic(relay_decode_range, args, S, self.threads)
         return hard, conv, iters, legs, weight
 
     def _chunks(self, S: int):

@@ -1,0 +1,121 @@
+"""Relay-BP lanes kernel: outputs identical to the scalar kernel per shot (float64 and fixed point)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from qdecode.decoders.bp import ALPHA_SHIFT
+from qdecode.decoders.relay import GAMMA_FRAC_BITS, RelayBpDecoder
+from qdecode.kernels.relay import MessageArith, RelayGraph, RelaySchedule, relay_decode_range
+from qdecode.kernels.relay_lanes import relay_lanes_range
+from qdecode.problem import DecodingProblem
+from qdecode.sims.circuits import build_circuit
+from qdecode.sims.tasks import decoding_dem
+
+
+def _problem(circ, shots, seed):
+    prob = DecodingProblem.from_dem(decoding_dem(circ))
+    return prob, circ.compile_detector_sampler(seed=seed).sample(shots).astype(np.uint8)
+
+
+@pytest.fixture(scope="module")
+def surface5():
+    c = build_circuit("surface", d=5, noise="sd6", p=0.005, basis="Z", memory_basis_only=True)
+    return _problem(c, 75, 11)
+
+
+@pytest.fixture(scope="module")
+def bb72():
+    c = build_circuit("bb72_12_6", noise="bb-uniform", p=0.006, rounds=2, basis="Z")
+    return _problem(c, 45, 3)
+
+
+def _decoder(prob, bits, gammas=None, **kw):
+    params = dict(gamma0=0.125, gamma_interval=(-0.24, 0.66), pre_iter=15, legs=20, leg_iter=12, stop_after=3,
+                  alpha=1.0, seed=7, bits=bits, frac_bits=3, threads=1, explicit_gammas=gammas)
+    params.update(kw)
+    return RelayBpDecoder(prob, **params)
+
+
+def _run(dec, syn, lanes=None, start=0, stop=None):
+    S = syn.shape[0]
+    stop = S if stop is None else stop
+    n = dec.problem.num_errors
+    out = (np.zeros((S, n), np.uint8), np.zeros(S, np.bool_), np.zeros(S, np.int32), np.zeros(S, np.int32),
+           np.zeros(S, np.float64))
+    lo, hi = dec.gamma_interval
+    args = (RelayGraph(dec.var_ptr, dec.var_chks, dec.prior_llr, dec.weight_llr),
+            RelaySchedule(dec.gamma0, lo, hi, dec.gammas, dec.pre_iter, dec.legs, dec.leg_iter, dec.stop_after),
+            MessageArith(dec.alpha, dec.alpha_num, ALPHA_SHIFT, GAMMA_FRAC_BITS, dec.msg_lim, dec.post_lim),
+            np.uint64(dec.seed), syn, *out)
+    if lanes is None:
+        relay_decode_range(*args, start, stop)
+    else:
+        relay_lanes_range(*args, lanes, start, stop)
+    return out
+
+
+def _assert_same(a, b):
+    for name, x, y in zip(("hard", "converged", "iters", "legs", "weight"), a, b):
+        np.testing.assert_array_equal(x, y, err_msg=name)
+
+
+@pytest.mark.parametrize("bits", [0, 8])
+def test_lanes_identical_drawn_gammas(surface5, bits):
+    prob, syn = surface5
+    dec = _decoder(prob, bits)
+    ref = _run(dec, syn)
+    assert ref[3].max() >= 2 and ref[1].any()  # later legs run
+    for lanes in (1, 5, 8, 32):  # 75 shots: not a multiple of the lane count
+        _assert_same(ref, _run(dec, syn, lanes))
+
+
+@pytest.mark.parametrize("bits", [0, 8])
+def test_lanes_identical_explicit_gammas(bb72, bits):
+    prob, syn = bb72
+    n = prob.num_errors
+    G = np.random.default_rng(5).uniform(-0.24, 0.66, size=(7, n))
+    dec = _decoder(prob, bits, gammas=G)
+    ref = _run(dec, syn)
+    assert ref[3].max() >= 2
+    for lanes in (3, 16):
+        _assert_same(ref, _run(dec, syn, lanes))
+
+
+def test_lanes_hard_shots_and_stopping_rules(bb72):
+    """Few iterations: many legs fail, some shots never converge (leg 0's decision); legs = 0; S = 1."""
+    prob, syn = bb72
+    for kw in (dict(pre_iter=2, leg_iter=2, legs=6, stop_after=2), dict(legs=0, stop_after=1),
+               dict(stop_after=1), dict(pre_iter=3, leg_iter=3, legs=4, stop_after=20)):
+        dec = _decoder(prob, 0, **kw)
+        ref = _run(dec, syn)
+        _assert_same(ref, _run(dec, syn, 6))
+    assert not ref[1].all()
+
+
+def test_lanes_range_and_order_independent(surface5):
+    """A sub-range writes only its rows; a shot's result does not depend on its neighbours."""
+    prob, syn = surface5
+    dec = _decoder(prob, 0)
+    ref = _run(dec, syn)
+    part = _run(dec, syn, 8, 10, 47)
+    _assert_same(tuple(x[10:47] for x in ref), tuple(x[10:47] for x in part))
+    assert not part[0][:10].any() and not part[2][47:].any()
+    perm = np.random.default_rng(2).permutation(syn.shape[0])
+    shuffled = _run(dec, syn[perm], 8)
+    _assert_same(tuple(x[perm] for x in ref), shuffled)
+
+
+def test_decoder_batch_uses_lanes_identically(surface5):
+    """decode_batch (lanes, 2 threads) equals shot-by-shot decode (scalar) and the scalar range kernel."""
+    prob, syn = surface5
+    dec = _decoder(prob, 8, threads=2)
+    ref = _run(dec, syn)
+    hard = dec.decode_batch(syn)
+    np.testing.assert_array_equal(hard, ref[0])
+    np.testing.assert_array_equal(dec.last_info.iterations, ref[2])
+    np.testing.assert_array_equal(dec.last_info.extra["legs"], ref[3])
+    for s in (0, 17, 74):
+        np.testing.assert_array_equal(dec.decode(syn[s]), ref[0][s])
+    np.testing.assert_array_equal(dec.decode_batch(syn[:3]), ref[0][:3])  # < 4 shots: scalar kernel
