@@ -222,6 +222,7 @@ def iteration_posteriors(decoder: BpDecoder, syndromes: np.ndarray, iterations: 
     work = make_work(dec.graph[0], dec.graph[2], llr0)
     post = np.zeros(n, dtype=dec.msg_dtype)
     hard = np.zeros(n, dtype=np.uint8)
+    no_history = np.zeros((0, n), dtype=dec.msg_dtype)
     out = []
     for k in range(s.shape[0]):
         T = int(its[k])
@@ -230,7 +231,7 @@ def iteration_posteriors(decoder: BpDecoder, syndromes: np.ndarray, iterations: 
             ok, used = bp_decode(
                 *dec.graph, llr0, s[k], 0, dec.layered, t,
                 dec.alpha, dec.alpha_num, ALPHA_SHIFT, dec.adaptive, dec.beta, dec.msg_lim, dec.post_lim,
-                work, post, hard,
+                work, post, hard, no_history,
             )
             arr[t - 1] = post
             if used != t:

@@ -39,7 +39,17 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from qdecode.kernels.arith import _clip, _scale
+from qdecode.kernels.arith import _clip
+from qdecode.kernels.minsum import (
+    alpha_at,
+    check_magnitude,
+    extrinsic,
+    flip_decision,
+    fold_min,
+    history_start,
+    negative,
+    signed,
+)
 from qdecode.kernels.minsum_lanes import minsum_lanes_range
 
 # ---------------------------------------------------------------------- graph
@@ -89,42 +99,24 @@ def tanner_graph(H) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.
 def _minsum_check(i, chk_ptr, v2c, c2v, syndrome, alpha, num, shift, beta, msg_lim):
     """Min-sum update of check ``i``: ``c2v`` of its edges from ``v2c`` of its edges.
 
-    Tracks the two smallest magnitudes (the first occurrence of the minimum is the
-    one that receives the second minimum). A degree-1 check has no other edge: the
-    minimum over the empty set is taken as ``msg_lim`` (saturated "infinity").
+    The compressed state of :mod:`qdecode.kernels.minsum` over the check's edges (in CSR order):
+    the first occurrence of the minimum receives the second minimum; a degree-1 check has no other
+    edge, and the minimum over the empty set is ``msg_lim`` (saturated "infinity").
     """
     lo = chk_ptr[i]
     hi = chk_ptr[i + 1]
-    if lo == hi:
-        return
     parity = syndrome[i] & 1
-    if v2c[lo] <= 0:
-        parity ^= 1
-    min1 = abs(v2c[lo])
+    min1 = msg_lim
     min2 = msg_lim
-    arg = lo
-    for e in range(lo + 1, hi):
-        x = v2c[e]
-        if x <= 0:
-            parity ^= 1
-        a = abs(x)
-        if a < min1:
-            min2 = min1
-            min1 = a
-            arg = e
-        elif a < min2:
-            min2 = a
-    if hi - lo == 1:
-        min1 = msg_lim
-    zero = msg_lim - msg_lim
-    m1 = _scale(min1, alpha, num, shift) - beta
-    m2 = _scale(min2, alpha, num, shift) - beta
-    m1 = _clip(m1 if m1 > zero else zero, msg_lim)
-    m2 = _clip(m2 if m2 > zero else zero, msg_lim)
+    arg = -1
     for e in range(lo, hi):
-        mag = m2 if e == arg else m1
-        neg = parity ^ (1 if v2c[e] <= 0 else 0)
-        c2v[e] = -mag if neg else mag
+        x = v2c[e]
+        parity ^= negative(x)
+        min1, min2, arg = fold_min(abs(x), e, min1, min2, arg)
+    m1 = check_magnitude(min1, alpha, num, shift, beta, msg_lim)
+    m2 = check_magnitude(min2, alpha, num, shift, beta, msg_lim)
+    for e in range(lo, hi):
+        c2v[e] = signed(m2 if e == arg else m1, parity ^ negative(v2c[e]))
 
 
 @numba.njit(cache=True, nogil=True)
@@ -163,17 +155,6 @@ def _productsum_check(i, chk_ptr, v2c, c2v, syndrome, scratch, msg_lim):
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _flip(j, var_ptr, var_chks, parity):
-    """Variable ``j``'s hard decision flipped: toggle its checks; return the change in #unsatisfied."""
-    delta = 0
-    for k in range(var_ptr[j], var_ptr[j + 1]):
-        i = var_chks[k]
-        parity[i] ^= 1
-        delta += 1 if parity[i] else -1
-    return delta
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
 def _variable_update(j, var_ptr, var_edges, var_chks, llr0, v2c, c2v, post, hard, parity, msg_lim, post_lim):
     """Posterior, hard decision and outgoing messages of variable ``j``; returns the change
     in the number of unsatisfied checks (``parity`` tracks ``H hard + s`` incrementally)."""
@@ -184,11 +165,11 @@ def _variable_update(j, var_ptr, var_edges, var_chks, llr0, v2c, c2v, post, hard
     post[j] = total
     for k in range(var_ptr[j], var_ptr[j + 1]):
         e = var_edges[k]
-        v2c[e] = _clip(total - c2v[e], msg_lim)
-    h = 1 if total <= 0 else 0
+        v2c[e] = extrinsic(total, c2v[e], msg_lim)
+    h = negative(total)
     if h != hard[j]:
         hard[j] = h
-        return _flip(j, var_ptr, var_chks, parity)
+        return flip_decision(j, var_ptr, var_chks, parity)
     return 0
 
 
@@ -205,27 +186,52 @@ def syndrome_matches(chk_ptr, chk_var, hard, syndrome):
     return True
 
 
-# ------------------------------------------- flooding min-sum, compressed state
+# ------------------------------------------------------- posterior history
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _fold(st, i, a, j, min1, min2, arg):
-    """Fold magnitude ``a`` of variable ``j``'s message into check ``i``'s two-minimum state ``st``."""
-    # branch-free: new min2 = min(min2, max(a, min1)), new min1 = min(min1, a)
-    m1 = min1[st, i]
-    m2 = min2[st, i]
-    hi = a if a > m1 else m1
-    min2[st, i] = hi if hi < m2 else m2
-    lt = a < m1
-    min1[st, i] = a if lt else m1
-    arg[st, i] = j if lt else arg[st, i]
+def record_posteriors(ring, it, max_iter, post):
+    """Keep iteration ``it``'s posteriors ``post`` (n,) in row ``(it - 1) % k`` of ``ring`` (k, n).
+
+    Only the last ``k`` iterations before ``max_iter`` are kept: the history is read only for shots
+    that did not converge, and those run all ``max_iter`` iterations. ``k = 0``: nothing is kept.
+    """
+    k = ring.shape[0]
+    if k > 0 and it > max_iter - k:
+        row = (it - 1) % k
+        for j in range(post.shape[0]):
+            ring[row, j] = post[j]
+
+
+@numba.njit(cache=True, nogil=True)
+def posterior_history(ring, converged, max_iter, post, out):
+    """The ordering key of OSD into ``out`` (n,): ``post`` when the shot ``converged``, else the sum of the
+    posteriors of the last ``k = ring.shape[0]`` iterations ``sum_{t > max_iter - k} M_j(t)``, oldest first
+    (all iterations when ``max_iter < k``; :func:`~qdecode.kernels.minsum.history_start`).
+
+    With fixed point the sum of ``k`` saturated posteriors is exact in int32 for ``k * post_lim < 2^31``.
+    """
+    if converged:
+        for j in range(out.shape[0]):
+            out[j] = post[j]
+        return
+    k = ring.shape[0]
+    first = history_start(max_iter, k)
+    for j in range(out.shape[0]):
+        acc = ring[(first - 1) % k, j]
+        for t in range(first + 1, max_iter + 1):
+            acc += ring[(t - 1) % k, j]
+        out[j] = acc
+
+
+# ------------------------------------------- flooding min-sum, compressed state
 
 
 @numba.njit(cache=True, nogil=True)
 def _minsum_flooding(
     var_ptr, var_chks, llr0, syndrome, max_iter,
     alpha, alpha_num, alpha_shift, adaptive, beta, msg_lim, post_lim,
-    sgn, min1, min2, arg, par, out1, out2, cbuf, parity, post, hard,
+    sgn, min1, min2, arg, par, out1, out2, cbuf, parity, post, hard, ring,
 ):
     """Flooding min-sum, variable-centric with compressed check state.
 
@@ -255,33 +261,23 @@ def _minsum_flooding(
         unsat += parity[i]
     for j in range(n):
         x = _clip(llr0[j], msg_lim)
-        neg = 1 if x <= 0 else 0
+        neg = negative(x)
         a = abs(x)
         for k in range(var_ptr[j], var_ptr[j + 1]):
             i = var_chks[k]
             sgn[k] = neg
             par[cur, i] ^= neg
-            _fold(cur, i, a, j, min1, min2, arg)
+            min1[cur, i], min2[cur, i], arg[cur, i] = fold_min(a, j, min1[cur, i], min2[cur, i], arg[cur, i])
         post[j] = llr0[j]
         hard[j] = 0
         if llr0[j] <= 0:
             hard[j] = 1
-            unsat += _flip(j, var_ptr, var_chks, parity)
-    zero = msg_lim - msg_lim
+            unsat += flip_decision(j, var_ptr, var_chks, parity)
     for it in range(1, max_iter + 1):
-        a_f = alpha
-        num = alpha_num
-        shift = alpha_shift
-        if adaptive:
-            s = it if it < 30 else 30
-            a_f = 1.0 - 0.5**it
-            num = (1 << s) - 1
-            shift = s
+        a_f, num, shift = alpha_at(it, alpha, alpha_num, alpha_shift, adaptive)
         for i in range(m):  # scaled outgoing magnitudes of every check, from the current state
-            v1 = _scale(min1[cur, i], a_f, num, shift) - beta
-            v2 = _scale(min2[cur, i], a_f, num, shift) - beta
-            out1[i] = _clip(v1 if v1 > zero else zero, msg_lim)
-            out2[i] = _clip(v2 if v2 > zero else zero, msg_lim)
+            out1[i] = check_magnitude(min1[cur, i], a_f, num, shift, beta, msg_lim)
+            out2[i] = check_magnitude(min2[cur, i], a_f, num, shift, beta, msg_lim)
         nxt = 1 - cur
         for i in range(m):
             min1[nxt, i] = msg_lim
@@ -294,24 +290,25 @@ def _minsum_flooding(
             total = llr0[j]
             for k in range(lo, hi):
                 i = var_chks[k]
-                mag = out2[i] if arg[cur, i] == j else out1[i]
-                c = mag - 2 * mag * (par[cur, i] ^ sgn[k])  # branch-free sign
+                c = signed(out2[i] if arg[cur, i] == j else out1[i], par[cur, i] ^ sgn[k])
                 cbuf[k - lo] = c
                 total += c
             total = _clip(total, post_lim)
             post[j] = total
             for k in range(lo, hi):
                 i = var_chks[k]
-                v = _clip(total - cbuf[k - lo], msg_lim)
-                neg = np.uint8(v <= 0)
+                v = extrinsic(total, cbuf[k - lo], msg_lim)
+                neg = negative(v)
                 sgn[k] = neg
                 par[nxt, i] ^= neg
-                _fold(nxt, i, abs(v), j, min1, min2, arg)
-            h = 1 if total <= 0 else 0
+                min1[nxt, i], min2[nxt, i], arg[nxt, i] = fold_min(abs(v), j, min1[nxt, i], min2[nxt, i],
+                                                                   arg[nxt, i])
+            h = negative(total)
             if h != hard[j]:
                 hard[j] = h
-                unsat += _flip(j, var_ptr, var_chks, parity)
+                unsat += flip_decision(j, var_ptr, var_chks, parity)
         cur = nxt
+        record_posteriors(ring, it, max_iter, post)
         if unsat == 0:
             return True, it
     return False, max_iter
@@ -327,7 +324,7 @@ def bp_decode(
     method, layered, max_iter,
     alpha, alpha_num, alpha_shift, adaptive, beta,
     msg_lim, post_lim,
-    work, post, hard,
+    work, post, hard, ring,
 ):
     """Decode one shot. Returns ``(converged, iterations)``.
 
@@ -348,16 +345,19 @@ def bp_decode(
         msg_lim, post_lim: saturation limits of messages and posteriors (message dtype).
         work: scratch buffers from :func:`make_work`.
         post: ``(n,)`` output posterior LLRs; hard: ``(n,)`` uint8 output decisions.
+        ring: ``(k, n)`` posteriors of the last ``k`` iterations before ``max_iter`` (row ``(t - 1) % k``;
+            :func:`record_posteriors`), or ``(0, n)`` to keep none.
     """
     v2c, c2v, scratch, parity, sgn, min1, min2, arg, par, out1, out2, cbuf = work
     if method == 0 and not layered:
         return _minsum_flooding(
             var_ptr, var_chks, llr0, syndrome, max_iter, alpha, alpha_num, alpha_shift, adaptive, beta,
-            msg_lim, post_lim, sgn, min1, min2, arg, par, out1, out2, cbuf, parity, post, hard,
+            msg_lim, post_lim, sgn, min1, min2, arg, par, out1, out2, cbuf, parity, post, hard, ring,
         )
     return _bp_two_phase(
         chk_ptr, chk_var, var_ptr, var_edges, var_chks, llr0, syndrome, method, layered, max_iter,
         alpha, alpha_num, alpha_shift, adaptive, beta, msg_lim, post_lim, v2c, c2v, scratch, parity, post, hard,
+        ring,
     )
 
 
@@ -397,7 +397,7 @@ def _bp_two_phase(
     method, layered, max_iter,
     alpha, alpha_num, alpha_shift, adaptive, beta,
     msg_lim, post_lim,
-    v2c, c2v, scratch, parity, post, hard,
+    v2c, c2v, scratch, parity, post, hard, ring,
 ):
     """Two-phase BP over explicit edge messages (product-sum, layered). Returns ``(converged, iterations)``.
 
@@ -423,16 +423,9 @@ def _bp_two_phase(
     for j in range(n):
         if llr0[j] <= 0:
             hard[j] = 1
-            unsat += _flip(j, var_ptr, var_chks, parity)
+            unsat += flip_decision(j, var_ptr, var_chks, parity)
     for it in range(1, max_iter + 1):
-        a = alpha
-        num = alpha_num
-        shift = alpha_shift
-        if adaptive:
-            s = it if it < 30 else 30
-            a = 1.0 - 0.5**it
-            num = (1 << s) - 1
-            shift = s
+        a, num, shift = alpha_at(it, alpha, alpha_num, alpha_shift, adaptive)
         if layered:
             for i in range(m):
                 lo = chk_ptr[i]
@@ -449,7 +442,7 @@ def _bp_two_phase(
                 h = 1 if post[j] <= 0 else 0
                 if h != hard[j]:
                     hard[j] = h
-                    unsat += _flip(j, var_ptr, var_chks, parity)
+                    unsat += flip_decision(j, var_ptr, var_chks, parity)
         else:
             for i in range(m):
                 if method == 0:
@@ -459,6 +452,7 @@ def _bp_two_phase(
             for j in range(n):
                 unsat += _variable_update(j, var_ptr, var_edges, var_chks, llr0, v2c, c2v, post, hard, parity,
                                           msg_lim, post_lim)
+        record_posteriors(ring, it, max_iter, post)
         if unsat == 0:
             return True, it
     return False, max_iter
@@ -474,7 +468,7 @@ def bp_decode_range(
     method, layered, max_iter,
     alpha, alpha_num, alpha_shift, adaptive, beta,
     msg_lim, post_lim,
-    hard_out, post_out, converged_out, iters_out,
+    hard_out, post_out, converged_out, iters_out, hist_k,
     lanes, start, stop,
 ):
     """Decode shots ``start:stop`` (releases the GIL: run ranges on several threads).
@@ -490,6 +484,9 @@ def bp_decode_range(
         hard_out: ``(S, n)`` uint8 output.
         post_out: ``(S, n)`` posterior output, or ``(0, n)`` to skip storing posteriors.
         converged_out: ``(S,)`` bool; iters_out: ``(S,)`` int32.
+        hist_k: for shots that do not converge, ``post_out`` receives the sum of the posteriors of the
+            last ``hist_k`` iterations (:func:`posterior_history`; the ordering key of OSD); converged
+            shots, and ``hist_k = 1``, the last posterior.
         lanes: lane count of the lane kernel (:data:`qdecode.kernels.minsum_lanes.LANES`);
             an argument, not a global, because numba freezes globals into cached code.
         Other arguments as :func:`bp_decode`.
@@ -497,7 +494,7 @@ def bp_decode_range(
     if method == 0 and not layered and stop - start >= 4:  # few shots: the scalar kernel is quicker
         minsum_lanes_range(
             var_ptr, var_chks, llr0, syndromes, max_iter, alpha, alpha_num, alpha_shift, adaptive, beta,
-            msg_lim, post_lim, hard_out, post_out, converged_out, iters_out, start, stop,
+            msg_lim, post_lim, hard_out, post_out, converged_out, iters_out, hist_k, start, stop,
             min(lanes, stop - start),  # never more lanes than shots
         )
         return
@@ -506,15 +503,18 @@ def bp_decode_range(
     keep_post = post_out.shape[0] > 0
     work = make_work(chk_ptr, var_ptr, llr0[0])
     post = np.empty(n, dtype=llr0.dtype)
+    ring = np.zeros((hist_k if keep_post and hist_k > 1 else 0, n), dtype=llr0.dtype)
     for s in range(start, stop):
         row = s if per_shot else 0
         ok, it = bp_decode(
             chk_ptr, chk_var, var_ptr, var_edges, var_chks, llr0[row], syndromes[s],
             method, layered, max_iter, alpha, alpha_num, alpha_shift, adaptive, beta,
-            msg_lim, post_lim, work, post, hard_out[s],
+            msg_lim, post_lim, work, post, hard_out[s], ring,
         )
         converged_out[s] = ok
         iters_out[s] = it
-        if keep_post:
+        if ring.shape[0] > 0:
+            posterior_history(ring, ok, max_iter, post, post_out[s])
+        elif keep_post:
             for j in range(n):
                 post_out[s, j] = post[j]

@@ -20,20 +20,62 @@ back. One global step advances every active lane by one iteration from the
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numba
 import numpy as np
 
-from qdecode.kernels.arith import _clip, _scale
+from qdecode.kernels.arith import _clip
+from qdecode.kernels.minsum import alpha_at, check_magnitude, extrinsic, fold_min, history_start, negative, signed
 
 LANES = 32  # shots decoded side by side (see the module docstring for why 32)
 
 
+class LaneState(NamedTuple):
+    """State of ``W`` lanes (trailing axis ``w``); check state rows ``[cur]`` / ``[1 - cur]`` swap each step."""
+
+    sgn: np.ndarray  # (nnz, W) uint8: sign of each variable's message per CSC edge
+    min1: np.ndarray  # (2, m, W): check state, least incoming magnitude,
+    min2: np.ndarray  # (2, m, W): second least,
+    arg: np.ndarray  # (2, m, W) int32: the variable holding the least one,
+    par: np.ndarray  # (2, m, W) uint8: incoming sign parity with the syndrome bit
+    parity: np.ndarray  # (m, W) uint8: parity of H hard + s
+    unsat: np.ndarray  # (W,) int64: number of unsatisfied checks
+    post: np.ndarray  # (n, W): posterior LLRs
+    hard: np.ndarray  # (n, W) uint8: hard decisions
+
+
+class LaneScratch(NamedTuple):
+    """Per-step buffers of the lane kernel."""
+
+    out1: np.ndarray  # (m, W): a check's outgoing magnitude to all but its arg variable
+    out2: np.ndarray  # (m, W): ... and to its arg variable
+    cbuf: np.ndarray  # (max variable degree, W): the check messages of one variable
+    total: np.ndarray  # (W,): one variable's posterior
+    a_f: np.ndarray  # (W,) float64: the lane's scaling (float messages)
+    a_num: np.ndarray  # (W,) int64: ... and its integer numerator
+    a_shift: np.ndarray  # (W,) int64: ... and shift
+    srow: np.ndarray  # (W,) int64: the lane's syndrome / prior row
+    ring: np.ndarray  # (k, n, W): posteriors of the lane's last k iterations before max_iter, row (t - 1) % k
+    rrow: np.ndarray  # (W,) int64: the row of this iteration in ``ring``; -1: not kept
+
+
 @numba.njit(cache=True, nogil=True)
-def _load_lane(
-    w, s, var_ptr, var_chks, llr0, syndromes, per_shot, cur, msg_lim,
-    sgn, min1, min2, arg, par, parity, unsat, post, hard,
-):
-    """Initialise lane ``w`` with shot ``s``: check state from the channel LLRs, decisions, parity."""
+def make_lane_state(nnz, m, n, W, dt):
+    """Zeroed :class:`LaneState` of ``W`` lanes in message dtype ``dt``."""
+    return LaneState(
+        np.zeros((nnz, W), dtype=np.uint8), np.zeros((2, m, W), dtype=dt), np.zeros((2, m, W), dtype=dt),
+        np.zeros((2, m, W), dtype=np.int32), np.zeros((2, m, W), dtype=np.uint8), np.zeros((m, W), dtype=np.uint8),
+        np.zeros(W, dtype=np.int64), np.zeros((n, W), dtype=dt), np.zeros((n, W), dtype=np.uint8),
+    )
+
+
+@numba.njit(cache=True, nogil=True)
+def _load_lane(w, s, var_ptr, var_chks, llr0, syndromes, per_shot, cur, msg_lim, st):
+    """Initialise lane ``w`` of :class:`LaneState` ``st`` with shot ``s``: check state from the channel
+    LLRs, decisions, parity."""
+    sgn, min1, min2, arg, par, parity, post, hard = st.sgn, st.min1, st.min2, st.arg, st.par, st.parity, \
+        st.post, st.hard
     n = var_ptr.shape[0] - 1
     m = syndromes.shape[1]
     row = s if per_shot else 0
@@ -50,21 +92,18 @@ def _load_lane(
     for j in range(n):
         lam = llr0[row, j]
         x = _clip(lam, msg_lim)
-        neg = np.uint8(x <= 0)
+        neg = negative(x)
         a = abs(x)
         for k in range(var_ptr[j], var_ptr[j + 1]):
             i = var_chks[k]
             sgn[k, w] = neg
             par[cur, i, w] ^= neg
-            m1 = min1[cur, i, w]
-            m2 = min2[cur, i, w]
-            hi = a if a > m1 else m1
-            min2[cur, i, w] = hi if hi < m2 else m2
-            if a < m1:
-                min1[cur, i, w] = a
-                arg[cur, i, w] = j
+            m1, m2, ag = fold_min(a, j, min1[cur, i, w], min2[cur, i, w], arg[cur, i, w])
+            min1[cur, i, w] = m1
+            min2[cur, i, w] = m2
+            arg[cur, i, w] = ag
         post[j, w] = lam
-        h = np.uint8(lam <= 0)
+        h = negative(lam)
         hard[j, w] = h
         if h:
             for k in range(var_ptr[j], var_ptr[j + 1]):
@@ -72,15 +111,13 @@ def _load_lane(
                 p = parity[i, w] ^ 1
                 parity[i, w] = p
                 count += 2 * np.int64(p) - 1
-    unsat[w] = count
+    st.unsat[w] = count
 
 
 @numba.njit(cache=True, nogil=True)
-def _load_lane_from_template(
-    w, s, syndromes, cur, t_min1, t_min2, t_arg, t_par, t_parity, t_sgn, t_post, t_hard,
-    sgn, min1, min2, arg, par, parity, unsat, post, hard,
-):
-    """:func:`_load_lane` for shared priors: copy the zero-syndrome state, then XOR the syndrome in.
+def _load_lane_from_template(w, s, syndromes, cur, tmpl, st):
+    """:func:`_load_lane` for shared priors: copy lane 0 of the zero-syndrome state ``tmpl``, then XOR
+    the syndrome in.
 
     With shared priors the initial check state does not depend on the shot except through
     the syndrome bits, which enter only the sign parities, so one precomputed template
@@ -90,41 +127,132 @@ def _load_lane_from_template(
     count = 0
     for i in range(m):
         b = syndromes[s, i] & 1
-        min1[cur, i, w] = t_min1[i, 0]
-        min2[cur, i, w] = t_min2[i, 0]
-        arg[cur, i, w] = t_arg[i, 0]
-        par[cur, i, w] = t_par[i, 0] ^ b
-        p = t_parity[i, 0] ^ b
-        parity[i, w] = p
+        st.min1[cur, i, w] = tmpl.min1[0, i, 0]
+        st.min2[cur, i, w] = tmpl.min2[0, i, 0]
+        st.arg[cur, i, w] = tmpl.arg[0, i, 0]
+        st.par[cur, i, w] = tmpl.par[0, i, 0] ^ b
+        p = tmpl.parity[i, 0] ^ b
+        st.parity[i, w] = p
         count += p
-    for k in range(t_sgn.shape[0]):
-        sgn[k, w] = t_sgn[k, 0]
-    for j in range(t_post.shape[0]):
-        post[j, w] = t_post[j, 0]
-        hard[j, w] = t_hard[j, 0]
-    unsat[w] = count
+    for k in range(tmpl.sgn.shape[0]):
+        st.sgn[k, w] = tmpl.sgn[k, 0]
+    for j in range(tmpl.post.shape[0]):
+        st.post[j, w] = tmpl.post[j, 0]
+        st.hard[j, w] = tmpl.hard[j, 0]
+    st.unsat[w] = count
 
 
 @numba.njit(cache=True, nogil=True)
-def _load(
-    w, s, var_ptr, var_chks, llr0, syndromes, per_shot, cur, msg_lim,
-    t_min1, t_min2, t_arg, t_par, t_parity, t_sgn, t_post, t_hard,
-    sgn, min1, min2, arg, par, parity, unsat, post, hard,
-):
+def _load(w, s, var_ptr, var_chks, llr0, syndromes, per_shot, cur, msg_lim, tmpl, st):
     """Load shot ``s`` into lane ``w``: from the template (shared priors) or from its own LLRs."""
     if per_shot:
-        _load_lane(w, s, var_ptr, var_chks, llr0, syndromes, per_shot, cur, msg_lim,
-                   sgn, min1, min2, arg, par, parity, unsat, post, hard)
+        _load_lane(w, s, var_ptr, var_chks, llr0, syndromes, per_shot, cur, msg_lim, st)
     else:
-        _load_lane_from_template(w, s, syndromes, cur, t_min1, t_min2, t_arg, t_par, t_parity, t_sgn,
-                                 t_post, t_hard, sgn, min1, min2, arg, par, parity, unsat, post, hard)
+        _load_lane_from_template(w, s, syndromes, cur, tmpl, st)
+
+
+@numba.njit(cache=True, nogil=True)
+def _step(var_ptr, var_chks, llr0, syndromes, per_shot, keep_post, cur, lane_it, shot, max_iter,
+          alpha, alpha_num, alpha_shift, adaptive, beta, msg_lim, post_lim, st, sc):
+    """Advance every lane one flooding iteration, from check state ``cur`` to ``1 - cur``.
+
+    Per variable, in ascending order: its check messages from the current state
+    (:func:`~qdecode.kernels.minsum.signed` outgoing magnitudes), the posterior, then its new
+    messages folded into the next state; the parity of ``H hard + s`` follows the flips.
+    """
+    n = var_ptr.shape[0] - 1
+    m = syndromes.shape[1]
+    W = st.unsat.shape[0]  # a runtime trip count: LLVM's loop vectoriser handles these lane loops
+    sgn, parity, post, hard, unsat = st.sgn, st.parity, st.post, st.hard, st.unsat
+    out1, out2, cbuf, total = sc.out1, sc.out2, sc.cbuf, sc.total
+    a_f, a_num, a_shift, srow, ring, rrow = sc.a_f, sc.a_num, sc.a_shift, sc.srow, sc.ring, sc.rrow
+    k = ring.shape[0]
+    nxt = 1 - cur
+    min1_c = st.min1[cur]
+    min2_c = st.min2[cur]
+    arg_c = st.arg[cur]
+    par_c = st.par[cur]
+    min1_n = st.min1[nxt]
+    min2_n = st.min2[nxt]
+    arg_n = st.arg[nxt]
+    par_n = st.par[nxt]
+    for w in range(W):
+        a_f[w], a_num[w], a_shift[w] = alpha_at(lane_it[w] + 1, alpha, alpha_num, alpha_shift, adaptive)
+        srow[w] = max(shot[w], 0)
+        rrow[w] = lane_it[w] % k if k > 0 and lane_it[w] + 1 > max_iter - k else -1
+    for i in range(m):
+        for w in range(W):
+            out1[i, w] = check_magnitude(min1_c[i, w], a_f[w], a_num[w], a_shift[w], beta, msg_lim)
+            out2[i, w] = check_magnitude(min2_c[i, w], a_f[w], a_num[w], a_shift[w], beta, msg_lim)
+            min1_n[i, w] = msg_lim
+            min2_n[i, w] = msg_lim
+            arg_n[i, w] = -1
+            par_n[i, w] = syndromes[srow[w], i] & 1
+    for j in range(n):
+        lo = var_ptr[j]
+        hi = var_ptr[j + 1]
+        if per_shot:
+            for w in range(W):
+                total[w] = llr0[srow[w], j]
+        else:
+            for w in range(W):
+                total[w] = llr0[0, j]
+        for e in range(lo, hi):
+            i = var_chks[e]
+            for w in range(W):
+                c = signed(out2[i, w] if arg_c[i, w] == j else out1[i, w], par_c[i, w] ^ sgn[e, w])
+                cbuf[e - lo, w] = c
+                total[w] += c
+        for w in range(W):
+            total[w] = _clip(total[w], post_lim)
+        if keep_post:
+            for w in range(W):
+                post[j, w] = total[w]
+        if k > 0:
+            for w in range(W):
+                if rrow[w] >= 0:
+                    ring[rrow[w], j, w] = total[w]
+        for e in range(lo, hi):
+            i = var_chks[e]
+            for w in range(W):
+                v = extrinsic(total[w], cbuf[e - lo, w], msg_lim)
+                neg = negative(v)
+                sgn[e, w] = neg
+                par_n[i, w] ^= neg
+                m1, m2, ag = fold_min(abs(v), j, min1_n[i, w], min2_n[i, w], arg_n[i, w])
+                min1_n[i, w] = m1
+                min2_n[i, w] = m2
+                arg_n[i, w] = ag
+        for w in range(W):
+            h = negative(total[w])
+            d = h ^ hard[j, w]
+            hard[j, w] = h
+            if d:
+                for e in range(lo, hi):
+                    i = var_chks[e]
+                    p = parity[i, w] ^ 1
+                    parity[i, w] = p
+                    unsat[w] += 2 * np.int64(p) - 1
+
+
+@numba.njit(cache=True, nogil=True)
+def _history_out(ring, w, max_iter, out):
+    """Lane ``w``'s posterior history key into ``out`` (n,) for a shot that did not converge: the
+    sum of :func:`qdecode.kernels.bp.posterior_history` on the lane axis (same sums, same order)."""
+    k = ring.shape[0]
+    first = history_start(max_iter, k)
+    for j in range(out.shape[0]):
+        acc = ring[(first - 1) % k, j, w]
+        for t in range(first + 1, max_iter + 1):
+            acc += ring[(t - 1) % k, j, w]
+        out[j] = acc
 
 
 @numba.njit(cache=True, nogil=True)
 def minsum_lanes_range(
     var_ptr, var_chks, llr0, syndromes, max_iter,
     alpha, alpha_num, alpha_shift, adaptive, beta, msg_lim, post_lim,
-    hard_out, post_out, converged_out, iters_out, start, stop, lanes=LANES,
+    hard_out, post_out, converged_out, iters_out, hist_k, start, stop, lanes=LANES,
 ):
     """Flooding min-sum of shots ``start:stop`` on ``lanes`` persistent lanes.
 
@@ -134,59 +262,38 @@ def minsum_lanes_range(
         syndromes: ``(S, m)`` uint8.
         hard_out: ``(S, n)`` uint8; post_out: ``(S, n)`` or ``(0, n)``; converged_out ``(S,)`` bool;
             iters_out ``(S,)`` int32.
+        hist_k: for shots that do not converge, ``post_out`` receives the sum of the posteriors of the
+            last ``hist_k`` iterations, oldest first (:func:`~qdecode.kernels.bp.posterior_history`);
+            converged shots, and ``hist_k = 1``, the last posterior.
         Other arguments as :func:`qdecode.kernels.bp.bp_decode`.
     """
     n = var_ptr.shape[0] - 1
     m = syndromes.shape[1]
     nnz = var_chks.shape[0]
-    W = lanes  # a runtime trip count: LLVM's loop vectoriser handles these lane loops
+    W = lanes
     dt = llr0.dtype
     per_shot = llr0.shape[0] > 1
     keep_post = post_out.shape[0] > 0
     maxvdeg = 1
     for j in range(n):
         maxvdeg = max(maxvdeg, var_ptr[j + 1] - var_ptr[j])
-    sgn = np.zeros((nnz, W), dtype=np.uint8)
-    min1 = np.zeros((2, m, W), dtype=dt)
-    min2 = np.zeros((2, m, W), dtype=dt)
-    arg = np.zeros((2, m, W), dtype=np.int32)
-    par = np.zeros((2, m, W), dtype=np.uint8)
-    out1 = np.zeros((m, W), dtype=dt)
-    out2 = np.zeros((m, W), dtype=dt)
-    cbuf = np.zeros((maxvdeg, W), dtype=dt)
-    parity = np.zeros((m, W), dtype=np.uint8)
-    post = np.zeros((n, W), dtype=dt)
-    hard = np.zeros((n, W), dtype=np.uint8)
-    unsat = np.zeros(W, dtype=np.int64)
+    st = make_lane_state(nnz, m, n, W, dt)
+    sc = LaneScratch(np.zeros((m, W), dtype=dt), np.zeros((m, W), dtype=dt), np.zeros((maxvdeg, W), dtype=dt),
+                     np.zeros(W, dtype=dt), np.zeros(W, dtype=np.float64), np.zeros(W, dtype=np.int64),
+                     np.zeros(W, dtype=np.int64), np.zeros(W, dtype=np.int64),
+                     np.zeros((hist_k if keep_post and hist_k > 1 else 0, n, W), dtype=dt), np.zeros(W, dtype=np.int64))
     shot = np.full(W, -1, dtype=np.int64)
     lane_it = np.zeros(W, dtype=np.int64)
-    a_f = np.zeros(W, dtype=np.float64)
-    a_num = np.zeros(W, dtype=np.int64)
-    a_shift = np.zeros(W, dtype=np.int64)
     active = np.zeros(W, dtype=np.uint8)
-    total = np.zeros(W, dtype=dt)
-    srow = np.zeros(W, dtype=np.int64)
     # zero-syndrome initial state of one lane, shared by every shot when priors are shared
-    t_sgn = np.zeros((nnz, 1), dtype=np.uint8)
-    t_min1 = np.zeros((2, m, 1), dtype=dt)
-    t_min2 = np.zeros((2, m, 1), dtype=dt)
-    t_arg = np.zeros((2, m, 1), dtype=np.int32)
-    t_par = np.zeros((2, m, 1), dtype=np.uint8)
-    t_parity = np.zeros((m, 1), dtype=np.uint8)
-    t_unsat = np.zeros(1, dtype=np.int64)
-    t_post = np.zeros((n, 1), dtype=dt)
-    t_hard = np.zeros((n, 1), dtype=np.uint8)
+    tmpl = make_lane_state(nnz, m, n, 1, dt)
     if not per_shot:
-        _load_lane(0, 0, var_ptr, var_chks, llr0, np.zeros((1, m), dtype=np.uint8), False, 0, msg_lim,
-                   t_sgn, t_min1, t_min2, t_arg, t_par, t_parity, t_unsat, t_post, t_hard)
-    zero = msg_lim - msg_lim
+        _load_lane(0, 0, var_ptr, var_chks, llr0, np.zeros((1, m), dtype=np.uint8), False, 0, msg_lim, tmpl)
     cur = 0
     nxt_shot = start
     for w in range(W):
         if nxt_shot < stop:
-            _load(w, nxt_shot, var_ptr, var_chks, llr0, syndromes, per_shot, cur, msg_lim,
-                  t_min1[0], t_min2[0], t_arg[0], t_par[0], t_parity, t_sgn, t_post, t_hard,
-                  sgn, min1, min2, arg, par, parity, unsat, post, hard)
+            _load(w, nxt_shot, var_ptr, var_chks, llr0, syndromes, per_shot, cur, msg_lim, tmpl, st)
             shot[w] = nxt_shot
             active[w] = 1
             nxt_shot += 1
@@ -194,103 +301,28 @@ def minsum_lanes_range(
     for w in range(W):
         n_active += active[w]
     while n_active > 0:
-        nxt = 1 - cur
-        min1_c = min1[cur]
-        min2_c = min2[cur]
-        arg_c = arg[cur]
-        par_c = par[cur]
-        min1_n = min1[nxt]
-        min2_n = min2[nxt]
-        arg_n = arg[nxt]
-        par_n = par[nxt]
-        for w in range(W):
-            t = lane_it[w] + 1
-            if adaptive:
-                sft = t if t < 30 else 30
-                a_f[w] = 1.0 - 0.5**t
-                a_num[w] = (1 << sft) - 1
-                a_shift[w] = sft
-            else:
-                a_f[w] = alpha
-                a_num[w] = alpha_num
-                a_shift[w] = alpha_shift
-            srow[w] = max(shot[w], 0)
-        for i in range(m):
-            for w in range(W):
-                v1 = _scale(min1_c[i, w], a_f[w], a_num[w], a_shift[w]) - beta
-                v2 = _scale(min2_c[i, w], a_f[w], a_num[w], a_shift[w]) - beta
-                out1[i, w] = _clip(v1 if v1 > zero else zero, msg_lim)
-                out2[i, w] = _clip(v2 if v2 > zero else zero, msg_lim)
-                min1_n[i, w] = msg_lim
-                min2_n[i, w] = msg_lim
-                arg_n[i, w] = -1
-                par_n[i, w] = syndromes[srow[w], i] & 1
-        for j in range(n):
-            lo = var_ptr[j]
-            hi = var_ptr[j + 1]
-            if per_shot:
-                for w in range(W):
-                    total[w] = llr0[srow[w], j]
-            else:
-                for w in range(W):
-                    total[w] = llr0[0, j]
-            for k in range(lo, hi):
-                i = var_chks[k]
-                for w in range(W):
-                    mag = out2[i, w] if arg_c[i, w] == j else out1[i, w]
-                    c = mag - 2 * mag * (par_c[i, w] ^ sgn[k, w])
-                    cbuf[k - lo, w] = c
-                    total[w] += c
-            for w in range(W):
-                total[w] = _clip(total[w], post_lim)
-            if keep_post:
-                for w in range(W):
-                    post[j, w] = total[w]
-            for k in range(lo, hi):
-                i = var_chks[k]
-                for w in range(W):
-                    v = _clip(total[w] - cbuf[k - lo, w], msg_lim)
-                    neg = np.uint8(v <= 0)
-                    sgn[k, w] = neg
-                    par_n[i, w] ^= neg
-                    a = abs(v)
-                    m1 = min1_n[i, w]
-                    m2 = min2_n[i, w]
-                    hv = a if a > m1 else m1
-                    min2_n[i, w] = hv if hv < m2 else m2
-                    lt = a < m1
-                    min1_n[i, w] = a if lt else m1
-                    arg_n[i, w] = j if lt else arg_n[i, w]
-            for w in range(W):
-                h = np.uint8(total[w] <= 0)
-                d = h ^ hard[j, w]
-                hard[j, w] = h
-                if d:
-                    for k in range(lo, hi):
-                        i = var_chks[k]
-                        p = parity[i, w] ^ 1
-                        parity[i, w] = p
-                        unsat[w] += 2 * np.int64(p) - 1
-        cur = nxt
-        for w in range(W):
+        _step(var_ptr, var_chks, llr0, syndromes, per_shot, keep_post, cur, lane_it, shot, max_iter,
+              alpha, alpha_num, alpha_shift, adaptive, beta, msg_lim, post_lim, st, sc)
+        cur = 1 - cur
+        for w in range(W):  # retire finished lanes, load pending shots into them
             if not active[w]:
                 continue
             lane_it[w] += 1
-            done = unsat[w] == 0
+            done = st.unsat[w] == 0
             if done or lane_it[w] >= max_iter:
                 s = shot[w]
                 converged_out[s] = done
                 iters_out[s] = lane_it[w]
                 for j in range(n):
-                    hard_out[s, j] = hard[j, w]
-                if keep_post:
+                    hard_out[s, j] = st.hard[j, w]
+                if sc.ring.shape[0] > 0 and not done:
+                    _history_out(sc.ring, w, max_iter, post_out[s])
+                elif keep_post:
                     for j in range(n):
-                        post_out[s, j] = post[j, w]
+                        post_out[s, j] = st.post[j, w]
                 lane_it[w] = 0
                 if nxt_shot < stop:
-                    _load(w, nxt_shot, var_ptr, var_chks, llr0, syndromes, per_shot, cur, msg_lim,
-                          t_min1[0], t_min2[0], t_arg[0], t_par[0], t_parity, t_sgn, t_post, t_hard,
-                          sgn, min1, min2, arg, par, parity, unsat, post, hard)
+                    _load(w, nxt_shot, var_ptr, var_chks, llr0, syndromes, per_shot, cur, msg_lim, tmpl, st)
                     shot[w] = nxt_shot
                     nxt_shot += 1
                 else:

@@ -60,8 +60,8 @@ import numpy as np
 from numba import types
 from numba.extending import overload
 
-from qdecode.kernels.arith import _clip, _scale
-from qdecode.kernels.bp import _flip
+from qdecode.kernels.arith import _clip
+from qdecode.kernels.minsum import check_magnitude, flip_decision, fold_min, negative, signed
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -185,18 +185,6 @@ def draw_gammas(key, leg, lo, hi, gamma_shift, gam, gnum):
 # ------------------------------------------------------------- state of nu = lambda
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
-def _fold1(i, a, j, min1, min2, arg):
-    """Fold magnitude ``a`` of variable ``j``'s message into check ``i``'s two-minimum state."""
-    m1 = min1[i]
-    m2 = min2[i]
-    hi = a if a > m1 else m1
-    min2[i] = hi if hi < m2 else m2
-    lt = a < m1
-    min1[i] = a if lt else m1
-    arg[i] = j if lt else arg[i]
-
-
 @numba.njit(cache=True, nogil=True)
 def prior_state(var_ptr, var_chks, llr0, msg_lim, sgn0, min1_0, min2_0, arg0, par0):
     """Compressed check state of ``nu = lambda`` (the start of every leg), without the syndrome."""
@@ -209,13 +197,13 @@ def prior_state(var_ptr, var_chks, llr0, msg_lim, sgn0, min1_0, min2_0, arg0, pa
         par0[i] = 0
     for j in range(n):
         x = _clip(llr0[j], msg_lim)
-        neg = np.uint8(1 if x <= 0 else 0)
+        neg = negative(x)
         a = abs(x)
         for k in range(var_ptr[j], var_ptr[j + 1]):
             i = var_chks[k]
             sgn0[k] = neg
             par0[i] ^= neg
-            _fold1(i, a, j, min1_0, min2_0, arg0)
+            min1_0[i], min2_0[i], arg0[i] = fold_min(a, j, min1_0[i], min2_0[i], arg0[i])
 
 
 # ------------------------------------------------------------------ one leg
@@ -257,9 +245,9 @@ def _leg(graph, arith, work, syndrome, max_iter, unsat):
         sgn[k] = sgn0[k]
     zero = msg_lim - msg_lim
     for it in range(1, max_iter + 1):
-        for i in range(m):
-            out1[i] = _clip(_scale(m1c[i], alpha, alpha_num, alpha_shift), msg_lim)
-            out2[i] = _clip(_scale(m2c[i], alpha, alpha_num, alpha_shift), msg_lim)
+        for i in range(m):  # relay-bp's min-sum has no offset: beta = 0
+            out1[i] = check_magnitude(m1c[i], alpha, alpha_num, alpha_shift, zero, msg_lim)
+            out2[i] = check_magnitude(m2c[i], alpha, alpha_num, alpha_shift, zero, msg_lim)
             m1n[i] = msg_lim
             m2n[i] = msg_lim
             agn[i] = -1
@@ -274,8 +262,7 @@ def _leg(graph, arith, work, syndrome, max_iter, unsat):
                 k = np.uint64(lo + t)
                 d = np.uint64(t)
                 i = var_chks[k]
-                mag = out2[i] if agc[i] == j else out1[i]
-                c = -mag if pc[i] ^ sgn[k] else mag
+                c = signed(out2[i] if agc[i] == j else out1[i], pc[i] ^ sgn[k])
                 cbuf[d] = c
                 pbuf[d] = total
                 total += c
@@ -288,14 +275,14 @@ def _leg(graph, arith, work, syndrome, max_iter, unsat):
                 i = var_chks[k]
                 v = _clip(pbuf[d] + acc, msg_lim)
                 acc += cbuf[d]
-                neg = np.uint8(v <= 0)
+                neg = negative(v)
                 sgn[k] = neg
                 pn[i] ^= neg
-                _fold1(i, abs(v), j, m1n, m2n, agn)
-            h = 1 if tot <= 0 else 0
+                m1n[i], m2n[i], agn[i] = fold_min(abs(v), j, m1n[i], m2n[i], agn[i])
+            h = negative(tot)
             if h != hard[j]:
                 hard[j] = h
-                unsat += _flip(j, var_ptr, var_chks, parity)
+                unsat += flip_decision(j, var_ptr, var_chks, parity)
         m1c, m1n = m1n, m1c
         m2c, m2n = m2n, m2c
         agc, agn = agn, agc
@@ -381,7 +368,7 @@ def relay_decode(graph, sched, arith, syndrome, key, work, best):
         hard[j] = 0
         if llr0[j] <= 0:
             hard[j] = 1
-            unsat += _flip(j, var_ptr, var_chks, parity)
+            unsat += flip_decision(j, var_ptr, var_chks, parity)
     ok, its, unsat = _leg(graph, arith, work, syndrome, pre_iter, unsat)
     total_iters = its
     weight = 0.0

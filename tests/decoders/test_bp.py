@@ -114,7 +114,8 @@ def test_lanes_kernel_equals_single_shot_kernel():
         h1 = np.zeros(prob.num_errors, np.uint8)
         v2c, c2v, scratch, parity = work[:4]
         ok, it = K._bp_two_phase(*dec.graph, dec.prior_llr[0], s, 0, False, 30, 0.0, 256, 8, True, 0.0,
-                                 dec.msg_lim, dec.post_lim, v2c, c2v, scratch, parity, p1, h1)
+                                 dec.msg_lim, dec.post_lim, v2c, c2v, scratch, parity, p1, h1,
+                                 np.zeros((0, prob.num_errors)))
         assert (ok, it) == (conv[k], its[k])
         np.testing.assert_array_equal(h1, hard[k])
         np.testing.assert_array_equal(p1, post[k])

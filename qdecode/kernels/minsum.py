@@ -1,0 +1,112 @@
+"""The min-sum core: the check-node and variable-node updates of every BP-family kernel.
+
+One iteration of (normalised, offset) min-sum on check ``i`` and variable ``j``::
+
+    mu_{i->j} = (-1)^(s_i + #{j' != j: nu_{j'->i} <= 0}) * clip(max(scale(min_{j' != j} |nu_{j'->i}|) - beta, 0))
+    M_j       = clip_post(b_j + sum_i mu_{i->j})            # b_j: the prior (Relay-BP: the memory prior)
+    nu_{j->i} = clip(M_j - mu_{i->j})                       # extrinsic message
+    e_j       = 1 if M_j <= 0 else 0
+
+``scale(x)`` is ``alpha * x`` (floats) or ``(x * num) >> shift`` (integers), see
+:mod:`qdecode.kernels.arith`; a message counts as negative when it is ``<= 0``.
+
+A check's outgoing messages are described by its *compressed state*: the two least incoming
+magnitudes ``min1 <= min2``, the variable ``arg`` holding the least one (the first one on ties,
+which receives ``min2``), and the parity of the incoming signs with the syndrome bit. Every kernel
+keeps this state, in its own layout (one shot: ``[i]``; lanes of shots: ``[i, w]``), and calls
+these helpers on scalars, so the arithmetic is written once:
+
+- :func:`fold_min` folds one incoming magnitude into the two-minimum state;
+- :func:`check_magnitude` turns a minimum into the scaled, offset, saturated outgoing magnitude;
+- :func:`signed` gives a magnitude its sign without a branch;
+- :func:`alpha_at` is the scaling of iteration ``t`` (fixed, or adaptive ``1 - 2^-t``);
+- :func:`extrinsic` is the variable's outgoing message;
+- :func:`history_start` is the first iteration of a posterior history (the ordering key of OSD);
+- :func:`flip_decision` keeps the syndrome of the hard decision, ``H e + s``, up to date when a
+  decision flips, so that every kernel's convergence test is a counter test.
+
+They are ``inline="always"``: numba splices them into the callers' loops, so a lane loop still
+vectorises (each helper is a handful of selects, no branches) and the scalar kernels pay no call.
+The kernels that use them: :mod:`qdecode.kernels.bp` (one-shot flooding on the compressed state,
+two-phase flooding and layered on edge messages), :mod:`qdecode.kernels.minsum_lanes` (flooding
+over lanes of shots) and :mod:`qdecode.kernels.relay` (Relay-BP legs). GDG's residual-graph loop
+(:mod:`qdecode.kernels.gdg`) writes the same fold out, for a measured reason stated there.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from qdecode.kernels.arith import _clip, _scale
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def fold_min(a, j, min1, min2, arg):
+    """Fold magnitude ``a`` (of variable or edge ``j``) into a check's state: returns ``(min1, min2, arg)``.
+
+    Branch-free: ``min2' = min(min2, max(a, min1))``, ``min1' = min(min1, a)``; ``arg`` moves to
+    ``j`` only on a strict decrease, so the first of equal least magnitudes keeps it.
+    """
+    hi = a if a > min1 else min1
+    lt = a < min1
+    return (a if lt else min1), (hi if hi < min2 else min2), (j if lt else arg)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def check_magnitude(minimum, alpha, num, shift, beta, msg_lim):
+    """Outgoing magnitude ``clip(max(scale(minimum) - beta, 0), msg_lim)`` (message dtype)."""
+    zero = msg_lim - msg_lim
+    v = _scale(minimum, alpha, num, shift) - beta
+    return _clip(v if v > zero else zero, msg_lim)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def signed(mag, neg):
+    """``-mag`` when ``neg`` (0 or 1) is 1, else ``mag``, without a branch (exact in floats and integers)."""
+    return mag * (1 - 2 * neg)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def alpha_at(t, alpha, alpha_num, alpha_shift, adaptive):
+    """Scaling of iteration ``t >= 1``: ``(alpha, num, shift)``; adaptive: ``1 - 2^-t``, i.e. ``(2^s - 1) >> s``."""
+    if adaptive:
+        s = t if t < 30 else 30
+        return 1.0 - 0.5**t, (1 << s) - 1, s
+    return alpha, alpha_num, alpha_shift
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def extrinsic(total, c, msg_lim):
+    """Variable-to-check message ``clip(total - c, msg_lim)``: the posterior less the check's own message."""
+    return _clip(total - c, msg_lim)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def negative(x):
+    """1 (uint8) when message ``x`` counts as negative (``x <= 0``), else 0."""
+    return np.uint8(x <= 0)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def flip_decision(j, var_ptr, var_chks, parity):
+    """Variable ``j``'s hard decision flipped: toggle ``parity`` (``H e + s``, uint8 per check) on its checks.
+
+    Returns the change in the number of unsatisfied checks.
+    """
+    delta = 0
+    for k in range(var_ptr[j], var_ptr[j + 1]):
+        i = var_chks[k]
+        parity[i] ^= 1
+        delta += 1 if parity[i] else -1
+    return delta
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def history_start(iterations, k):
+    """First iteration of the last ``k`` of ``iterations`` (all of them when fewer ran).
+
+    A posterior history key is ``sum_{t = history_start(T, k)}^{T} M_j(t)``, summed oldest first,
+    with ``M_j(t)`` kept in a ring of ``k`` rows at row ``(t - 1) % k``.
+    """
+    return iterations - k + 1 if iterations > k else 1
