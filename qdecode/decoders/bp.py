@@ -27,6 +27,7 @@ from qdecode.decoders.base import DecodeInfo, Decoder, DecoderInputError, check_
 from qdecode.decoders.params import DecoderEntry, Param, uses_params
 from qdecode.kernels.bp import bp_decode_range, tanner_graph_csr
 from qdecode.kernels.minsum_lanes import LANES
+from qdecode.kernels.minsum_lanes_narrow import narrow_kernel
 from qdecode.kernels.threads import run_ranges
 from qdecode.problem import DecodingProblem
 
@@ -159,6 +160,11 @@ class BpDecoder(Decoder):
         self.alpha_num = self.format.alpha_num(self.alpha)
         self.beta = self.msg_dtype.type(int(round(beta * self.scale)) if self.bits else beta)
         self.prior_llr = self.quantize(problem.llr[None, :])
+        # flooding min-sum batches in int8 / float32 lanes where those kernels accept the format
+        # (bit-identical to the reference lanes kernel, several times faster)
+        self.narrow = None if self.method != 0 or self.layered else narrow_kernel(
+            self.prior_llr, self.graph[2], self.graph[0], self.msg_lim, self.post_lim, self.alpha_num, ALPHA_SHIFT,
+            self.adaptive)
 
     # ------------------------------------------------------------ conversions
     def quantize(self, llr: np.ndarray) -> np.ndarray:
@@ -166,19 +172,31 @@ class BpDecoder(Decoder):
         return self.format.quantize(llr)
 
     # ----------------------------------------------------------------- decode
-    def _run(self, llr0: np.ndarray, syndromes: np.ndarray, want_post: bool):
+    def _run(self, llr0: np.ndarray, syndromes: np.ndarray, want_post: bool, history: int = 1):
+        """Decode ``syndromes`` (S, m); returns ``(hard (S, n) uint8, post, converged (S,), iterations (S,))``.
+
+        ``post`` (message dtype) is ``(S, n)`` when ``want_post``, else ``(0, n)``: the posterior of the last
+        iteration; with ``history = k > 1``, for the shots that did not converge, the sum of the posteriors of
+        the last ``k`` iterations (the history key OSD orders by; :func:`qdecode.kernels.bp.posterior_history`).
+        """
         S = syndromes.shape[0]
         n = self.problem.num_errors
         hard = np.zeros((S, n), dtype=np.uint8)
         post = np.zeros((S if want_post else 0, n), dtype=self.msg_dtype)
         conv = np.zeros(S, dtype=np.bool_)
         iters = np.zeros(S, dtype=np.int32)
+        if self.narrow is not None and S >= 4 and llr0 is self.prior_llr:  # few shots: the scalar kernel
+            var_ptr, var_chks = self.graph[2], self.graph[4]
+            args = (var_ptr, var_chks, llr0, syndromes, self.max_iter, self.alpha, self.alpha_num, ALPHA_SHIFT,
+                    self.adaptive, self.beta, self.msg_lim, self.post_lim, hard, post, conv, iters, history)
+            run_ranges(self.narrow, args, S, self.threads)  # lanes: the kernel default, NARROW_LANES
+            return hard, post, conv, iters
         args = (
             *self.graph, llr0, syndromes,
             self.method, self.layered, self.max_iter,
             self.alpha, self.alpha_num, ALPHA_SHIFT, self.adaptive, self.beta,
             self.msg_lim, self.post_lim,
-            hard, post, conv, iters, LANES,
+            hard, post, conv, iters, history, LANES,
         )
         run_ranges(bp_decode_range, args, S, self.threads)
         return hard, post, conv, iters

@@ -1,9 +1,10 @@
 """BP+OSD: min-sum (or product-sum) BP, then OSD on the shots BP did not converge on.
 
 OSD orders the columns by the shot's BP posterior LLRs (ascending: most likely flipped
-first) and keeps the candidate of least cost ``sum_{e_j=1} ln(1/p_j)``, exactly as
-ldpc's ``BpOsdDecoder`` (see :mod:`qdecode.decoders.osd`). Converged shots keep the BP
-solution. Shots are processed in chunks so that only a chunk's posteriors are stored.
+first; ``osd_key=sumK`` orders by the sum of the last K posteriors instead) and keeps the
+candidate of least cost ``sum_{e_j=1} ln(1/p_j)``, exactly as ldpc's ``BpOsdDecoder`` (see
+:mod:`qdecode.decoders.osd`). Converged shots keep the BP solution. Shots are processed in
+chunks so that only a chunk's posteriors are stored.
 """
 
 from __future__ import annotations
@@ -18,11 +19,27 @@ from qdecode.problem import DecodingProblem
 
 _CHUNK_ENTRIES = 1 << 22  # posteriors stored per chunk (~32 MB of float64)
 
+#: OSD ordering keys: the last BP posterior (ldpc's), or the sum of the last k posteriors.
+OSD_KEYS = ("last", "sum2", "sum3", "sum4", "sum6", "sum8")
+#: The key parameter (left out of labels while "last", so labels recorded before it existed keep their meaning).
+OSD_KEY_PARAM = Param(str, "last", "OSD column order: the last BP posterior, or sumK = the sum of the last K "
+                      "posteriors (averages min-sum's oscillation)", OSD_KEYS, label_default=False)
+
+
+def history_length(osd_key: str) -> int:
+    """Number of BP posteriors summed by OSD key ``osd_key`` (``"last"``: 1, ``"sumK"``: K)."""
+    if osd_key not in OSD_KEYS:
+        raise ValueError(f"osd_key={osd_key!r} must be one of {list(OSD_KEYS)}")
+    return 1 if osd_key == "last" else int(osd_key[3:])
+
+
 #: Parameters of ``bposd`` and :class:`BpOsdDecoder` (min-sum 80 iterations, OSD-CS order 10).
-BPOSD_PARAMS = {**bp_params(80), "osd_order": Param(int, 10, "OSD order w (clamped to n - rank H)", minimum=0)}
+BPOSD_PARAMS = {**bp_params(80), "osd_order": Param(int, 10, "OSD order w (clamped to n - rank H)", minimum=0),
+                "osd_key": OSD_KEY_PARAM}
 #: Parameters of ``bposd-e`` and :class:`BpOsdEDecoder` (min-sum 80 iterations, OSD-E order 4).
 BPOSD_E_PARAMS = {**bp_params(80),
-                  "osd_order": Param(int, 4, "OSD-E order w (2^w - 1 candidates)", minimum=0, maximum=24)}
+                  "osd_order": Param(int, 4, "OSD-E order w (2^w - 1 candidates)", minimum=0, maximum=24),
+                  "osd_key": OSD_KEY_PARAM}
 
 
 @uses_params(BPOSD_PARAMS)
@@ -35,20 +52,25 @@ class BpOsdDecoder(Decoder):
         problem: H, L and priors.
         osd_method: ``"osd_cs"`` (combination sweep), ``"osd_e"`` (exhaustive) or ``"osd0"``.
         osd_order: OSD order w >= 0 (clamped to n - rank(H) with a warning).
+        osd_key: the key OSD orders the columns by (ascending): ``"last"`` BP posterior (ldpc's
+            convention), or ``"sumK"``, the sum over the last K iterations ``sum_t M_j(t)``, which
+            averages the oscillation of min-sum posteriors on the shots BP fails on.
         max_iter, alpha, beta, schedule, bits, frac_bits, method, dtype, threads: passed to
             :class:`~qdecode.decoders.bp.BpDecoder`.
     """
 
-    def __init__(self, problem: DecodingProblem, *, osd_method: str = "osd_cs", osd_order: int, max_iter: int,
-                 alpha: float, beta: float, schedule: str, bits: int, frac_bits: int, method: str = "minsum",
-                 dtype: str = "float64", threads: int | None = None):
+    def __init__(self, problem: DecodingProblem, *, osd_method: str = "osd_cs", osd_order: int, osd_key: str,
+                 max_iter: int, alpha: float, beta: float, schedule: str, bits: int, frac_bits: int,
+                 method: str = "minsum", dtype: str = "float64", threads: int | None = None):
         self.problem = problem
+        self.osd_key = osd_key
+        self.history = history_length(osd_key)
         self.bp = BpDecoder(problem, method=method, max_iter=max_iter, alpha=alpha, beta=beta, schedule=schedule,
                             bits=bits, frac_bits=frac_bits, dtype=dtype, threads=threads)
         self.osd = OsdPostProcessor(problem, osd_method, osd_order)
 
     def _decode_chunk(self, s: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        hard, post, conv, iters = self.bp._run(self.bp.prior_llr, s, True)
+        hard, post, conv, iters = self.bp._run(self.bp.prior_llr, s, True, self.history)
         failed = ~conv
         if failed.any():
             self.osd.solve_batch(s, post, failed, hard)
@@ -91,12 +113,12 @@ def _info(convs, iters) -> DecodeInfo:
 class BpOsdEDecoder(BpOsdDecoder):
     """BP followed by exhaustive OSD-E (registry ``bposd-e``; defaults :data:`BPOSD_E_PARAMS`)."""
 
-    def __init__(self, problem: DecodingProblem, *, osd_order: int, max_iter: int, alpha: float, beta: float,
-                 schedule: str, bits: int, frac_bits: int, method: str = "minsum", dtype: str = "float64",
-                 threads: int | None = None):
-        super().__init__(problem, osd_method="osd_e", osd_order=osd_order, max_iter=max_iter, alpha=alpha, beta=beta,
-                         schedule=schedule, bits=bits, frac_bits=frac_bits, method=method, dtype=dtype,
-                         threads=threads)
+    def __init__(self, problem: DecodingProblem, *, osd_order: int, osd_key: str, max_iter: int, alpha: float,
+                 beta: float, schedule: str, bits: int, frac_bits: int, method: str = "minsum",
+                 dtype: str = "float64", threads: int | None = None):
+        super().__init__(problem, osd_method="osd_e", osd_order=osd_order, osd_key=osd_key, max_iter=max_iter,
+                         alpha=alpha, beta=beta, schedule=schedule, bits=bits, frac_bits=frac_bits, method=method,
+                         dtype=dtype, threads=threads)
 
 
 ENTRIES = {

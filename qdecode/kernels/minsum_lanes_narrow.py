@@ -46,6 +46,11 @@ import numpy as np
 from numba.core.compiler import CompilerBase, DefaultPassBuilder
 
 from qdecode.kernels.arith import _clip
+from qdecode.kernels.minsum import check_magnitude, fold_min
+from qdecode.kernels.minsum_lanes import _history_out
+
+#: lane count of the narrow kernels (their ``lanes`` default; a constant-width sweep is compiled for it)
+NARROW_LANES = 64
 
 U8 = np.uint8
 I16 = np.int16
@@ -75,38 +80,6 @@ class NoAliasCompiler(CompilerBase):
 
 
 # ------------------------------------------------------------------ helpers
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _fold_min(a, j, min1, min2, arg):
-    """The reference's two-minimum fold (``qdecode/kernels/minsum.py`` ``fold_min``): ``arg`` moves on a
-    strict decrease only."""
-    hi = a if a > min1 else min1
-    lt = a < min1
-    return (a if lt else min1), (hi if hi < min2 else min2), (j if lt else arg)
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _check_mag_f(minimum, alpha, beta, msg_lim):
-    """The reference's float ``check_magnitude``: ``clip(max(minimum * alpha - beta, 0), msg_lim)``, with
-    ``alpha`` float64 (so the product and offset are float64, rounded once on the float32 store)."""
-    zero = msg_lim - msg_lim
-    v = minimum * alpha - beta
-    return _clip(v if v > zero else zero, msg_lim)
-
-
-@numba.njit(cache=True, nogil=True)
-def _history_out(ring, w, iterations, out):
-    """Lane ``w``'s posterior history key into ``out`` ``(n,)``: the sum of the posteriors of its last
-    ``k = ring.shape[0]`` iterations (all when fewer ran), oldest first, rows ``(t - 1) % k`` (as
-    ``qdecode/kernels/minsum_lanes.py``)."""
-    k = ring.shape[0]
-    first = iterations - k + 1 if iterations > k else 1
-    for j in range(out.shape[0]):
-        acc = ring[(first - 1) % k, j, w]
-        for t in range(first + 1, iterations + 1):
-            acc += ring[(t - 1) % k, j, w]
-        out[j] = acc
 
 
 # ------------------------------------------------------------------ graph helpers
@@ -318,7 +291,7 @@ def _load_i8(w, s, var_ptr, var_chks, slot, llr0, syndromes, per_shot, ml32, tc1
 def minsum_lanes_i8_range(
     var_ptr, var_chks, llr0, syndromes, max_iter,
     alpha, alpha_num, alpha_shift, adaptive, beta, msg_lim, post_lim,
-    hard_out, post_out, converged_out, iters_out, hist_k, start, stop, lanes=64,
+    hard_out, post_out, converged_out, iters_out, hist_k, start, stop, lanes=NARROW_LANES,
 ):
     """:func:`qdecode.kernels.minsum_lanes.minsum_lanes_range` for 8-bit fixed point, bit-identical.
 
@@ -475,8 +448,8 @@ def _sweep_f32_body(W, var_ptr, var_chks, slot, pri, a_f, prm,
     m = syn.shape[0]
     for i in range(m):
         for w in range(W):
-            o1[i, w] = _check_mag_f(m1c[i, w], a_f[w], beta, msg_lim)
-            o2[i, w] = _check_mag_f(m2c[i, w], a_f[w], beta, msg_lim)
+            o1[i, w] = check_magnitude(m1c[i, w], a_f[w], 0, 0, beta, msg_lim)
+            o2[i, w] = check_magnitude(m2c[i, w], a_f[w], 0, 0, beta, msg_lim)
             b = syn[i, w]
             m1n[i, w] = msg_lim
             m2n[i, w] = msg_lim
@@ -521,7 +494,7 @@ def _sweep_f32_body(W, var_ptr, var_chks, slot, pri, a_f, prm,
                 neg = U8(v <= F0)
                 sgn[k, w] = neg
                 pan[i, w] = U8(pan[i, w] ^ neg)
-                r1, r2, ra = _fold_min(abs(v), s, m1n[i, w], m2n[i, w], agn[i, w])
+                r1, r2, ra = fold_min(abs(v), s, m1n[i, w], m2n[i, w], agn[i, w])
                 m1n[i, w] = r1
                 m2n[i, w] = r2
                 agn[i, w] = ra
@@ -606,7 +579,7 @@ def _load_f32(w, s, var_ptr, var_chks, slot, llr0, syndromes, per_shot, msg_lim,
                 i = var_chks[k]
                 sgn[k, w] = neg
                 pa[i, w] = U8(pa[i, w] ^ neg)
-                r1, r2, ra = _fold_min(a, slot[k], m1[i, w], m2[i, w], ag[i, w])
+                r1, r2, ra = fold_min(a, slot[k], m1[i, w], m2[i, w], ag[i, w])
                 m1[i, w] = r1
                 m2[i, w] = r2
                 ag[i, w] = ra
@@ -626,7 +599,7 @@ def _load_f32(w, s, var_ptr, var_chks, slot, llr0, syndromes, per_shot, msg_lim,
 def minsum_lanes_f32_range(
     var_ptr, var_chks, llr0, syndromes, max_iter,
     alpha, alpha_num, alpha_shift, adaptive, beta, msg_lim, post_lim,
-    hard_out, post_out, converged_out, iters_out, hist_k, start, stop, lanes=64,
+    hard_out, post_out, converged_out, iters_out, hist_k, start, stop, lanes=NARROW_LANES,
 ):
     """:func:`qdecode.kernels.minsum_lanes.minsum_lanes_range` for float32 messages, bit-identical.
 
@@ -749,3 +722,26 @@ def minsum_lanes_f32_range(
                     active[w] = 0
                     shot[w] = -1
                     n_active -= 1
+
+
+def narrow_kernel(llr0, var_ptr, chk_ptr, msg_lim, post_lim, alpha_num, alpha_shift, adaptive):
+    """The narrow range kernel that accepts these inputs, or ``None`` (then use the reference).
+
+    ``llr0``: the quantised priors ``(1, n)`` or ``(S, n)`` in the message dtype; ``var_ptr`` /
+    ``chk_ptr`` the Tanner graph's index pointers. int32 messages go to
+    :func:`minsum_lanes_i8_range` when they fit its int16 sums, float32 ones to
+    :func:`minsum_lanes_f32_range`; float64 has no narrow kernel. The conditions are the ones
+    the kernels check (and raise on).
+    """
+    if len(chk_ptr) > 1 and int(np.diff(chk_ptr).max()) > 255:
+        return None
+    if llr0.dtype == np.float32:
+        return minsum_lanes_f32_range
+    if llr0.dtype != np.int32 or not (1 <= msg_lim <= 127 and 0 <= post_lim <= 32767):
+        return None
+    max_vdeg = int(np.diff(var_ptr).max()) if len(var_ptr) > 1 else 0
+    if int(np.abs(llr0.astype(np.int64)).max(initial=0)) + max_vdeg * int(msg_lim) > 32767:
+        return None
+    if not adaptive and not (0 <= alpha_num and alpha_num * 127 < 2**31 and 0 <= alpha_shift <= 30):
+        return None
+    return minsum_lanes_i8_range
