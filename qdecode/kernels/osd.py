@@ -739,115 +739,97 @@ def _classical_mrb(llr, g_packed, perm, tmp, negrel, rel, G, piv, hd, d0, kbuf, 
 
 
 @numba.njit(cache=True, nogil=True)
-def osd_classical_solve(llr, g_packed, order, out, scratch):
-    """Fossorier-Lin order-``order`` OSD of one block; writes the codeword into ``out``.
+def _classical_singles(d0, G, rk, Wn, rel, prel, best, tol, cand, best_d):
+    """Order 1: every single MRB flip ``d0 ^ G_r``, skipped when ``prel[r]`` alone exceeds the incumbent.
 
-    Same result, bit for bit, as the plain enumeration (``tests/kernels/osd_reference.py``):
-    candidates are visited in the same order (weight by weight, lexicographic) and costed by
-    the same sequential sum, and a candidate replaces the incumbent only if strictly better.
-    What is new is pruning with lower bounds (see the module docstring): the flipped MRB
-    positions' reliabilities (plus, for a partial pattern, the smallest remaining pivot
-    reliabilities; its whole subtree is skipped) and the parity-part triangle inequality. A
-    candidate is skipped only when its bound exceeds the incumbent by more than
-    ``1e-9 * sum|llr|``, which covers the different summation order, so it could not have won.
-
-    Args:
-        llr: ``(n,)`` float64 channel LLRs, positive = bit 0 more likely.
-        g_packed: ``(k, ceil(n/64))`` uint64 packed rows of a full-rank generator matrix.
-        order: reprocessing order, ``0 <= order <= k``.
-        out: ``(n,)`` uint8 codeword.
-        scratch: from :func:`osd_classical_scratch` (same k, n and at least this order).
-
-    Returns:
-        The correlation discrepancy of the chosen codeword.
+    ``best_d`` is updated in place; returns the new best cost.
     """
-    (perm, tmp, negrel, rel, G, piv, hd, d0, part, best_d, idx, prel, tail, info, cand, pw, pl1, pc,
-     kbuf, ktmp) = scratch
-    n = llr.shape[0]
-    Wn = g_packed.shape[1]
-    rk = _classical_mrb(llr, g_packed, perm, tmp, negrel, rel, G, piv, hd, d0, kbuf, ktmp)
+    for r in range(rk):
+        if prel[r] > best + tol:
+            continue
+        for q in range(Wn):
+            cand[q] = d0[q] ^ G[r, q]
+        cost = _bit_cost(cand, Wn, rel, 0.0, best)
+        if cost < best:
+            best = cost
+            for q in range(Wn):
+                best_d[q] = cand[q]
+    return best
+
+
+@numba.njit(cache=True, nogil=True)
+def _classical_pairs(d0, G, rk, Wn, rel, prel, pw, pl1, best, tol, cand, best_d):
+    """Order >= 2, weights 1 and 2: fills ``pw`` / ``pl1`` (every weight-1 parity cost is needed
+    for the pair bounds), then the pairs ``(i, j)``, ``i < j``, lexicographic.
+
+    ``best_d`` is updated in place; returns the new best cost.
+    """
     inf = np.inf
-    best = _bit_cost(d0, Wn, rel, 0.0, inf)
-    for q in range(Wn):
-        best_d[q] = d0[q]
-    if order > rk:
-        order = rk
+    # pw[t]: parity-part weight of systematic row t; pl1[t]: parity-part cost of d0 ^ G_t.
+    # lambda(d ^ G_r) >= info + |par(d) - pw[r]| (triangle inequality on the parity part)
     for t in range(rk):
-        prel[t] = rel[piv[t]]
-    tail[0] = 0.0
-    for mm in range(1, order + 1):
-        tail[mm] = tail[mm - 1] + prel[rk - mm]
-    rsum = 0.0
-    for j in range(n):
-        rsum += rel[j]
-    tol = _REL_TOL * rsum  # covers every rounding difference between the bounds and the exact sums
-    # ---- weight 1 (for order >= 2 every cost is needed in full: pl1 feeds the pair bounds)
-    if order == 1:
-        for r in range(rk):
-            if prel[r] > best + tol:
-                continue
+        pw[t] = _bit_cost(G[t], Wn, rel, 0.0, inf) - prel[t]
+    # d0 is zero on the MRB: par(d0 ^ G_r) = pc0 + pw[r] - 2 * (weight of d0 & G_r)
+    pc0 = best
+    for r in range(rk):
+        for q in range(Wn):
+            cand[q] = d0[q] & G[r, q]
+        ov = _bit_cost(cand, Wn, rel, 0.0, inf)
+        pl1[r] = pc0 + pw[r] - 2.0 * ov
+        if prel[r] + pl1[r] > best + tol:
+            continue
+        for q in range(Wn):
+            cand[q] = d0[q] ^ G[r, q]
+        cost = _bit_cost(cand, Wn, rel, 0.0, best)
+        if cost < best:
+            best = cost
             for q in range(Wn):
-                cand[q] = d0[q] ^ G[r, q]
-            cost = _bit_cost(cand, Wn, rel, 0.0, best)
-            if cost < best:
-                best = cost
-                for q in range(Wn):
-                    best_d[q] = cand[q]
-    elif order >= 2:
-        # pw[t]: parity-part weight of systematic row t; pl1[t]: parity-part cost of d0 ^ G_t.
-        # lambda(d ^ G_r) >= info + |par(d) - pw[r]| (triangle inequality on the parity part)
-        for t in range(rk):
-            pw[t] = _bit_cost(G[t], Wn, rel, 0.0, inf) - prel[t]
-        # d0 is zero on the MRB: par(d0 ^ G_r) = pc0 + pw[r] - 2 * (weight of d0 & G_r)
-        pc0 = best
-        for r in range(rk):
-            for q in range(Wn):
-                cand[q] = d0[q] & G[r, q]
-            ov = _bit_cost(cand, Wn, rel, 0.0, inf)
-            pl1[r] = pc0 + pw[r] - 2.0 * ov
-            if prel[r] + pl1[r] > best + tol:
-                continue
-            for q in range(Wn):
-                cand[q] = d0[q] ^ G[r, q]
-            cost = _bit_cost(cand, Wn, rel, 0.0, best)
-            if cost < best:
-                best = cost
-                for q in range(Wn):
-                    best_d[q] = cand[q]
-        # ---- weight 2: pairs (i, j), i < j, lexicographic; info bound prel[i] + prel[j] is
-        # non-increasing in j, so the j that can pass form a suffix found by bisection
-        for i in range(rk - 1):
+                best_d[q] = cand[q]
+    # ---- weight 2: pairs (i, j), i < j, lexicographic; info bound prel[i] + prel[j] is
+    # non-increasing in j, so the j that can pass form a suffix found by bisection
+    for i in range(rk - 1):
+        thr = best + tol
+        pi = prel[i]
+        if pi + prel[rk - 1] > thr:
+            continue
+        lo = i + 1
+        hi = rk - 1
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if pi + prel[mid] > thr:
+                lo = mid + 1
+            else:
+                hi = mid
+        li = pl1[i]
+        wi = pw[i]
+        for j in range(lo, rk):
             thr = best + tol
-            pi = prel[i]
-            if pi + prel[rk - 1] > thr:
+            ic = pi + prel[j]
+            lb = abs(li - pw[j])
+            lb2 = abs(pl1[j] - wi)
+            if lb2 > lb:
+                lb = lb2
+            if ic + lb > thr:
                 continue
-            lo = i + 1
-            hi = rk - 1
-            while lo < hi:
-                mid = (lo + hi) >> 1
-                if pi + prel[mid] > thr:
-                    lo = mid + 1
-                else:
-                    hi = mid
-            li = pl1[i]
-            wi = pw[i]
-            for j in range(lo, rk):
-                thr = best + tol
-                ic = pi + prel[j]
-                lb = abs(li - pw[j])
-                lb2 = abs(pl1[j] - wi)
-                if lb2 > lb:
-                    lb = lb2
-                if ic + lb > thr:
-                    continue
+            for q in range(Wn):
+                cand[q] = d0[q] ^ G[i, q] ^ G[j, q]
+            cost = _bit_cost(cand, Wn, rel, 0.0, best)
+            if cost < best:
+                best = cost
                 for q in range(Wn):
-                    cand[q] = d0[q] ^ G[i, q] ^ G[j, q]
-                cost = _bit_cost(cand, Wn, rel, 0.0, best)
-                if cost < best:
-                    best = cost
-                    for q in range(Wn):
-                        best_d[q] = cand[q]
-    # ---- weight >= 3: depth-first lexicographic enumeration with subtree pruning
+                    best_d[q] = cand[q]
+    return best
+
+
+@numba.njit(cache=True, nogil=True)
+def _classical_deep(d0, G, rk, Wn, order, rel, prel, tail, pw, pl1, best, tol, part, idx, info, pc, cand,
+                    best_d):
+    """Weights 3 .. ``order``: depth-first lexicographic enumeration with subtree pruning
+    (needs ``pw`` / ``pl1`` from :func:`_classical_pairs`).
+
+    ``best_d`` is updated in place; returns the new best cost.
+    """
+    inf = np.inf
     for wt in range(3, order + 1):
         for q in range(Wn):
             part[0, q] = d0[q]
@@ -890,6 +872,57 @@ def osd_classical_solve(llr, g_packed, order, out, scratch):
                     pc[lvl + 1] = _bit_cost(part[lvl + 1], Wn, rel, 0.0, inf) - ic
                 idx[lvl + 1] = r + 1
                 lvl += 1
+    return best
+
+
+@numba.njit(cache=True, nogil=True)
+def osd_classical_solve(llr, g_packed, order, out, scratch):
+    """Fossorier-Lin order-``order`` OSD of one block; writes the codeword into ``out``.
+
+    Same result, bit for bit, as the plain enumeration (``tests/kernels/osd_reference.py``):
+    candidates are visited in the same order (weight by weight, lexicographic) and costed by
+    the same sequential sum, and a candidate replaces the incumbent only if strictly better.
+    What is new is pruning with lower bounds (see the module docstring): the flipped MRB
+    positions' reliabilities (plus, for a partial pattern, the smallest remaining pivot
+    reliabilities; its whole subtree is skipped) and the parity-part triangle inequality. A
+    candidate is skipped only when its bound exceeds the incumbent by more than
+    ``1e-9 * sum|llr|``, which covers the different summation order, so it could not have won.
+
+    Args:
+        llr: ``(n,)`` float64 channel LLRs, positive = bit 0 more likely.
+        g_packed: ``(k, ceil(n/64))`` uint64 packed rows of a full-rank generator matrix.
+        order: reprocessing order, ``0 <= order <= k``.
+        out: ``(n,)`` uint8 codeword.
+        scratch: from :func:`osd_classical_scratch` (same k, n and at least this order).
+
+    Returns:
+        The correlation discrepancy of the chosen codeword.
+    """
+    (perm, tmp, negrel, rel, G, piv, hd, d0, part, best_d, idx, prel, tail, info, cand, pw, pl1, pc,
+     kbuf, ktmp) = scratch
+    n = llr.shape[0]
+    Wn = g_packed.shape[1]
+    rk = _classical_mrb(llr, g_packed, perm, tmp, negrel, rel, G, piv, hd, d0, kbuf, ktmp)
+    best = _bit_cost(d0, Wn, rel, 0.0, np.inf)
+    for q in range(Wn):
+        best_d[q] = d0[q]
+    if order > rk:
+        order = rk
+    for t in range(rk):
+        prel[t] = rel[piv[t]]
+    tail[0] = 0.0
+    for mm in range(1, order + 1):
+        tail[mm] = tail[mm - 1] + prel[rk - mm]
+    rsum = 0.0
+    for j in range(n):
+        rsum += rel[j]
+    tol = _REL_TOL * rsum  # covers every rounding difference between the bounds and the exact sums
+    if order == 1:
+        best = _classical_singles(d0, G, rk, Wn, rel, prel, best, tol, cand, best_d)
+    elif order >= 2:
+        best = _classical_pairs(d0, G, rk, Wn, rel, prel, pw, pl1, best, tol, cand, best_d)
+        best = _classical_deep(d0, G, rk, Wn, order, rel, prel, tail, pw, pl1, best, tol, part, idx, info, pc,
+                               cand, best_d)
     for j in range(n):
         out[j] = np.uint8(((best_d[j >> 6] ^ hd[j >> 6]) >> np.uint64(j & 63)) & _ONE)
     return best

@@ -604,6 +604,148 @@ def _bound_weights(ctab, nb, hd, rel, n, zw, mu, mtab):
 
 
 @numba.njit(cache=True, nogil=True)
+def _mrb_bound_terms(part, G, piv, rk, zw, mu, mtab, e0, pmask, delta, smin, wr, r1, cand):
+    """Per-MRB terms of the additive bound (:func:`_bound_weights`) for :func:`_enumerate`:
+    ``delta[t]`` (flipping pivot ``t``), ``smin[t] = min(delta[t:])``, and the off-MRB weights
+    ``wr[t]`` of ``G_t`` and ``r1[t]`` of ``e0 ^ G_t``. Returns ``a0`` (order-0 word's MRB term)."""
+    Wn = zw.shape[0]
+    nch = mtab.shape[0]
+    for q in range(Wn):
+        e0[q] = part[0, q] ^ zw[q]
+        pmask[q] = 0
+    a0 = 0.0
+    for t in range(rk):
+        p = piv[t]
+        pmask[p >> 6] |= _ONE << np.uint64(p & 63)
+        if (e0[p >> 6] >> np.uint64(p & 63)) & _ONE:
+            a0 += mu[p]
+            delta[t] = -mu[p]
+        else:
+            delta[t] = mu[p]
+    smin[rk] = np.inf
+    for t in range(rk - 1, -1, -1):
+        smin[t] = min(smin[t + 1], delta[t])
+    for t in range(rk):
+        for q in range(Wn):
+            cand[q] = G[t, q] & ~pmask[q]
+        wr[t] = _fast_cost(cand, mtab, nch)
+        for q in range(Wn):
+            cand[q] = (e0[q] ^ G[t, q]) & ~pmask[q]
+        r1[t] = _fast_cost(cand, mtab, nch)
+    return a0
+
+
+@numba.njit(cache=True, nogil=True)
+def _enum_singles(part, G, rk, Wn, hd_ch, rel_ch, lamlp, nb, ctab, tol, use_lb, base, delta, r1, x, cand, best_c,
+                  best, topc, topw, ntop, cap, counts):
+    """Weight 1 of :func:`_enumerate`; returns ``(best, ntop)``."""
+    nch = ctab.shape[0]
+    for t in range(rk):
+        counts[0] += 1
+        thr = _threshold(best, topc, ntop, cap) + tol
+        if use_lb and base + delta[t] + r1[t] > thr:
+            continue
+        for q in range(Wn):
+            cand[q] = part[0, q] ^ G[t, q]
+        counts[1] += 1
+        if _fast_cost(cand, ctab, nch) > thr:
+            continue
+        cost = _cost(cand, hd_ch, Wn, rel_ch, lamlp, nb, x)
+        counts[2] += 1
+        if cost < best:
+            best = cost
+            for q in range(Wn):
+                best_c[q] = cand[q]
+        if cap > 0 and (ntop < cap or cost < topc[ntop - 1]):
+            ntop = _keep(cost, cand, Wn, topc, topw, ntop, cap)
+    return best, ntop
+
+
+@numba.njit(cache=True, nogil=True)
+def _enum_pairs(part, G, rk, Wn, hd_ch, rel_ch, lamlp, nb, ctab, tol, use_lb, base, delta, smin, wr, r1, x, cand,
+                best_c, best, topc, topw, ntop, cap, counts):
+    """Weight 2 of :func:`_enumerate`: pairs ``(i, j)``, ``i < j``, lexicographic (``part[1]`` holds
+    ``part[0] ^ G_i``); returns ``(best, ntop)``."""
+    nch = ctab.shape[0]
+    for i in range(rk - 1):
+        bi = 0.0
+        ri = 0.0
+        wi = 0.0
+        if use_lb:
+            thr = _threshold(best, topc, ntop, cap) + tol
+            bi = base + delta[i]
+            if bi + smin[i + 1] > thr:
+                counts[0] += rk - 1 - i
+                continue
+            ri = r1[i]
+            wi = wr[i]
+        for q in range(Wn):
+            part[1, q] = part[0, q] ^ G[i, q]
+        for j in range(i + 1, rk):
+            counts[0] += 1
+            thr = _threshold(best, topc, ntop, cap) + tol
+            if use_lb:
+                lb = abs(ri - wr[j])
+                lb2 = abs(r1[j] - wi)
+                if lb2 > lb:
+                    lb = lb2
+                if bi + delta[j] + lb > thr:
+                    continue
+            for q in range(Wn):
+                cand[q] = part[1, q] ^ G[j, q]
+            counts[1] += 1
+            if _fast_cost(cand, ctab, nch) > thr:
+                continue
+            cost = _cost(cand, hd_ch, Wn, rel_ch, lamlp, nb, x)
+            counts[2] += 1
+            if cost < best:
+                best = cost
+                for q in range(Wn):
+                    best_c[q] = cand[q]
+            if cap > 0 and (ntop < cap or cost < topc[ntop - 1]):
+                ntop = _keep(cost, cand, Wn, topc, topw, ntop, cap)
+    return best, ntop
+
+
+@numba.njit(cache=True, nogil=True)
+def _enum_deep(part, G, rk, Wn, order, idx, hd_ch, rel_ch, lamlp, nb, ctab, tol, x, best_c, best, topc, topw, ntop,
+               cap, counts):
+    """Weights 3 .. ``order`` of :func:`_enumerate`: every pattern, table-metric filter only
+    (``part[l + 1] = part[l] ^ G[idx[l]]``); returns ``(best, ntop)``."""
+    nch = ctab.shape[0]
+    for wt in range(3, order + 1):
+        for lvl in range(wt):
+            idx[lvl] = lvl
+            for q in range(Wn):
+                part[lvl + 1, q] = part[lvl, q] ^ G[lvl, q]
+        while True:
+            counts[0] += 1
+            counts[1] += 1
+            if _fast_cost(part[wt], ctab, nch) <= _threshold(best, topc, ntop, cap) + tol:
+                cost = _cost(part[wt], hd_ch, Wn, rel_ch, lamlp, nb, x)
+                counts[2] += 1
+                if cost < best:
+                    best = cost
+                    for q in range(Wn):
+                        best_c[q] = part[wt, q]
+                if cap > 0 and (ntop < cap or cost < topc[ntop - 1]):
+                    ntop = _keep(cost, part[wt], Wn, topc, topw, ntop, cap)
+            i = wt - 1
+            while i >= 0 and idx[i] == rk - wt + i:
+                i -= 1
+            if i < 0:
+                break
+            idx[i] += 1
+            for lvl in range(i + 1, wt):
+                idx[lvl] = idx[lvl - 1] + 1
+            for lvl in range(i, wt):
+                r = idx[lvl]
+                for q in range(Wn):
+                    part[lvl + 1, q] = part[lvl, q] ^ G[r, q]
+    return best, ntop
+
+
+@numba.njit(cache=True, nogil=True)
 def _enumerate(order_llr, g_packed, order, hd_ch, rel_ch, lamlp, nb, ctab, tol, use_lb, bnd, mrb, x, cand, best_c,
                best, topc, topw, ntop, cap, counts):
     """Order-``order`` TEP enumeration on the MRB of ``order_llr``, scored with :func:`_cost`.
@@ -634,7 +776,6 @@ def _enumerate(order_llr, g_packed, order, hd_ch, rel_ch, lamlp, nb, ctab, tol, 
      kbuf, ktmp) = mrb
     fmin, zw, mu, mtab, e0, pmask, delta, smin, wr, r1 = bnd
     Wn = g_packed.shape[1]
-    nch = ctab.shape[0]
     rk = _classical_mrb(order_llr, g_packed, perm, tmp, negrel, rel, G, piv, hd, d0, kbuf, ktmp)
     for q in range(Wn):
         part[0, q] = d0[q] ^ hd[q]  # order-0 codeword
@@ -651,119 +792,15 @@ def _enumerate(order_llr, g_packed, order, hd_ch, rel_ch, lamlp, nb, ctab, tol, 
         ntop = _keep(cost, part[0], Wn, topc, topw, ntop, cap)
     base = 0.0
     if order >= 1 and use_lb:
-        # ---- bound terms of this MRB
-        for q in range(Wn):
-            e0[q] = part[0, q] ^ zw[q]
-            pmask[q] = 0
-        a0 = 0.0
-        for t in range(rk):
-            p = piv[t]
-            pmask[p >> 6] |= _ONE << np.uint64(p & 63)
-            if (e0[p >> 6] >> np.uint64(p & 63)) & _ONE:
-                a0 += mu[p]
-                delta[t] = -mu[p]
-            else:
-                delta[t] = mu[p]
-        smin[rk] = np.inf
-        for t in range(rk - 1, -1, -1):
-            smin[t] = min(smin[t + 1], delta[t])
-        for t in range(rk):
-            for q in range(Wn):
-                cand[q] = G[t, q] & ~pmask[q]
-            wr[t] = _fast_cost(cand, mtab, nch)
-            for q in range(Wn):
-                cand[q] = (e0[q] ^ G[t, q]) & ~pmask[q]
-            r1[t] = _fast_cost(cand, mtab, nch)
-        base = fmin + a0
+        base = fmin + _mrb_bound_terms(part, G, piv, rk, zw, mu, mtab, e0, pmask, delta, smin, wr, r1, cand)
     if order >= 1:
-        # ---- weight 1
-        for t in range(rk):
-            counts[0] += 1
-            thr = _threshold(best, topc, ntop, cap) + tol
-            if use_lb and base + delta[t] + r1[t] > thr:
-                continue
-            for q in range(Wn):
-                cand[q] = part[0, q] ^ G[t, q]
-            counts[1] += 1
-            if _fast_cost(cand, ctab, nch) > thr:
-                continue
-            cost = _cost(cand, hd_ch, Wn, rel_ch, lamlp, nb, x)
-            counts[2] += 1
-            if cost < best:
-                best = cost
-                for q in range(Wn):
-                    best_c[q] = cand[q]
-            if cap > 0 and (ntop < cap or cost < topc[ntop - 1]):
-                ntop = _keep(cost, cand, Wn, topc, topw, ntop, cap)
+        best, ntop = _enum_singles(part, G, rk, Wn, hd_ch, rel_ch, lamlp, nb, ctab, tol, use_lb, base, delta, r1, x,
+                                   cand, best_c, best, topc, topw, ntop, cap, counts)
     if order >= 2:
-        # ---- weight 2: pairs (i, j), i < j, lexicographic
-        for i in range(rk - 1):
-            bi = 0.0
-            ri = 0.0
-            wi = 0.0
-            if use_lb:
-                thr = _threshold(best, topc, ntop, cap) + tol
-                bi = base + delta[i]
-                if bi + smin[i + 1] > thr:
-                    counts[0] += rk - 1 - i
-                    continue
-                ri = r1[i]
-                wi = wr[i]
-            for q in range(Wn):
-                part[1, q] = part[0, q] ^ G[i, q]
-            for j in range(i + 1, rk):
-                counts[0] += 1
-                thr = _threshold(best, topc, ntop, cap) + tol
-                if use_lb:
-                    lb = abs(ri - wr[j])
-                    lb2 = abs(r1[j] - wi)
-                    if lb2 > lb:
-                        lb = lb2
-                    if bi + delta[j] + lb > thr:
-                        continue
-                for q in range(Wn):
-                    cand[q] = part[1, q] ^ G[j, q]
-                counts[1] += 1
-                if _fast_cost(cand, ctab, nch) > thr:
-                    continue
-                cost = _cost(cand, hd_ch, Wn, rel_ch, lamlp, nb, x)
-                counts[2] += 1
-                if cost < best:
-                    best = cost
-                    for q in range(Wn):
-                        best_c[q] = cand[q]
-                if cap > 0 and (ntop < cap or cost < topc[ntop - 1]):
-                    ntop = _keep(cost, cand, Wn, topc, topw, ntop, cap)
-    # ---- weight >= 3: every pattern, table-metric filter only
-    for wt in range(3, order + 1):
-        for lvl in range(wt):
-            idx[lvl] = lvl
-            for q in range(Wn):
-                part[lvl + 1, q] = part[lvl, q] ^ G[lvl, q]
-        while True:
-            counts[0] += 1
-            counts[1] += 1
-            if _fast_cost(part[wt], ctab, nch) <= _threshold(best, topc, ntop, cap) + tol:
-                cost = _cost(part[wt], hd_ch, Wn, rel_ch, lamlp, nb, x)
-                counts[2] += 1
-                if cost < best:
-                    best = cost
-                    for q in range(Wn):
-                        best_c[q] = part[wt, q]
-                if cap > 0 and (ntop < cap or cost < topc[ntop - 1]):
-                    ntop = _keep(cost, part[wt], Wn, topc, topw, ntop, cap)
-            i = wt - 1
-            while i >= 0 and idx[i] == rk - wt + i:
-                i -= 1
-            if i < 0:
-                break
-            idx[i] += 1
-            for lvl in range(i + 1, wt):
-                idx[lvl] = idx[lvl - 1] + 1
-            for lvl in range(i, wt):
-                r = idx[lvl]
-                for q in range(Wn):
-                    part[lvl + 1, q] = part[lvl, q] ^ G[r, q]
+        best, ntop = _enum_pairs(part, G, rk, Wn, hd_ch, rel_ch, lamlp, nb, ctab, tol, use_lb, base, delta, smin, wr,
+                                 r1, x, cand, best_c, best, topc, topw, ntop, cap, counts)
+    best, ntop = _enum_deep(part, G, rk, Wn, order, idx, hd_ch, rel_ch, lamlp, nb, ctab, tol, x, best_c, best, topc,
+                            topw, ntop, cap, counts)
     return best, ntop
 
 
