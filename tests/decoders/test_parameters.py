@@ -5,7 +5,8 @@ arguments and the registry entry with no parameters have the same parameters and
 class built with explicit parameters equals ``DecoderSpec.create(name, params).build(...)``.
 And every decoder label written in the repository (benchmarks/README.md, tests/, sims/recipes/)
 still resolves to the parameters it resolved to before the parameter tables moved into the
-decoder modules (:data:`RECORDED`, taken from a run of the code before that change).
+decoder modules (:data:`RECORDED`, taken from a run of the code before that change; ``osd_key``, added
+later with a default left out of labels, is the one parameter they gained).
 """
 
 from __future__ import annotations
@@ -201,19 +202,24 @@ RECORDED = {
     'bp[max_iter=7]': ('bp', {'alpha': 1.0, 'beta': 0.0, 'bits': 0, 'frac_bits': 3, 'max_iter': 7,
            'schedule': 'flooding'},
            'bp[alpha=1.0,beta=0.0,bits=0,frac_bits=3,max_iter=7,schedule=flooding]'),
-    'bposd': ('bposd', {'alpha': 1.0, 'beta': 0.0, 'bits': 0, 'frac_bits': 3, 'max_iter': 80, 'osd_order': 10,
+    'bposd': ('bposd', {'alpha': 1.0, 'beta': 0.0, 'bits': 0, 'frac_bits': 3, 'max_iter': 80, 'osd_key': 'last',
+           'osd_order': 10,
            'schedule': 'flooding'},
            'bposd[alpha=1.0,beta=0.0,bits=0,frac_bits=3,max_iter=80,osd_order=10,schedule=flooding]'),
-    'bposd-e': ('bposd-e', {'alpha': 1.0, 'beta': 0.0, 'bits': 0, 'frac_bits': 3, 'max_iter': 80, 'osd_order': 4,
+    'bposd-e': ('bposd-e', {'alpha': 1.0, 'beta': 0.0, 'bits': 0, 'frac_bits': 3, 'max_iter': 80, 'osd_key': 'last',
+           'osd_order': 4,
            'schedule': 'flooding'},
            'bposd-e[alpha=1.0,beta=0.0,bits=0,frac_bits=3,max_iter=80,osd_order=4,schedule=flooding]'),
     'bposd[osd_order=20]': ('bposd', {'alpha': 1.0, 'beta': 0.0, 'bits': 0, 'frac_bits': 3, 'max_iter': 80,
+           'osd_key': 'last',
            'osd_order': 20, 'schedule': 'flooding'},
            'bposd[alpha=1.0,beta=0.0,bits=0,frac_bits=3,max_iter=80,osd_order=20,schedule=flooding]'),
     'bposd[osd_order=3]': ('bposd', {'alpha': 1.0, 'beta': 0.0, 'bits': 0, 'frac_bits': 3, 'max_iter': 80,
+           'osd_key': 'last',
            'osd_order': 3, 'schedule': 'flooding'},
            'bposd[alpha=1.0,beta=0.0,bits=0,frac_bits=3,max_iter=80,osd_order=3,schedule=flooding]'),
     'bposd[osd_order=4]': ('bposd', {'alpha': 1.0, 'beta': 0.0, 'bits': 0, 'frac_bits': 3, 'max_iter': 80,
+           'osd_key': 'last',
            'osd_order': 4, 'schedule': 'flooding'},
            'bposd[alpha=1.0,beta=0.0,bits=0,frac_bits=3,max_iter=80,osd_order=4,schedule=flooding]'),
     'crisp': ('crisp', {'backend': 'onnx', 'beam': 1, 'model': 'auto', 'threads': 1},
@@ -309,13 +315,15 @@ RECORDED = {
            'omega': 1, 'order': 2, 'prior': 'ngram', 'top_k': 8, 'top_l': 4, 'union': True},
            'sem-osd[beam=8,context=decoded,lam=1.0,lm_order=4,omega=1,order=2,top_k=8,top_l=4,union=true]'),
     'window': ('window', {'F': 1, 'W': 3, 'fallback': 'none', 'inner': 'bposd', 'per_round': 0, 'alpha': 1.0,
-           'beta': 0.0, 'bits': 0, 'frac_bits': 3, 'max_iter': 80, 'osd_order': 10, 'schedule': 'flooding'},
+           'beta': 0.0, 'bits': 0, 'frac_bits': 3, 'max_iter': 80, 'osd_key': 'last',
+           'osd_order': 10, 'schedule': 'flooding'},
            'window[F=1,W=3,inner=bposd,per_round=0,alpha=1.0,beta=0.0,bits=0,frac_bits=3,max_iter=80,osd_order=10,schedule=flooding]'),
     'window[F=1,W=3,inner=pymatching,per_round=0]': ('window', {'F': 1, 'W': 3, 'fallback': 'none',
            'inner': 'pymatching', 'per_round': 0},
            'window[F=1,W=3,inner=pymatching,per_round=0]'),
     'window[inner=bposd,W=3,F=1]': ('window', {'F': 1, 'W': 3, 'fallback': 'none', 'inner': 'bposd', 'per_round': 0,
-           'alpha': 1.0, 'beta': 0.0, 'bits': 0, 'frac_bits': 3, 'max_iter': 80, 'osd_order': 10,
+           'alpha': 1.0, 'beta': 0.0, 'bits': 0, 'frac_bits': 3, 'max_iter': 80, 'osd_key': 'last',
+           'osd_order': 10,
            'schedule': 'flooding'},
            'window[F=1,W=3,inner=bposd,per_round=0,alpha=1.0,beta=0.0,bits=0,frac_bits=3,max_iter=80,osd_order=10,schedule=flooding]'),
     'window[inner=gdg,W=3,F=1,fallback=all]': ('window', {'F': 1, 'W': 3, 'fallback': 'all', 'inner': 'gdg',
