@@ -48,6 +48,7 @@ from qdecode.kernels.minsum import (
     fold_min,
     history_start,
     negative,
+    prior_state,
     signed,
 )
 from qdecode.kernels.minsum_lanes import minsum_lanes_range
@@ -250,24 +251,13 @@ def _minsum_flooding(
     n = llr0.shape[0]
     m = syndrome.shape[0]
     cur = 0
-    for i in range(m):
-        min1[cur, i] = msg_lim
-        min2[cur, i] = msg_lim
-        arg[cur, i] = -1
-        par[cur, i] = syndrome[i] & 1
-        parity[i] = syndrome[i] & 1
+    prior_state(var_ptr, var_chks, llr0, msg_lim, sgn, min1[cur], min2[cur], arg[cur], par[cur])
     unsat = 0
     for i in range(m):
+        par[cur, i] ^= syndrome[i] & 1
+        parity[i] = syndrome[i] & 1
         unsat += parity[i]
     for j in range(n):
-        x = _clip(llr0[j], msg_lim)
-        neg = negative(x)
-        a = abs(x)
-        for k in range(var_ptr[j], var_ptr[j + 1]):
-            i = var_chks[k]
-            sgn[k] = neg
-            par[cur, i] ^= neg
-            min1[cur, i], min2[cur, i], arg[cur, i] = fold_min(a, j, min1[cur, i], min2[cur, i], arg[cur, i])
         post[j] = llr0[j]
         hard[j] = 0
         if llr0[j] <= 0:

@@ -21,6 +21,7 @@ these helpers on scalars, so the arithmetic is written once:
 - :func:`signed` gives a magnitude its sign without a branch;
 - :func:`alpha_at` is the scaling of iteration ``t`` (fixed, or adaptive ``1 - 2^-t``);
 - :func:`extrinsic` is the variable's outgoing message;
+- :func:`prior_state` is the compressed check state of the prior messages;
 - :func:`history_start` is the first iteration of a posterior history (the ordering key of OSD);
 - :func:`flip_decision` keeps the syndrome of the hard decision, ``H e + s``, up to date when a
   decision flips, so that every kernel's convergence test is a counter test.
@@ -110,3 +111,29 @@ def history_start(iterations, k):
     with ``M_j(t)`` kept in a ring of ``k`` rows at row ``(t - 1) % k``.
     """
     return iterations - k + 1 if iterations > k else 1
+
+
+@numba.njit(cache=True, nogil=True)
+def prior_state(var_ptr, var_chks, llr0, msg_lim, sgn0, min1_0, min2_0, arg0, par0):
+    """Compressed check state of the messages ``nu = clip(lambda)`` (BP's first iteration; every Relay-BP leg).
+
+    ``sgn0`` (nnz,) uint8: the sign of each CSC edge's message; per check ``min1_0``, ``min2_0``,
+    ``arg0`` (the variable holding the least magnitude) and ``par0``, the sign parity *without*
+    the syndrome bit (the caller XORs it in).
+    """
+    m = min1_0.shape[0]
+    n = llr0.shape[0]
+    for i in range(m):
+        min1_0[i] = msg_lim
+        min2_0[i] = msg_lim
+        arg0[i] = -1
+        par0[i] = 0
+    for j in range(n):
+        x = _clip(llr0[j], msg_lim)
+        neg = negative(x)
+        a = abs(x)
+        for k in range(var_ptr[j], var_ptr[j + 1]):
+            i = var_chks[k]
+            sgn0[k] = neg
+            par0[i] ^= neg
+            min1_0[i], min2_0[i], arg0[i] = fold_min(a, j, min1_0[i], min2_0[i], arg0[i])

@@ -61,7 +61,7 @@ from numba import types
 from numba.extending import overload
 
 from qdecode.kernels.arith import _clip
-from qdecode.kernels.minsum import check_magnitude, flip_decision, fold_min, negative, signed
+from qdecode.kernels.minsum import check_magnitude, flip_decision, fold_min, negative, prior_state, signed
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -183,27 +183,6 @@ def draw_gammas(key, leg, lo, hi, gamma_shift, gam, gnum):
 
 
 # ------------------------------------------------------------- state of nu = lambda
-
-
-@numba.njit(cache=True, nogil=True)
-def prior_state(var_ptr, var_chks, llr0, msg_lim, sgn0, min1_0, min2_0, arg0, par0):
-    """Compressed check state of ``nu = lambda`` (the start of every leg), without the syndrome."""
-    m = min1_0.shape[0]
-    n = llr0.shape[0]
-    for i in range(m):
-        min1_0[i] = msg_lim
-        min2_0[i] = msg_lim
-        arg0[i] = -1
-        par0[i] = 0
-    for j in range(n):
-        x = _clip(llr0[j], msg_lim)
-        neg = negative(x)
-        a = abs(x)
-        for k in range(var_ptr[j], var_ptr[j + 1]):
-            i = var_chks[k]
-            sgn0[k] = neg
-            par0[i] ^= neg
-            min1_0[i], min2_0[i], arg0[i] = fold_min(a, j, min1_0[i], min2_0[i], arg0[i])
 
 
 # ------------------------------------------------------------------ one leg
