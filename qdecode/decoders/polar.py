@@ -132,6 +132,17 @@ class _PolarDecoder(BlockDecoder):
     def always_codeword(self) -> bool:  # type: ignore[override]
         return self.layout.crc is None
 
+    def _setup(self, exact: bool, threads: int | None, *, rate1: bool) -> None:
+        """The kernel settings both decoders keep: boxplus mode, threads and the schedule of ``layout``."""
+        self.exact = bool(exact)
+        self.threads = _threads(threads)
+        self.ops = kpolar.build_schedule(self.layout.frozen, rate1=rate1)
+        self.last_info: DecodeInfo | None = None
+
+    def _outputs(self, S: int) -> tuple[np.ndarray, np.ndarray]:
+        """Zeroed kernel outputs for ``S`` blocks: codewords uint8 ``(S, N)`` and info bits uint8 ``(S, K)``."""
+        return np.zeros((S, self.layout.N), dtype=np.uint8), np.zeros((S, self.layout.K), dtype=np.uint8)
+
     def _decode_llr_batch(self, llr: np.ndarray) -> np.ndarray:
         return self._decode(llr)[0]
 
@@ -152,16 +163,12 @@ class ScDecoder(_PolarDecoder):
     def __init__(self, code: Any, *, exact: bool = False, threads: int | None = None) -> None:
         self.layout = _PolarLayout(code)
         self.code = code
-        self.exact = bool(exact)
-        self.threads = _threads(threads)
-        self.ops = kpolar.build_schedule(self.layout.frozen, rate1=True)
-        self.last_info: DecodeInfo | None = None
+        self._setup(exact, threads, rate1=True)
 
     def _decode(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         lay = self.layout
         S = x.shape[0]
-        cw = np.zeros((S, lay.N), dtype=np.uint8)
-        info = np.zeros((S, lay.K), dtype=np.uint8)
+        cw, info = self._outputs(S)
         lanes = max(1, min(SC_LANES, S))  # a lone block should not pay for 32 lanes
         args = (x, self.ops, lay.info_pos, lay.taps, lay.M, self.exact, lanes, cw, info)
         run_ranges(kpolar.sc_decode_range, args, S, self.threads)
@@ -244,16 +251,12 @@ class SclDecoder(_PolarDecoder):
         if want and self.layout.crc is None:
             raise ValueError("crc=True but the code has no CRC; build it with crc='crc6'/'crc11'/...")
         self.use_crc = self.layout.crc is not None if want is None else bool(want)
-        self.exact = bool(exact)
-        self.threads = _threads(threads)
-        self.ops = kpolar.build_schedule(self.layout.frozen, rate1=False)
-        self.last_info: DecodeInfo | None = None
+        self._setup(exact, threads, rate1=False)
 
     def _decode(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         lay = self.layout
         S = x.shape[0]
-        cw = np.zeros((S, lay.N), dtype=np.uint8)
-        info = np.zeros((S, lay.K), dtype=np.uint8)
+        cw, info = self._outputs(S)
         crc_ok = np.zeros(S, dtype=np.bool_)
         metric = np.zeros(S, dtype=np.float64)
         args = (x, self.ops, lay.info_pos, lay.taps, lay.M, lay.crc_rows, self.use_crc,
