@@ -33,6 +33,17 @@ def dem_components(inst) -> list[tuple[set[int], set[int]]]:
     return out
 
 
+def dem_errors(dem):
+    """``(instruction, p)`` for every ``error`` instruction of the flattened ``dem``, skipping ``p <= 0``."""
+    for inst in dem.flattened():
+        if inst.type != "error":
+            continue
+        p = inst.args_copy()[0]
+        if p <= 0:
+            continue
+        yield inst, p
+
+
 def graphlike_problem(problem: DecodingProblem) -> DecodingProblem:
     """``problem`` itself if every column flips <= 2 detectors, else its decomposed edge form.
 
@@ -50,12 +61,7 @@ def graphlike_problem(problem: DecodingProblem) -> DecodingProblem:
             "model with decomposed hyperedges; this check matrix has heavier columns"
         )
     lines: list[str] = []
-    for inst in problem.dem.flattened():
-        if inst.type != "error":
-            continue
-        p = inst.args_copy()[0]
-        if p <= 0:
-            continue
+    for inst, p in dem_errors(problem.dem):
         for dets, obs in dem_components(inst):
             if len(dets) > 2:
                 raise DecoderInputError(

@@ -34,11 +34,9 @@ def _check_decomposed(dem, name: str) -> None:
     Raises:
         DecoderInputError: naming the first such instruction.
     """
-    from qdecode.decoders.graphlike import dem_components
+    from qdecode.decoders.graphlike import dem_components, dem_errors
 
-    for inst in dem.flattened():
-        if inst.type != "error" or inst.args_copy()[0] <= 0:
-            continue
+    for inst, _ in dem_errors(dem):
         for dets, _ in dem_components(inst):
             if len(dets) > 2:
                 raise DecoderInputError(

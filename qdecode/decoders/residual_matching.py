@@ -38,7 +38,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from qdecode.decoders.base import DecoderInputError, check_syndromes
-from qdecode.decoders.graphlike import dem_components, graphlike_problem
+from qdecode.decoders.graphlike import dem_components, dem_errors, graphlike_problem
 from qdecode.problem import DecodingProblem
 
 _P_MIN = 1e-12  # edge probabilities are clipped into [_P_MIN, 1 - _P_MIN] before the log
@@ -89,12 +89,7 @@ def column_to_edge_map(
     route_p: list[float] = []
     parents: list[int] = []
     routes: list[tuple[int, ...]] = []
-    for inst in problem.dem.flattened():
-        if inst.type != "error":
-            continue
-        p = inst.args_copy()[0]
-        if p <= 0:
-            continue
+    for inst, p in dem_errors(problem.dem):
         total: set[int] = set()
         parts: set[int] = set()
         for comp, _ in dem_components(inst):
