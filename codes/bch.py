@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from .gf2m import GF2m, cyclotomic_coset, gf2m, poly_mul_gf2, poly_to_int
+from .gf2m import GF2m, cyclotomic_coset, gf2m, poly_mul_gf2, poly_to_int, systematic_matrices
 from .gf2m import check_int as _int
 
 __all__ = ["BCHCode", "bch_generator_poly", "bch_code"]
@@ -150,8 +150,7 @@ class BCHCode:
                              f"got shorten={self.shorten!r}")
         n, k = nm - s, km - s
         P = _systematic_parity_gf2(g, n, k)
-        G = np.hstack([np.eye(k, dtype=np.uint8), P])
-        H = np.hstack([P.T, np.eye(n - k, dtype=np.uint8)])
+        G, H = systematic_matrices(P, np.uint8)
         for a in (g, G, H):
             a.flags.writeable = False
         object.__setattr__(self, "m", field.m)

@@ -327,6 +327,15 @@ def poly_to_int(p: Any) -> int:
     return sum(1 << i for i, c in enumerate(np.asarray(p).ravel()) if c)
 
 
+def systematic_matrices(P: np.ndarray, dtype: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``(G, H) = ([I_k | P], [P^T | I_r])`` of a systematic code from its ``(k, r)`` parity part
+    (over a field of characteristic 2, so ``-P^T = P^T``); the identities are of ``dtype``."""
+    k, r = P.shape
+    G = np.hstack([np.eye(k, dtype=dtype), P])
+    H = np.hstack([P.T, np.eye(r, dtype=dtype)])
+    return G, H
+
+
 def check_int(value: Any, name: str) -> int:
     """``value`` as an int; ValueError naming ``name`` unless it is integral (``3.0`` is fine)."""
     try:

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from .gf2m import GF2m, gf2m
+from .gf2m import GF2m, gf2m, systematic_matrices
 from .gf2m import check_int as _int
 
 __all__ = ["RSCode", "rs_code"]
@@ -112,16 +112,14 @@ class RSCode:
         r = n - k
         g = field.poly_from_roots(field.alpha_power(np.arange(1, r + 1)))
         P = _systematic_parity(field, g, n, k)
-        G = np.hstack([np.eye(k, dtype=np.int64), P])
-        H = np.hstack([P.T, np.eye(r, dtype=np.int64)])
+        G, H = systematic_matrices(P, np.int64)
         # Binary image of P: message bit (i, b) is the symbol alpha^b at index i; its parity
         # symbols are alpha^b * P[i, :], expanded LSB first.
         mm = field.m
         basis = np.left_shift(1, np.arange(mm, dtype=np.int64))  # alpha^b as integers
         P_sym = field.mul(basis[None, :, None], P[:, None, :])  # (k, m, r)
         P_bin = field.symbols_to_bits(P_sym).reshape(k * mm, r * mm)
-        G_bin = np.hstack([np.eye(k * mm, dtype=np.uint8), P_bin])
-        H_bin = np.hstack([P_bin.T, np.eye(r * mm, dtype=np.uint8)])
+        G_bin, H_bin = systematic_matrices(P_bin, np.uint8)
         for a in (g, G, H, G_bin, H_bin):
             a.flags.writeable = False
         object.__setattr__(self, "n", n)
