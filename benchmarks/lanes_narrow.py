@@ -27,7 +27,7 @@ import time
 
 import numpy as np
 
-from qdecode.decoders.bp import ALPHA_SHIFT, MessageFormat
+from qdecode.decoders.bp import ALPHA_SHIFT, MessageFormat, bp_outputs
 from qdecode.kernels.bp import tanner_graph_csr
 from qdecode.kernels.minsum_lanes import minsum_lanes_range
 from qdecode.kernels.minsum_lanes_narrow import minsum_lanes_f32_range, minsum_lanes_i8_range
@@ -41,10 +41,7 @@ REF_HAS_HIST = "hist_k" in inspect.signature(minsum_lanes_range.py_func).paramet
 def run(kernel, graph, llr0, syn, fmt, max_iter, lanes, keep_post, alpha=1.0):
     _, _, var_ptr, _, var_chks = graph
     S, n = syn.shape[0], var_ptr.shape[0] - 1
-    hard = np.zeros((S, n), dtype=np.uint8)
-    post = np.zeros((S if keep_post else 0, n), dtype=fmt.dtype)
-    conv = np.zeros(S, dtype=np.bool_)
-    iters = np.zeros(S, dtype=np.int32)
+    hard, post, conv, iters = bp_outputs(S, n, fmt.dtype, keep_post)
     hist = (1,) if kernel is not minsum_lanes_range or REF_HAS_HIST else ()
     t = time.perf_counter()
     kernel(var_ptr, var_chks, llr0, syn, max_iter, alpha, fmt.alpha_num(alpha), ALPHA_SHIFT, alpha == 0,

@@ -95,6 +95,17 @@ class MessageFormat:
         return int(round(alpha * (1 << ALPHA_SHIFT))) if self.bits else 1 << ALPHA_SHIFT
 
 
+def bp_outputs(S: int, n: int, dtype: np.dtype, want_post: bool
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The zeroed output arrays a BP kernel fills for ``S`` shots of ``n`` columns: ``(hard uint8 (S, n),
+    post dtype (S, n) when want_post else (0, n), converged bool (S,), iterations int32 (S,))``."""
+    hard = np.zeros((S, n), dtype=np.uint8)
+    post = np.zeros((S if want_post else 0, n), dtype=dtype)
+    conv = np.zeros(S, dtype=np.bool_)
+    iters = np.zeros(S, dtype=np.int32)
+    return hard, post, conv, iters
+
+
 @uses_params(BP_PARAMS)
 class BpDecoder(Decoder):
     """Min-sum or product-sum BP for one decoding problem.
@@ -181,10 +192,7 @@ class BpDecoder(Decoder):
         """
         S = syndromes.shape[0]
         n = self.problem.num_errors
-        hard = np.zeros((S, n), dtype=np.uint8)
-        post = np.zeros((S if want_post else 0, n), dtype=self.msg_dtype)
-        conv = np.zeros(S, dtype=np.bool_)
-        iters = np.zeros(S, dtype=np.int32)
+        hard, post, conv, iters = bp_outputs(S, n, self.msg_dtype, want_post)
         if self.narrow is not None and S >= 4 and llr0 is self.prior_llr:  # few shots: the scalar kernel
             var_ptr, var_chks = self.graph[2], self.graph[4]
             args = (var_ptr, var_chks, llr0, syndromes, self.max_iter, self.alpha, self.alpha_num, ALPHA_SHIFT,

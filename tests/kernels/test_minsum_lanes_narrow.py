@@ -9,7 +9,7 @@ import numba
 import numpy as np
 import pytest
 
-from qdecode.decoders.bp import ALPHA_SHIFT, MessageFormat
+from qdecode.decoders.bp import ALPHA_SHIFT, MessageFormat, bp_outputs
 from qdecode.kernels.bp import tanner_graph_csr
 from qdecode.kernels.minsum_lanes import minsum_lanes_range
 from qdecode.kernels.minsum_lanes_narrow import (
@@ -43,10 +43,7 @@ REF_HAS_HIST = "hist_k" in inspect.signature(minsum_lanes_range.py_func).paramet
 def _run(kernel, graph, llr0, syn, fmt, max_iter, alpha, beta, lanes, keep_post, hist_k=1):
     _, _, var_ptr, _, var_chks = graph
     S, n = syn.shape[0], var_ptr.shape[0] - 1
-    hard = np.zeros((S, n), dtype=np.uint8)
-    post = np.zeros((S if keep_post else 0, n), dtype=fmt.dtype)
-    conv = np.zeros(S, dtype=np.bool_)
-    iters = np.zeros(S, dtype=np.int32)
+    hard, post, conv, iters = bp_outputs(S, n, fmt.dtype, keep_post)
     beta_q = fmt.dtype.type(int(round(beta * fmt.scale)) if fmt.bits else beta)
     kernel(var_ptr, var_chks, llr0, syn, max_iter, float(alpha), fmt.alpha_num(alpha), ALPHA_SHIFT, alpha == 0,
            beta_q, fmt.msg_lim, fmt.post_lim, hard, post, conv, iters,
