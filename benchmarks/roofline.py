@@ -63,11 +63,11 @@ import argparse
 import inspect
 import os
 import platform
-import subprocess
 import time
 
 import numba
 import numpy as np
+from _common import WALL_CPU, cache_sizes, load, lscpu_value, timed  # this folder (run as a script)
 from llvmlite import ir
 from numba.core import cgutils, types
 from numba.extending import intrinsic
@@ -83,31 +83,6 @@ MAX_ITER = 50
 # ------------------------------------------------------------------ machine
 
 
-def lscpu_value(key: str) -> str:
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
-    except (OSError, subprocess.CalledProcessError):
-        return "?"
-    for line in out.splitlines():
-        if line.split(":")[0].strip() == key:
-            return line.split(":", 1)[1].strip()
-    return "?"
-
-
-def cache_sizes() -> dict[str, int]:
-    """Per-instance cache sizes in bytes (``lscpu -B -C``), with defaults if lscpu cannot say."""
-    sizes = {"L1d": 32 << 10, "L2": 1 << 20, "L3": 32 << 20}
-    try:
-        out = subprocess.run(["lscpu", "-B", "-C=NAME,ONE-SIZE"], capture_output=True, text=True, check=True).stdout
-        for line in out.splitlines()[1:]:
-            parts = line.split()
-            if len(parts) == 2 and parts[0] in sizes and parts[1].isdigit():
-                sizes[parts[0]] = int(parts[1])
-    except (OSError, subprocess.CalledProcessError):
-        pass
-    return sizes
-
-
 def machine_lines() -> list[str]:
     import llvmlite
     import llvmlite.binding as llvm
@@ -120,24 +95,6 @@ def machine_lines() -> list[str]:
         f"{'.'.join(map(str, llvm.llvm_version_info))}, numpy {np.__version__}, Python {platform.python_version()}",
         f"- numba target: {llvm.get_host_cpu_name()}",
     ]
-
-
-def load() -> str:
-    return " ".join(f"{x:.2f}" for x in os.getloadavg())
-
-
-WALL_CPU = [0.0, 0.0]  # wall and CPU seconds of every timing: their ratio shows the time lost to other load
-
-
-def timed(fn):
-    """``(CPU seconds of this thread, fn())``: the kernels run on the calling thread (one thread), so
-    time slices taken by other processes on this shared machine do not count."""
-    w0, c0 = time.perf_counter(), time.thread_time()
-    r = fn()
-    c, w = time.thread_time() - c0, time.perf_counter() - w0
-    WALL_CPU[0] += w
-    WALL_CPU[1] += c
-    return c, r
 
 
 def times(fn, repeats: int) -> list[float]:

@@ -42,12 +42,11 @@ printed at the start and the end, and the wall / CPU ratio over all timings.
 from __future__ import annotations
 
 import argparse
-import os
-import subprocess
 import time
 
 import numba
 import numpy as np
+from _common import WALL_CPU, cache_sizes, load, lscpu_value, timed  # this folder (run as a script)
 
 MAX_ITER = 50
 LANES = 32
@@ -55,50 +54,10 @@ SURFACE_D = (5, 7, 9, 11, 13, 15)
 BB = (("bb72_12_6", "[[72,12,6]]"), ("bb144_12_12", "[[144,12,12]]"), ("bb288_12_18", "[[288,12,18]]"))
 
 
-def cache_sizes() -> dict[str, int]:
-    """Per-instance (per-core for L1/L2 here) cache sizes in bytes from ``lscpu -B -C``."""
-    sizes = {"L1d": 32 << 10, "L2": 1 << 20, "L3": 32 << 20}
-    try:
-        out = subprocess.run(["lscpu", "-B", "-C=NAME,ONE-SIZE"], capture_output=True, text=True, check=True).stdout
-        for line in out.splitlines()[1:]:
-            parts = line.split()
-            if len(parts) == 2 and parts[0] in sizes and parts[1].isdigit():
-                sizes[parts[0]] = int(parts[1])
-    except (OSError, subprocess.CalledProcessError):
-        pass
-    return sizes
-
-
-def model_name() -> str:
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
-    except (OSError, subprocess.CalledProcessError):
-        return "?"
-    for line in out.splitlines():
-        if line.startswith("Model name:"):
-            return line.split(":", 1)[1].strip()
-    return "?"
-
-
-def load() -> str:
-    return " ".join(f"{x:.2f}" for x in os.getloadavg())
-
-
-WALL_CPU = [0.0, 0.0]  # wall and CPU seconds of every timing: their ratio shows the time lost to other load
-
-
 def median_time(fn, repeats: int) -> float:
     """Median CPU time of this thread over ``repeats`` calls (the decoders run on it: one thread), so
     time slices taken by other processes on a shared machine do not count."""
-    ts = []
-    for _ in range(repeats):
-        w0, c0 = time.perf_counter(), time.thread_time()
-        fn()
-        c, w = time.thread_time() - c0, time.perf_counter() - w0
-        WALL_CPU[0] += w
-        WALL_CPU[1] += c
-        ts.append(c)
-    return float(np.median(ts))
+    return float(np.median([timed(fn)[0] for _ in range(repeats)]))
 
 
 def lane_bytes(kernel: str, m: int, n: int, nnz: int, dt: int) -> int:
@@ -212,7 +171,8 @@ def main(argv=None) -> None:
     caches = cache_sizes()
     l2, l3 = caches["L2"], caches["L3"]
     load0 = load()
-    print(f"- CPU: {model_name()}, L2 {l2 >> 10} KiB per core, L3 {l3 >> 20} MiB; numba {numba.__version__}")
+    print(f"- CPU: {lscpu_value('Model name')}, L2 {l2 >> 10} KiB per core, L3 {l3 >> 20} MiB; "
+          f"numba {numba.__version__}")
     print(f"- load average at start: {load0}\n")
 
     size_rows, time_rows = [], []

@@ -1,0 +1,56 @@
+"""What the timing scripts share: lscpu look-ups, the load average and thread-CPU timing.
+
+Imported as ``_common`` by the scripts of this folder (run as ``python benchmarks/NAME.py``, so
+this folder is on ``sys.path``).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+
+WALL_CPU = [0.0, 0.0]  # wall and CPU seconds of every timing: their ratio shows the time lost to other load
+
+
+def lscpu_value(key: str) -> str:
+    """The value of ``key`` (e.g. ``"Model name"``) in ``lscpu``'s output, ``"?"`` if it cannot say."""
+    try:
+        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return "?"
+    for line in out.splitlines():
+        if line.split(":")[0].strip() == key:
+            return line.split(":", 1)[1].strip()
+    return "?"
+
+
+def cache_sizes() -> dict[str, int]:
+    """Per-instance (per-core for L1/L2 here) cache sizes in bytes (``lscpu -B -C``), with defaults
+    if lscpu cannot say."""
+    sizes = {"L1d": 32 << 10, "L2": 1 << 20, "L3": 32 << 20}
+    try:
+        out = subprocess.run(["lscpu", "-B", "-C=NAME,ONE-SIZE"], capture_output=True, text=True, check=True).stdout
+        for line in out.splitlines()[1:]:
+            parts = line.split()
+            if len(parts) == 2 and parts[0] in sizes and parts[1].isdigit():
+                sizes[parts[0]] = int(parts[1])
+    except (OSError, subprocess.CalledProcessError):
+        pass
+    return sizes
+
+
+def load() -> str:
+    """The 1 / 5 / 15 minute load averages."""
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def timed(fn):
+    """``(CPU seconds of this thread, fn())``: the kernels run on the calling thread (one thread), so
+    time slices taken by other processes on a shared machine do not count; adds to :data:`WALL_CPU`."""
+    w0, c0 = time.perf_counter(), time.thread_time()
+    r = fn()
+    c, w = time.thread_time() - c0, time.perf_counter() - w0
+    WALL_CPU[0] += w
+    WALL_CPU[1] += c
+    return c, r
