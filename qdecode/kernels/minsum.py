@@ -137,3 +137,17 @@ def prior_state(var_ptr, var_chks, llr0, msg_lim, sgn0, min1_0, min2_0, arg0, pa
             sgn0[k] = neg
             par0[i] ^= neg
             min1_0[i], min2_0[i], arg0[i] = fold_min(a, j, min1_0[i], min2_0[i], arg0[i])
+
+
+@numba.njit(cache=True, nogil=True)
+def new_prior_state(var_ptr, var_chks, llr0, msg_lim, m):
+    """:func:`prior_state` into new arrays: ``(sgn0 (nnz,) uint8, min1_0 (m,), min2_0 (m,), arg0 (m,) int32,
+    par0 (m,) uint8)``, magnitudes in the dtype of ``llr0``."""
+    dt = llr0.dtype
+    sgn0 = np.zeros(var_chks.shape[0], dtype=np.uint8)
+    min1_0 = np.zeros(m, dtype=dt)
+    min2_0 = np.zeros(m, dtype=dt)
+    arg0 = np.zeros(m, dtype=np.int32)
+    par0 = np.zeros(m, dtype=np.uint8)
+    prior_state(var_ptr, var_chks, llr0, msg_lim, sgn0, min1_0, min2_0, arg0, par0)
+    return sgn0, min1_0, min2_0, arg0, par0

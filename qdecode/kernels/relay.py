@@ -61,7 +61,7 @@ from numba import types
 from numba.extending import overload
 
 from qdecode.kernels.arith import _clip
-from qdecode.kernels.minsum import check_magnitude, flip_decision, fold_min, negative, prior_state, signed
+from qdecode.kernels.minsum import check_magnitude, flip_decision, fold_min, negative, new_prior_state, signed
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -108,7 +108,7 @@ class MessageArith(NamedTuple):
 class RelayWork(NamedTuple):
     """Scratch of :func:`relay_decode` (:func:`make_relay_work`; one set per thread, reused across shots)."""
 
-    sgn0: np.ndarray  # (nnz,) uint8: signs of nu = lambda per CSC edge (:func:`prior_state`)
+    sgn0: np.ndarray  # (nnz,) uint8: signs of nu = lambda per CSC edge (:func:`~qdecode.kernels.minsum.prior_state`)
     min1_0: np.ndarray  # (m,): check state of nu = lambda: least magnitude,
     min2_0: np.ndarray  # (m,): second least magnitude,
     arg0: np.ndarray  # (m,) int32: the variable holding the least one,
@@ -279,7 +279,7 @@ def make_relay_work(graph, msg_lim, m):
     """Scratch buffers (:class:`RelayWork`) of :func:`relay_decode` for ``m`` checks (one set per thread;
     reuse across shots).
 
-    Includes the check state of ``nu = lambda`` (:func:`prior_state`).
+    Includes the check state of ``nu = lambda`` (:func:`~qdecode.kernels.minsum.prior_state`).
     """
     var_ptr, var_chks, llr0 = graph.var_ptr, graph.var_chks, graph.llr0
     n = var_ptr.shape[0] - 1
@@ -288,12 +288,7 @@ def make_relay_work(graph, msg_lim, m):
     for j in range(n):
         maxvdeg = max(maxvdeg, var_ptr[j + 1] - var_ptr[j])
     dt = llr0.dtype
-    sgn0 = np.zeros(nnz, dtype=np.uint8)
-    min1_0 = np.zeros(m, dtype=dt)
-    min2_0 = np.zeros(m, dtype=dt)
-    arg0 = np.zeros(m, dtype=np.int32)
-    par0 = np.zeros(m, dtype=np.uint8)
-    prior_state(var_ptr, var_chks, llr0, msg_lim, sgn0, min1_0, min2_0, arg0, par0)
+    sgn0, min1_0, min2_0, arg0, par0 = new_prior_state(var_ptr, var_chks, llr0, msg_lim, m)
     return RelayWork(
         sgn0, min1_0, min2_0, arg0, par0,
         np.zeros(nnz, dtype=np.uint8),  # sgn

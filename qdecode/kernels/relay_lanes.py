@@ -27,8 +27,8 @@ import numba
 import numpy as np
 
 from qdecode.kernels.arith import _clip
-from qdecode.kernels.minsum import check_magnitude, flip_decision, fold_min, negative, signed
-from qdecode.kernels.relay import _mix, draw_gammas, prior_state, shot_key
+from qdecode.kernels.minsum import check_magnitude, flip_decision, fold_min, negative, new_prior_state, signed
+from qdecode.kernels.relay import _mix, draw_gammas, shot_key
 
 LANES = 32  # shots decoded side by side (see qdecode.kernels.minsum_lanes for why 32)
 
@@ -283,12 +283,7 @@ def relay_lanes_range(graph, sched, arith, seed, syndromes, hard_out, converged_
     for j in range(n):
         maxvdeg = max(maxvdeg, var_ptr[j + 1] - var_ptr[j])
     # check state of nu = lambda (every leg's start) and the priors' decision, shared by all shots
-    sgn0 = np.zeros(nnz, dtype=np.uint8)
-    min1_0 = np.zeros(m, dtype=dt)
-    min2_0 = np.zeros(m, dtype=dt)
-    arg0 = np.zeros(m, dtype=np.int32)
-    par0 = np.zeros(m, dtype=np.uint8)
-    prior_state(var_ptr, var_chks, llr0, msg_lim, sgn0, min1_0, min2_0, arg0, par0)
+    sgn0, min1_0, min2_0, arg0, par0 = new_prior_state(var_ptr, var_chks, llr0, msg_lim, m)
     hard0 = np.zeros(n, dtype=np.uint8)
     hp0 = np.zeros(m, dtype=np.uint8)
     for j in range(n):
