@@ -249,6 +249,22 @@ def _history_out(ring, w, max_iter, out):
 
 
 @numba.njit(cache=True, nogil=True)
+def write_lane_result(w, s, done, iterations, hard, post, ring, keep_post, converged_out, iters_out, hard_out,
+                      post_out):
+    """Write lane ``w``'s finished shot ``s``: flag, iterations, decisions ``hard`` (n, W) and, when kept,
+    the posteriors ``post`` (n, W), or the history key from ``ring`` for a shot that did not converge."""
+    converged_out[s] = done
+    iters_out[s] = iterations
+    for j in range(hard.shape[0]):
+        hard_out[s, j] = hard[j, w]
+    if ring.shape[0] > 0 and not done:  # shots that ran max_iter: the history sum
+        _history_out(ring, w, iterations, post_out[s])
+    elif keep_post:
+        for j in range(hard.shape[0]):
+            post_out[s, j] = post[j, w]
+
+
+@numba.njit(cache=True, nogil=True)
 def minsum_lanes_range(
     var_ptr, var_chks, llr0, syndromes, max_iter,
     alpha, alpha_num, alpha_shift, adaptive, beta, msg_lim, post_lim,
@@ -311,15 +327,8 @@ def minsum_lanes_range(
             done = st.unsat[w] == 0
             if done or lane_it[w] >= max_iter:
                 s = shot[w]
-                converged_out[s] = done
-                iters_out[s] = lane_it[w]
-                for j in range(n):
-                    hard_out[s, j] = st.hard[j, w]
-                if sc.ring.shape[0] > 0 and not done:
-                    _history_out(sc.ring, w, max_iter, post_out[s])
-                elif keep_post:
-                    for j in range(n):
-                        post_out[s, j] = st.post[j, w]
+                write_lane_result(w, s, done, lane_it[w], st.hard, st.post, sc.ring, keep_post,
+                                  converged_out, iters_out, hard_out, post_out)
                 lane_it[w] = 0
                 if nxt_shot < stop:
                     _load(w, nxt_shot, var_ptr, var_chks, llr0, syndromes, per_shot, cur, msg_lim, tmpl, st)

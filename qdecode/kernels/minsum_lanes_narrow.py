@@ -47,7 +47,7 @@ from numba.core.compiler import CompilerBase, DefaultPassBuilder
 
 from qdecode.kernels.arith import _clip
 from qdecode.kernels.minsum import check_magnitude, fold_min
-from qdecode.kernels.minsum_lanes import _history_out
+from qdecode.kernels.minsum_lanes import write_lane_result
 
 #: lane count of the narrow kernels (their ``lanes`` default; a constant-width sweep is compiled for it)
 NARROW_LANES = 64
@@ -409,15 +409,8 @@ def minsum_lanes_i8_range(
             done = unsat[w] == 0
             if done or lane_it[w] >= max_iter:
                 s = shot[w]
-                converged_out[s] = done
-                iters_out[s] = lane_it[w]
-                for j in range(n):
-                    hard_out[s, j] = hard[j, w]
-                if ring.shape[0] > 0 and not done:  # shots that ran max_iter: the history sum
-                    _history_out(ring, w, lane_it[w], post_out[s])
-                elif keep_post:
-                    for j in range(n):
-                        post_out[s, j] = post[j, w]
+                write_lane_result(w, s, done, lane_it[w], hard, post, ring, keep_post,
+                                  converged_out, iters_out, hard_out, post_out)
                 lane_it[w] = 0
                 if nxt_shot < stop:
                     if cur == 0:
@@ -699,15 +692,8 @@ def minsum_lanes_f32_range(
             done = unsat[w] == 0
             if done or lane_it[w] >= max_iter:
                 s = shot[w]
-                converged_out[s] = done
-                iters_out[s] = lane_it[w]
-                for j in range(n):
-                    hard_out[s, j] = hard[j, w]
-                if ring.shape[0] > 0 and not done:  # shots that ran max_iter: the history sum
-                    _history_out(ring, w, lane_it[w], post_out[s])
-                elif keep_post:
-                    for j in range(n):
-                        post_out[s, j] = post[j, w]
+                write_lane_result(w, s, done, lane_it[w], hard, post, ring, keep_post,
+                                  converged_out, iters_out, hard_out, post_out)
                 lane_it[w] = 0
                 if nxt_shot < stop:
                     if cur == 0:
