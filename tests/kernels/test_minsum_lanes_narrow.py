@@ -156,3 +156,35 @@ def test_posterior_history_identical(kind):
     got = _run(kernel, graph, llr0, dets[:100], fmt, 30, 1.0, 0.0, 64, True, hist_k=4)
     for a, b in zip(ref, got):
         assert np.array_equal(a.view(np.uint8), b.view(np.uint8))
+
+
+def test_decoder_dispatch_on_foreign_inputs():
+    """BpDecoder picks the narrow kernels on a DEM qdecode did not write (stim's color code) and falls
+    back to the reference for a check wider than 255; both give the reference kernel's results."""
+    import scipy.sparse as sp
+    import stim
+
+    from qdecode.decoders.bp import BpDecoder
+    from qdecode.kernels.minsum_lanes_narrow import minsum_lanes_f32_range, minsum_lanes_i8_range
+
+    circ = stim.Circuit.generated("color_code:memory_xyz", distance=5, rounds=5,
+                                  after_clifford_depolarization=0.002, before_measure_flip_probability=0.002)
+    prob = DecodingProblem.from_dem(circ.detector_error_model(decompose_errors=False))
+    dets = circ.compile_detector_sampler(seed=9).sample(70).astype(np.uint8)
+    rng = np.random.default_rng(9)
+    wide = sp.csr_matrix(np.vstack([np.ones((1, 300), np.uint8), (rng.random((20, 300)) < 0.05).astype(np.uint8)]))
+    wide_prob = DecodingProblem(H=wide, L=None, priors=np.full(300, 0.01))
+    wide_dets = (wide @ (rng.random((70, 300)) < 0.01).T % 2).T.astype(np.uint8)
+    cases = [(prob, dets, {"bits": 8, "frac_bits": 3}, minsum_lanes_i8_range),
+             (prob, dets, {"dtype": "float32"}, minsum_lanes_f32_range),
+             (wide_prob, wide_dets, {"bits": 8, "frac_bits": 3}, None)]
+    for problem, s, fmt, kernel in cases:
+        dec = BpDecoder(problem, max_iter=20, alpha=0.625, beta=0.0, schedule="flooding",
+                        **{"bits": 0, "frac_bits": 3, **fmt})
+        assert dec.narrow is kernel
+        hard, post, conv, iters = dec._run(dec.prior_llr, s, True)
+        ref = bp_outputs(len(s), problem.num_errors, dec.msg_dtype, True)
+        minsum_lanes_range(dec.graph[2], dec.graph[4], dec.prior_llr, s, 20, dec.alpha, dec.alpha_num, ALPHA_SHIFT,
+                           dec.adaptive, dec.beta, dec.msg_lim, dec.post_lim, *ref, 1, 0, len(s), 32)
+        for a, b in zip((hard, post, conv, iters), ref):
+            np.testing.assert_array_equal(a, b)
