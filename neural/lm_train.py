@@ -53,21 +53,13 @@ from qdecode.text_corpus import lm_split, lm_text_hash
 
 
 @dataclasses.dataclass
-class LmConfig(train_common.JsonConfig):
-    """Everything that determines a training run (stored in checkpoints and the card)."""
+class LmConfig(train_common.JsonConfig, LmArch):
+    """Everything that determines a training run (stored in checkpoints and the card): the
+    architecture fields of :class:`LmArch` (its defaults) and the training fields below."""
 
     KIND = "LM"
 
     name: str = "byte"
-    context: int = 32
-    nb: int = 8
-    d_model: int = 128
-    layers: int = 4
-    heads: int = 4
-    ff: int = 512
-    dropout: float = 0.1
-    input_scale: float = 0.25
-    llr_clip: float = 8.0
     batch: int = 128
     steps: int = 4000
     lr: float = 1e-3
@@ -93,9 +85,7 @@ class LmConfig(train_common.JsonConfig):
         self.val_ebn0 = tuple(float(v) for v in self.val_ebn0)
 
     def arch(self) -> LmArch:
-        return LmArch(context=self.context, nb=self.nb, d_model=self.d_model, layers=self.layers, heads=self.heads,
-                      ff=self.ff, dropout=self.dropout, input_scale=self.input_scale,
-                      llr_clip=self.llr_clip).validate()
+        return LmArch(**{f.name: getattr(self, f.name) for f in dataclasses.fields(LmArch)}).validate()
 
     def validate(self) -> "LmConfig":
         if self.steps < 1 or self.batch < 1 or self.align < 1 or self.val_blocks < 1:

@@ -44,6 +44,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 from numba.core.compiler import CompilerBase, DefaultPassBuilder
+from numba.extending import overload
 
 from qdecode.kernels.arith import _clip
 from qdecode.kernels.minsum import check_magnitude, fold_min
@@ -79,9 +80,6 @@ class NoAliasCompiler(CompilerBase):
         return [DefaultPassBuilder.define_nopython_pipeline(self.state)]
 
 
-# ------------------------------------------------------------------ helpers
-
-
 # ------------------------------------------------------------------ graph helpers
 
 
@@ -105,6 +103,66 @@ def edge_slots(var_ptr, var_chks, m):
     for i in range(m):
         maxcdeg = max(maxcdeg, cnt[i])
     return slot, maxcdeg, maxvdeg
+
+
+# ------------------------------------------------------------------ persistent lanes (both formats)
+
+
+@numba.njit(cache=True, nogil=True)
+def _run_lanes(st_a, st_b, ld, sw, cf, W, max_iter, start, stop, keep_post, hard, post, ring, rrow,
+               unsat, hard_out, post_out, converged_out, iters_out):
+    """Persistent-lane driver of both narrow formats: shots ``start:stop`` on ``W`` lanes.
+
+    The format enters through three functions resolved at compile time by the type of the check
+    state (:func:`_format_impl`): ``_load(w, s, state, ld)`` loads shot ``s`` into lane ``w`` of the
+    check-state tuple ``state``; ``_step(cur, nxt, sw)`` runs one flooding iteration of every lane
+    from state ``cur`` into ``nxt`` (the two buffers ``st_a`` / ``st_b`` swap roles each iteration)
+    and leaves each lane's unsatisfied-check count in ``unsat``; ``_coeffs(w, it, cf)`` sets lane
+    ``w``'s check scaling for its iteration ``it`` (0-based). A lane whose shot converged or
+    reached ``max_iter`` writes its result (:func:`~qdecode.kernels.minsum_lanes.write_lane_result`)
+    and takes the next pending shot.
+    """
+    shot = np.full(W, -1, dtype=np.int64)
+    lane_it = np.zeros(W, dtype=np.int64)
+    active = np.zeros(W, dtype=np.uint8)
+    nxt_shot = start
+    for w in range(W):
+        if nxt_shot < stop:
+            _load(w, nxt_shot, st_a, ld)
+            shot[w] = nxt_shot
+            active[w] = 1
+            nxt_shot += 1
+    n_active = 0
+    for w in range(W):
+        n_active += active[w]
+    cur = 0
+    while n_active > 0:
+        for w in range(W):
+            rrow[w] = lane_it[w] % ring.shape[0] if ring.shape[0] > 0 else 0
+            _coeffs(w, lane_it[w], cf)
+        if cur == 0:
+            _step(st_a, st_b, sw)
+        else:
+            _step(st_b, st_a, sw)
+        cur = 1 - cur
+        for w in range(W):  # retire finished lanes, load pending shots into them
+            if not active[w]:
+                continue
+            lane_it[w] += 1
+            done = unsat[w] == 0
+            if done or lane_it[w] >= max_iter:
+                write_lane_result(w, shot[w], done, lane_it[w], hard, post, ring, keep_post,
+                                  converged_out, iters_out, hard_out, post_out)
+                lane_it[w] = 0
+                if nxt_shot < stop:
+                    _load(w, nxt_shot, st_a if cur == 0 else st_b, ld)
+                    shot[w] = nxt_shot
+                    nxt_shot += 1
+                else:
+                    active[w] = 0
+                    shot[w] = -1
+                    n_active -= 1
+
 
 
 # ------------------------------------------------------------------ 8-bit fixed point
@@ -249,10 +307,15 @@ def _sweep_i8(var_ptr, var_chks, slot, pri, num, shift, prm,
 
 
 @numba.njit(cache=True, nogil=True)
-def _load_i8(w, s, var_ptr, var_chks, slot, llr0, syndromes, per_shot, ml32, tc1, tm2, tag, tsgn, syn, pri,
-             c1, m2, ag, sgn):
-    """Load shot ``s`` into lane ``w``: the channel LLRs folded into the check state (per-shot priors), or the
-    zero-syndrome template ``tc1/tm2/tag/tsgn`` with the syndrome XORed into the parity bits (shared priors)."""
+def _load_i8(w, s, state, ld):
+    """Load shot ``s`` into lane ``w`` of ``state = (c1, m2, ag)``: the channel LLRs folded into the check
+    state (per-shot priors), or the zero-syndrome template ``tmpl`` (lane 0 of a one-lane state, with its
+    ``tsgn``) with the syndrome XORed into the parity bits (shared priors).
+
+    ``ld = (per_shot, syndromes, var_ptr, var_chks, slot, llr0, ml32, tmpl, tsgn, syn, pri, sgn)``.
+    """
+    c1, m2, ag = state
+    per_shot, syndromes, var_ptr, var_chks, slot, llr0, ml32, tmpl, tsgn, syn, pri, sgn = ld
     n = var_ptr.shape[0] - 1
     m = syndromes.shape[1]
     if per_shot:
@@ -277,14 +340,41 @@ def _load_i8(w, s, var_ptr, var_chks, slot, llr0, syndromes, per_shot, ml32, tc1
                 ag[i, w] = slot[k] if a < m1 else ag[i, w]
                 c1[i, w] = U8(U8(U8(y & U128) ^ U8(neg << U7)) | min(a, m1))
     else:
+        tc1, tm2, tag = tmpl
         for i in range(m):
             b = U8(syndromes[s, i] & U1)
             syn[i, w] = b
-            c1[i, w] = U8(tc1[i] ^ U8(b << U7))
-            m2[i, w] = tm2[i]
-            ag[i, w] = tag[i]
+            c1[i, w] = U8(tc1[i, 0] ^ U8(b << U7))
+            m2[i, w] = tm2[i, 0]
+            ag[i, w] = tag[i, 0]
         for k in range(tsgn.shape[0]):
-            sgn[k, w] = tsgn[k]
+            sgn[k, w] = tsgn[k, 0]
+
+
+@numba.njit(cache=True, nogil=True)
+def _step_i8(cur, nxt, sw):
+    """One iteration (:func:`_sweep_i8`) from ``cur = (c1, m2, ag)`` into ``nxt``."""
+    c1c, m2c, agc = cur
+    c1n, m2n, agn = nxt
+    var_ptr, var_chks, slot, pri, num, shift, prm, syn, o1, o2, hp, sgn, total, cbuf, hard, post, unsat, ring, rrow = sw
+    _sweep_i8(var_ptr, var_chks, slot, pri, num, shift, prm,
+              syn, c1c, m2c, agc, c1n, m2n, agn, o1, o2, hp, sgn, total, cbuf, hard, post, unsat, ring, rrow)
+
+
+@numba.njit(cache=True, nogil=True)
+def _coeffs_i8(w, it, cf):
+    """Lane ``w``'s scaling ``(x * num) >> shift`` for iteration ``it``; ``cf = (num, shift, adaptive,
+    alpha_num, alpha_shift)``. Adaptive: ``1 - 2^-(it+1)`` as ``(2^t - 1) >> t``, ``t`` capped at 8
+    (``(x * (2^t - 1)) >> t == (x * 255) >> 8`` for ``x <= 127``, ``t >= 8``)."""
+    num, shift, adaptive, alpha_num, alpha_shift = cf
+    if adaptive:
+        t = it + 1
+        s = t if t < 8 else 8
+        num[w] = I32((1 << s) - 1)
+        shift[w] = I32(s)
+    else:
+        num[w] = I32(alpha_num)
+        shift[w] = I32(alpha_shift)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -320,24 +410,13 @@ def minsum_lanes_i8_range(
     if not adaptive and (alpha_num < 0 or alpha_num * 127 >= 2**31 or alpha_shift < 0 or alpha_shift > 30):
         raise ValueError("minsum_lanes_i8_range: alpha_num * 127 must fit int32 and 0 <= alpha_shift <= 30")
     ml32 = I32(msg_lim)
-    ml16 = I16(msg_lim)
-    mlu = U8(msg_lim)
-    pl16 = I16(post_lim)
-    beta32 = I32(max(min(np.int64(beta), 2**30), -(2**30)))
+    prm = (per_shot, keep_post, I32(max(min(np.int64(beta), 2**30), -(2**30))), ml32, I16(msg_lim), U8(msg_lim),
+           I16(post_lim))
     # lane state, every array separate (the sweep's noalias contract); check state double-buffered
-    c1a = np.zeros((m, W), dtype=np.uint8)
-    c1b = np.zeros((m, W), dtype=np.uint8)
-    m2a = np.zeros((m, W), dtype=np.uint8)
-    m2b = np.zeros((m, W), dtype=np.uint8)
-    aga = np.zeros((m, W), dtype=np.uint8)
-    agb = np.zeros((m, W), dtype=np.uint8)
-    o1 = np.zeros((m, W), dtype=np.uint8)
-    o2 = np.zeros((m, W), dtype=np.uint8)
-    hp = np.zeros((m, W), dtype=np.uint8)
+    st_a = (np.zeros((m, W), dtype=np.uint8), np.zeros((m, W), dtype=np.uint8), np.zeros((m, W), dtype=np.uint8))
+    st_b = (np.zeros((m, W), dtype=np.uint8), np.zeros((m, W), dtype=np.uint8), np.zeros((m, W), dtype=np.uint8))
     syn = np.zeros((m, W), dtype=np.uint8)
     sgn = np.zeros((nnz, W), dtype=np.uint8)
-    total = np.zeros(W, dtype=np.int16)
-    cbuf = np.zeros((maxvdeg, W), dtype=np.int16)
     hard = np.zeros((n, W), dtype=np.uint8)
     post = np.zeros((n if keep_post else 1, W), dtype=np.int16)
     unsat = np.zeros(W, dtype=np.int32)
@@ -346,85 +425,21 @@ def minsum_lanes_i8_range(
     num = np.zeros(W, dtype=np.int32)
     shift = np.zeros(W, dtype=np.int32)
     pri = np.zeros((n, W if per_shot else 1), dtype=np.int16)
-    # zero-syndrome initial check state of one lane (shared priors)
-    tc1 = np.zeros(m, dtype=np.uint8)
-    tm2 = np.zeros(m, dtype=np.uint8)
-    tag = np.zeros(m, dtype=np.uint8)
-    tsgn = np.zeros(nnz, dtype=np.uint8)
+    # zero-syndrome initial check state of one lane (shared priors): lane 0 of a one-lane state
+    tmpl = (np.zeros((m, 1), dtype=np.uint8), np.zeros((m, 1), dtype=np.uint8), np.zeros((m, 1), dtype=np.uint8))
+    tsgn = np.zeros((nnz, 1), dtype=np.uint8)
     if not per_shot:
-        t1 = np.zeros((m, 1), dtype=np.uint8)
-        t2 = np.zeros((m, 1), dtype=np.uint8)
-        ta = np.zeros((m, 1), dtype=np.uint8)
-        ts = np.zeros((nnz, 1), dtype=np.uint8)
-        tsyn = np.zeros((m, 1), dtype=np.uint8)
-        tpri = np.zeros((n, 1), dtype=np.int16)
-        _load_i8(0, 0, var_ptr, var_chks, slot, llr0, np.zeros((1, m), dtype=np.uint8), True, ml32,
-                 tc1, tm2, tag, tsgn, tsyn, tpri, t1, t2, ta, ts)
-        for i in range(m):
-            tc1[i] = t1[i, 0]
-            tm2[i] = t2[i, 0]
-            tag[i] = ta[i, 0]
-        for k in range(nnz):
-            tsgn[k] = ts[k, 0]
+        _load_i8(0, 0, tmpl, (True, np.zeros((1, m), dtype=np.uint8), var_ptr, var_chks, slot, llr0, ml32, tmpl,
+                              tsgn, np.zeros((m, 1), dtype=np.uint8), np.zeros((n, 1), dtype=np.int16), tsgn))
         for j in range(n):
             pri[j, 0] = I16(llr0[0, j])
-    shot = np.full(W, -1, dtype=np.int64)
-    lane_it = np.zeros(W, dtype=np.int64)
-    active = np.zeros(W, dtype=np.uint8)
-    cur = 0
-    nxt_shot = start
-    for w in range(W):
-        if nxt_shot < stop:
-            _load_i8(w, nxt_shot, var_ptr, var_chks, slot, llr0, syndromes, per_shot, ml32, tc1, tm2, tag, tsgn,
-                     syn, pri, c1a, m2a, aga, sgn)
-            shot[w] = nxt_shot
-            active[w] = 1
-            nxt_shot += 1
-    n_active = 0
-    for w in range(W):
-        n_active += active[w]
-    while n_active > 0:
-        for w in range(W):
-            rrow[w] = lane_it[w] % ring.shape[0] if ring.shape[0] > 0 else 0
-            if adaptive:
-                t = lane_it[w] + 1
-                s = t if t < 8 else 8  # (x * (2^t - 1)) >> t == (x * 255) >> 8 for x <= 127, t >= 8
-                num[w] = I32((1 << s) - 1)
-                shift[w] = I32(s)
-            else:
-                num[w] = I32(alpha_num)
-                shift[w] = I32(alpha_shift)
-        prm = (per_shot, keep_post, beta32, ml32, ml16, mlu, pl16)
-        if cur == 0:
-            _sweep_i8(var_ptr, var_chks, slot, pri, num, shift, prm,
-                      syn, c1a, m2a, aga, c1b, m2b, agb, o1, o2, hp, sgn, total, cbuf, hard, post, unsat, ring, rrow)
-        else:
-            _sweep_i8(var_ptr, var_chks, slot, pri, num, shift, prm,
-                      syn, c1b, m2b, agb, c1a, m2a, aga, o1, o2, hp, sgn, total, cbuf, hard, post, unsat, ring, rrow)
-        cur = 1 - cur
-        for w in range(W):  # retire finished lanes, load pending shots into them
-            if not active[w]:
-                continue
-            lane_it[w] += 1
-            done = unsat[w] == 0
-            if done or lane_it[w] >= max_iter:
-                s = shot[w]
-                write_lane_result(w, s, done, lane_it[w], hard, post, ring, keep_post,
-                                  converged_out, iters_out, hard_out, post_out)
-                lane_it[w] = 0
-                if nxt_shot < stop:
-                    if cur == 0:
-                        _load_i8(w, nxt_shot, var_ptr, var_chks, slot, llr0, syndromes, per_shot, ml32, tc1, tm2,
-                                 tag, tsgn, syn, pri, c1a, m2a, aga, sgn)
-                    else:
-                        _load_i8(w, nxt_shot, var_ptr, var_chks, slot, llr0, syndromes, per_shot, ml32, tc1, tm2,
-                                 tag, tsgn, syn, pri, c1b, m2b, agb, sgn)
-                    shot[w] = nxt_shot
-                    nxt_shot += 1
-                else:
-                    active[w] = 0
-                    shot[w] = -1
-                    n_active -= 1
+    ld = (per_shot, syndromes, var_ptr, var_chks, slot, llr0, ml32, tmpl, tsgn, syn, pri, sgn)
+    sw = (var_ptr, var_chks, slot, pri, num, shift, prm, syn, np.zeros((m, W), dtype=np.uint8),
+          np.zeros((m, W), dtype=np.uint8), np.zeros((m, W), dtype=np.uint8), sgn, np.zeros(W, dtype=np.int16),
+          np.zeros((maxvdeg, W), dtype=np.int16), hard, post, unsat, ring, rrow)
+    _run_lanes(st_a, st_b, ld, sw, (num, shift, adaptive, alpha_num, alpha_shift),
+               W, max_iter, start, stop, keep_post, hard, post, ring, rrow, unsat,
+               hard_out, post_out, converged_out, iters_out)
 
 
 # ------------------------------------------------------------------ float32
@@ -549,9 +564,11 @@ def _sweep_f32(var_ptr, var_chks, slot, pri, a_f, prm,
 
 
 @numba.njit(cache=True, nogil=True)
-def _load_f32(w, s, var_ptr, var_chks, slot, llr0, syndromes, per_shot, msg_lim, tm1, tm2, tag, tpa, tsgn,
-              syn, pri, m1, m2, ag, pa, sgn):
-    """:func:`_load_i8` for the float32 layout (separate minimum and parity arrays)."""
+def _load_f32(w, s, state, ld):
+    """:func:`_load_i8` for the float32 layout ``state = (m1, m2, ag, pa)`` (separate minimum and parity
+    arrays); ``ld`` as there, with ``msg_lim`` for ``ml32``."""
+    m1, m2, ag, pa = state
+    per_shot, syndromes, var_ptr, var_chks, slot, llr0, msg_lim, tmpl, tsgn, syn, pri, sgn = ld
     n = var_ptr.shape[0] - 1
     m = syndromes.shape[1]
     if per_shot:
@@ -577,15 +594,35 @@ def _load_f32(w, s, var_ptr, var_chks, slot, llr0, syndromes, per_shot, msg_lim,
                 m2[i, w] = r2
                 ag[i, w] = ra
     else:
+        tm1, tm2, tag, tpa = tmpl
         for i in range(m):
             b = U8(syndromes[s, i] & U1)
             syn[i, w] = b
-            m1[i, w] = tm1[i]
-            m2[i, w] = tm2[i]
-            ag[i, w] = tag[i]
-            pa[i, w] = U8(tpa[i] ^ b)
+            m1[i, w] = tm1[i, 0]
+            m2[i, w] = tm2[i, 0]
+            ag[i, w] = tag[i, 0]
+            pa[i, w] = U8(tpa[i, 0] ^ b)
         for k in range(tsgn.shape[0]):
-            sgn[k, w] = tsgn[k]
+            sgn[k, w] = tsgn[k, 0]
+
+
+@numba.njit(cache=True, nogil=True)
+def _step_f32(cur, nxt, sw):
+    """One iteration (:func:`_sweep_f32`) from ``cur = (m1, m2, ag, pa)`` into ``nxt``."""
+    m1c, m2c, agc, pac = cur
+    m1n, m2n, agn, pan = nxt
+    var_ptr, var_chks, slot, pri, a_f, prm, syn, o1, o2, hp, sgn, total, cbuf, hard, post, unsat, ring, rrow = sw
+    _sweep_f32(var_ptr, var_chks, slot, pri, a_f, prm,
+               syn, m1c, m2c, agc, pac, m1n, m2n, agn, pan, o1, o2, hp, sgn, total, cbuf, hard, post, unsat, ring,
+               rrow)
+
+
+@numba.njit(cache=True, nogil=True)
+def _coeffs_f32(w, it, cf):
+    """Lane ``w``'s scaling for iteration ``it``: ``1 - 2^-(it+1)`` (adaptive) or ``alpha``;
+    ``cf = (a_f, adaptive, alpha)``."""
+    a_f, adaptive, alpha = cf
+    a_f[w] = 1.0 - 0.5 ** (it + 1) if adaptive else alpha
 
 
 @numba.njit(cache=True, nogil=True)
@@ -610,21 +647,12 @@ def minsum_lanes_f32_range(
     slot, maxcdeg, maxvdeg = edge_slots(var_ptr, var_chks, m)
     if maxcdeg > 255:
         raise ValueError("minsum_lanes_f32_range: check degree above 255")
-    m1a = np.zeros((m, W), dtype=dt)
-    m1b = np.zeros((m, W), dtype=dt)
-    m2a = np.zeros((m, W), dtype=dt)
-    m2b = np.zeros((m, W), dtype=dt)
-    aga = np.zeros((m, W), dtype=np.uint8)
-    agb = np.zeros((m, W), dtype=np.uint8)
-    paa = np.zeros((m, W), dtype=np.uint8)
-    pab = np.zeros((m, W), dtype=np.uint8)
-    o1 = np.zeros((m, W), dtype=dt)
-    o2 = np.zeros((m, W), dtype=dt)
-    hp = np.zeros((m, W), dtype=np.uint8)
+    st_a = (np.zeros((m, W), dtype=dt), np.zeros((m, W), dtype=dt), np.zeros((m, W), dtype=np.uint8),
+            np.zeros((m, W), dtype=np.uint8))
+    st_b = (np.zeros((m, W), dtype=dt), np.zeros((m, W), dtype=dt), np.zeros((m, W), dtype=np.uint8),
+            np.zeros((m, W), dtype=np.uint8))
     syn = np.zeros((m, W), dtype=np.uint8)
     sgn = np.zeros((nnz, W), dtype=np.uint8)
-    total = np.zeros(W, dtype=dt)
-    cbuf = np.zeros((maxvdeg, W), dtype=dt)
     hard = np.zeros((n, W), dtype=np.uint8)
     post = np.zeros((n if keep_post else 1, W), dtype=dt)
     unsat = np.zeros(W, dtype=np.int32)
@@ -632,82 +660,21 @@ def minsum_lanes_f32_range(
     rrow = np.zeros(W, dtype=np.int64)
     a_f = np.zeros(W, dtype=np.float64)
     pri = np.zeros((n, W if per_shot else 1), dtype=dt)
-    tm1 = np.zeros(m, dtype=dt)
-    tm2 = np.zeros(m, dtype=dt)
-    tag = np.zeros(m, dtype=np.uint8)
-    tpa = np.zeros(m, dtype=np.uint8)
-    tsgn = np.zeros(nnz, dtype=np.uint8)
+    tmpl = (np.zeros((m, 1), dtype=dt), np.zeros((m, 1), dtype=dt), np.zeros((m, 1), dtype=np.uint8),
+            np.zeros((m, 1), dtype=np.uint8))
+    tsgn = np.zeros((nnz, 1), dtype=np.uint8)
     if not per_shot:
-        t1 = np.zeros((m, 1), dtype=dt)
-        t2 = np.zeros((m, 1), dtype=dt)
-        ta = np.zeros((m, 1), dtype=np.uint8)
-        tp = np.zeros((m, 1), dtype=np.uint8)
-        ts = np.zeros((nnz, 1), dtype=np.uint8)
-        tsyn = np.zeros((m, 1), dtype=np.uint8)
-        tpri = np.zeros((n, 1), dtype=dt)
-        _load_f32(0, 0, var_ptr, var_chks, slot, llr0, np.zeros((1, m), dtype=np.uint8), True, msg_lim,
-                  tm1, tm2, tag, tpa, tsgn, tsyn, tpri, t1, t2, ta, tp, ts)
-        for i in range(m):
-            tm1[i] = t1[i, 0]
-            tm2[i] = t2[i, 0]
-            tag[i] = ta[i, 0]
-            tpa[i] = tp[i, 0]
-        for k in range(nnz):
-            tsgn[k] = ts[k, 0]
+        _load_f32(0, 0, tmpl, (True, np.zeros((1, m), dtype=np.uint8), var_ptr, var_chks, slot, llr0, msg_lim, tmpl,
+                               tsgn, np.zeros((m, 1), dtype=np.uint8), np.zeros((n, 1), dtype=dt), tsgn))
         for j in range(n):
             pri[j, 0] = llr0[0, j]
-    shot = np.full(W, -1, dtype=np.int64)
-    lane_it = np.zeros(W, dtype=np.int64)
-    active = np.zeros(W, dtype=np.uint8)
-    cur = 0
-    nxt_shot = start
-    for w in range(W):
-        if nxt_shot < stop:
-            _load_f32(w, nxt_shot, var_ptr, var_chks, slot, llr0, syndromes, per_shot, msg_lim, tm1, tm2, tag, tpa,
-                      tsgn, syn, pri, m1a, m2a, aga, paa, sgn)
-            shot[w] = nxt_shot
-            active[w] = 1
-            nxt_shot += 1
-    n_active = 0
-    for w in range(W):
-        n_active += active[w]
-    while n_active > 0:
-        for w in range(W):
-            rrow[w] = lane_it[w] % ring.shape[0] if ring.shape[0] > 0 else 0
-            a_f[w] = 1.0 - 0.5 ** (lane_it[w] + 1) if adaptive else alpha
-        prm = (per_shot, keep_post, beta, msg_lim, post_lim)
-        if cur == 0:
-            _sweep_f32(var_ptr, var_chks, slot, pri, a_f, prm,
-                       syn, m1a, m2a, aga, paa, m1b, m2b, agb, pab, o1, o2, hp, sgn, total, cbuf, hard, post, unsat,
-                           ring, rrow)
-        else:
-            _sweep_f32(var_ptr, var_chks, slot, pri, a_f, prm,
-                       syn, m1b, m2b, agb, pab, m1a, m2a, aga, paa, o1, o2, hp, sgn, total, cbuf, hard, post, unsat,
-                           ring, rrow)
-        cur = 1 - cur
-        for w in range(W):
-            if not active[w]:
-                continue
-            lane_it[w] += 1
-            done = unsat[w] == 0
-            if done or lane_it[w] >= max_iter:
-                s = shot[w]
-                write_lane_result(w, s, done, lane_it[w], hard, post, ring, keep_post,
-                                  converged_out, iters_out, hard_out, post_out)
-                lane_it[w] = 0
-                if nxt_shot < stop:
-                    if cur == 0:
-                        _load_f32(w, nxt_shot, var_ptr, var_chks, slot, llr0, syndromes, per_shot, msg_lim, tm1,
-                                  tm2, tag, tpa, tsgn, syn, pri, m1a, m2a, aga, paa, sgn)
-                    else:
-                        _load_f32(w, nxt_shot, var_ptr, var_chks, slot, llr0, syndromes, per_shot, msg_lim, tm1,
-                                  tm2, tag, tpa, tsgn, syn, pri, m1b, m2b, agb, pab, sgn)
-                    shot[w] = nxt_shot
-                    nxt_shot += 1
-                else:
-                    active[w] = 0
-                    shot[w] = -1
-                    n_active -= 1
+    ld = (per_shot, syndromes, var_ptr, var_chks, slot, llr0, msg_lim, tmpl, tsgn, syn, pri, sgn)
+    sw = (var_ptr, var_chks, slot, pri, a_f, (per_shot, keep_post, beta, msg_lim, post_lim), syn,
+          np.zeros((m, W), dtype=dt), np.zeros((m, W), dtype=dt), np.zeros((m, W), dtype=np.uint8), sgn,
+          np.zeros(W, dtype=dt), np.zeros((maxvdeg, W), dtype=dt), hard, post, unsat, ring, rrow)
+    _run_lanes(st_a, st_b, ld, sw, (a_f, adaptive, alpha),
+               W, max_iter, start, stop, keep_post, hard, post, ring, rrow, unsat,
+               hard_out, post_out, converged_out, iters_out)
 
 
 def narrow_kernel(llr0, var_ptr, chk_ptr, msg_lim, post_lim, alpha_num, alpha_shift, adaptive):
@@ -731,3 +698,46 @@ def narrow_kernel(llr0, var_ptr, chk_ptr, msg_lim, post_lim, alpha_num, alpha_sh
     if not adaptive and not (0 <= alpha_num and alpha_num * 127 < 2**31 and 0 <= alpha_shift <= 30):
         return None
     return minsum_lanes_i8_range
+
+
+# ------------------------------------------------------------------ format dispatch of the lane driver
+
+
+def _load(w, s, state, ld):
+    """Load a shot into a lane (:func:`_load_i8` / :func:`_load_f32`); jitted code only."""
+    raise NotImplementedError
+
+
+def _step(cur, nxt, sw):
+    """One iteration (:func:`_step_i8` / :func:`_step_f32`); jitted code only."""
+    raise NotImplementedError
+
+
+def _coeffs(w, it, cf):
+    """A lane's check scaling (:func:`_coeffs_i8` / :func:`_coeffs_f32`); jitted code only."""
+    raise NotImplementedError
+
+
+def _format_impl(i8, f32, is_i8):
+    """numba overload body: the 8-bit implementation when ``is_i8`` (the type test on the arguments),
+    else the float32 one. Resolved while typing, so the driver's compiled code calls it directly
+    (and stays cacheable, unlike a function passed as an argument)."""
+    return i8 if is_i8 else f32
+
+
+@overload(_load)
+def _load_for(w, s, state, ld):
+    return _format_impl(lambda w, s, state, ld: _load_i8(w, s, state, ld),
+                        lambda w, s, state, ld: _load_f32(w, s, state, ld), len(state) == 3)
+
+
+@overload(_step)
+def _step_for(cur, nxt, sw):
+    return _format_impl(lambda cur, nxt, sw: _step_i8(cur, nxt, sw),
+                        lambda cur, nxt, sw: _step_f32(cur, nxt, sw), len(cur) == 3)
+
+
+@overload(_coeffs)
+def _coeffs_for(w, it, cf):
+    return _format_impl(lambda w, it, cf: _coeffs_i8(w, it, cf),
+                        lambda w, it, cf: _coeffs_f32(w, it, cf), len(cf) == 5)

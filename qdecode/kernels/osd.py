@@ -72,6 +72,7 @@ import numba
 import numpy as np
 
 from qdecode.kernels.gf2 import ctz64
+from qdecode.kernels.sort import stable_argsort, stable_argsort_direct
 
 __all__ = [
     "METHOD_OSD0",
@@ -80,7 +81,6 @@ __all__ = [
     "STATUS_OK",
     "STATUS_NOT_IN_SPAN",
     "STATUS_SKIPPED",
-    "stable_argsort",
     "osd_scratch",
     "osd_solve",
     "osd_batch",
@@ -100,122 +100,6 @@ STATUS_SKIPPED = -1
 _ONE = np.uint64(1)
 _ZERO = np.uint64(0)
 _REL_TOL = 1e-9
-
-
-# ------------------------------------------------------------------ sorting
-
-
-@numba.njit(cache=True, nogil=True)
-def stable_argsort(keys, perm, tmp):
-    """Stable ascending argsort of ``keys`` into ``perm`` (``tmp``: same-size int64 scratch).
-
-    Insertion-sorted runs of 16 merged bottom-up; equal keys keep index order.
-    """
-    n = keys.shape[0]
-    for i in range(n):
-        perm[i] = i
-    run = 16
-    for lo in range(0, n, run):
-        hi = min(lo + run, n)
-        for i in range(lo + 1, hi):
-            x = perm[i]
-            kx = keys[x]
-            j = i - 1
-            while j >= lo and keys[perm[j]] > kx:
-                perm[j + 1] = perm[j]
-                j -= 1
-            perm[j + 1] = x
-    src = perm
-    dst = tmp
-    in_perm = True
-    width = run
-    while width < n:
-        for lo in range(0, n, 2 * width):
-            mid = min(lo + width, n)
-            hi = min(lo + 2 * width, n)
-            i = lo
-            j = mid
-            k = lo
-            while i < mid and j < hi:
-                if keys[src[j]] < keys[src[i]]:
-                    dst[k] = src[j]
-                    j += 1
-                else:
-                    dst[k] = src[i]
-                    i += 1
-                k += 1
-            while i < mid:
-                dst[k] = src[i]
-                i += 1
-                k += 1
-            while j < hi:
-                dst[k] = src[j]
-                j += 1
-                k += 1
-        src, dst = dst, src
-        in_perm = not in_perm
-        width *= 2
-    if not in_perm:
-        for i in range(n):
-            perm[i] = src[i]
-
-
-@numba.njit(cache=True, nogil=True)
-def _stable_argsort_direct(keys, perm, kbuf, ktmp, ptmp):
-    """Same output as :func:`stable_argsort`, sorting (key, index) pairs by value (no indirection).
-
-    ``kbuf``, ``ktmp``: float64 scratch, ``ptmp``: int64 scratch, all of ``keys``' length.
-    """
-    n = keys.shape[0]
-    for i in range(n):
-        kbuf[i] = keys[i]
-        perm[i] = i
-    run = 8
-    for lo in range(0, n, run):
-        hi = min(lo + run, n)
-        for i in range(lo + 1, hi):
-            kx = kbuf[i]
-            x = perm[i]
-            j = i - 1
-            while j >= lo and kbuf[j] > kx:
-                kbuf[j + 1] = kbuf[j]
-                perm[j + 1] = perm[j]
-                j -= 1
-            kbuf[j + 1] = kx
-            perm[j + 1] = x
-    ks = kbuf
-    ps = perm
-    kd = ktmp
-    pd = ptmp
-    in_perm = True
-    width = run
-    inf = np.inf
-    nm1 = n - 1
-    while width < n:
-        for lo in range(0, n, 2 * width):
-            mid = min(lo + width, n)
-            hi = min(lo + 2 * width, n)
-            i = lo
-            j = mid
-            # branch-free merge: an exhausted run reads as +inf (keys are finite); ties take the left run
-            for k in range(lo, hi):
-                ki = ks[min(i, nm1)] if i < mid else inf
-                kj = ks[min(j, nm1)] if j < hi else inf
-                tr = kj < ki
-                pi_ = ps[min(i, nm1)]
-                pj_ = ps[min(j, nm1)]
-                kd[k] = kj if tr else ki
-                pd[k] = pj_ if tr else pi_
-                t = np.int64(tr)
-                j += t
-                i += 1 - t
-        ks, kd = kd, ks
-        ps, pd = pd, ps
-        in_perm = not in_perm
-        width *= 2
-    if not in_perm:
-        for i in range(n):
-            perm[i] = ps[i]
 
 
 # --------------------------------------------------------- small bit helpers
@@ -242,6 +126,18 @@ def _bit_cost(y, nw, wvec, base, limit):
         if s > limit:
             return s
     return s
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _keep_cheaper(cand, Wn, rel, best, best_d):
+    """Cost of the candidate ``cand`` (``Wn`` words; its sum stops once above ``best``); copies it
+    into ``best_d`` when strictly cheaper. Returns the new best cost."""
+    cost = _bit_cost(cand, Wn, rel, 0.0, best)
+    if cost < best:
+        for q in range(Wn):
+            best_d[q] = cand[q]
+        return cost
+    return best
 
 
 @numba.njit(cache=True, nogil=True)
@@ -686,7 +582,7 @@ def _classical_mrb(llr, g_packed, perm, tmp, negrel, rel, G, piv, hd, d0, kbuf, 
         negrel[j] = -a
         if llr[j] <= 0:
             hd[j >> 6] |= _ONE << np.uint64(j & 63)
-    _stable_argsort_direct(negrel, perm, kbuf, ktmp, tmp)
+    stable_argsort_direct(negrel, perm, kbuf, ktmp, tmp)
     for i in range(k):
         for q in range(Wn):
             G[i, q] = g_packed[i, q]
@@ -749,11 +645,7 @@ def _classical_singles(d0, G, rk, Wn, rel, prel, best, tol, cand, best_d):
             continue
         for q in range(Wn):
             cand[q] = d0[q] ^ G[r, q]
-        cost = _bit_cost(cand, Wn, rel, 0.0, best)
-        if cost < best:
-            best = cost
-            for q in range(Wn):
-                best_d[q] = cand[q]
+        best = _keep_cheaper(cand, Wn, rel, best, best_d)
     return best
 
 
@@ -780,11 +672,7 @@ def _classical_pairs(d0, G, rk, Wn, rel, prel, pw, pl1, best, tol, cand, best_d)
             continue
         for q in range(Wn):
             cand[q] = d0[q] ^ G[r, q]
-        cost = _bit_cost(cand, Wn, rel, 0.0, best)
-        if cost < best:
-            best = cost
-            for q in range(Wn):
-                best_d[q] = cand[q]
+        best = _keep_cheaper(cand, Wn, rel, best, best_d)
     # ---- weight 2: pairs (i, j), i < j, lexicographic; info bound prel[i] + prel[j] is
     # non-increasing in j, so the j that can pass form a suffix found by bisection
     for i in range(rk - 1):
@@ -813,11 +701,7 @@ def _classical_pairs(d0, G, rk, Wn, rel, prel, pw, pl1, best, tol, cand, best_d)
                 continue
             for q in range(Wn):
                 cand[q] = d0[q] ^ G[i, q] ^ G[j, q]
-            cost = _bit_cost(cand, Wn, rel, 0.0, best)
-            if cost < best:
-                best = cost
-                for q in range(Wn):
-                    best_d[q] = cand[q]
+            best = _keep_cheaper(cand, Wn, rel, best, best_d)
     return best
 
 
@@ -856,11 +740,7 @@ def _classical_deep(d0, G, rk, Wn, order, rel, prel, tail, pw, pl1, best, tol, p
                     continue
                 for q in range(Wn):
                     cand[q] = part[lvl, q] ^ G[r, q]
-                cost = _bit_cost(cand, Wn, rel, 0.0, best)
-                if cost < best:
-                    best = cost
-                    for q in range(Wn):
-                        best_d[q] = cand[q]
+                best = _keep_cheaper(cand, Wn, rel, best, best_d)
                 idx[lvl] += 1
             else:
                 info[lvl + 1] = ic

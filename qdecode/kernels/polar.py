@@ -72,6 +72,7 @@ import numba
 import numpy as np
 
 from qdecode.kernels.gf2 import popcount64
+from qdecode.kernels.sort import stable_argsort_prefix
 
 __all__ = [
     "OP_F",
@@ -351,48 +352,6 @@ def _reset_pool(idx, refc, free, ftop, nlev, L):
 
 
 @numba.njit(cache=True, nogil=True)
-def _stable_argsort(keys, n, order, tmp):
-    """``order[:n]`` = stable ascending argsort of ``keys[:n]`` (rank counting / bottom-up merge)."""
-    if n <= 64:
-        # rank counting: branch-free compares (a sort's data-dependent branches mispredict)
-        for i in range(n):
-            ki = keys[i]
-            r = 0
-            for j in range(n):
-                kj = keys[j]
-                r += (kj < ki) | ((kj == ki) & (j < i))
-            order[r] = i
-        return
-    for i in range(n):
-        order[i] = i
-    width = 1
-    src = order
-    dst = tmp
-    in_tmp = False
-    while width < n:
-        for lo in range(0, n, 2 * width):
-            mid = min(lo + width, n)
-            hi = min(lo + 2 * width, n)
-            a = lo
-            c = mid
-            for t in range(lo, hi):
-                if a < mid and (c >= hi or keys[src[a]] <= keys[src[c]]):
-                    dst[t] = src[a]
-                    a += 1
-                else:
-                    dst[t] = src[c]
-                    c += 1
-        x = src
-        src = dst
-        dst = x
-        in_tmp = not in_tmp
-        width *= 2
-    if in_tmp:
-        for i in range(n):
-            order[i] = src[i]
-
-
-@numba.njit(cache=True, nogil=True)
 def scl_decode_range(llr, ops, info_pos, taps, M, crc_rows, use_crc, L, exact,
                      cw_out, info_out, crc_ok_out, metric_out, start, stop):
     """SCL-decode blocks ``start:stop`` with list size ``L``.
@@ -628,7 +587,7 @@ def scl_decode_range(llr, ops, info_pos, taps, M, crc_rows, use_crc, L, exact,
                             corder[q] = q
                         nkeep = nc
                     else:
-                        _stable_argsort(ckey, nc, corder, ctmp)
+                        stable_argsort_prefix(ckey, nc, corder, ctmp)
                         nkeep = L
                     for q in range(nkeep):
                         c2 = corder[q]

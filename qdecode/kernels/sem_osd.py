@@ -540,6 +540,26 @@ def _threshold(best, topc, ntop, cap):
         return np.inf
     return max(best, topc[ntop - 1])
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _score(c, thr, ctab, nch, hd_ch, Wn, rel_ch, lamlp, nb, x, best, best_c, topc, topw, ntop, cap, counts):
+    """Score candidate codeword ``c`` (``Wn`` uint64 words): skipped when its table metric
+    (:func:`_fast_cost`) exceeds ``thr``; else its exact metric (:func:`_cost`) replaces the
+    incumbent ``best`` / ``best_c`` when strictly smaller and enters the top list (capacity
+    ``cap``). Returns ``(best, ntop)``; ``counts[1]`` += 1, ``counts[2]`` += 1 per exact metric."""
+    counts[1] += 1
+    if _fast_cost(c, ctab, nch) > thr:
+        return best, ntop
+    cost = _cost(c, hd_ch, Wn, rel_ch, lamlp, nb, x)
+    counts[2] += 1
+    if cost < best:
+        best = cost
+        for q in range(Wn):
+            best_c[q] = c[q]
+    if cap > 0 and (ntop < cap or cost < topc[ntop - 1]):
+        ntop = _keep(cost, c, Wn, topc, topw, ntop, cap)
+    return best, ntop
+
+
 
 @numba.njit(cache=True, nogil=True)
 def _bound_weights(ctab, nb, hd, rel, n, zw, mu, mtab):
@@ -647,17 +667,8 @@ def _enum_singles(part, G, rk, Wn, hd_ch, rel_ch, lamlp, nb, ctab, tol, use_lb, 
             continue
         for q in range(Wn):
             cand[q] = part[0, q] ^ G[t, q]
-        counts[1] += 1
-        if _fast_cost(cand, ctab, nch) > thr:
-            continue
-        cost = _cost(cand, hd_ch, Wn, rel_ch, lamlp, nb, x)
-        counts[2] += 1
-        if cost < best:
-            best = cost
-            for q in range(Wn):
-                best_c[q] = cand[q]
-        if cap > 0 and (ntop < cap or cost < topc[ntop - 1]):
-            ntop = _keep(cost, cand, Wn, topc, topw, ntop, cap)
+        best, ntop = _score(cand, thr, ctab, nch, hd_ch, Wn, rel_ch, lamlp, nb, x, best, best_c, topc, topw, ntop,
+                            cap, counts)
     return best, ntop
 
 
@@ -693,17 +704,8 @@ def _enum_pairs(part, G, rk, Wn, hd_ch, rel_ch, lamlp, nb, ctab, tol, use_lb, ba
                     continue
             for q in range(Wn):
                 cand[q] = part[1, q] ^ G[j, q]
-            counts[1] += 1
-            if _fast_cost(cand, ctab, nch) > thr:
-                continue
-            cost = _cost(cand, hd_ch, Wn, rel_ch, lamlp, nb, x)
-            counts[2] += 1
-            if cost < best:
-                best = cost
-                for q in range(Wn):
-                    best_c[q] = cand[q]
-            if cap > 0 and (ntop < cap or cost < topc[ntop - 1]):
-                ntop = _keep(cost, cand, Wn, topc, topw, ntop, cap)
+            best, ntop = _score(cand, thr, ctab, nch, hd_ch, Wn, rel_ch, lamlp, nb, x, best, best_c, topc, topw,
+                                ntop, cap, counts)
     return best, ntop
 
 
@@ -720,16 +722,8 @@ def _enum_deep(part, G, rk, Wn, order, idx, hd_ch, rel_ch, lamlp, nb, ctab, tol,
                 part[lvl + 1, q] = part[lvl, q] ^ G[lvl, q]
         while True:
             counts[0] += 1
-            counts[1] += 1
-            if _fast_cost(part[wt], ctab, nch) <= _threshold(best, topc, ntop, cap) + tol:
-                cost = _cost(part[wt], hd_ch, Wn, rel_ch, lamlp, nb, x)
-                counts[2] += 1
-                if cost < best:
-                    best = cost
-                    for q in range(Wn):
-                        best_c[q] = part[wt, q]
-                if cap > 0 and (ntop < cap or cost < topc[ntop - 1]):
-                    ntop = _keep(cost, part[wt], Wn, topc, topw, ntop, cap)
+            best, ntop = _score(part[wt], _threshold(best, topc, ntop, cap) + tol, ctab, nch, hd_ch, Wn, rel_ch,
+                                lamlp, nb, x, best, best_c, topc, topw, ntop, cap, counts)
             i = wt - 1
             while i >= 0 and idx[i] == rk - wt + i:
                 i -= 1

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from qdecode.codes import gf2 as np_gf2
 from qdecode.decoders.osd import OsdBlockDecoder, OsdConfig, OsdPostProcessor, normalize_osd_method
 from qdecode.kernels import gf2
-from qdecode.kernels.osd import stable_argsort
+from qdecode.kernels.sort import stable_argsort
 from qdecode.problem import DecodingProblem
 
 METHODS = [("osd0", 0), ("osd_e", 1), ("osd_e", 3), ("osd_cs", 0), ("osd_cs", 1), ("osd_cs", 3), ("osd_cs", 10)]
