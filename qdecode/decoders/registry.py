@@ -59,6 +59,7 @@ BUILTIN_DECODERS: dict[str, str] = {
     "scl": "qdecode.decoders.classical",
     "sem-osd": "qdecode.decoders.classical",
     "crisp": "qdecode.decoders.crisp",
+    "mle": "qdecode.decoders.mle",
 }
 
 _REGISTRY: dict[str, DecoderEntry] = {}  # entries added by register() (plug-ins, tests)

@@ -50,6 +50,7 @@ def _python(name: str):
     from qdecode.decoders.crisp import CrispDecoder
     from qdecode.decoders.gdg import GdgDecoder
     from qdecode.decoders.matching import MatchingDecoder
+    from qdecode.decoders.mle import MleDecoder
     from qdecode.decoders.nn_pymatching import NnPymatchingDecoder
     from qdecode.decoders.osd import OsdBlockDecoder
     from qdecode.decoders.polar import ScDecoder, SclDecoder
@@ -76,6 +77,7 @@ def _python(name: str):
         "scl": (lambda: _code("polar32_16"), lambda c, **kw: SclDecoder(c, **kw)),
         "sem-osd": (lambda: _code("bch127_64"), lambda c, **kw: SemOsdDecoder(binary_generator(c), **kw)),
         "crisp": (lambda: _code("polar32_16"), lambda c, **kw: CrispDecoder(c, **kw)),
+        "mle": (_problem, lambda p, **kw: MleDecoder(p, **kw)),
     }
     return cases[name]
 
@@ -87,6 +89,7 @@ EXPLICIT = {
     "bp-pymatching": {"mode": "accurate", "tau": 0.7}, "nn-pymatching": {"mode": "both"},
     "window": {"W": 2, "inner": "bp"}, "osd": {"order": 1}, "scl": {"list_size": 4, "crc": "false"},
     "sem-osd": {"order": 1, "context": "genie"}, "crisp": {"beam": 2},
+    "mle": {"time_limit": 5.0},
 }
 
 
