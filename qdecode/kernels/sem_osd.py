@@ -68,6 +68,26 @@ _ONE = np.uint64(1)
 _LOG_FLOOR = -700.0
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _context_index(ctx, clen, L, keys, lvl_start):
+    """Index in ``keys`` of the length-``L`` context ``ctx[clen - L:clen]`` (bytes packed big-endian
+    into an int64 key; level ``L``'s keys are sorted in ``keys[lvl_start[L-1]:lvl_start[L]]``), or -1."""
+    key = np.int64(0)
+    for i in range(L):
+        key = (key << 8) | np.int64(ctx[clen - L + i])
+    lo = lvl_start[L - 1]
+    hi = lvl_start[L]
+    while lo < hi:  # binary search
+        mid = (lo + hi) >> 1
+        if keys[mid] < key:
+            lo = mid + 1
+        else:
+            hi = mid
+    if lo >= lvl_start[L] or keys[lo] != key:
+        return -1
+    return lo
+
+
 @numba.njit(cache=True, nogil=True)
 def kn_dist(ctx, clen, p1, keys, lvl_start, ent_ptr, ent_byte, ent_cnt, ctx_tot, ctx_n1, disc, inv_temp, out):
     """Next-byte distribution after ``ctx[:clen]`` (most recent byte last) into ``out`` (256,)."""
@@ -76,21 +96,9 @@ def kn_dist(ctx, clen, p1, keys, lvl_start, ent_ptr, ent_byte, ent_cnt, ctx_tot,
     nlev = lvl_start.shape[0] - 1  # context lengths 1 .. nlev
     top = min(clen, nlev)
     for L in range(1, top + 1):
-        key = np.int64(0)
-        for i in range(L):
-            key = (key << 8) | np.int64(ctx[clen - L + i])
-        lo = lvl_start[L - 1]
-        hi = lvl_start[L]
-        # binary search for key in keys[lo:hi]
-        while lo < hi:
-            mid = (lo + hi) >> 1
-            if keys[mid] < key:
-                lo = mid + 1
-            else:
-                hi = mid
-        if lo >= lvl_start[L] or keys[lo] != key:
+        i = _context_index(ctx, clen, L, keys, lvl_start)
+        if i < 0:
             break
-        i = lo
         tot = ctx_tot[i]
         D = disc[L]
         g = D * ctx_n1[i] / tot
@@ -125,20 +133,10 @@ def kn_row(ctx, clen, keys, lvl_start):
     top = min(clen, nlev)
     row = 0
     for L in range(1, top + 1):
-        key = np.int64(0)
-        for i in range(L):
-            key = (key << 8) | np.int64(ctx[clen - L + i])
-        lo = lvl_start[L - 1]
-        hi = lvl_start[L]
-        while lo < hi:
-            mid = (lo + hi) >> 1
-            if keys[mid] < key:
-                lo = mid + 1
-            else:
-                hi = mid
-        if lo >= lvl_start[L] or keys[lo] != key:
+        i = _context_index(ctx, clen, L, keys, lvl_start)
+        if i < 0:
             break
-        row = lo + 1
+        row = i + 1
     return row
 
 
