@@ -60,6 +60,7 @@ BUILTIN_DECODERS: dict[str, str] = {
     "sem-osd": "qdecode.decoders.classical",
     "crisp": "qdecode.decoders.crisp",
     "mle": "qdecode.decoders.mle",
+    "uf": "qdecode.decoders.union_find",
 }
 
 _REGISTRY: dict[str, DecoderEntry] = {}  # entries added by register() (plug-ins, tests)

@@ -65,6 +65,8 @@ REFUSALS = {
     ("bp-pymatching", "hyper_cc"): "decomposed hyperedges",
     ("bp-pymatching", "hyper_text"): "decomposed hyperedges",
     ("window", "hyper_text"): "cannot tell the detectors' rounds.*per_round",
+    ("uf", "hyper_cc"): "decomposed hyperedges",
+    ("uf", "hyper_text"): "decomposed hyperedges",
 }
 #: Decoders that may refuse any of these DEMs (the shipped nn-pymatching models are for the
 #: rotated surface code at specific distances, with (x, y, t) coordinates).

@@ -56,6 +56,7 @@ def _python(name: str):
     from qdecode.decoders.polar import ScDecoder, SclDecoder
     from qdecode.decoders.relay import MemBpDecoder, RelayBpDecoder
     from qdecode.decoders.sem_osd import SemOsdDecoder
+    from qdecode.decoders.union_find import UnionFindDecoder
     from qdecode.decoders.window import WindowDecoder
 
     cases = {
@@ -78,6 +79,7 @@ def _python(name: str):
         "sem-osd": (lambda: _code("bch127_64"), lambda c, **kw: SemOsdDecoder(binary_generator(c), **kw)),
         "crisp": (lambda: _code("polar32_16"), lambda c, **kw: CrispDecoder(c, **kw)),
         "mle": (_problem, lambda p, **kw: MleDecoder(p, **kw)),
+        "uf": (_problem, lambda p, **kw: UnionFindDecoder(p, **kw)),
     }
     return cases[name]
 
@@ -89,7 +91,7 @@ EXPLICIT = {
     "bp-pymatching": {"mode": "accurate", "tau": 0.7}, "nn-pymatching": {"mode": "both"},
     "window": {"W": 2, "inner": "bp"}, "osd": {"order": 1}, "scl": {"list_size": 4, "crc": "false"},
     "sem-osd": {"order": 1, "context": "genie"}, "crisp": {"beam": 2},
-    "mle": {"time_limit": 5.0},
+    "mle": {"time_limit": 5.0}, "uf": {"growth": "uniform"},
 }
 
 
