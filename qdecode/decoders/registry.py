@@ -61,6 +61,7 @@ BUILTIN_DECODERS: dict[str, str] = {
     "crisp": "qdecode.decoders.crisp",
     "mle": "qdecode.decoders.mle",
     "uf": "qdecode.decoders.union_find",
+    "bplsd": "qdecode.decoders.bplsd",
 }
 
 _REGISTRY: dict[str, DecoderEntry] = {}  # entries added by register() (plug-ins, tests)

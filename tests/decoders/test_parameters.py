@@ -45,6 +45,7 @@ def _python(name: str):
     from qdecode.decoders.bm import BmDecoder
     from qdecode.decoders.bp import BpDecoder
     from qdecode.decoders.bp_matching import BpMatchingDecoder
+    from qdecode.decoders.bplsd import BpLsdDecoder
     from qdecode.decoders.bposd import BpOsdDecoder, BpOsdEDecoder
     from qdecode.decoders.classical import binary_generator
     from qdecode.decoders.crisp import CrispDecoder
@@ -80,6 +81,7 @@ def _python(name: str):
         "crisp": (lambda: _code("polar32_16"), lambda c, **kw: CrispDecoder(c, **kw)),
         "mle": (_problem, lambda p, **kw: MleDecoder(p, **kw)),
         "uf": (_problem, lambda p, **kw: UnionFindDecoder(p, **kw)),
+        "bplsd": (_problem, lambda p, **kw: BpLsdDecoder(p, **kw)),
     }
     return cases[name]
 
@@ -92,6 +94,7 @@ EXPLICIT = {
     "window": {"W": 2, "inner": "bp"}, "osd": {"order": 1}, "scl": {"list_size": 4, "crc": "false"},
     "sem-osd": {"order": 1, "context": "genie"}, "crisp": {"beam": 2},
     "mle": {"time_limit": 5.0}, "uf": {"growth": "uniform"},
+    "bplsd": {"lsd_order": 4, "max_iter": 20},
 }
 
 

@@ -1,0 +1,343 @@
+"""Localized statistics decoding (Hillmann et al., arXiv:2406.18655): clusters grown by reliability,
+eliminated on the fly, solved locally.
+
+For a syndrome ``s`` of ``H`` (m, n) and an ordering key (BP posterior LLRs: smaller means more
+likely flipped), every flagged check seeds a cluster ``C`` = (bits ``V_C``, checks ``U_C``). Round by
+round, every *invalid* cluster (smallest first) adds its most likely unowned bit adjacent to one of
+its checks (ties: lower index); the bit's checks join ``U_C``, and a check already owned by another
+cluster merges the two. ``U_C`` always holds every check of every bit of ``V_C``, so a solution of
+``H[U_C, V_C] x = s[U_C]`` flips no check outside ``U_C``. A cluster is *valid* when ``s[U_C]`` is in
+the column space of ``H[U_C, V_C]``; growth ends when every cluster is valid, and the union of the
+clusters' solutions satisfies ``H e = s``.
+
+On-the-fly elimination: clusters are disjoint in checks, so one global echelon basis serves them
+all. A basis vector (packed over the m checks) has a pivot, its lowest check; ``pivot_of[i]`` is the
+basis vector pivoted on check ``i``. A new bit's column is reduced by the pivots it meets (its
+combination of cluster bits tracked alongside, over per-shot *slots*: bit number ``t`` to join any
+cluster gets slot ``t``, so combinations stay as short as the clusters), and it becomes a new basis
+vector unless it reduces to zero. Merging two clusters keeps both bases as they are (disjoint
+pivots). Validity reduces ``s[U_C]`` by the same pivots; the combination it picks up is the
+cluster's LSD-0 solution (non-pivot bits 0).
+
+Order ``w > 0``: each cluster's subproblem ``H[U_C, V_C]`` then runs OSD-CS of order
+``min(w, nullity)`` (:func:`qdecode.kernels.osd.osd_solve`, ordered by the key, cost
+``sum ln(1/p_j)``): the likelihood-weighted combination sweep, where ldpc's LSD scores in-cluster
+candidates by Hamming weight.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from qdecode.kernels.gf2 import ctz64
+from qdecode.kernels.osd import METHOD_CS, osd_scratch, osd_solve
+
+_ONE = np.uint64(1)
+
+
+@numba.njit(cache=True, nogil=True)
+def lsd_scratch(m, n):
+    """Per-thread state of :func:`lsd_solve` for an ``(m, n)`` problem (reset per shot where used)."""
+    Wm = max(1, (m + 63) // 64)
+    Wn = max(1, (n + 63) // 64)
+    return (np.full(n, -1, dtype=np.int64),   # bit_owner
+            np.full(m, -1, dtype=np.int64),   # chk_owner
+            np.zeros(m, dtype=np.int64),      # cparent (cluster union-find; clusters are seed indices)
+            np.zeros(m, dtype=np.int64),      # csize (bits)
+            np.zeros(m, dtype=np.int64),      # crank
+            np.zeros(m, dtype=np.uint8),      # cvalid
+            np.full(m, -1, dtype=np.int64),   # chk_next (cluster check lists)
+            np.zeros(m, dtype=np.int64),      # c_head
+            np.zeros(m, dtype=np.int64),      # c_tail
+            np.full(m, -1, dtype=np.int64),   # pivot_of
+            np.zeros((m, Wm), dtype=np.uint64),  # vec
+            np.zeros((m, Wn), dtype=np.uint64),  # comb (over slots)
+            np.zeros(n, dtype=np.int64),      # bit_of_slot
+            np.zeros(Wm, dtype=np.uint64),    # v
+            np.zeros(Wn, dtype=np.uint64),    # cv
+            np.zeros(m, dtype=np.int64),      # seeds / invalid list
+            np.zeros(m, dtype=np.int64),      # chk_local (check -> local row, for OSD)
+            np.full(n, -1, dtype=np.int64))   # bit_local
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _root(cparent, c):
+    while cparent[c] != c:
+        cparent[c] = cparent[cparent[c]]
+        c = cparent[c]
+    return c
+
+
+@numba.njit(cache=True, nogil=True)
+def _reduce_syndrome(root, syndrome, chk_next, c_head, pivot_of, vec, comb, v, cv, wn):
+    """Reduce ``s[U_root]`` by the pivots; ``cv`` receives the combination. Returns True if it vanishes."""
+    for q in range(v.shape[0]):
+        v[q] = 0
+    for q in range(wn):
+        cv[q] = 0
+    i = c_head[root]
+    while i >= 0:
+        if syndrome[i]:
+            v[i >> 6] |= _ONE << np.uint64(i & 63)
+        i = chk_next[i]
+    for q in range(v.shape[0]):
+        while v[q] != 0:
+            i = (q << 6) + ctz64(v[q])
+            b = pivot_of[i]
+            if b < 0:
+                return False
+            for r in range(q, v.shape[0]):  # a pivot is its vector's lowest bit: words below q are 0
+                v[r] ^= vec[b, r]
+            for r in range(wn):
+                cv[r] ^= comb[b, r]
+    return True
+
+
+@numba.njit(cache=True, nogil=True)
+def _grow(c, col_ptr, row_idx, chk_ptr, chk_var, colbits, key, st, nb, nslot):
+    """Add cluster ``c``'s most likely unowned neighbouring bit (smallest ``key``, then index): its new
+    checks join, clusters owning its other checks merge (the smaller into the larger), and its column
+    is eliminated on the fly. Returns ``(root, nb, nslot)``, ``root = -1`` when ``c`` has no such bit."""
+    (bit_owner, chk_owner, cparent, csize, crank, cvalid, chk_next, c_head, c_tail, pivot_of, vec, comb,
+     bit_of_slot, v, cv, seeds, chk_local, bit_local) = st
+    Wm = v.shape[0]
+    best = -1
+    bk = np.inf
+    i = c_head[c]
+    while i >= 0:
+        for e in range(chk_ptr[i], chk_ptr[i + 1]):
+            j = chk_var[e]
+            if bit_owner[j] < 0 and (best < 0 or key[j] < bk or (key[j] == bk and j < best)):
+                bk = key[j]
+                best = j
+        i = chk_next[i]
+    if best < 0:
+        return -1, nb, nslot
+    j = best
+    root = c
+    bit_owner[j] = root
+    bit_of_slot[nslot] = j
+    slot = nslot
+    nslot += 1
+    csize[root] += 1
+    for e in range(col_ptr[j], col_ptr[j + 1]):
+        i = row_idx[e]
+        o = chk_owner[i]
+        if o < 0:
+            chk_owner[i] = root
+            chk_next[i] = -1
+            chk_next[c_tail[root]] = i
+            c_tail[root] = i
+        else:
+            r2 = _root(cparent, o)
+            if r2 != root:  # merge the smaller cluster into the larger
+                a, b2 = (root, r2) if csize[root] >= csize[r2] else (r2, root)
+                cparent[b2] = a
+                csize[a] += csize[b2]
+                crank[a] += crank[b2]
+                chk_next[c_tail[a]] = c_head[b2]
+                c_tail[a] = c_tail[b2]
+                root = a
+    # on-the-fly elimination of column j
+    wn = (nslot + 63) >> 6
+    for q in range(Wm):
+        v[q] = colbits[j, q]
+    for q in range(wn):
+        cv[q] = 0
+    cv[slot >> 6] = _ONE << np.uint64(slot & 63)
+    for q in range(Wm):
+        while v[q] != 0:
+            i = (q << 6) + ctz64(v[q])
+            b = pivot_of[i]
+            if b < 0:
+                pivot_of[i] = nb
+                for r in range(Wm):
+                    vec[nb, r] = v[r]
+                for r in range(wn):
+                    comb[nb, r] = cv[r]
+                nb += 1
+                crank[root] += 1
+                for r in range(Wm):
+                    v[r] = 0
+                break
+            for r in range(q, Wm):
+                v[r] ^= vec[b, r]
+            for r in range(wn):
+                cv[r] ^= comb[b, r]
+    return root, nb, nslot
+
+
+@numba.njit(cache=True, nogil=True)
+def lsd_solve(col_ptr, row_idx, chk_ptr, chk_var, colbits, weights, syndrome, key, order, grow, out, st):
+    """LSD of one shot into ``out`` (n,) uint8 (zeroed by the caller). Returns True on success
+    (``H out = s``), False when a cluster cannot grow valid (``s`` not in ``H``'s column space).
+
+    ``col_ptr, row_idx``: CSC of ``H``; ``chk_ptr, chk_var``: CSR; ``colbits``: packed columns
+    ``(n, ceil(m/64))``; ``weights``: ``ln(1/p_j)`` (order > 0); ``key``: ordering key (n,);
+    ``grow``: with ``order > 0``, each valid cluster first grows on (it stays valid: a new check is
+    unflagged) until its nullity reaches ``grow * order`` or it has no neighbour left, so that the
+    in-cluster OSD has that many non-pivot columns to sweep; ``st``: :func:`lsd_scratch`.
+    """
+    (bit_owner, chk_owner, cparent, csize, crank, cvalid, chk_next, c_head, c_tail, pivot_of, vec, comb,
+     bit_of_slot, v, cv, seeds, chk_local, bit_local) = st
+    m = syndrome.shape[0]
+    Wm = v.shape[0]
+    nseed = 0
+    for i in range(m):
+        if syndrome[i]:
+            cparent[i] = i
+            csize[i] = 0
+            crank[i] = 0
+            cvalid[i] = 0
+            chk_owner[i] = i
+            chk_next[i] = -1
+            c_head[i] = i
+            c_tail[i] = i
+            seeds[nseed] = i
+            nseed += 1
+    nb = 0
+    nslot = 0
+    ok = True
+    while True:
+        # invalid roots, smallest first (insertion sort by (size, id))
+        ninv = 0
+        for t in range(nseed):
+            c = seeds[t]
+            if cparent[c] == c and not cvalid[c]:
+                j = ninv
+                while j > 0 and (csize[chk_local[j - 1]] > csize[c]):
+                    chk_local[j] = chk_local[j - 1]
+                    j -= 1
+                chk_local[j] = c
+                ninv += 1
+        if ninv == 0:
+            break
+        for t in range(ninv):
+            c = chk_local[t]
+            if cparent[c] != c or cvalid[c]:
+                continue  # merged or made valid earlier in this round
+            root, nb, nslot = _grow(c, col_ptr, row_idx, chk_ptr, chk_var, colbits, key, st, nb, nslot)
+            if root < 0:
+                ok = False
+                break
+            wn = (nslot + 63) >> 6
+            cvalid[root] = _reduce_syndrome(root, syndrome, chk_next, c_head, pivot_of, vec, comb, v, cv, wn)
+        if not ok:
+            break
+    if ok and order > 0:  # LSD-w pre-growth: valid clusters stay valid (a new check is unflagged)
+        for t in range(nseed):
+            c = seeds[t]
+            while cparent[c] == c and csize[c] - crank[c] < grow * order:
+                r, nb, nslot = _grow(c, col_ptr, row_idx, chk_ptr, chk_var, colbits, key, st, nb, nslot)
+                if r < 0:
+                    break
+                c = r
+    wn = (nslot + 63) >> 6
+    for t in range(nseed):
+        c = seeds[t]
+        if cparent[c] != c or not ok:
+            continue
+        _reduce_syndrome(c, syndrome, chk_next, c_head, pivot_of, vec, comb, v, cv, wn)
+        for q in range(wn):
+            x = cv[q]
+            while x != 0:
+                out[bit_of_slot[(q << 6) + ctz64(x)]] = 1
+                x &= x - _ONE
+        if order > 0 and csize[c] > crank[c]:
+            _cluster_osd(c, col_ptr, row_idx, weights, syndrome, key, min(order, csize[c] - crank[c]), crank[c],
+                         chk_next, c_head, bit_owner, cparent, bit_of_slot, nslot, chk_local, bit_local, out)
+    # reset what this shot touched
+    for t in range(nslot):
+        bit_owner[bit_of_slot[t]] = -1
+    for t in range(nseed):
+        c = seeds[t]
+        if cparent[c] == c:
+            i = c_head[c]
+            while i >= 0:
+                nx = chk_next[i]
+                pivot_of[i] = -1
+                chk_owner[i] = -1
+                chk_next[i] = -1
+                i = nx
+    for t in range(nseed):
+        cparent[seeds[t]] = seeds[t]
+    for b in range(nb):
+        for r in range(Wm):
+            vec[b, r] = 0
+        for r in range(wn):
+            comb[b, r] = 0
+    return ok
+
+
+@numba.njit(cache=True, nogil=True)
+def _cluster_osd(c, col_ptr, row_idx, weights, syndrome, key, order, rank, chk_next, c_head, bit_owner, cparent,
+                 bit_of_slot, nslot, chk_local, bit_local, out):
+    """OSD-CS of order ``order`` on cluster ``c``'s subproblem ``H[U_c, V_c]``, written over ``out``'s
+    entries on ``V_c`` (its OSD-0 equals the LSD-0 solution up to the column order)."""
+    mc = 0
+    i = c_head[c]
+    while i >= 0:
+        chk_local[i] = mc
+        mc += 1
+        i = chk_next[i]
+    nc = 0
+    for t in range(nslot):
+        j = bit_of_slot[t]
+        if _root(cparent, bit_owner[j]) == c:
+            bit_local[j] = nc
+            nc += 1
+    bits = np.zeros(nc, dtype=np.int64)
+    nnz = 0
+    for t in range(nslot):
+        j = bit_of_slot[t]
+        if bit_local[j] >= 0:
+            bits[bit_local[j]] = j
+            nnz += col_ptr[j + 1] - col_ptr[j]
+    lptr = np.zeros(nc + 1, dtype=np.int64)
+    lrow = np.zeros(nnz, dtype=np.int64)
+    Wl = max(1, (mc + 63) // 64)
+    lbits = np.zeros((nc, Wl), dtype=np.uint64)
+    lw = np.zeros(nc, dtype=np.float64)
+    lkey = np.zeros(nc, dtype=np.float64)
+    e = 0
+    for a in range(nc):
+        j = bits[a]
+        lw[a] = weights[j]
+        lkey[a] = key[j]
+        for k in range(col_ptr[j], col_ptr[j + 1]):
+            r = chk_local[row_idx[k]]
+            lrow[e] = r
+            lbits[a, r >> 6] |= _ONE << np.uint64(r & 63)
+            e += 1
+        lptr[a + 1] = e
+    ls = np.zeros(mc, dtype=np.uint8)
+    i = c_head[c]
+    while i >= 0:
+        ls[chk_local[i]] = syndrome[i]
+        i = chk_next[i]
+    lout = np.zeros(nc, dtype=np.uint8)
+    lout0 = np.zeros(nc, dtype=np.uint8)
+    osd_solve(lptr, lrow, lbits, lw, rank, METHOD_CS, order, ls, lkey, lout, lout0,
+              osd_scratch(mc, nc, rank, order))
+    for a in range(nc):
+        out[bits[a]] = lout[a]
+        bit_local[bits[a]] = -1
+
+
+@numba.njit(cache=True, nogil=True)
+def lsd_range(col_ptr, row_idx, chk_ptr, chk_var, colbits, weights, syndromes, keys, mask, order, grow, out,
+              status,
+              start, stop):
+    """:func:`lsd_solve` on the shots ``s`` in ``start:stop`` with ``mask[s]``; ``keys`` (S, n); ``out``
+    (S, n) uint8 rows of those shots are overwritten; ``status[s]`` = 1 on success, 0 on failure."""
+    m = syndromes.shape[1]
+    n = col_ptr.shape[0] - 1
+    st = lsd_scratch(m, n)
+    for s in range(start, stop):
+        if not mask[s]:
+            continue
+        for j in range(n):
+            out[s, j] = 0
+        status[s] = 1 if lsd_solve(col_ptr, row_idx, chk_ptr, chk_var, colbits, weights, syndromes[s], keys[s],
+                                   order, grow, out[s], st) else 0

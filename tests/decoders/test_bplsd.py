@@ -1,0 +1,70 @@
+"""``bplsd``: BP + localized statistics decoding; valid corrections, parity with ldpc's LSD-0."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from qdecode.decoders.bplsd import BpLsdDecoder
+from qdecode.decoders.registry import DecoderSpec
+from qdecode.problem import DecodingProblem
+from qdecode.sims.circuits import build_circuit
+from qdecode.sims.stats import fit_binomial
+
+
+@pytest.fixture(scope="module")
+def bb72():
+    circ = build_circuit("bb72_12_6", noise="bb-uniform", p=0.004)
+    prob = DecodingProblem.from_dem(circ.detector_error_model())
+    dets, obs = circ.compile_detector_sampler(seed=3).sample(600, separate_observables=True)
+    return prob, dets.astype(np.uint8), obs.astype(np.uint8)
+
+
+@pytest.mark.parametrize("order", [0, 4])
+def test_every_lsd_correction_satisfies_the_syndrome(bb72, order):
+    prob, dets, _ = bb72
+    dec = BpLsdDecoder(prob, lsd_order=order, max_iter=30)
+    e = dec.decode_batch(dets)
+    H = prob.H.toarray().astype(np.int64)
+    assert np.array_equal((e.astype(np.int64) @ H.T) & 1, dets)
+    info = dec.last_info
+    assert info.extra["lsd"].sum() > 50  # BP fails on enough shots for LSD to matter here
+    assert not info.extra["lsd_failed"].any()
+
+
+def test_lsd0_logical_error_rate_equals_ldpc_within_intervals(bb72):
+    """Same shots, same BP (min-sum, alpha 1, 30 iterations): our LSD-0 against ldpc's BpLsdDecoder."""
+    ldpc = pytest.importorskip("ldpc")
+    prob, dets, obs = bb72
+    ours = DecoderSpec.create("bplsd", {"max_iter": 30}).build(prob).predict_observables_batch(dets)
+    H = prob.H.toarray().astype(np.uint8)
+    peer = ldpc.BpLsdDecoder(H, error_channel=list(prob.priors), max_iter=30, bp_method="minimum_sum",
+                             ms_scaling_factor=1.0, schedule="parallel", bits_per_step=1, lsd_order=0)
+    L = prob.L.toarray().astype(np.int64)
+    theirs = np.array([(L @ peer.decode(d)) & 1 for d in dets], dtype=np.uint8)
+    k_ours = int(np.any(ours != obs, axis=1).sum())
+    k_theirs = int(np.any(theirs != obs, axis=1).sum())
+    a = fit_binomial(num_shots=len(obs), num_hits=k_ours, max_likelihood_factor=1e3)
+    b = fit_binomial(num_shots=len(obs), num_hits=k_theirs, max_likelihood_factor=1e3)
+    assert a.low <= b.high and b.low <= a.high, (k_ours, k_theirs)
+
+
+def test_in_cluster_osd_does_not_lose_to_lsd0(bb72):
+    prob, dets, obs = bb72
+    f = {}
+    for order in (0, 10):
+        pred = DecoderSpec.create("bplsd", {"lsd_order": order, "max_iter": 30}).build(prob).predict_observables_batch(
+            dets)
+        f[order] = int(np.any(pred != obs, axis=1).sum())
+    assert f[10] <= f[0]
+
+
+def test_converged_shots_keep_bp_and_zero_syndrome_is_zero(bb72):
+    prob, dets, _ = bb72
+    dec = BpLsdDecoder(prob, max_iter=30)
+    assert not dec.decode_batch(np.zeros((3, prob.num_detectors), dtype=np.uint8)).any()
+    bp = DecoderSpec.create("bp", {"max_iter": 30}).build(prob)
+    e_bp = bp.decode_batch(dets)
+    e = dec.decode_batch(dets)
+    conv = dec.last_info.converged
+    assert np.array_equal(e[conv], e_bp[conv])
