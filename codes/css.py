@@ -181,7 +181,8 @@ def search_min_logical_weight(
     row (and, with ``pairs``, every sum of two rows). Each candidate that is a
     nontrivial logical (anticommutes with some opposite-type logical) is a
     witness; the lightest one is returned. More trials make it more likely to
-    hit a true minimum-weight logical; the result is never below the distance.
+    hit a true minimum-weight logical; the result is never below the distance. For a proven
+    value use :func:`qdecode.codes.distance.css_distance` (exact, by MILP; small and mid-size codes).
 
     Args:
         code: the CSS code.

@@ -311,8 +311,14 @@ def _check_task_types(entry: Mapping[str, Any], where: str) -> None:
 
 
 def _check_code(code: str, where: str) -> None:
-    from qdecode.codes.catalog import CATALOG
+    from qdecode.codes.catalog import CATALOG, get_entry, is_code_spec
 
+    if is_code_spec(code):  # a user code such as bb[l=..,m=..,A=..,B=..]: parsed (and k computed) here
+        try:
+            get_entry(code)
+        except ValueError as exc:
+            raise RecipeError(f"{where}: {exc}") from None
+        return
     if code not in CATALOG:
         raise RecipeError(f"{where}: unknown code {code!r} (known codes: {', '.join(CATALOG)}; "
                           f"for a circuit of your own use circuit = 'file.stim')")

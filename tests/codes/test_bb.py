@@ -77,7 +77,7 @@ def test_bb144_no_logical_below_12():
 
 
 def test_catalogue_lookup_and_listing():
-    assert {name for name, e in CATALOG.items() if e.kind == "quantum-css"} == {"surface", *BB_NAMES}
+    assert {"surface", *BB_NAMES} <= {name for name, e in CATALOG.items() if e.kind == "quantum-css"}
     s = get_code("surface", d=5)
     assert (s.n, s.k, s.d) == (25, 1, 5)
     with pytest.raises(ValueError, match="needs a distance"):
