@@ -8,6 +8,9 @@
 * BB codes: :func:`bb_memory_circuit`, the depth-8 syndrome cycle of Bravyi et al.
   (Nature 627, 778 (2024)) with the ``bb-uniform`` noise of
   :mod:`qdecode.sims.noise`, or a ``code-capacity`` circuit.
+* any other CSS family, or any CSS code with ``schedule=`` given: the coloration circuit of
+  :func:`qdecode.sims.css_circuit.css_memory_circuit` (arXiv:2109.14609) with ``sd6``, ``si1000``,
+  ``bb-uniform`` or ``phenomenological`` noise, or a ``code-capacity`` circuit.
 
 With ``memory_basis_only`` (the default for BB codes) only the detectors of the
 memory basis are kept (Z checks for a Z-basis memory), which makes the X and Z
@@ -24,6 +27,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .css_circuit import CSS_NOISE, SCHEDULES, SX_ORDER, SZ_ORDER, css_memory_circuit
 from .noise import NOISE_MODELS, bb_uniform_rules, check_p, insert_noise, si1000_rules, to_cz_circuit
 
 __all__ = [
@@ -41,10 +45,9 @@ SUPPORTED_NOISE: dict[str, tuple[str, ...]] = {
     "surface": ("sd6", "si1000", "phenomenological", "code-capacity"),
     "bb": ("bb-uniform", "code-capacity"),
 }
+#: Noise models of the coloration circuits (families without a dedicated circuit, or ``schedule=``).
+COLORATION_NOISE: tuple[str, ...] = (*CSS_NOISE, "code-capacity")
 
-# Bravyi et al. schedule over the six neighbours of a check (see bb_memory_circuit).
-SX_ORDER: tuple[Any, ...] = ("idle", 1, 4, 3, 5, 0, 2)
-SZ_ORDER: tuple[Any, ...] = (3, 5, 0, 1, 2, 4, "idle")
 
 
 # ------------------------------------------------------------------ validation
@@ -65,7 +68,7 @@ def _positive_int(value: Any, name: str) -> int:
     return iv
 
 
-def _resolve(code: str, d: Any, rounds: Any, noise: str, p: Any, basis: Any) -> dict[str, Any]:
+def _resolve(code: str, d: Any, rounds: Any, noise: str, p: Any, basis: Any, schedule: Any = None) -> dict[str, Any]:
     """Validate arguments and resolve defaults; returns the metadata dict."""
     from qdecode.codes.catalog import get_entry
 
@@ -76,7 +79,11 @@ def _resolve(code: str, d: Any, rounds: Any, noise: str, p: Any, basis: Any) -> 
             f"channel instead (qdecode sweep --code {code} --noise awgn --ebn0 ...)"
         )
     family = entry.family
-    supported = SUPPORTED_NOISE.get(family, ())
+    if schedule is not None and schedule not in SCHEDULES:
+        raise ValueError(f"unknown schedule {schedule!r}; valid names: {', '.join(SCHEDULES)}")
+    if schedule is None and family not in SUPPORTED_NOISE:
+        schedule = "coloration"  # no dedicated circuit: the generic one
+    supported = COLORATION_NOISE if schedule is not None else SUPPORTED_NOISE[family]
     if noise not in NOISE_MODELS:
         from .classical import CHANNELS
 
@@ -85,8 +92,9 @@ def _resolve(code: str, d: Any, rounds: Any, noise: str, p: Any, basis: Any) -> 
                              f"code {code!r} takes one of: {', '.join(supported)}")
         raise ValueError(f"unknown noise model {noise!r}; valid names: {', '.join(NOISE_MODELS)}")
     if noise not in supported:
+        hint = " (or schedule='coloration' for the generic circuit)" if noise in COLORATION_NOISE else ""
         raise ValueError(
-            f"noise model {noise!r} is not available for code {code!r}; use one of: {', '.join(supported)}"
+            f"noise model {noise!r} is not available for code {code!r}; use one of: {', '.join(supported)}{hint}"
         )
     pf = check_p(p)
     b = _basis(basis)
@@ -96,6 +104,11 @@ def _resolve(code: str, d: Any, rounds: Any, noise: str, p: Any, basis: Any) -> 
         dv = _positive_int(d, "d")
         if dv < 2:
             raise ValueError(f"d must be >= 2 for code {code!r}, got d={d!r}")
+    elif entry.d is None:  # no known distance (e.g. a user's bb[...] spec without d)
+        if d is not None:
+            raise ValueError(f"code {code!r} has no known distance, so d={d!r} cannot be checked; leave d out "
+                             f"(or state it in the spec, bb[...,d=N])")
+        dv = None
     else:
         if d is not None and int(d) != entry.d:
             raise ValueError(f"code {code!r} has fixed distance {entry.d}; got d={d!r}")
@@ -103,10 +116,18 @@ def _resolve(code: str, d: Any, rounds: Any, noise: str, p: Any, basis: Any) -> 
     if noise == "code-capacity":
         r = 1
     elif rounds is None:
+        if dv is None:
+            raise ValueError(f"code {code!r} has no known distance, so rounds has no default: "
+                             f"pass rounds (e.g. --rounds 6)")
         r = dv
     else:
         r = _positive_int(rounds, "rounds")
-    return {"code": code, "family": family, "d": dv, "rounds": r, "noise": noise, "p": pf, "basis": b}
+    if noise == "code-capacity":
+        schedule = None  # no syndrome-extraction circuit
+    meta = {"code": code, "family": family, "d": dv, "rounds": r, "noise": noise, "p": pf, "basis": b}
+    if schedule is not None:  # only then: the metadata (and so the strong ids) of dedicated circuits is unchanged
+        meta["schedule"] = schedule
+    return meta
 
 
 def default_memory_basis_only(family: str) -> bool:
@@ -123,21 +144,25 @@ def circuit_metadata(
     p: float,
     basis: str = "Z",
     memory_basis_only: bool | None = None,
+    schedule: str | None = None,
 ) -> dict[str, Any]:
     """The resolved parameters of :func:`build_circuit` (for sinter ``json_metadata``).
 
     Returns:
-        dict with ``code, family, n, k, d, rounds, noise, p, basis, memory_basis_only``.
-        ``rounds`` is the effective number (1 for ``code-capacity``, ``d`` by default).
+        dict with ``code, family, n, k, d, rounds, noise, p, basis, memory_basis_only, schedule``.
+        ``rounds`` is the effective number (1 for ``code-capacity``, ``d`` by default);
+        ``schedule`` (the coloration schedule used) only for coloration circuits, so that the
+        metadata of the dedicated circuits, and the strong ids of results recorded with them, stay
+        as they were.
 
     Raises:
         ValueError: same conditions as :func:`build_circuit`.
     """
     from qdecode.codes.catalog import get_entry
 
-    meta = _resolve(code, d, rounds, noise, p, basis)
+    meta = _resolve(code, d, rounds, noise, p, basis, schedule)
     entry = get_entry(code)
-    meta["n"] = meta["d"] ** 2 if entry.parametrised else entry.n
+    meta["n"] = entry.n_at(meta["d"])  # d^2 (surface), 2d^2 (toric), ...
     meta["k"] = entry.k
     meta["memory_basis_only"] = (default_memory_basis_only(meta["family"]) if memory_basis_only is None
                                  else bool(memory_basis_only))
@@ -153,6 +178,7 @@ def build_circuit(
     p: float,
     basis: str = "Z",
     memory_basis_only: bool | None = None,
+    schedule: str | None = None,
 ) -> Any:
     """Build a noisy memory-experiment circuit.
 
@@ -160,8 +186,9 @@ def build_circuit(
         code: catalogue name (``surface``, ``bb72_12_6``, ...).
         d: distance; required for ``surface``, optional (must match) for fixed codes.
         rounds: syndrome rounds; defaults to ``d``; forced to 1 for ``code-capacity``.
-        noise: ``sd6``, ``si1000``, ``phenomenological``, ``code-capacity`` (surface) or
-            ``bb-uniform``, ``code-capacity`` (BB codes).
+        noise: ``sd6``, ``si1000``, ``phenomenological``, ``code-capacity`` (surface),
+            ``bb-uniform``, ``code-capacity`` (BB codes), or any of
+            :data:`COLORATION_NOISE` for a coloration circuit.
         p: physical error rate in (0, 1).
         basis: memory basis ``"Z"`` or ``"X"``.
         memory_basis_only: keep only the memory basis's detectors. ``None`` takes the
@@ -169,27 +196,35 @@ def build_circuit(
             with both bases for the surface code (what sinter users sample, and what
             correlated matching needs), memory basis only for BB codes (IBM's "XZ
             decoding" DEMs).
+        schedule: ``None`` for the family's dedicated circuit (the coloration circuit for
+            families without one), or a :data:`qdecode.sims.css_circuit.SCHEDULES` name
+            (``"coloration"``, ``"coloration-interleaved"``) for the coloration circuit of
+            any CSS code. Ignored for ``code-capacity``.
 
     Returns:
         ``stim.Circuit`` with detectors (coordinates ``(x, y, t)``) and ``k`` observables.
 
     Raises:
         ValueError: unknown code (also a ``KeyError``) or noise, ``p`` outside (0, 1),
-            ``d`` missing for ``surface``, unsupported code/noise combination, bad basis.
+            ``d`` missing for ``surface``, unsupported code/noise combination, bad basis,
+            unknown schedule.
     """
     import stim
 
-    meta = _resolve(code, d, rounds, noise, p, basis)
+    meta = _resolve(code, d, rounds, noise, p, basis, schedule)
     b, r, pf, nz = meta["basis"], meta["rounds"], meta["p"], meta["noise"]
     if memory_basis_only is None:
         memory_basis_only = default_memory_basis_only(meta["family"])
-    if meta["family"] == "surface":
+    if meta["family"] == "surface" and meta.get("schedule") is None:
         circ = _surface_circuit(meta["d"], r, nz, pf, b, memory_basis_only)
         memory_basis_only = False  # already filtered (before any CZ rewrite)
     else:
-        from qdecode.codes.catalog import get_code
+        from qdecode.codes.catalog import get_code, get_entry
 
-        css = get_code(code)
+        css = get_code(code, meta["d"]) if get_entry(code).parametrised else get_code(code)
+        if meta.get("schedule") is not None:
+            return css_memory_circuit(css, rounds=r, noise=nz, p=pf, basis=b, schedule=meta["schedule"],
+                                      memory_basis_only=memory_basis_only)
         if nz == "code-capacity":
             circ = bb_code_capacity_circuit(css, p=pf, basis=b, memory_basis_only=memory_basis_only)
             return circ

@@ -61,7 +61,7 @@ def test_bad_p(p):
 
 def test_bad_names_and_missing_d():
     with pytest.raises(ValueError, match="valid names: surface, bb72_12_6"):
-        build_circuit("toric", d=3, noise="sd6", p=0.001)
+        build_circuit("no_such_code", d=3, noise="sd6", p=0.001)
     with pytest.raises(ValueError, match="valid names: sd6, si1000"):
         build_circuit("surface", d=3, noise="nope", p=0.001)
     with pytest.raises(ValueError, match="needs a distance"):
