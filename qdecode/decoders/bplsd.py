@@ -21,13 +21,21 @@ from qdecode.decoders.bp import BpDecoder, bp_params
 from qdecode.decoders.params import DecoderEntry, Param, uses_params
 from qdecode.kernels import gf2
 from qdecode.kernels.lsd import lsd_range
+from qdecode.kernels.osd import METHOD_CS, METHOD_E
 from qdecode.kernels.threads import run_ranges
 from qdecode.problem import DecodingProblem
 
+#: ``lsd_method`` names -> the in-cluster OSD of :func:`qdecode.kernels.osd.osd_solve`
+LSD_METHODS = {"lsd_cs": METHOD_CS, "lsd_e": METHOD_E}
+
 #: Parameters of ``bplsd`` and :class:`BpLsdDecoder` (min-sum 80 iterations as ``bposd``, LSD-0).
 BPLSD_PARAMS = {**bp_params(80),
-                "lsd_order": Param(int, 0, "in-cluster OSD-CS order (0: LSD-0, the elimination solution)",
+                "lsd_order": Param(int, 0, "in-cluster OSD order (0: LSD-0, the elimination solution)",
                                    minimum=0, maximum=62),
+                "lsd_method": Param(str, "lsd_cs", "in-cluster OSD for lsd_order > 0: combination sweep or "
+                                    "exhaustive (order <= 20)", tuple(LSD_METHODS), label_default=False),
+                "bits_per_step": Param(int, 1, "bits a cluster adds per growth step (0: its whole neighbourhood)",
+                                       minimum=0, label_default=False),
                 "lsd_grow": Param(int, 10, "with lsd_order > 0: grow each valid cluster until its nullity is "
                                   "lsd_grow * lsd_order before the in-cluster OSD", minimum=1,
                                   label_default=False)}
@@ -39,7 +47,9 @@ class BpLsdDecoder(Decoder):
 
     Args:
         problem: H, L and priors.
-        lsd_order: in-cluster OSD-CS order (clamped per cluster to its nullity).
+        lsd_order: in-cluster OSD order (clamped per cluster to its nullity).
+        lsd_method: ``"lsd_cs"`` (combination sweep) or ``"lsd_e"`` (exhaustive), as ldpc's.
+        bits_per_step: bits per growth step (ldpc's; 0: the whole neighbourhood, as ``bpuf``).
         lsd_grow: with ``lsd_order > 0``, valid clusters grow on until their nullity is
             ``lsd_grow * lsd_order`` (the in-cluster OSD's room; 1 is ldpc's rule, which on BB72 at
             p = 0.004 left LSD-CS10 at 166 failures in 2,000 shots against bposd's 142; 10 gives 139).
@@ -50,10 +60,17 @@ class BpLsdDecoder(Decoder):
     decoded and ``extra["lsd_failed"]`` those whose syndrome is outside ``H``'s column space.
     """
 
-    def __init__(self, problem: DecodingProblem, *, lsd_order: int, lsd_grow: int, max_iter: int, alpha: float,
-                 beta: float, schedule: str, bits: int, frac_bits: int, threads: int | None = None):
+    def __init__(self, problem: DecodingProblem, *, lsd_order: int, lsd_method: str, bits_per_step: int,
+                 lsd_grow: int, max_iter: int, alpha: float, beta: float, schedule: str, bits: int, frac_bits: int,
+                 threads: int | None = None):
+        if lsd_method not in LSD_METHODS:
+            raise ValueError(f"lsd_method={lsd_method!r} must be one of {list(LSD_METHODS)}")
+        if lsd_method == "lsd_e" and lsd_order > 20:
+            raise ValueError(f"lsd_order={lsd_order} is too large for lsd_e (2^order candidates per cluster; <= 20)")
         self.problem = problem
         self.lsd_order = int(lsd_order)
+        self.lsd_method = lsd_method
+        self.bits_per_step = int(bits_per_step)
         self.lsd_grow = int(lsd_grow)
         self.threads = threads
         self.bp = BpDecoder(problem, max_iter=max_iter, alpha=alpha, beta=beta, schedule=schedule, bits=bits,
@@ -80,7 +97,8 @@ class BpLsdDecoder(Decoder):
         if failed.any():
             post = np.ascontiguousarray(post, dtype=np.float64)
             run_ranges(lsd_range, (self._col_ptr, self._row_idx, self._chk_ptr, self._chk_var, self._colbits,
-                                   self._weights, s, post, failed, self.lsd_order, self.lsd_grow, hard, status),
+                                   self._weights, s, post, failed, self.bits_per_step, LSD_METHODS[self.lsd_method],
+                                   self.lsd_order, self.lsd_grow, hard, status),
                        s.shape[0], self.threads)
         self.last_info = DecodeInfo(converged=conv, iterations=iters,
                                     extra={"lsd": failed, "lsd_failed": status == 0})
@@ -90,8 +108,21 @@ class BpLsdDecoder(Decoder):
         return observables_from_errors(self.decode_batch(syndromes), self.problem)
 
 
+#: ``bpuf``: BP then union-find on the Tanner graph (clusters grow by whole neighbourhoods, validity and
+#: solution by elimination): ldpc's BeliefFindDecoder in its inversion form (Higgott et al., arXiv:2203.04948;
+#: Delfosse, Londe, Beverland, arXiv:2103.08049), as BP+LSD-0 with ``bits_per_step = 0``.
+BPUF_PARAMS = {**bp_params(80)}
+
+
+def _bpuf(problem: DecodingProblem, **bp) -> BpLsdDecoder:
+    return BpLsdDecoder(problem, lsd_order=0, lsd_method="lsd_cs", bits_per_step=0, lsd_grow=1, **bp)
+
+
 ENTRIES = {
     "bplsd": DecoderEntry("bplsd", BpLsdDecoder, BPLSD_PARAMS,
                           doc="min-sum BP + localized statistics decoding (LSD-0, or in-cluster OSD-CS) on "
                               "non-converged shots"),
+    "bpuf": DecoderEntry("bpuf", _bpuf, BPUF_PARAMS,
+                         doc="min-sum BP + union-find on the Tanner graph (belief-find, inversion form) on "
+                             "non-converged shots; any check matrix"),
 }

@@ -62,6 +62,7 @@ BUILTIN_DECODERS: dict[str, str] = {
     "mle": "qdecode.decoders.mle",
     "uf": "qdecode.decoders.union_find",
     "bplsd": "qdecode.decoders.bplsd",
+    "bpuf": "qdecode.decoders.bplsd",
 }
 
 _REGISTRY: dict[str, DecoderEntry] = {}  # entries added by register() (plug-ins, tests)

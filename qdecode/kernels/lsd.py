@@ -19,10 +19,16 @@ vector unless it reduces to zero. Merging two clusters keeps both bases as they 
 pivots). Validity reduces ``s[U_C]`` by the same pivots; the combination it picks up is the
 cluster's LSD-0 solution (non-pivot bits 0).
 
-Order ``w > 0``: each cluster's subproblem ``H[U_C, V_C]`` then runs OSD-CS of order
-``min(w, nullity)`` (:func:`qdecode.kernels.osd.osd_solve`, ordered by the key, cost
-``sum ln(1/p_j)``): the likelihood-weighted combination sweep, where ldpc's LSD scores in-cluster
-candidates by Hamming weight.
+Order ``w > 0``: each valid cluster first grows on (valid clusters stay valid: a new check is
+unflagged) to nullity ``grow * w``, then its subproblem ``H[U_C, V_C]`` runs OSD-CS or OSD-E of
+order ``min(w, nullity)`` (:func:`qdecode.kernels.osd.osd_solve`, ordered by the key, cost
+``sum ln(1/p_j)``): a likelihood-weighted search, where ldpc's LSD scores in-cluster candidates by
+Hamming weight.
+
+``bits_per_step``: bits a cluster adds per growth step, the most likely first (1: LSD's default;
+0: every unowned neighbouring bit, the Tanner-graph neighbourhood, which with BP posteriors is the
+belief-find decoder of Higgott et al., arXiv:2203.04948, in its matrix-inversion form: Delfosse,
+Londe and Beverland's union-find for LDPC codes, arXiv:2103.08049).
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ import numba
 import numpy as np
 
 from qdecode.kernels.gf2 import ctz64
-from qdecode.kernels.osd import METHOD_CS, osd_scratch, osd_solve
+from qdecode.kernels.osd import osd_scratch, osd_solve
 
 _ONE = np.uint64(1)
 
@@ -58,7 +64,9 @@ def lsd_scratch(m, n):
             np.zeros(Wn, dtype=np.uint64),    # cv
             np.zeros(m, dtype=np.int64),      # seeds / invalid list
             np.zeros(m, dtype=np.int64),      # chk_local (check -> local row, for OSD)
-            np.full(n, -1, dtype=np.int64))   # bit_local
+            np.full(n, -1, dtype=np.int64),   # bit_local
+            np.zeros(n, dtype=np.int64),      # cand (a growth step's candidate bits)
+            np.zeros(n, dtype=np.uint8))      # mark (candidate already listed)
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -95,26 +103,56 @@ def _reduce_syndrome(root, syndrome, chk_next, c_head, pivot_of, vec, comb, v, c
 
 
 @numba.njit(cache=True, nogil=True)
-def _grow(c, col_ptr, row_idx, chk_ptr, chk_var, colbits, key, st, nb, nslot):
-    """Add cluster ``c``'s most likely unowned neighbouring bit (smallest ``key``, then index): its new
-    checks join, clusters owning its other checks merge (the smaller into the larger), and its column
-    is eliminated on the fly. Returns ``(root, nb, nslot)``, ``root = -1`` when ``c`` has no such bit."""
+def _grow(c, col_ptr, row_idx, chk_ptr, chk_var, colbits, key, bits_per_step, st, nb, nslot):
+    """One growth step of cluster ``c``: its ``bits_per_step`` most likely unowned neighbouring bits
+    (smallest ``key``, then index; ``0``: all of them, the Tanner-graph neighbourhood) join it
+    (:func:`_add_bit`). Returns ``(root, nb, nslot)``, ``root = -1`` when ``c`` has no such bit."""
     (bit_owner, chk_owner, cparent, csize, crank, cvalid, chk_next, c_head, c_tail, pivot_of, vec, comb,
-     bit_of_slot, v, cv, seeds, chk_local, bit_local) = st
-    Wm = v.shape[0]
-    best = -1
-    bk = np.inf
+     bit_of_slot, v, cv, seeds, chk_local, bit_local, cand, mark) = st
+    if bits_per_step == 1:  # the common case: one scan for the minimum
+        best = -1
+        bk = np.inf
+        i = c_head[c]
+        while i >= 0:
+            for e in range(chk_ptr[i], chk_ptr[i + 1]):
+                j = chk_var[e]
+                if bit_owner[j] < 0 and (best < 0 or key[j] < bk or (key[j] == bk and j < best)):
+                    bk = key[j]
+                    best = j
+            i = chk_next[i]
+        if best < 0:
+            return -1, nb, nslot
+        return _add_bit(best, c, col_ptr, row_idx, colbits, st, nb, nslot)
+    nc = 0
     i = c_head[c]
-    while i >= 0:
+    while i >= 0:  # list the candidates first: the bits added below extend this check list
         for e in range(chk_ptr[i], chk_ptr[i + 1]):
             j = chk_var[e]
-            if bit_owner[j] < 0 and (best < 0 or key[j] < bk or (key[j] == bk and j < best)):
-                bk = key[j]
-                best = j
+            if bit_owner[j] < 0 and not mark[j]:
+                mark[j] = 1
+                cand[nc] = j
+                nc += 1
         i = chk_next[i]
-    if best < 0:
+    if nc == 0:
         return -1, nb, nslot
-    j = best
+    picked = np.sort(cand[:nc])
+    for t in range(nc):
+        mark[picked[t]] = 0
+    take = nc if bits_per_step <= 0 else min(nc, bits_per_step)
+    ranked = picked[np.argsort(key[picked], kind="mergesort")]  # by key, ties by index
+    root = c
+    for t in range(take):
+        root, nb, nslot = _add_bit(ranked[t], root, col_ptr, row_idx, colbits, st, nb, nslot)
+    return root, nb, nslot
+
+
+@numba.njit(cache=True, nogil=True)
+def _add_bit(j, c, col_ptr, row_idx, colbits, st, nb, nslot):
+    """Bit ``j`` joins cluster ``c``: its new checks join, clusters owning its other checks merge (the
+    smaller into the larger), and its column is eliminated on the fly. Returns ``(root, nb, nslot)``."""
+    (bit_owner, chk_owner, cparent, csize, crank, cvalid, chk_next, c_head, c_tail, pivot_of, vec, comb,
+     bit_of_slot, v, cv, seeds, chk_local, bit_local, cand, mark) = st
+    Wm = v.shape[0]
     root = c
     bit_owner[j] = root
     bit_of_slot[nslot] = j
@@ -169,18 +207,21 @@ def _grow(c, col_ptr, row_idx, chk_ptr, chk_var, colbits, key, st, nb, nslot):
 
 
 @numba.njit(cache=True, nogil=True)
-def lsd_solve(col_ptr, row_idx, chk_ptr, chk_var, colbits, weights, syndrome, key, order, grow, out, st):
+def lsd_solve(col_ptr, row_idx, chk_ptr, chk_var, colbits, weights, syndrome, key, bits_per_step, method, order,
+              grow, out, st):
     """LSD of one shot into ``out`` (n,) uint8 (zeroed by the caller). Returns True on success
     (``H out = s``), False when a cluster cannot grow valid (``s`` not in ``H``'s column space).
 
     ``col_ptr, row_idx``: CSC of ``H``; ``chk_ptr, chk_var``: CSR; ``colbits``: packed columns
     ``(n, ceil(m/64))``; ``weights``: ``ln(1/p_j)`` (order > 0); ``key``: ordering key (n,);
-    ``grow``: with ``order > 0``, each valid cluster first grows on (it stays valid: a new check is
-    unflagged) until its nullity reaches ``grow * order`` or it has no neighbour left, so that the
-    in-cluster OSD has that many non-pivot columns to sweep; ``st``: :func:`lsd_scratch`.
+    ``bits_per_step``: see the module docstring; ``method``: the in-cluster OSD's
+    (``qdecode.kernels.osd.METHOD_CS`` / ``METHOD_E``); ``grow``: with ``order > 0``, each valid
+    cluster first grows on (it stays valid: a new check is unflagged) until its nullity reaches
+    ``grow * order`` or it has no neighbour left, so that the in-cluster OSD has that many
+    non-pivot columns to sweep; ``st``: :func:`lsd_scratch`.
     """
     (bit_owner, chk_owner, cparent, csize, crank, cvalid, chk_next, c_head, c_tail, pivot_of, vec, comb,
-     bit_of_slot, v, cv, seeds, chk_local, bit_local) = st
+     bit_of_slot, v, cv, seeds, chk_local, bit_local, cand, mark) = st
     m = syndrome.shape[0]
     Wm = v.shape[0]
     nseed = 0
@@ -217,7 +258,8 @@ def lsd_solve(col_ptr, row_idx, chk_ptr, chk_var, colbits, weights, syndrome, ke
             c = chk_local[t]
             if cparent[c] != c or cvalid[c]:
                 continue  # merged or made valid earlier in this round
-            root, nb, nslot = _grow(c, col_ptr, row_idx, chk_ptr, chk_var, colbits, key, st, nb, nslot)
+            root, nb, nslot = _grow(c, col_ptr, row_idx, chk_ptr, chk_var, colbits, key, bits_per_step, st, nb,
+                                    nslot)
             if root < 0:
                 ok = False
                 break
@@ -229,7 +271,8 @@ def lsd_solve(col_ptr, row_idx, chk_ptr, chk_var, colbits, weights, syndrome, ke
         for t in range(nseed):
             c = seeds[t]
             while cparent[c] == c and csize[c] - crank[c] < grow * order:
-                r, nb, nslot = _grow(c, col_ptr, row_idx, chk_ptr, chk_var, colbits, key, st, nb, nslot)
+                r, nb, nslot = _grow(c, col_ptr, row_idx, chk_ptr, chk_var, colbits, key, bits_per_step, st, nb,
+                                     nslot)
                 if r < 0:
                     break
                 c = r
@@ -245,7 +288,8 @@ def lsd_solve(col_ptr, row_idx, chk_ptr, chk_var, colbits, weights, syndrome, ke
                 out[bit_of_slot[(q << 6) + ctz64(x)]] = 1
                 x &= x - _ONE
         if order > 0 and csize[c] > crank[c]:
-            _cluster_osd(c, col_ptr, row_idx, weights, syndrome, key, min(order, csize[c] - crank[c]), crank[c],
+            _cluster_osd(c, col_ptr, row_idx, weights, syndrome, key, method, min(order, csize[c] - crank[c]),
+                         crank[c],
                          chk_next, c_head, bit_owner, cparent, bit_of_slot, nslot, chk_local, bit_local, out)
     # reset what this shot touched
     for t in range(nslot):
@@ -271,9 +315,11 @@ def lsd_solve(col_ptr, row_idx, chk_ptr, chk_var, colbits, weights, syndrome, ke
 
 
 @numba.njit(cache=True, nogil=True)
-def _cluster_osd(c, col_ptr, row_idx, weights, syndrome, key, order, rank, chk_next, c_head, bit_owner, cparent,
+def _cluster_osd(c, col_ptr, row_idx, weights, syndrome, key, method, order, rank, chk_next, c_head, bit_owner,
+                 cparent,
                  bit_of_slot, nslot, chk_local, bit_local, out):
-    """OSD-CS of order ``order`` on cluster ``c``'s subproblem ``H[U_c, V_c]``, written over ``out``'s
+    """OSD (``method``: ``METHOD_CS`` or ``METHOD_E``) of order ``order`` on cluster ``c``'s subproblem
+    ``H[U_c, V_c]``, written over ``out``'s
     entries on ``V_c`` (its OSD-0 equals the LSD-0 solution up to the column order)."""
     mc = 0
     i = c_head[c]
@@ -318,7 +364,7 @@ def _cluster_osd(c, col_ptr, row_idx, weights, syndrome, key, order, rank, chk_n
         i = chk_next[i]
     lout = np.zeros(nc, dtype=np.uint8)
     lout0 = np.zeros(nc, dtype=np.uint8)
-    osd_solve(lptr, lrow, lbits, lw, rank, METHOD_CS, order, ls, lkey, lout, lout0,
+    osd_solve(lptr, lrow, lbits, lw, rank, method, order, ls, lkey, lout, lout0,
               osd_scratch(mc, nc, rank, order))
     for a in range(nc):
         out[bits[a]] = lout[a]
@@ -326,8 +372,8 @@ def _cluster_osd(c, col_ptr, row_idx, weights, syndrome, key, order, rank, chk_n
 
 
 @numba.njit(cache=True, nogil=True)
-def lsd_range(col_ptr, row_idx, chk_ptr, chk_var, colbits, weights, syndromes, keys, mask, order, grow, out,
-              status,
+def lsd_range(col_ptr, row_idx, chk_ptr, chk_var, colbits, weights, syndromes, keys, mask, bits_per_step, method,
+              order, grow, out, status,
               start, stop):
     """:func:`lsd_solve` on the shots ``s`` in ``start:stop`` with ``mask[s]``; ``keys`` (S, n); ``out``
     (S, n) uint8 rows of those shots are overwritten; ``status[s]`` = 1 on success, 0 on failure."""
@@ -340,4 +386,4 @@ def lsd_range(col_ptr, row_idx, chk_ptr, chk_var, colbits, weights, syndromes, k
         for j in range(n):
             out[s, j] = 0
         status[s] = 1 if lsd_solve(col_ptr, row_idx, chk_ptr, chk_var, colbits, weights, syndromes[s], keys[s],
-                                   order, grow, out[s], st) else 0
+                                   bits_per_step, method, order, grow, out[s], st) else 0

@@ -68,3 +68,33 @@ def test_converged_shots_keep_bp_and_zero_syndrome_is_zero(bb72):
     e = dec.decode_batch(dets)
     conv = dec.last_info.converged
     assert np.array_equal(e[conv], e_bp[conv])
+
+
+@pytest.mark.parametrize("params", [{"bits_per_step": 0}, {"bits_per_step": 3, "lsd_order": 3},
+                                    {"lsd_order": 4, "lsd_method": "lsd_e"}])
+def test_growth_steps_and_exhaustive_in_cluster_osd_give_valid_corrections(bb72, params):
+    prob, dets, obs = bb72
+    dec = DecoderSpec.create("bplsd", {**params, "max_iter": 30}).build(prob)
+    e = dec.decode_batch(dets)
+    H = prob.H.toarray().astype(np.int64)
+    assert np.array_equal((e.astype(np.int64) @ H.T) & 1, dets)
+    f = int(np.any(dec.predict_observables_batch(dets) != obs, axis=1).sum())
+    assert f < 0.3 * len(obs)
+
+
+def test_bpuf_is_lsd0_with_whole_neighbourhood_growth(bb72):
+    """``bpuf`` (belief-find, inversion form) decodes hypergraph DEMs with valid corrections and equals
+    ``bplsd[bits_per_step=0]``."""
+    prob, dets, _ = bb72
+    a = DecoderSpec.create("bpuf", {"max_iter": 30}).build(prob).decode_batch(dets)
+    b = DecoderSpec.create("bplsd", {"bits_per_step": 0, "max_iter": 30}).build(prob).decode_batch(dets)
+    assert np.array_equal(a, b)
+    H = prob.H.toarray().astype(np.int64)
+    assert np.array_equal((a.astype(np.int64) @ H.T) & 1, dets)
+
+
+def test_exhaustive_order_is_bounded():
+    circ = build_circuit("surface", d=3, noise="code-capacity", p=0.05)
+    prob = DecodingProblem.from_dem(circ.detector_error_model())
+    with pytest.raises(ValueError, match="too large for lsd_e"):
+        BpLsdDecoder(prob, lsd_order=21, lsd_method="lsd_e")

@@ -82,6 +82,8 @@ def _python(name: str):
         "mle": (_problem, lambda p, **kw: MleDecoder(p, **kw)),
         "uf": (_problem, lambda p, **kw: UnionFindDecoder(p, **kw)),
         "bplsd": (_problem, lambda p, **kw: BpLsdDecoder(p, **kw)),
+        "bpuf": (_problem, lambda p, **kw: BpLsdDecoder(p, lsd_order=0, lsd_method="lsd_cs", bits_per_step=0,
+                                                        lsd_grow=1, **kw)),
     }
     return cases[name]
 
@@ -94,7 +96,7 @@ EXPLICIT = {
     "window": {"W": 2, "inner": "bp"}, "osd": {"order": 1}, "scl": {"list_size": 4, "crc": "false"},
     "sem-osd": {"order": 1, "context": "genie"}, "crisp": {"beam": 2},
     "mle": {"time_limit": 5.0}, "uf": {"growth": "uniform"},
-    "bplsd": {"lsd_order": 4, "max_iter": 20},
+    "bplsd": {"lsd_order": 4, "max_iter": 20}, "bpuf": {"max_iter": 12},
 }
 
 
