@@ -154,3 +154,28 @@ def test_bad_arguments():
         brute_force_distance(zero)
     with pytest.raises(ValueError, match="brute force"):
         brute_force_distance(get_code("bb72_12_6"), max_combinations=1000)
+
+
+@pytest.mark.parametrize("d", [3, 5])
+def test_circuit_distance_of_surface_memory_equals_stims_graphlike_search(d):
+    import stim
+
+    from qdecode.codes.distance import circuit_distance
+
+    circ = stim.Circuit.generated("surface_code:rotated_memory_z", distance=d, rounds=d,
+                                  after_clifford_depolarization=0.001, before_measure_flip_probability=0.001)
+    r = circuit_distance(circ.detector_error_model(), time_limit=120)
+    assert r.optimal and r.distance == d == len(circ.shortest_graphlike_error())
+
+
+def test_circuit_distance_on_a_hyperedge_dem_and_bad_input():
+    from qdecode.codes.distance import circuit_distance
+
+    r = circuit_distance("error(0.1) D0 D1 D2\nerror(0.1) D0 D1 L0\nerror(0.1) D2 L0\nerror(0.1) D0 D1 D2 L0")
+    assert r.optimal and r.distance == 2  # D0 D1 D2 with D0 D1 D2 L0: only L0 flips
+    r = circuit_distance("error(0.1) D0 D1 D2\nerror(0.1) D0 D1 L0\nerror(0.1) D2\n")
+    assert r.optimal and r.distance == 3  # all three together: D0 D1 D2 twice over, L0 once
+    r = circuit_distance("error(0.1) D0 L0\nerror(0.1) D1\n")
+    assert r.optimal and r.distance is None  # every observable flip is detected
+    with pytest.raises(ValueError, match="no logical observable"):
+        circuit_distance("error(0.1) D0 D1\n")
