@@ -36,7 +36,7 @@ import numpy as np
 
 from .css import CSSCode
 
-__all__ = ["DistanceResult", "css_distance", "brute_force_distance", "circuit_distance"]
+__all__ = ["DistanceResult", "css_distance", "brute_force_distance", "logical_distance"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -220,72 +220,38 @@ def brute_force_distance(code: CSSCode, basis: str = "both", *, max_combinations
     raise AssertionError("a code with k >= 1 has a nontrivial logical")  # pragma: no cover
 
 
-def circuit_distance(dem, *, time_limit: float | None = 60.0) -> DistanceResult:
-    """Circuit-level distance of a detector error model by MILP: the fewest error mechanisms whose
-    combined effect flips no detector and at least one observable.
 
-    The same integer program as :func:`css_distance` with ``check = H`` (detectors x mechanisms) and
-    ``duals = L`` (observables x mechanisms), one column per ``error`` instruction of the flattened
-    DEM (not merged: two mechanisms with equal detectors and different observables are a weight-2
-    logical). Unlike stim's
-    ``shortest_graphlike_error`` it needs no graphlike decomposition, so it applies to hyperedge DEMs
-    (BB and color-code circuits); with a time limit hit it is an upper bound (``optimal`` False).
-    ``witness`` is then a set of error instructions (in flattened order), ``basis`` ``"DEM"``. A DEM in which
-    no set of mechanisms flips an observable undetected gives ``distance = None`` with ``optimal``.
-
-    Args:
-        dem: ``stim.DetectorErrorModel`` (or its text) with at least one observable.
-        time_limit: wall-clock seconds (``None``: no limit).
+def logical_distance(check: np.ndarray, duals: np.ndarray, *, time_limit: float | None = 60.0) -> DistanceResult:
+    """Fewest columns of ``check`` (r, n) summing to zero whose sum has odd overlap with some row of
+    ``duals`` (k, n), by the MILP of :func:`css_distance`: the circuit distance of a DEM with
+    ``check = H`` (detectors x mechanisms) and ``duals = L`` (observables x mechanisms)
+    (:func:`qdecode.sims.dem_distance.circuit_distance`). ``distance = None`` with ``optimal`` when no
+    such set exists; with a time limit hit, an upper bound (``optimal`` False). ``basis``: ``"DEM"``.
 
     Raises:
-        ValueError: a DEM without observables.
+        ValueError: ``duals`` has no row.
     """
-    H, L = _dem_matrices(dem)
-    if L.shape[0] == 0:
-        raise ValueError("the DEM has no logical observable: its circuit distance is undefined")
-    keep = L.any(axis=0) | H.any(axis=0)  # a mechanism that flips nothing cannot help
+    check = np.asarray(check, dtype=np.uint8)
+    duals = np.asarray(duals, dtype=np.uint8)
+    if duals.shape[0] == 0:
+        raise ValueError("no logical observable: the distance is undefined")
+    n = check.shape[1]
+    keep = duals.any(axis=0) | check.any(axis=0)  # a column that flips nothing cannot help
     start = time.perf_counter()
     deadline = math.inf if time_limit is None else start + float(time_limit)
-    ub, lb, wit, timed_out = _solve(H[:, keep], L[:, keep], deadline)
-    witness = None
-    if wit is not None:
-        witness = np.zeros(H.shape[1], dtype=np.uint8)
-        witness[np.flatnonzero(keep)] = wit
-    distance = ub if wit is not None else None
+    ub, lb, wit, timed_out = _solve(check[:, keep], duals[:, keep], deadline)
+    seconds = time.perf_counter() - start
     if wit is None and not timed_out:
-        return DistanceResult(distance=None, lower_bound=H.shape[1] + 1, optimal=True, basis="DEM",
-                              seconds=time.perf_counter() - start,
+        return DistanceResult(distance=None, lower_bound=n + 1, optimal=True, basis="DEM", seconds=seconds,
                               status="no set of mechanisms flips an observable without flipping a detector",
                               witness=None, witness_basis=None, solves=1)
+    witness = None
+    if wit is not None:
+        witness = np.zeros(n, dtype=np.uint8)
+        witness[np.flatnonzero(keep)] = wit
+    distance = ub if wit is not None else None
     optimal = distance is not None and lb == distance
     status = "optimal" if optimal else (f"time limit of {time_limit} s reached: not proven "
                                         f"(upper bound {distance}, proven lower bound {lb})")
     return DistanceResult(distance=distance, lower_bound=int(min(lb, ub)), optimal=bool(optimal), basis="DEM",
-                          seconds=time.perf_counter() - start, status=status, witness=witness,
-                          witness_basis=None, solves=1)
-
-
-def _dem_matrices(dem) -> tuple[np.ndarray, np.ndarray]:
-    """``(H, L)`` uint8 of a DEM: one column per ``error`` instruction of the flattened model, its
-    detector and observable targets XOR-reduced (``^`` separators ignored)."""
-    import stim
-
-    model = stim.DetectorErrorModel(dem) if isinstance(dem, str) else dem
-    cols = []
-    for inst in model.flattened():
-        if inst.type != "error":
-            continue
-        dets: set[int] = set()
-        obs: set[int] = set()
-        for t in inst.targets_copy():
-            if t.is_relative_detector_id():
-                dets ^= {t.val}
-            elif t.is_logical_observable_id():
-                obs ^= {t.val}
-        cols.append((dets, obs))
-    H = np.zeros((model.num_detectors, len(cols)), dtype=np.uint8)
-    L = np.zeros((model.num_observables, len(cols)), dtype=np.uint8)
-    for j, (dets, obs) in enumerate(cols):
-        H[sorted(dets), j] = 1
-        L[sorted(obs), j] = 1
-    return H, L
+                          seconds=seconds, status=status, witness=witness, witness_basis=None, solves=1)

@@ -183,13 +183,7 @@ class DecodingProblem:
             p = inst.args_copy()[0]
             if p <= 0:
                 continue
-            dets: set[int] = set()
-            obs: set[int] = set()
-            for t in inst.targets_copy():
-                if t.is_relative_detector_id():
-                    dets ^= {t.val}
-                elif t.is_logical_observable_id():
-                    obs ^= {t.val}
+            dets, obs = error_targets(inst)
             if not dets and not obs:
                 continue
             key = tuple(sorted(dets))
@@ -230,3 +224,32 @@ def _columns_to_csr(columns: list[tuple[int, ...]], num_rows: int, num_cols: int
     m = sp.csr_matrix((np.ones(rows.size, dtype=np.uint8), (rows, cols)), shape=(num_rows, num_cols))
     m.sort_indices()
     return m
+
+
+def error_targets(inst: Any) -> tuple[set[int], set[int]]:
+    """The detectors and observables one DEM ``error`` instruction flips, XOR-reduced (a target listed
+    twice cancels; ``^`` separators are ignored)."""
+    dets: set[int] = set()
+    obs: set[int] = set()
+    for t in inst.targets_copy():
+        if t.is_relative_detector_id():
+            dets ^= {t.val}
+        elif t.is_logical_observable_id():
+            obs ^= {t.val}
+    return dets, obs
+
+
+def unmerged_matrices(dem: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``(H, L)`` uint8 of a DEM with one column per ``error`` instruction of the flattened model, in
+    order (no merging: two instructions with equal detectors and different observables stay apart,
+    which :meth:`DecodingProblem.from_dem` would merge)."""
+    import stim
+
+    model = stim.DetectorErrorModel(dem) if isinstance(dem, str) else dem
+    cols = [error_targets(inst) for inst in model.flattened() if inst.type == "error"]
+    H = np.zeros((model.num_detectors, len(cols)), dtype=np.uint8)
+    L = np.zeros((model.num_observables, len(cols)), dtype=np.uint8)
+    for j, (dets, obs) in enumerate(cols):
+        H[sorted(dets), j] = 1
+        L[sorted(obs), j] = 1
+    return H, L

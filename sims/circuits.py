@@ -28,7 +28,15 @@ from typing import Any, Sequence
 import numpy as np
 
 from .css_circuit import CSS_NOISE, SCHEDULES, SX_ORDER, SZ_ORDER, css_memory_circuit
-from .noise import NOISE_MODELS, bb_uniform_rules, check_p, insert_noise, si1000_rules, to_cz_circuit
+from .noise import (
+    NOISE_MODELS,
+    bb_uniform_rules,
+    check_p,
+    check_positive_int,
+    insert_noise,
+    si1000_rules,
+    to_cz_circuit,
+)
 
 __all__ = [
     "build_circuit",
@@ -56,16 +64,6 @@ def _basis(basis: Any) -> str:
     if b not in ("X", "Z"):
         raise ValueError(f"basis must be 'X' or 'Z', got basis={basis!r}")
     return b
-
-
-def _positive_int(value: Any, name: str) -> int:
-    try:
-        iv = int(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a positive integer, got {name}={value!r}") from None
-    if iv != value or iv < 1:
-        raise ValueError(f"{name} must be a positive integer, got {name}={value!r}")
-    return iv
 
 
 def _resolve(code: str, d: Any, rounds: Any, noise: str, p: Any, basis: Any, schedule: Any = None) -> dict[str, Any]:
@@ -101,7 +99,7 @@ def _resolve(code: str, d: Any, rounds: Any, noise: str, p: Any, basis: Any, sch
     if entry.parametrised:
         if d is None:
             raise ValueError(f"code {code!r} needs a distance: pass d (e.g. d=5)")
-        dv = _positive_int(d, "d")
+        dv = check_positive_int(d, "d")
         if dv < 2:
             raise ValueError(f"d must be >= 2 for code {code!r}, got d={d!r}")
     elif entry.d is None:  # no known distance (e.g. a user's bb[...] spec without d)
@@ -121,7 +119,7 @@ def _resolve(code: str, d: Any, rounds: Any, noise: str, p: Any, basis: Any, sch
                              f"pass rounds (e.g. --rounds 6)")
         r = dv
     else:
-        r = _positive_int(rounds, "rounds")
+        r = check_positive_int(rounds, "rounds")
     if noise == "code-capacity":
         schedule = None  # no syndrome-extraction circuit
     meta = {"code": code, "family": family, "d": dv, "rounds": r, "noise": noise, "p": pf, "basis": b}
@@ -429,7 +427,7 @@ def bb_memory_circuit(
     spec = code.meta
     if spec is None or not hasattr(spec, "A"):
         raise ValueError(f"bb_memory_circuit needs a BB code (with BBSpec meta), got {code!r}")
-    rounds = _positive_int(rounds, "rounds")
+    rounds = check_positive_int(rounds, "rounds")
     b = _basis(basis)
     if len(sx) != 7 or len(sz) != 7 or sx[0] != "idle" or sz[6] != "idle":
         raise ValueError(f"schedules must have 7 entries with sx[0] = sz[6] = 'idle'; got sx={sx}, sz={sz}")

@@ -76,7 +76,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .noise import NoiseRules, bb_uniform_rules, check_p, insert_noise, si1000_rules, to_cz_circuit
+from .noise import NoiseRules, bb_uniform_rules, check_p, check_positive_int, insert_noise, si1000_rules, to_cz_circuit
 
 __all__ = [
     "SCHEDULES",
@@ -103,16 +103,6 @@ def _basis(basis: Any) -> str:
     if b not in ("X", "Z"):
         raise ValueError(f"basis must be 'X' or 'Z', got basis={basis!r}")
     return b
-
-
-def _rounds(rounds: Any) -> int:
-    try:
-        r = int(rounds)
-    except (TypeError, ValueError):
-        raise ValueError(f"rounds must be a positive integer, got rounds={rounds!r}") from None
-    if r != rounds or r < 1:
-        raise ValueError(f"rounds must be a positive integer, got rounds={rounds!r}")
-    return r
 
 
 def _noise(noise: Any, p: Any) -> tuple[str | None, float]:
@@ -448,7 +438,7 @@ def css_memory_circuit(
         ValueError: ``rounds < 1``, ``p`` outside (0, 1), unknown noise, schedule or basis, an
             invalid ``(tx, tz)`` or an interleaved colouring that fails the validity condition.
     """
-    r = _rounds(rounds)
+    r = check_positive_int(rounds, "rounds")
     b = _basis(basis)
     nz, pf = _noise(noise, p)
     lay = css_layout(code) if layout is None else layout
@@ -490,7 +480,7 @@ def circuit_from_schedule(
     """
     import stim
 
-    r = _rounds(rounds)
+    r = check_positive_int(rounds, "rounds")
     b = _basis(basis)
     nz, pf = _noise(noise, p)
     lay = css_layout(code) if layout is None else layout

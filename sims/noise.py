@@ -129,6 +129,17 @@ def get_noise_model(name: str) -> NoiseModel:
         raise ValueError(f"unknown noise model {name!r}; valid names: {', '.join(NOISE_MODELS)}") from None
 
 
+def check_positive_int(value: Any, name: str) -> int:
+    """``value`` as an int >= 1 (``rounds``, ``d``, ...), else a one-line ``ValueError`` naming ``name``."""
+    try:
+        iv = int(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a positive integer, got {name}={value!r}") from None
+    if iv != value or iv < 1:
+        raise ValueError(f"{name} must be a positive integer, got {name}={value!r}")
+    return iv
+
+
 def check_p(p: Any) -> float:
     """Validate a physical error rate.
 

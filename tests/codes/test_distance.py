@@ -160,7 +160,7 @@ def test_bad_arguments():
 def test_circuit_distance_of_surface_memory_equals_stims_graphlike_search(d):
     import stim
 
-    from qdecode.codes.distance import circuit_distance
+    from qdecode.sims.dem_distance import circuit_distance
 
     circ = stim.Circuit.generated("surface_code:rotated_memory_z", distance=d, rounds=d,
                                   after_clifford_depolarization=0.001, before_measure_flip_probability=0.001)
@@ -169,7 +169,7 @@ def test_circuit_distance_of_surface_memory_equals_stims_graphlike_search(d):
 
 
 def test_circuit_distance_on_a_hyperedge_dem_and_bad_input():
-    from qdecode.codes.distance import circuit_distance
+    from qdecode.sims.dem_distance import circuit_distance
 
     r = circuit_distance("error(0.1) D0 D1 D2\nerror(0.1) D0 D1 L0\nerror(0.1) D2 L0\nerror(0.1) D0 D1 D2 L0")
     assert r.optimal and r.distance == 2  # D0 D1 D2 with D0 D1 D2 L0: only L0 flips
