@@ -19,13 +19,15 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(VENV)/bin/qdecode sweep
 
+# Two or more workers (one per core; --dist loadfile keeps each file's cached fixtures in one worker):
+# the suite is mostly numba compiles, which parallelise.
 test: $(STAMP)
 	$(VENV)/bin/ruff check .
-	$(PY) -m pytest -q -m "not slow and not gpu" tests
+	$(PY) -m pytest -q -n auto --dist loadfile -m "not slow and not gpu" tests
 
 test-all: $(STAMP)
 	$(VENV)/bin/ruff check .
-	$(PY) -m pytest -q tests
+	$(PY) -m pytest -q -n auto --dist loadfile tests
 
 bench: $(STAMP)
 	$(PY) benchmarks/harness_overhead.py
