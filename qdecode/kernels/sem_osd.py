@@ -797,6 +797,23 @@ def _enumerate(order_llr, g_packed, order, hd_ch, rel_ch, lamlp, nb, ctab, tol, 
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
+def _byte_alternatives(base, j, alts, kk, top_k, out):
+    """Byte ``j`` of codeword ``base`` and the first ``top_k`` other values among its candidates
+    ``alts[j, :kk]`` (most probable first) into ``out``; returns ``(byte, count)``."""
+    bit = 8 * j
+    v = np.int64((base[bit >> 6] >> np.uint64(bit & 63)) & np.uint64(255))
+    cnt = 0
+    for a in range(kk):
+        if cnt == top_k:
+            break
+        nv = alts[j, a]
+        if nv != v:
+            out[cnt] = nv
+            cnt += 1
+    return v, cnt
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
 def _try_substitution(c, best, best_c, ctab, nch, tol, hd_ch, Wn, rel_ch, lamlp, nb, x, counts):
     """Score one byte-substitution candidate ``c`` (chunk-table screen, exact metric near the
     threshold); returns the new best cost and copies ``c`` into ``best_c`` when it wins."""
@@ -872,7 +889,7 @@ def sem_osd_solve(llr, fused, lamlp, le, nb, g_packed, byte_tab, order, union, o
     lower bounds (:func:`_enumerate`), so the result is that of scoring all of them (checked
     against the unpruned search of ``tests/kernels/sem_osd_reference.py``).
     ``counts`` (3,): += candidates, table metrics, exact metric evaluations.
-    ``scratch``: :func:`sem_osd_scratch` (no allocation here).
+    ``scratch``: :func:`sem_osd_scratch` (no other allocation but two ``top_k``-sized lists).
     """
     (mrb, hd_ch, rel_ch, best_c, topc, topw, ctab, dtmp, x, cand, c1, c2, base, alts, altv, post, _le, _fused,
      _lamlp, zw, mu, mtab, e0, pmask, delta, smin, wr, r1) = scratch
@@ -902,6 +919,8 @@ def sem_osd_solve(llr, fused, lamlp, le, nb, g_packed, byte_tab, order, union, o
     if omega > 0 and ntop > 0:
         # per-byte candidate values, most probable first (posterior = lamlp + evidence)
         kk = min(top_k + 1, 256)
+        alt1 = np.empty(max(top_k, 1), dtype=np.int64)  # a byte's alternatives (two top_k-sized lists)
+        alt2 = np.empty(max(top_k, 1), dtype=np.int64)
         for j in range(nb):
             for b in range(256):
                 post[b] = lamlp[j, b] + le[j, b]
@@ -910,33 +929,17 @@ def sem_osd_solve(llr, fused, lamlp, le, nb, g_packed, byte_tab, order, union, o
             for q in range(Wn):
                 base[q] = topw[t, q]
             for j1 in range(nb):
-                bit1 = 8 * j1
-                v1 = np.int64((base[bit1 >> 6] >> np.uint64(bit1 & 63)) & np.uint64(255))
-                used1 = 0
-                for a1 in range(kk):
-                    if used1 == top_k:
-                        break
-                    n1 = alts[j1, a1]
-                    if n1 == v1:
-                        continue
-                    used1 += 1
+                v1, k1 = _byte_alternatives(base, j1, alts, kk, top_k, alt1)
+                for a1 in range(k1):
                     for q in range(Wn):
-                        c1[q] = base[q] ^ byte_tab[j1, v1 ^ n1, q]
+                        c1[q] = base[q] ^ byte_tab[j1, v1 ^ alt1[a1], q]
                     best = _try_substitution(c1, best, best_c, ctab, nch, tol, hd_ch, Wn, rel_ch, lamlp, nb, x, counts)
                     if omega >= 2:
                         for j2 in range(j1 + 1, nb):
-                            bit2 = 8 * j2
-                            v2 = np.int64((base[bit2 >> 6] >> np.uint64(bit2 & 63)) & np.uint64(255))
-                            used2 = 0
-                            for a2 in range(kk):
-                                if used2 == top_k:
-                                    break
-                                n2 = alts[j2, a2]
-                                if n2 == v2:
-                                    continue
-                                used2 += 1
+                            v2, k2 = _byte_alternatives(base, j2, alts, kk, top_k, alt2)
+                            for a2 in range(k2):
                                 for q in range(Wn):
-                                    c2[q] = c1[q] ^ byte_tab[j2, v2 ^ n2, q]
+                                    c2[q] = c1[q] ^ byte_tab[j2, v2 ^ alt2[a2], q]
                                 best = _try_substitution(c2, best, best_c, ctab, nch, tol, hd_ch, Wn, rel_ch, lamlp,
                                                          nb, x, counts)
     for j in range(n):
