@@ -6,7 +6,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: install demo test test-all bench clean
+.PHONY: install demo test test-all bench rtl-sim rtl-tools rtl-test clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +31,25 @@ test-all: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) benchmarks/harness_overhead.py
+
+# RTL simulation and synthesis tools (Debian packages; needs root): Icarus Verilog, yosys,
+# nextpnr-ice40, Verilator. Installed only when one of them is missing.
+RTL_TOOLS := iverilog vvp yosys nextpnr-ice40 verilator
+
+rtl-tools:
+	@missing=$$(for t in $(RTL_TOOLS); do command -v $$t >/dev/null || echo $$t; done); \
+	if [ -n "$$missing" ]; then \
+		echo "installing RTL tools (missing: $$missing)"; \
+		apt-get update -qq && apt-get install -y -qq iverilog yosys nextpnr-ice40 verilator; \
+	fi
+
+# Icarus Verilog alone: what `make test`'s small bit-exact RTL case needs (CI installs it first).
+rtl-sim:
+	@command -v iverilog >/dev/null || (apt-get update -qq && apt-get install -y -qq iverilog)
+
+# The RTL tests with the simulator present (generator, bit-exact replay, mutants; slow ones included).
+rtl-test: $(STAMP) rtl-tools
+	$(PY) -m pytest -q tests/hw/test_rtl.py
 
 clean:
 	rm -rf $(VENV) out build *.egg-info

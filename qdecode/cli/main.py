@@ -11,8 +11,8 @@ from qdecode import __version__
 
 EXIT_BAD_INPUT = 2
 
-_COMMANDS = ("sweep", "plot", "threshold", "combine", "circuit", "predict", "codes", "bench", "export-vectors", "tune",
-             "train", "learn-noise")
+_COMMANDS = ("sweep", "plot", "threshold", "combine", "circuit", "predict", "codes", "bench", "export-vectors",
+             "export-rtl", "tune", "train", "learn-noise")
 
 
 class CliError(ValueError):
@@ -25,6 +25,7 @@ def build_parser() -> argparse.ArgumentParser:
         circuit,
         codes,
         combine,
+        export_rtl,
         export_vectors,
         learn_noise,
         plot,
@@ -47,6 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     codes.add_parser(sub)
     bench.add_parser(sub)
     export_vectors.add_parser(sub)
+    export_rtl.add_parser(sub)
     tune.add_parser(sub)
     train.add_parser(sub)
     learn_noise.add_parser(sub)

@@ -5,6 +5,9 @@
   expected results of the bit-accurate fixed-point min-sum kernel);
   :func:`replay_vectors` rebuilds the decoder from those files alone and re-checks
   every expected value bit for bit.
+* :mod:`qdecode.hw.rtl`: synthesizable Verilog-2005 of the fixed-point flooding min-sum decoder
+  for a check matrix (``qdecode export-rtl``), its ``$readmemh`` bench over a vector directory,
+  Icarus Verilog / Verilator replay and yosys / nextpnr-ice40 runs (imported on demand).
 * :mod:`qdecode.hw.latency`: per-shot latency distribution (p50 / p99 / p99.9 / max,
   ``time.perf_counter_ns``, warm-up excluded), batch throughput and iteration counts.
 """

@@ -1,0 +1,98 @@
+"""``qdecode export-rtl``: synthesizable Verilog of the fixed-point flooding min-sum decoder.
+
+The decoder comes from a problem (``--code ... --noise --p``, ``--dem FILE`` or ``--alist FILE
+--p``) and the fixed-point options, exactly as ``qdecode export-vectors`` builds its reference
+model; or, with ``--vectors DIR`` and no problem option, from an exported vector set alone (its
+H, priors and manifest). ``--out DIR`` receives the files of :mod:`qdecode.hw.rtl.emit`;
+``--vectors DIR`` also writes the bench for that vector set, and ``--simulate`` runs it
+(exit 1 on any mismatch). ``--synth`` runs yosys for the listed targets, ``--pnr`` nextpnr-ice40.
+"""
+
+from __future__ import annotations
+
+import sys
+
+_DEFAULTS = {"bits": 8, "frac_bits": 3, "alpha": 0.625, "beta": 0.0, "max_iter": 50}
+
+
+def add_parser(sub) -> None:
+    from qdecode.cli.bench import add_problem_args
+
+    p = sub.add_parser(
+        "export-rtl",
+        help="synthesizable Verilog of the fixed-point min-sum decoder (+ bench, synthesis)",
+        description=(
+            "Write Verilog-2005 of a fully parallel flooding min-sum decoder (one iteration per clock) "
+            "for a check matrix, bit-exact with the fixed-point reference model of export-vectors; "
+            "optionally a $readmemh test bench for a vector set, its simulation, and yosys / nextpnr runs."
+        ),
+    )
+    add_problem_args(p, alist=True)
+    g = p.add_argument_group("fixed-point min-sum configuration (as export-vectors)")
+    g.add_argument("--bits", type=int, help="message width in bits (default 8)")
+    g.add_argument("--frac-bits", type=int, help="fraction bits (default 3)")
+    g.add_argument("--alpha", type=float, help="min-sum scaling in (0, 1], applied as alpha_num >> 8 (default 0.625)")
+    g.add_argument("--beta", type=float, help="offset min-sum beta in LLR units (default 0)")
+    g.add_argument("--max-iter", type=int, help="iteration limit (default 50)")
+    o = p.add_argument_group("output and checks")
+    o.add_argument("--out", metavar="DIR", required=True, help="output directory (created if missing)")
+    o.add_argument("--vectors", metavar="DIR",
+                   help="export-vectors directory: write its bench tb_bp.v (and, without a problem option, "
+                        "build the decoder from it)")
+    o.add_argument("--simulate", action="store_true", help="run the bench on --vectors (exit 1 on a mismatch)")
+    o.add_argument("--simulator", default="iverilog", choices=["iverilog", "verilator"], help="default iverilog")
+    o.add_argument("--synth", metavar="TARGETS", help="comma-separated yosys targets: ice40, xc7, ecp5")
+    o.add_argument("--pnr", metavar="DEVICE", help="nextpnr-ice40 device after ice40 synthesis: hx8k, up5k, hx1k")
+    p.set_defaults(run=run)
+
+
+def run(args) -> int:
+    from qdecode.cli.bench import load_problem
+    from qdecode.decoders.bp import BpDecoder
+    from qdecode.hw.rtl import design_from_decoder, design_from_vectors, export_rtl, run_pnr, run_synth, simulate
+    from qdecode.hw.rtl.synth import ICE40_DEVICES, TARGETS
+    from qdecode.hw.vectors import load_vectors
+
+    if args.simulate and not args.vectors:
+        raise ValueError("--simulate needs --vectors DIR")
+    targets = [t.strip() for t in args.synth.split(",") if t.strip()] if args.synth else []
+    for t in targets:
+        if t not in TARGETS:
+            raise ValueError(f"unknown --synth target {t!r}; known: {', '.join(TARGETS)}")
+    if args.pnr:
+        if args.pnr not in ICE40_DEVICES:
+            raise ValueError(f"unknown --pnr device {args.pnr!r}; known: {', '.join(ICE40_DEVICES)}")
+        if "ice40" not in targets:
+            targets.append("ice40")
+    vs = load_vectors(args.vectors) if args.vectors else None
+    if vs is not None and not (args.code or args.dem or args.alist):
+        given = [k for k in _DEFAULTS if getattr(args, k) is not None]
+        if given:
+            raise ValueError(f"--vectors without a problem option takes the configuration from the vector set; "
+                             f"drop --{given[0].replace('_', '-')}")
+        H, cfg = design_from_vectors(vs)
+    else:
+        opts = {k: (getattr(args, k) if getattr(args, k) is not None else v) for k, v in _DEFAULTS.items()}
+        if opts["bits"] < 2:
+            raise ValueError(f"--bits must be >= 2 (fixed point), got {opts['bits']}")
+        lp = load_problem(args)
+        decoder = BpDecoder(lp.problem, method="minsum", max_iter=opts["max_iter"], alpha=opts["alpha"],
+                            beta=opts["beta"], schedule="flooding", bits=opts["bits"], frac_bits=opts["frac_bits"])
+        H, cfg = design_from_decoder(decoder)
+    mf = export_rtl(H, cfg, args.out, vectors=vs)
+    print(f"qdecode export-rtl: m={mf['m']} n={mf['n']} edges={mf['edges']}, {mf['bits']}-bit messages, "
+          f"{mf['flip_flops']} flip-flops -> {args.out}", file=sys.stderr)
+    status = 0
+    if args.simulate:
+        report = simulate(args.out, args.vectors, simulator=args.simulator)
+        print(report.summary())
+        status = 0 if report.ok else 1
+    for t in targets:
+        r = run_synth(args.out, t)
+        res = ", ".join(f"{k} {v}" for k, v in r.resources.items())
+        print(f"synth {t}: {res} ({r.seconds:.1f} s, {r.tool})")
+    if args.pnr:
+        pr = run_pnr(args.out, args.pnr)
+        print(f"pnr {args.pnr}: Fmax {pr.fmax_mhz:.1f} MHz ({pr.ns_per_cycle:.1f} ns per iteration), "
+              f"{pr.lc_used}/{pr.lc_available} LCs ({pr.seconds:.1f} s, {pr.tool})")
+    return status

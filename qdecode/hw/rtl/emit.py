@@ -1,0 +1,140 @@
+"""Write a generated decoder directory: Verilog, README, manifest, synthesis scripts, optional bench.
+
+:func:`generate` returns the file texts (a pure function of H and the configuration: same
+inputs, same bytes); :func:`export_rtl` writes them. Files:
+
+==========================  ================================================================
+``bp_top.v``                every ``bp_cnu_d<D>`` / ``bp_vnu_d<V>`` module and ``bp_top``
+``rtl_manifest.json``       H hash, sizes, degrees, widths, configuration, FF count, ports
+``README.md``               ports, timing contract, resource formula of this design
+``synth_<target>.ys``       yosys scripts (:mod:`qdecode.hw.rtl.synth`)
+``tb_bp.v``                 with ``vectors``: the bench for that vector set (:mod:`.testbench`)
+==========================  ================================================================
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from qdecode.hw.rtl.arith import index_width, sum_width
+from qdecode.hw.rtl.cnu import emit_cnu
+from qdecode.hw.rtl.config import RtlConfig, config_from_decoder
+from qdecode.hw.rtl.graph import RtlGraph, build_graph
+from qdecode.hw.rtl.readme import readme_text
+from qdecode.hw.rtl.synth import synth_scripts
+from qdecode.hw.rtl.testbench import emit_testbench
+from qdecode.hw.rtl.top import emit_top
+from qdecode.hw.rtl.verilog import FOOTER, HEADER
+from qdecode.hw.rtl.vnu import emit_vnu
+from qdecode.hw.vectors import h_sha256
+
+GENERATOR_VERSION = 1
+CYCLES_PER_ITERATION = 1
+
+
+def flip_flops(g: RtlGraph, cfg: RtlConfig) -> int:
+    """Registers of ``bp_top``: ``bits`` per edge, ``m`` syndrome, ``n`` decisions, counter, FSM, flags."""
+    return cfg.bits * g.edges + g.m + g.n + cfg.iter_bits + 2 + 2
+
+
+def verilog_text(g: RtlGraph, cfg: RtlConfig) -> str:
+    """The whole design as one Verilog-2005 file."""
+    parts = [HEADER]
+    parts += [emit_cnu(d, cfg) for d in g.check_degrees()]
+    parts += [emit_vnu(d, cfg) for d in g.var_degrees()]
+    parts.append(emit_top(g, cfg))
+    parts.append(FOOTER)
+    return "\n".join(parts)
+
+
+def manifest(H, g: RtlGraph, cfg: RtlConfig) -> dict[str, Any]:
+    from qdecode import __version__
+
+    return {
+        "format": "qdecode-rtl",
+        "generator_version": GENERATOR_VERSION,
+        "qdecode_version": __version__,
+        "top": "bp_top",
+        "h_sha256": h_sha256(H),
+        "m": g.m, "n": g.n, "edges": g.edges,
+        "check_degrees": g.check_degrees(), "var_degrees": g.var_degrees(),
+        "empty_checks": sum(1 for r in g.rows if not r), "empty_variables": sum(1 for c in g.cols if not c),
+        **cfg.as_dict(),
+        "mag_bits": cfg.mag_bits, "iter_bits": cfg.iter_bits,
+        "sum_bits": {str(d): sum_width(d, cfg.msg_lim) for d in g.var_degrees()},
+        "index_bits": {str(d): index_width(d) for d in g.check_degrees()},
+        "flip_flops": flip_flops(g, cfg),
+        "cycles_per_iteration": CYCLES_PER_ITERATION,
+        "latency_cycles": "iterations + 2 (start edge to done), see README.md",
+        "priors": "constants (parameter LAM of each variable unit)",
+        "ports": {"clk": 1, "rst": 1, "start": 1, "syndrome": g.m, "done": 1, "converged": 1,
+                  "iterations": cfg.iter_bits, "hard": g.n},
+    }
+
+
+def generate(H, cfg: RtlConfig, *, vectors: Any = None) -> dict[str, str]:
+    """File name -> text of the design for ``H`` (``(m, n)`` 0/1) and ``cfg``.
+
+    ``vectors``: a :class:`qdecode.hw.vectors.VectorSet` to emit ``tb_bp.v`` for; it must
+    describe the same decoder (:func:`check_vectors`).
+    """
+    g = build_graph(H)
+    if len(cfg.priors) != g.n:
+        raise ValueError(f"{len(cfg.priors)} priors for {g.n} columns of H")
+    mf = manifest(H, g, cfg)
+    files = {
+        "bp_top.v": verilog_text(g, cfg),
+        "rtl_manifest.json": json.dumps(mf, indent=2) + "\n",
+        "README.md": readme_text(g, cfg, mf),
+        **synth_scripts("bp_top.v", "bp_top"),
+    }
+    if vectors is not None:
+        check_vectors(mf, vectors)
+        files["tb_bp.v"] = emit_testbench(g.m, g.n, int(vectors.manifest["shots"]), cfg.iter_bits, cfg.max_iter)
+    return files
+
+
+def check_vectors(rtl_manifest: dict[str, Any], vs: Any) -> None:
+    """Raise ValueError unless vector set ``vs`` was made by the decoder ``rtl_manifest`` describes."""
+    from qdecode.hw.rtl.config import priors_sha256
+
+    vm = vs.manifest
+    problems = []
+    if h_sha256(vs.H) != rtl_manifest["h_sha256"]:
+        problems.append("check matrix (h_sha256)")
+    for key in ("bits", "alpha_num", "beta_q", "max_iter"):
+        if int(vm[key]) != int(rtl_manifest[key]):
+            problems.append(f"{key} {vm[key]} vs {rtl_manifest[key]}")
+    if vm.get("schedule") != "flooding" or vm.get("adaptive_alpha"):
+        problems.append("schedule/alpha (the RTL is flooding with fixed alpha)")
+    if priors_sha256(vs.priors_q) != rtl_manifest["priors_sha256"]:
+        problems.append("priors (priors_q.hex)")
+    if problems:
+        raise ValueError(f"vector set {vs.path} does not match the design: {', '.join(problems)}")
+
+
+def export_rtl(H, cfg: RtlConfig, out_dir: str | os.PathLike, *, vectors: Any = None) -> dict[str, Any]:
+    """Write :func:`generate`'s files to ``out_dir`` (created); returns the RTL manifest."""
+    files = generate(H, cfg, vectors=vectors)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        with open(out / name, "w", encoding="ascii", newline="\n") as f:
+            f.write(text)
+    return json.loads(files["rtl_manifest.json"])
+
+
+def design_from_decoder(decoder: Any, *, mutation: str | None = None) -> tuple[Any, RtlConfig]:
+    """``(H, cfg)`` of a fixed-point flooding min-sum :class:`~qdecode.decoders.bp.BpDecoder`."""
+    return decoder.problem.H, config_from_decoder(decoder, mutation=mutation)
+
+
+def design_from_vectors(vs: Any, *, mutation: str | None = None) -> tuple[Any, RtlConfig]:
+    """``(H, cfg)`` of the decoder a loaded vector set describes (H, priors and manifest only)."""
+    from qdecode.hw.vectors import decoder_from_vectors
+
+    dec = decoder_from_vectors(vs)
+    return vs.H, config_from_decoder(dec, mutation=mutation)

@@ -1,0 +1,98 @@
+"""Plain Verilog-2005 test bench ``tb`` replaying an ``export-vectors`` directory through ``bp_top``.
+
+The bench reads, relative to the simulator's working directory (the vector directory):
+``syndromes.hex`` and ``expected_hard.hex`` with ``$readmemh`` (bit vectors, bit ``i`` = 2^i, as
+:mod:`qdecode.hw.vectors` writes them), ``expected_iters.txt`` and ``expected_converged.txt``
+with ``$fscanf("%d")`` (decimal lines). Per shot it drives ``syndrome`` and a one-cycle
+``start`` on the falling clock edge, counts rising edges from the ``start`` edge until ``done``,
+and compares four fields: ``hard``, ``iterations``, ``converged`` and the latency
+``cycles == iterations + 2`` (see :mod:`qdecode.hw.rtl.top`). Output lines (parsed by
+:mod:`qdecode.hw.rtl.simulate`)::
+
+    MISMATCH shot=<s> field=<hard|iterations|converged|cycles> expected=<hex|dec> got=<hex|dec>
+    RESULT shots=<S> hard=<k> iterations=<k> converged=<k> cycles=<k> failed=<k> total_cycles=<c>
+    <P> passed, <F> failed
+"""
+
+from __future__ import annotations
+
+from qdecode.hw.rtl.verilog import HEADER
+
+
+def emit_testbench(m: int, n: int, shots: int, iter_bits: int, max_iter: int, *, max_report: int = 20) -> str:
+    """Verilog text of the bench for ``shots`` vectors of an ``(m, n)`` decoder."""
+    if shots < 1:
+        raise ValueError(f"a bench needs at least one shot, got {shots}")
+    timeout = max_iter + 8
+    return HEADER + f"""// Replays {shots} shots of an export-vectors directory (run the simulator inside it).
+module tb;
+    localparam M = {m}, N = {n}, S = {shots}, IW = {iter_bits};
+    localparam TIMEOUT = {timeout}, MAX_REPORT = {max_report};
+    reg clk = 1'b0, rst = 1'b1, start = 1'b0;
+    reg [M-1:0] syndrome = {{M{{1'b0}}}};
+    wire done, converged;
+    wire [IW-1:0] iterations;
+    wire [N-1:0] hard;
+    bp_top dut (.clk(clk), .rst(rst), .start(start), .syndrome(syndrome), .done(done), .converged(converged),
+                .iterations(iterations), .hard(hard));
+    reg [M-1:0] syn_mem [0:S-1];
+    reg [N-1:0] hard_mem [0:S-1];
+    integer fi, fc, s, r, ei, ec, cycles, total_cycles, failed, bad;
+    integer bad_hard, bad_iter, bad_conv, bad_cyc, reported;
+    always #5 clk = ~clk;
+    task report;
+        input [8*10-1:0] field;
+        input integer want, got;
+        begin
+            if (reported < MAX_REPORT)
+                $display("MISMATCH shot=%0d field=%0s expected=%0d got=%0d", s, field, want, got);
+            reported = reported + 1;
+        end
+    endtask
+    initial begin
+        $readmemh("syndromes.hex", syn_mem);
+        $readmemh("expected_hard.hex", hard_mem);
+        fi = $fopen("expected_iters.txt", "r");
+        fc = $fopen("expected_converged.txt", "r");
+        if (fi == 0 || fc == 0) begin
+            $display("ERROR cannot open expected_iters.txt / expected_converged.txt");
+            $finish;
+        end
+        bad_hard = 0; bad_iter = 0; bad_conv = 0; bad_cyc = 0; failed = 0; total_cycles = 0; reported = 0;
+        repeat (2) @(negedge clk);
+        rst = 1'b0;
+        for (s = 0; s < S; s = s + 1) begin
+            r = $fscanf(fi, "%d\\n", ei);
+            r = $fscanf(fc, "%d\\n", ec);
+            @(negedge clk);
+            syndrome = syn_mem[s];
+            start = 1'b1;
+            @(posedge clk);
+            cycles = 1;
+            #1 start = 1'b0;
+            while (!done && cycles < TIMEOUT) begin
+                @(posedge clk);
+                #1 cycles = cycles + 1;
+            end
+            total_cycles = total_cycles + cycles;
+            bad = 0;
+            if (hard !== hard_mem[s]) begin
+                bad_hard = bad_hard + 1; bad = 1;
+                if (reported < MAX_REPORT)
+                    $display("MISMATCH shot=%0d field=hard expected=%h got=%h", s, hard_mem[s], hard);
+                reported = reported + 1;
+            end
+            if (iterations !== ei) begin bad_iter = bad_iter + 1; bad = 1; report("iterations", ei, iterations); end
+            if (converged !== ec[0]) begin bad_conv = bad_conv + 1; bad = 1; report("converged", ec, converged); end
+            if (cycles != ei + 2) begin bad_cyc = bad_cyc + 1; bad = 1; report("cycles", ei + 2, cycles); end
+            failed = failed + bad;
+        end
+        $display("RESULT shots=%0d hard=%0d iterations=%0d converged=%0d cycles=%0d failed=%0d total_cycles=%0d",
+                 S, bad_hard, bad_iter, bad_conv, bad_cyc, failed, total_cycles);
+        $display("%0d passed, %0d failed", S - failed, failed);
+        $fclose(fi);
+        $fclose(fc);
+        $finish;
+    end
+endmodule
+"""
