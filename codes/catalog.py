@@ -26,6 +26,7 @@ from typing import Any, Callable
 
 from .bb import bb_code
 from .bicycle import GB_INSTANCES, gb_instance
+from .color import PROVENANCE as COLOR_PROVENANCE
 from .hgp import hgp_hamming7
 from .lifted_product import LP_INSTANCES, lp_instance
 from .surface import rotated_surface_code
@@ -165,6 +166,20 @@ CATALOG.update({
                           notes=f"GHP / lifted product over Z_{g.l}")
        for name, g in LP_INSTANCES.items()},
 })
+
+
+def _color_code(d: int) -> Any:
+    from qdecode.codes.color import triangular_color_code
+
+    return triangular_color_code(d)
+
+
+CATALOG["color"] = CatalogEntry(
+    name="color", kind="quantum-css", family="color", n=None, k=1, d=None, provenance=COLOR_PROVENANCE,
+    builder=_color_code, parametrised=True,
+    notes="[[(3d^2+1)/4, 1, d]], odd d; superdense circuits (arXiv:2312.08813) for the chromobius decoder",
+    d_source="known: d", n_of_d=lambda d: (3 * d * d + 1) // 4, n_expr="(3d^2+1)/4",
+)
 
 
 # Classical BCH / Reed-Solomon codes (builders return qdecode.codes.bch.BCHCode / rs.RSCode).

@@ -8,6 +8,9 @@
 * BB codes: :func:`bb_memory_circuit`, the depth-8 syndrome cycle of Bravyi et al.
   (Nature 627, 778 (2024)) with the ``bb-uniform`` noise of
   :mod:`qdecode.sims.noise`, or a ``code-capacity`` circuit.
+* ``color``: the superdense circuit of :mod:`qdecode.sims.color_circuit` (Gidney & Jones,
+  arXiv:2312.08813) with ``sd6`` / ``si1000`` / ``phenomenological`` noise, or ``code-capacity``;
+  its detectors carry a 4th coordinate, basis and colour, for Chromobius.
 * any other CSS family, or any CSS code with ``schedule=`` given: the coloration circuit of
   :func:`qdecode.sims.css_circuit.css_memory_circuit` (arXiv:2109.14609) with ``sd6``, ``si1000``,
   ``bb-uniform`` or ``phenomenological`` noise, or a ``code-capacity`` circuit.
@@ -18,7 +21,7 @@ decoding problems independent ("XZ decoding"). Surface-code circuits keep both
 bases by default (stim's standard generated circuit).
 
 Detector coordinates are ``(x, y, t)``: the check's position and its round
-(final data-readout detectors get ``t = rounds``).
+(final data-readout detectors get ``t = rounds``); colour-code detectors add ``c + 3 [Z]``.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .color_circuit import COLOR_NOISE, color_memory_circuit
 from .css_circuit import CSS_NOISE, SCHEDULES, SX_ORDER, SZ_ORDER, css_memory_circuit
 from .noise import (
     NOISE_MODELS,
@@ -52,6 +56,7 @@ __all__ = [
 SUPPORTED_NOISE: dict[str, tuple[str, ...]] = {
     "surface": ("sd6", "si1000", "phenomenological", "code-capacity"),
     "bb": ("bb-uniform", "code-capacity"),
+    "color": COLOR_NOISE,
 }
 #: Noise models of the coloration circuits (families without a dedicated circuit, or ``schedule=``).
 COLORATION_NOISE: tuple[str, ...] = (*CSS_NOISE, "code-capacity")
@@ -129,8 +134,9 @@ def _resolve(code: str, d: Any, rounds: Any, noise: str, p: Any, basis: Any, sch
 
 
 def default_memory_basis_only(family: str) -> bool:
-    """Whether a family's circuits keep only the memory basis's detectors by default."""
-    return family != "surface"
+    """Whether a family's circuits keep only the memory basis's detectors by default: not for the
+    surface code (stim's standard circuit) and the colour code (Chromobius decodes both bases)."""
+    return family not in ("surface", "color")
 
 
 def circuit_metadata(
@@ -216,6 +222,9 @@ def build_circuit(
     if meta["family"] == "surface" and meta.get("schedule") is None:
         circ = _surface_circuit(meta["d"], r, nz, pf, b, memory_basis_only)
         memory_basis_only = False  # already filtered (before any CZ rewrite)
+    elif meta["family"] == "color" and meta.get("schedule") is None:
+        return color_memory_circuit(meta["d"], rounds=r, basis=b, noise=nz, p=pf,
+                                    memory_basis_only=memory_basis_only)
     else:
         from qdecode.codes.catalog import get_code, get_entry
 

@@ -63,6 +63,7 @@ BUILTIN_DECODERS: dict[str, str] = {
     "uf": "qdecode.decoders.union_find",
     "bplsd": "qdecode.decoders.bplsd",
     "bpuf": "qdecode.decoders.bplsd",
+    "chromobius": "qdecode.decoders.chromobius_decoder",
 }
 
 _REGISTRY: dict[str, DecoderEntry] = {}  # entries added by register() (plug-ins, tests)

@@ -34,6 +34,12 @@ def _surface_problem() -> DecodingProblem:  # what the shipped nn-pymatching d5 
     return DecodingProblem.from_dem(circ.detector_error_model(decompose_errors=True))
 
 
+def _color_problem() -> DecodingProblem:  # Chromobius needs the basis-and-colour 4th detector coordinate
+    from qdecode.sims.color_circuit import superdense_memory_circuit
+
+    return DecodingProblem.from_dem(superdense_memory_circuit(3, rounds=2, noise="sd6", p=0.002).detector_error_model())
+
+
 def _code(name: str):
     from qdecode.codes.catalog import get_code
 
@@ -47,6 +53,7 @@ def _python(name: str):
     from qdecode.decoders.bp_matching import BpMatchingDecoder
     from qdecode.decoders.bplsd import BpLsdDecoder
     from qdecode.decoders.bposd import BpOsdDecoder, BpOsdEDecoder
+    from qdecode.decoders.chromobius_decoder import ChromobiusDecoder
     from qdecode.decoders.classical import binary_generator
     from qdecode.decoders.crisp import CrispDecoder
     from qdecode.decoders.gdg import GdgDecoder
@@ -82,6 +89,7 @@ def _python(name: str):
         "mle": (_problem, lambda p, **kw: MleDecoder(p, **kw)),
         "uf": (_problem, lambda p, **kw: UnionFindDecoder(p, **kw)),
         "bplsd": (_problem, lambda p, **kw: BpLsdDecoder(p, **kw)),
+        "chromobius": (_color_problem, lambda p, **kw: ChromobiusDecoder(p, **kw)),
         "bpuf": (_problem, lambda p, **kw: BpLsdDecoder(p, lsd_order=0, lsd_method="lsd_cs", bits_per_step=0,
                                                         lsd_grow=1, **kw)),
     }
