@@ -117,7 +117,7 @@ def test_embedded_classical_recipes_parse(name, count):
     assert len(rec.tasks) == count and all(t.classical is not None for t in rec.tasks)
 
 
-@pytest.mark.parametrize("name, count", [("qldpc_decoders", 30), ("mle_reference", 14)])
+@pytest.mark.parametrize("name, count", [("qldpc_decoders", 30), ("mle_reference", 14), ("color", 22)])
 def test_embedded_decoder_comparison_recipes_parse(name, count):
     """The issue-21 comparison recipes expand to their tasks (code x p x decoder) with no sampling."""
     from qdecode.sims.recipe import load_recipe
