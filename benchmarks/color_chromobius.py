@@ -13,6 +13,9 @@ uniform depolarizing with idles, the "uniform" model of Gidney & Jones, arXiv:23
 3. **Other decoders** on our d = 5 circuit (rounds = 5, memory Z, ``--p`` values, ``--shots`` shots
    sampled once): chromobius, bposd (OSD-CS10), relay-bp, with failures, intervals and
    microseconds per shot (thread CPU time, warm-up outside).
+4. **Distance from optimal.** d = 3 (rounds 3, memory Z), ``--mle-shots`` shots sampled once per
+   ``--mle-p``: chromobius, bposd, relay-bp and ``mle`` (exact most likely error by integer
+   programming) on the same shots.
 
     NUMBA_NUM_THREADS=1 python benchmarks/color_chromobius.py --p 0.001,0.002 --max-errors 300 --shots 20000
 """
@@ -105,14 +108,33 @@ def other_decoders(ps: list[float], shots: int, seed: int) -> None:
             print(f"| {p} | {name} | {k} | {_fmt(shots, k)[0]} | {1e6 * secs / shots:.1f} |")
 
 
+def distance_from_optimal(ps: list[float], shots: int, seed: int) -> None:
+    print("| p | decoder | failures | LER per shot [interval] | seconds |")
+    print("|---|---|---|---|---|")
+    for p in ps:
+        circ = build_circuit("color", d=3, noise="bb-uniform", p=p)
+        problem = DecodingProblem.from_dem(circ.detector_error_model())
+        dets, obs = circ.compile_detector_sampler(seed=seed).sample(shots, separate_observables=True)
+        dets = dets.astype(np.uint8)
+        for name in ("chromobius", "bposd", "relay-bp", "mle"):
+            dec = DecoderSpec.create(name, {}).build(problem)
+            t = time.perf_counter()
+            pred = dec.predict_observables_batch(dets)
+            secs = time.perf_counter() - t
+            k = int(np.any(pred != obs, axis=1).sum())
+            print(f"| {p} | {name} | {k} | {_fmt(shots, k)[0]} | {secs:.0f} |")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--p", default="0.001,0.002")
     ap.add_argument("--max-errors", type=int, default=300)
     ap.add_argument("--shots", type=int, default=20_000)
     ap.add_argument("--published-shots", type=int, default=40_000)
+    ap.add_argument("--mle-p", default="0.002,0.004")
+    ap.add_argument("--mle-shots", type=int, default=6000)
     ap.add_argument("--seed", type=int, default=11)
-    ap.add_argument("--skip", default="", help="comma-separated tables to skip: parity,published,decoders")
+    ap.add_argument("--skip", default="", help="comma-separated tables to skip: parity,published,decoders,mle")
     args = ap.parse_args()
     ps = [float(x) for x in args.p.split(",")]
     skip = set(filter(None, args.skip.split(",")))
@@ -124,6 +146,9 @@ def main() -> None:
         print()
     if "decoders" not in skip:
         other_decoders(ps, args.shots, args.seed)
+        print()
+    if "mle" not in skip:
+        distance_from_optimal([float(x) for x in args.mle_p.split(",")], args.mle_shots, args.seed)
 
 
 if __name__ == "__main__":
