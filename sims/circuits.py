@@ -30,7 +30,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .color_circuit import COLOR_NOISE, color_memory_circuit
+from .color_circuit import COLOR_NOISE, XYZ_NOISE, color_memory_circuit, xyz_memory_circuit
 from .css_circuit import CSS_NOISE, SCHEDULES, SX_ORDER, SZ_ORDER, css_memory_circuit
 from .noise import (
     NOISE_MODELS,
@@ -64,10 +64,13 @@ COLORATION_NOISE: tuple[str, ...] = (*CSS_NOISE, "code-capacity")
 
 
 # ------------------------------------------------------------------ validation
-def _basis(basis: Any) -> str:
+def _basis(basis: Any, family: str = "") -> str:
     b = str(basis).upper()
+    if b == "XYZ" and family == "color":
+        return b
     if b not in ("X", "Z"):
-        raise ValueError(f"basis must be 'X' or 'Z', got basis={basis!r}")
+        extra = " ('XYZ' for the colour code)" if b == "XYZ" else ""
+        raise ValueError(f"basis must be 'X' or 'Z'{extra}, got basis={basis!r}")
     return b
 
 
@@ -100,7 +103,10 @@ def _resolve(code: str, d: Any, rounds: Any, noise: str, p: Any, basis: Any, sch
             f"noise model {noise!r} is not available for code {code!r}; use one of: {', '.join(supported)}{hint}"
         )
     pf = check_p(p)
-    b = _basis(basis)
+    b = _basis(basis, family if schedule is None else "")
+    if b == "XYZ" and noise not in XYZ_NOISE:
+        raise ValueError(f"noise model {noise!r} is not available for the XYZ colour-code circuit; use one of: "
+                         f"{', '.join(XYZ_NOISE)}")
     if entry.parametrised:
         if d is None:
             raise ValueError(f"code {code!r} needs a distance: pass d (e.g. d=5)")
@@ -194,7 +200,8 @@ def build_circuit(
             ``bb-uniform``, ``code-capacity`` (BB codes), or any of
             :data:`COLORATION_NOISE` for a coloration circuit.
         p: physical error rate in (0, 1).
-        basis: memory basis ``"Z"`` or ``"X"``.
+        basis: memory basis ``"Z"`` or ``"X"``; ``"XYZ"`` for the colour code: stim's
+            ``color_code:memory_xyz`` circuit (:func:`~qdecode.sims.color_circuit.xyz_memory_circuit`).
         memory_basis_only: keep only the memory basis's detectors. ``None`` takes the
             family default (:func:`default_memory_basis_only`): stim's standard circuit
             with both bases for the surface code (what sinter users sample, and what
@@ -222,6 +229,8 @@ def build_circuit(
     if meta["family"] == "surface" and meta.get("schedule") is None:
         circ = _surface_circuit(meta["d"], r, nz, pf, b, memory_basis_only)
         memory_basis_only = False  # already filtered (before any CZ rewrite)
+    elif meta["family"] == "color" and b == "XYZ":
+        return xyz_memory_circuit(meta["d"], rounds=r, noise=nz, p=pf)
     elif meta["family"] == "color" and meta.get("schedule") is None:
         return color_memory_circuit(meta["d"], rounds=r, basis=b, noise=nz, p=pf,
                                     memory_basis_only=memory_basis_only)
@@ -425,7 +434,8 @@ def bb_memory_circuit(
     Args:
         code: a BB :class:`~qdecode.codes.css.CSSCode` (``meta`` is its ``BBSpec``).
         rounds: number of syndrome cycles (>= 1).
-        basis: memory basis ``"Z"`` or ``"X"``.
+        basis: memory basis ``"Z"`` or ``"X"``; ``"XYZ"`` for the colour code: stim's
+            ``color_code:memory_xyz`` circuit (:func:`~qdecode.sims.color_circuit.xyz_memory_circuit`).
         sx, sz: the schedules (7 entries, neighbour index or ``"idle"``).
 
     Returns:

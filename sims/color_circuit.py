@@ -79,10 +79,15 @@ __all__ = [
     "color_memory_circuit",
     "superdense_memory_circuit",
     "color_code_capacity_circuit",
+    "XYZ_NOISE",
+    "xyz_memory_circuit",
 ]
 
 #: Noise models of the colour-code circuits.
 COLOR_NOISE: tuple[str, ...] = ("sd6", "si1000", "bb-uniform", "phenomenological", "code-capacity")
+
+#: Noise models of the XYZ circuit (stim's generator parameters).
+XYZ_NOISE: tuple[str, ...] = ("sd6", "phenomenological")
 
 #: ``(tau_X, tau_Z)``: data layer in which ancilla ``a`` X-collects (``CX a q``) and ancilla ``b``
 #: Z-collects (``CX q b``) the data qubit at offset ``e_k``, ``k = 0 .. 5``; the same on every
@@ -399,3 +404,35 @@ def color_code_capacity_circuit(d: int, *, p: float, basis: str = "Z") -> Any:
                  [float(xy_cen[i, 0]), float(xy_cen[i, 1]), 0.0, _color_coord(lay.colors[i], b)])
     c.append("OBSERVABLE_INCLUDE", [stim.target_rec(int(q) - n) for q in np.flatnonzero(lay.data[:, 1] == 0)], [0])
     return c
+
+
+def xyz_memory_circuit(d: int, *, rounds: int, noise: str, p: float) -> Any:
+    """The XYZ colour-code memory: ``stim.Circuit.generated("color_code:memory_xyz")``.
+
+    Every round applies ``C_XYZ`` to the data and measures each plaquette once, so a plaquette's
+    outcomes cycle through its X, Y and Z stabilisers (the same triangular patch and coordinates
+    as :func:`qdecode.codes.color.color_layout`). ``sd6``: stim's four noise knobs at ``p``
+    (``DEPOLARIZE1`` after single-qubit Cliffords, ``DEPOLARIZE2`` after two-qubit ones, data
+    depolarised before each round, reset and measurement flips); ``phenomenological``: data
+    depolarised before each round and measurement flips only.
+
+    Detectors keep stim's three coordinates ``(x, y, t)``: they are not of one basis, and Chromobius
+    cannot decode this circuit at d >= 5 even under phenomenological noise (it fails to decompose
+    its errors into basic ones; measured with Chromobius 1.1.1 and colour annotations added), so
+    the ``chromobius`` decoder refuses it; BP-family decoders (``bposd``, ``relay-bp``) decode it.
+
+    Raises:
+        ValueError: bad ``d`` / ``rounds`` / ``p``, or a noise model outside :data:`XYZ_NOISE`.
+    """
+    import stim
+
+    lay = color_layout(d)
+    r = check_positive_int(rounds, "rounds")
+    if noise not in XYZ_NOISE:
+        raise ValueError(f"noise model {noise!r} is not available for the XYZ colour-code circuit; valid names: "
+                         f"{', '.join(XYZ_NOISE)}")
+    pf = check_p(p)
+    knobs = {"before_round_data_depolarization": pf, "before_measure_flip_probability": pf}
+    if noise == "sd6":
+        knobs.update(after_clifford_depolarization=pf, after_reset_flip_probability=pf)
+    return stim.Circuit.generated("color_code:memory_xyz", distance=lay.d, rounds=r, **knobs)

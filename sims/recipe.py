@@ -410,8 +410,8 @@ def expand_tasks(entry: Mapping[str, Any], where: str, base_dir: str | None = No
             raise RecipeError(f"{where}: d must be an integer >= 2, got {d!r}")
         rounds = resolve_rounds(entry.get("rounds"), d, where)
         for basis in _as_list(entry.get("basis", "Z")):
-            if basis not in ("X", "Z"):
-                raise RecipeError(f"{where}: basis must be 'X' or 'Z', got {basis!r}")
+            if basis not in ("X", "Z", "XYZ"):
+                raise RecipeError(f"{where}: basis must be 'X' or 'Z' ('XYZ' for the colour code), got {basis!r}")
             for p in _as_list(entry["p"]):
                 if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 < p < 1:
                     raise RecipeError(f"{where}: p must lie strictly inside (0, 1), got {p!r}")

@@ -42,7 +42,8 @@ def add_problem_args(p, *, alist: bool = False) -> None:
                                   "(no default; required with --code)")
     g.add_argument("--p", type=float, help="physical error rate (no default; required with --code"
                                            + (" and --alist)" if alist else ")"))
-    g.add_argument("--basis", default="Z", choices=["X", "Z"], help="memory basis (default: %(default)s)")
+    g.add_argument("--basis", default="Z", choices=["X", "Z", "XYZ"],
+                   help="memory basis (XYZ: colour code only) (default: %(default)s)")
     g.add_argument("--dem", metavar="FILE",
                    help="stim detector error model; shots are sampled from it (default: none)")
     if alist:

@@ -17,7 +17,7 @@ def add_parser(sub) -> None:
     p.add_argument("--noise", default="sd6",
                    help="noise model: sd6, si1000, phenomenological, code-capacity (surface), bb-uniform, "
                         "code-capacity (BB codes) (default: %(default)s)")
-    p.add_argument("--basis", default="Z", choices=["X", "Z"], help="memory basis")
+    p.add_argument("--basis", default="Z", choices=["X", "Z", "XYZ"], help="memory basis (XYZ: colour code only)")
     dets = p.add_mutually_exclusive_group()
     dets.add_argument("--both-bases", dest="memory_basis_only", action="store_false", default=None,
                       help="keep the detectors of both bases (default for the surface code)")

@@ -40,7 +40,7 @@ def add_parser(sub) -> None:
     g.add_argument("--noise", help="noise model: sd6, si1000, bb-uniform, code-capacity, phenomenological")
     g.add_argument("--p", type=_list(float), help="physical error rate(s), comma-separated (bsc: crossover)")
     g.add_argument("--ebn0", type=_list(float), help="Eb/N0 in dB, comma-separated (classical codes: awgn)")
-    g.add_argument("--basis", default="Z", choices=["X", "Z"], help="memory basis")
+    g.add_argument("--basis", default="Z", choices=["X", "Z", "XYZ"], help="memory basis (XYZ: colour code only)")
     g.add_argument("--source", choices=["uniform", "text"],
                    help="classical message source: uniform random bits (default) or held-out English text")
     u = p.add_argument_group("your own experiment")

@@ -158,3 +158,35 @@ def test_foreign_superdense_circuit_matches_ours_in_structure():
     assert theirs.num_detectors == ours.num_detectors == 360
     colours = lambda c: sorted(int(v[3]) for v in c.get_detector_coordinates().values())  # noqa: E731
     assert colours(theirs) == colours(ours)
+
+
+def test_xyz_basis():
+    from qdecode.decoders.base import DecoderInputError
+    from qdecode.decoders.registry import decoder
+    from qdecode.problem import DecodingProblem
+
+    c = build_circuit("color", d=5, noise="phenomenological", p=0.002, basis="XYZ")
+    ref = stim.Circuit.generated("color_code:memory_xyz", distance=5, rounds=5, before_round_data_depolarization=0.002,
+                                 before_measure_flip_probability=0.002)
+    assert c == ref
+    assert circuit_metadata("color", d=5, noise="sd6", p=0.002, basis="XYZ")["basis"] == "XYZ"
+    problem = DecodingProblem.from_dem(c.detector_error_model())
+    with pytest.raises(DecoderInputError, match="4 coordinates"):
+        decoder("chromobius", problem)
+    dets, obs = c.compile_detector_sampler(seed=3).sample(400, separate_observables=True)
+    pred = decoder("bposd", problem).predict_observables_batch(dets.astype(np.uint8))
+    assert (pred != obs).any(axis=1).sum() < 0.3 * max(1, obs.any(axis=1).sum())
+    with pytest.raises(ValueError, match="'XYZ' for the colour code"):
+        build_circuit("surface", d=3, noise="sd6", p=0.001, basis="XYZ")
+    with pytest.raises(ValueError, match="not available for the XYZ"):
+        build_circuit("color", d=3, noise="bb-uniform", p=0.001, basis="XYZ")
+
+
+def test_recipe_accepts_xyz(tmp_path):
+    from qdecode.sims.recipe import load_recipe
+
+    f = tmp_path / "r.toml"
+    f.write_text('[[tasks]]\ncode = "color"\nd = [3]\nnoise = "sd6"\nbasis = ["Z", "XYZ"]\np = [0.001]\n'
+                 'decoders = ["bposd"]\n')
+    rec = load_recipe(str(f))
+    assert len(rec.tasks) == 2
