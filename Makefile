@@ -49,7 +49,7 @@ rtl-sim:
 
 # The RTL tests with the simulator present (generator, bit-exact replay, mutants; slow ones included).
 rtl-test: $(STAMP) rtl-tools
-	$(PY) -m pytest -q tests/hw/test_rtl.py
+	$(PY) -m pytest -q tests/hw/test_rtl.py tests/hw/test_rtl_folded.py tests/hw/test_rtl_relay.py
 
 clean:
 	rm -rf $(VENV) out build *.egg-info

@@ -5,7 +5,9 @@ The decoder comes from a problem (``--code ... --noise --p``, ``--dem FILE`` or 
 model; or, with ``--vectors DIR`` and no problem option, from an exported vector set alone (its
 H, priors and manifest). ``--out DIR`` receives the files of :mod:`qdecode.hw.rtl.emit`;
 ``--vectors DIR`` also writes the bench for that vector set, and ``--simulate`` runs it
-(exit 1 on any mismatch). ``--synth`` runs yosys for the listed targets, ``--pnr`` nextpnr-ice40.
+(exit 1 on any mismatch). ``--parallelism P`` (alias ``--fold``) writes the folded design of
+:mod:`qdecode.hw.rtl.folded` (``ceil(m/P) + ceil(n/P)`` cycles per iteration) instead of the fully
+parallel one. ``--synth`` runs yosys for the listed targets, ``--pnr`` nextpnr-ice40.
 """
 
 from __future__ import annotations
@@ -34,6 +36,10 @@ def add_parser(sub) -> None:
     g.add_argument("--alpha", type=float, help="min-sum scaling in (0, 1], applied as alpha_num >> 8 (default 0.625)")
     g.add_argument("--beta", type=float, help="offset min-sum beta in LLR units (default 0)")
     g.add_argument("--max-iter", type=int, help="iteration limit (default 50)")
+    a = p.add_argument_group("architecture")
+    a.add_argument("--parallelism", "--fold", type=int, metavar="P", dest="parallelism",
+                   help="folded design with P check and P variable processing elements, ceil(m/P) + ceil(n/P) "
+                        "cycles per iteration (default: fully parallel, 1 cycle per iteration)")
     o = p.add_argument_group("output and checks")
     o.add_argument("--out", metavar="DIR", required=True, help="output directory (created if missing)")
     o.add_argument("--vectors", metavar="DIR",
@@ -49,10 +55,12 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     from qdecode.cli.bench import load_problem
     from qdecode.decoders.bp import BpDecoder
-    from qdecode.hw.rtl import design_from_decoder, design_from_vectors, export_rtl, run_pnr, run_synth, simulate
+    from qdecode.hw.rtl import design_from_decoder, design_from_vectors, export_rtl
     from qdecode.hw.rtl.synth import ICE40_DEVICES, TARGETS
     from qdecode.hw.vectors import load_vectors
 
+    if args.parallelism is not None and args.parallelism < 1:
+        raise ValueError(f"--parallelism must be >= 1, got {args.parallelism}")
     if args.simulate and not args.vectors:
         raise ValueError("--simulate needs --vectors DIR")
     targets = [t.strip() for t in args.synth.split(",") if t.strip()] if args.synth else []
@@ -65,6 +73,8 @@ def run(args) -> int:
         if "ice40" not in targets:
             targets.append("ice40")
     vs = load_vectors(args.vectors) if args.vectors else None
+    if vs is not None and vs.manifest.get("decoder") == "relay-bp":
+        return _run_relay(args, targets)
     if vs is not None and not (args.code or args.dem or args.alist):
         given = [k for k in _DEFAULTS if getattr(args, k) is not None]
         if given:
@@ -79,20 +89,60 @@ def run(args) -> int:
         decoder = BpDecoder(lp.problem, method="minsum", max_iter=opts["max_iter"], alpha=opts["alpha"],
                             beta=opts["beta"], schedule="flooding", bits=opts["bits"], frac_bits=opts["frac_bits"])
         H, cfg = design_from_decoder(decoder)
-    mf = export_rtl(H, cfg, args.out, vectors=vs)
-    print(f"qdecode export-rtl: m={mf['m']} n={mf['n']} edges={mf['edges']}, {mf['bits']}-bit messages, "
+    mf = export_rtl(H, cfg, args.out, vectors=vs, parallelism=args.parallelism)
+    arch = (f"folded P={mf['parallelism']}, {mf['cycles_per_iteration']} cycles/iteration"
+            if mf["architecture"] == "folded" else "fully parallel, 1 cycle/iteration")
+    print(f"qdecode export-rtl: m={mf['m']} n={mf['n']} edges={mf['edges']}, {mf['bits']}-bit messages, {arch}, "
           f"{mf['flip_flops']} flip-flops -> {args.out}", file=sys.stderr)
+    return _check_and_synthesize(args, targets, int(mf["cycles_per_iteration"]), top=None)
+
+
+def _run_relay(args, targets: list[str]) -> int:
+    """Relay-BP design from a relay vector set alone (its H, priors, gamma table and parameters)."""
+    import json
+    from pathlib import Path
+
+    from qdecode.hw.relay_vectors import load_relay_vectors
+    from qdecode.hw.rtl.relay import TOP, generate_relay, relay_config_from_vectors
+
+    if args.code or args.dem or args.alist:
+        raise ValueError("a relay-bp vector set defines the decoder: drop the problem options")
+    given = [k for k in _DEFAULTS if getattr(args, k) is not None]
+    if given:
+        raise ValueError(f"a relay-bp vector set defines the configuration; drop --{given[0].replace('_', '-')}")
+    if args.parallelism is not None:
+        raise ValueError("--parallelism is not implemented for the Relay-BP design (fully parallel only)")
+    vs, relay = load_relay_vectors(args.vectors)
+    cfg = relay_config_from_vectors(vs, relay)
+    files = generate_relay(vs.H, cfg, vectors=vs, relay=relay)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        with open(out / name, "w", encoding="ascii", newline="\n") as f:
+            f.write(text)
+    mf = json.loads(files["rtl_manifest.json"])
+    print(f"qdecode export-rtl: relay-bp m={mf['m']} n={mf['n']} edges={mf['edges']}, {mf['bits']}-bit messages, "
+          f"{mf['gamma_rows']} gamma rows, {mf['flip_flops']} flip-flops -> {args.out}", file=sys.stderr)
+    return _check_and_synthesize(args, targets, 1, top=TOP)  # relay: one cycle per iteration
+
+
+def _check_and_synthesize(args, targets: list[str], cycles_per_iteration: int, *, top: str | None) -> int:
+    """``--simulate`` (exit 1 on a mismatch), then the ``--synth`` targets and ``--pnr`` of the design in
+    ``args.out`` (``top``: its top module, ``None`` for the min-sum designs' default)."""
+    from qdecode.hw.rtl import run_pnr, run_synth, simulate
+
+    kw = {} if top is None else {"top": top}
     status = 0
     if args.simulate:
         report = simulate(args.out, args.vectors, simulator=args.simulator)
         print(report.summary())
         status = 0 if report.ok else 1
     for t in targets:
-        r = run_synth(args.out, t)
+        r = run_synth(args.out, t, **kw)
         res = ", ".join(f"{k} {v}" for k, v in r.resources.items())
         print(f"synth {t}: {res} ({r.seconds:.1f} s, {r.tool})")
     if args.pnr:
-        pr = run_pnr(args.out, args.pnr)
-        print(f"pnr {args.pnr}: Fmax {pr.fmax_mhz:.1f} MHz ({pr.ns_per_cycle:.1f} ns per iteration), "
-              f"{pr.lc_used}/{pr.lc_available} LCs ({pr.seconds:.1f} s, {pr.tool})")
+        pr = run_pnr(args.out, args.pnr, **kw)
+        print(f"pnr {args.pnr}: Fmax {pr.fmax_mhz:.1f} MHz ({pr.ns_per_cycle * cycles_per_iteration:.1f} ns per "
+              f"iteration), {pr.lc_used}/{pr.lc_available} LCs ({pr.seconds:.1f} s, {pr.tool})")
     return status

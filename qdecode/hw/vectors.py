@@ -18,6 +18,10 @@
                               space-separated two's-complement words of ``bits + 2`` bits
 ============================  =============================================================
 
+Relay-BP vector sets (``"decoder": "relay-bp"`` in the manifest, gamma table and legs/weights
+files) are written and replayed by :mod:`qdecode.hw.relay_vectors`; :func:`replay_vectors` and
+:func:`decoder_from_vectors` refuse them.
+
 **Signed words.** A value ``v`` with ``-2^(w-1) <= v < 2^(w-1)`` is written as
 ``v mod 2^w`` in ``ceil(w/4)`` lower-case hex digits (zero-extended), so ``$readmemh``
 into a ``reg signed [w-1:0]`` gives ``v`` back. Example (w = 8): ``-3 -> fd``, ``5 -> 05``;
@@ -258,6 +262,19 @@ def _config(decoder: BpDecoder) -> dict[str, Any]:
     }
 
 
+def write_decoded_files(out: Path, H: Any, priors_q: np.ndarray, bits: int, syndromes: np.ndarray,
+                        hard: np.ndarray, iters: np.ndarray, conv: np.ndarray) -> None:
+    """The files every vector set has: ``H.alist``, ``priors_q.hex`` (``bits``-bit words),
+    ``syndromes.hex`` / ``expected_hard.hex`` (``(S, m)`` / ``(S, n)`` uint8 bit vectors),
+    ``expected_iters.txt`` and ``expected_converged.txt`` (``(S,)`` ints / bools)."""
+    write_alist(H, out / "H.alist")
+    _write_lines(out / "priors_q.hex", int_to_hex(priors_q, bits))
+    _write_lines(out / "syndromes.hex", bits_to_hex(syndromes))
+    _write_lines(out / "expected_hard.hex", bits_to_hex(hard))
+    _write_lines(out / "expected_iters.txt", (str(int(x)) for x in iters))
+    _write_lines(out / "expected_converged.txt", ("1" if c else "0" for c in conv))
+
+
 def _write_lines(path: Path, lines: Iterable[str]) -> None:
     with open(path, "w", encoding="ascii", newline="\n") as f:
         for line in lines:
@@ -308,12 +325,7 @@ def export_vectors(
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    write_alist(problem.H, out / "H.alist")
-    _write_lines(out / "priors_q.hex", int_to_hex(priors_q, dec.bits))
-    _write_lines(out / "syndromes.hex", bits_to_hex(s))
-    _write_lines(out / "expected_hard.hex", bits_to_hex(hard))
-    _write_lines(out / "expected_iters.txt", (str(int(x)) for x in iters))
-    _write_lines(out / "expected_converged.txt", ("1" if c else "0" for c in conv))
+    write_decoded_files(out, problem.H, priors_q, dec.bits, s, hard, iters, conv)
 
     word = lambda bits, what: {  # noqa: E731
         "format": "hex-signed",
@@ -587,6 +599,9 @@ def decoder_from_vectors(vs: VectorSet) -> BpDecoder:
             or the saturation limits do not follow from ``alpha`` and ``bits``).
     """
     mf = vs.manifest
+    if mf.get("decoder", "bp") != "bp":
+        raise VectorFormatError(f"{vs.path}: a {mf['decoder']} vector set, not min-sum BP "
+                                "(see qdecode.hw.relay_vectors)")
     problem = DecodingProblem.from_check_matrix(vs.H, 0.5)  # priors replaced below
     try:
         dec = BpDecoder(

@@ -5,6 +5,10 @@ inputs, same bytes); :func:`export_rtl` writes them. Files:
 
 ==========================  ================================================================
 ``bp_top.v``                every ``bp_cnu_d<D>`` / ``bp_vnu_d<V>`` module and ``bp_top``
+                            (folded, ``parallelism=P``: ``bp_cnu_d<Dc>``, ``bp_vpe_d<Dv>``,
+                            ``bp_syndrome_test`` and the folded ``bp_top``, :mod:`.folded`)
+``bp_slice.v``              folded only: PE pair 0 with its multiplexers (``bp_slice``) and the
+                            PE modules, with ``synth_slice_<target>.ys``
 ``rtl_manifest.json``       H hash, sizes, degrees, widths, configuration, FF count, ports
 ``README.md``               ports, timing contract, resource formula of this design
 ``synth_<target>.ys``       yosys scripts (:mod:`qdecode.hw.rtl.synth`)
@@ -22,6 +26,7 @@ from typing import Any
 from qdecode.hw.rtl.arith import index_width, sum_width
 from qdecode.hw.rtl.cnu import emit_cnu
 from qdecode.hw.rtl.config import RtlConfig, config_from_decoder
+from qdecode.hw.rtl.folded import emit_folded_top, emit_slice, emit_syndrome_test, fold_shape, folded_flip_flops
 from qdecode.hw.rtl.graph import RtlGraph, build_graph
 from qdecode.hw.rtl.readme import readme_text
 from qdecode.hw.rtl.synth import synth_scripts
@@ -40,8 +45,13 @@ def flip_flops(g: RtlGraph, cfg: RtlConfig) -> int:
     return cfg.bits * g.edges + g.m + g.n + cfg.iter_bits + 2 + 2
 
 
-def verilog_text(g: RtlGraph, cfg: RtlConfig) -> str:
-    """The whole design as one Verilog-2005 file."""
+def verilog_text(g: RtlGraph, cfg: RtlConfig, parallelism: int | None = None) -> str:
+    """The whole design as one Verilog-2005 file (folded over ``parallelism`` PEs when given)."""
+    if parallelism is not None:
+        sh = fold_shape(g, parallelism)
+        return "\n".join([HEADER, emit_cnu(sh["pe_check_degree"], cfg),
+                          emit_vnu(sh["pe_var_degree"], cfg, lam_port=True), emit_syndrome_test(g),
+                          emit_folded_top(g, cfg, parallelism), FOOTER])
     parts = [HEADER]
     parts += [emit_cnu(d, cfg) for d in g.check_degrees()]
     parts += [emit_vnu(d, cfg) for d in g.var_degrees()]
@@ -50,9 +60,25 @@ def verilog_text(g: RtlGraph, cfg: RtlConfig) -> str:
     return "\n".join(parts)
 
 
-def manifest(H, g: RtlGraph, cfg: RtlConfig) -> dict[str, Any]:
+def slice_text(g: RtlGraph, cfg: RtlConfig, parallelism: int) -> str:
+    """``bp_slice.v``: the PE modules, ``bp_slice`` (PE pair 0 of the folded design) and ``bp_syndrome_test``."""
+    sh = fold_shape(g, parallelism)
+    return "\n".join([HEADER, emit_cnu(sh["pe_check_degree"], cfg), emit_vnu(sh["pe_var_degree"], cfg, lam_port=True),
+                      emit_slice(g, cfg, parallelism), emit_syndrome_test(g), FOOTER])
+
+
+def manifest(H, g: RtlGraph, cfg: RtlConfig, parallelism: int | None = None) -> dict[str, Any]:
     from qdecode import __version__
 
+    if parallelism is None:
+        arch: dict[str, Any] = {"architecture": "fully-parallel", "flip_flops": flip_flops(g, cfg),
+                                "cycles_per_iteration": CYCLES_PER_ITERATION,
+                                "latency_cycles": "iterations + 2 (start edge to done), see README.md"}
+    else:
+        sh = fold_shape(g, parallelism)
+        arch = {"architecture": "folded", **sh, "flip_flops": folded_flip_flops(g, cfg, sh),
+                "cycles_per_iteration_formula": "ceil(m / P) + ceil(n / P)",
+                "latency_cycles": "iterations * cycles_per_iteration + 2 (start edge to done), see README.md"}
     return {
         "format": "qdecode-rtl",
         "generator_version": GENERATOR_VERSION,
@@ -66,34 +92,38 @@ def manifest(H, g: RtlGraph, cfg: RtlConfig) -> dict[str, Any]:
         "mag_bits": cfg.mag_bits, "iter_bits": cfg.iter_bits,
         "sum_bits": {str(d): sum_width(d, cfg.msg_lim) for d in g.var_degrees()},
         "index_bits": {str(d): index_width(d) for d in g.check_degrees()},
-        "flip_flops": flip_flops(g, cfg),
-        "cycles_per_iteration": CYCLES_PER_ITERATION,
-        "latency_cycles": "iterations + 2 (start edge to done), see README.md",
+        **arch,
         "priors": "constants (parameter LAM of each variable unit)",
         "ports": {"clk": 1, "rst": 1, "start": 1, "syndrome": g.m, "done": 1, "converged": 1,
                   "iterations": cfg.iter_bits, "hard": g.n},
     }
 
 
-def generate(H, cfg: RtlConfig, *, vectors: Any = None) -> dict[str, str]:
+def generate(H, cfg: RtlConfig, *, vectors: Any = None, parallelism: int | None = None) -> dict[str, str]:
     """File name -> text of the design for ``H`` (``(m, n)`` 0/1) and ``cfg``.
 
     ``vectors``: a :class:`qdecode.hw.vectors.VectorSet` to emit ``tb_bp.v`` for; it must
-    describe the same decoder (:func:`check_vectors`).
+    describe the same decoder (:func:`check_vectors`). ``parallelism``: ``None`` for the fully
+    parallel design (one iteration per clock), else ``P >= 1`` processing elements per side
+    (:mod:`qdecode.hw.rtl.folded`, ``ceil(m/P) + ceil(n/P)`` cycles per iteration).
     """
     g = build_graph(H)
     if len(cfg.priors) != g.n:
         raise ValueError(f"{len(cfg.priors)} priors for {g.n} columns of H")
-    mf = manifest(H, g, cfg)
+    mf = manifest(H, g, cfg, parallelism)
     files = {
-        "bp_top.v": verilog_text(g, cfg),
+        "bp_top.v": verilog_text(g, cfg, parallelism),
         "rtl_manifest.json": json.dumps(mf, indent=2) + "\n",
         "README.md": readme_text(g, cfg, mf),
         **synth_scripts("bp_top.v", "bp_top"),
     }
+    if parallelism is not None:
+        files["bp_slice.v"] = slice_text(g, cfg, parallelism)
+        files.update(synth_scripts("bp_slice.v", "bp_slice", prefix="slice_"))
     if vectors is not None:
         check_vectors(mf, vectors)
-        files["tb_bp.v"] = emit_testbench(g.m, g.n, int(vectors.manifest["shots"]), cfg.iter_bits, cfg.max_iter)
+        files["tb_bp.v"] = emit_testbench(g.m, g.n, int(vectors.manifest["shots"]), cfg.iter_bits, cfg.max_iter,
+                                          cycles_per_iteration=int(mf["cycles_per_iteration"]))
     return files
 
 
@@ -102,6 +132,8 @@ def check_vectors(rtl_manifest: dict[str, Any], vs: Any) -> None:
     from qdecode.hw.rtl.config import priors_sha256
 
     vm = vs.manifest
+    if vm.get("decoder", "bp") != "bp":
+        raise ValueError(f"vector set {vs.path} is a {vm['decoder']} set; the min-sum design needs a bp vector set")
     problems = []
     if h_sha256(vs.H) != rtl_manifest["h_sha256"]:
         problems.append("check matrix (h_sha256)")
@@ -116,9 +148,10 @@ def check_vectors(rtl_manifest: dict[str, Any], vs: Any) -> None:
         raise ValueError(f"vector set {vs.path} does not match the design: {', '.join(problems)}")
 
 
-def export_rtl(H, cfg: RtlConfig, out_dir: str | os.PathLike, *, vectors: Any = None) -> dict[str, Any]:
+def export_rtl(H, cfg: RtlConfig, out_dir: str | os.PathLike, *, vectors: Any = None,
+               parallelism: int | None = None) -> dict[str, Any]:
     """Write :func:`generate`'s files to ``out_dir`` (created); returns the RTL manifest."""
-    files = generate(H, cfg, vectors=vectors)
+    files = generate(H, cfg, vectors=vectors, parallelism=parallelism)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     for name, text in files.items():

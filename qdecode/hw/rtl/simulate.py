@@ -26,12 +26,14 @@ SIMULATORS = ("iverilog", "verilator")
 FIELDS = ("hard", "iterations", "converged", "cycles")
 _RESULT = re.compile(r"^RESULT shots=(\d+) hard=(\d+) iterations=(\d+) converged=(\d+) cycles=(\d+) "
                      r"failed=(\d+) total_cycles=(\d+)", re.M)
+_RELAY = re.compile(r"^RESULT .* legs=(\d+) weight=(\d+)", re.M)
 
 
 @dataclasses.dataclass
 class SimReport:
     """Bench result: ``mismatches[field]`` = shots whose ``field`` differs (hard / iterations /
-    converged / cycles), ``failed`` = shots with any difference, ``total_cycles`` = clock edges
+    converged / cycles; Relay-BP also legs / weight), ``failed`` = shots with any difference,
+    ``total_cycles`` = clock edges
     from each ``start`` edge to ``done``, summed; compile and run wall seconds."""
 
     simulator: str
@@ -85,8 +87,21 @@ def simulate(design_dir: str | Path, vectors_dir: str | Path, *, simulator: str 
     design = Path(design_dir).resolve()
     vdir = Path(vectors_dir).resolve()
     mf = json.loads((design / "rtl_manifest.json").read_text(encoding="utf-8"))
-    vs = load_vectors(vdir)
-    check_vectors(mf, vs)
+    top = str(mf.get("top", "bp_top"))
+    if mf.get("decoder") == "relay-bp":
+        from qdecode.hw.relay_vectors import load_relay_vectors
+        from qdecode.hw.rtl.relay import check_relay_vectors
+
+        vs, relay = load_relay_vectors(vdir)
+        check_relay_vectors(mf, vs, relay)
+        tb_text = emit_testbench(int(mf["m"]), int(mf["n"]), int(vs.manifest["shots"]), int(mf["iter_bits"]),
+                                 int(mf["max_iter"]), relay=(int(mf["legs_bits"]), int(mf["weight_bits"]),
+                                                             int(mf["legs"])))
+    else:
+        vs = load_vectors(vdir)
+        check_vectors(mf, vs)
+        tb_text = emit_testbench(int(mf["m"]), int(mf["n"]), int(vs.manifest["shots"]), int(mf["iter_bits"]),
+                                 int(mf["max_iter"]), cycles_per_iteration=int(mf["cycles_per_iteration"]))
     tmp = None
     if build_dir is None:
         tmp = tempfile.TemporaryDirectory(prefix="qdecode-rtl-sim-")
@@ -96,9 +111,8 @@ def simulate(design_dir: str | Path, vectors_dir: str | Path, *, simulator: str 
         build.mkdir(parents=True, exist_ok=True)
     try:
         tb = build / "tb_bp.v"
-        tb.write_text(emit_testbench(int(mf["m"]), int(mf["n"]), int(vs.manifest["shots"]), int(mf["iter_bits"]),
-                                     int(mf["max_iter"])), encoding="ascii")
-        sources = [str(design / "bp_top.v"), str(tb)]
+        tb.write_text(tb_text, encoding="ascii")
+        sources = [str(design / f"{top}.v"), str(tb)]
         t0 = time.perf_counter()
         if simulator == "iverilog":
             _run(["iverilog", "-g2005", "-o", str(build / "sim.vvp"), *sources], build, timeout, "iverilog")
@@ -120,4 +134,8 @@ def simulate(design_dir: str | Path, vectors_dir: str | Path, *, simulator: str 
         raise RuntimeError(f"the bench printed no RESULT line: {tail}")
     vals = [int(x) for x in mres.groups()]
     lines = [ln for ln in out.splitlines() if ln.startswith(("MISMATCH", "ERROR"))]
-    return SimReport(simulator, vals[0], dict(zip(FIELDS, vals[1:5])), vals[5], vals[6], t1 - t0, t2 - t1, lines)
+    mism = dict(zip(FIELDS, vals[1:5]))
+    extra = _RELAY.search(out)
+    if extra:
+        mism.update(legs=int(extra.group(1)), weight=int(extra.group(2)))
+    return SimReport(simulator, vals[0], mism, vals[5], vals[6], t1 - t0, t2 - t1, lines)

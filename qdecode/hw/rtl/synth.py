@@ -32,13 +32,15 @@ ICE40_DEVICES: dict[str, tuple[str, str]] = {"hx8k": ("--hx8k", "ct256"), "up5k"
                                               "hx1k": ("--hx1k", "tq144")}
 
 
-def synth_scripts(verilog: str, top: str) -> dict[str, str]:
-    """``synth_<target>.ys`` texts for every target (run inside the design directory)."""
+def synth_scripts(verilog: str, top: str, prefix: str = "") -> dict[str, str]:
+    """``synth_<prefix><target>.ys`` texts for every target (run inside the design directory); they
+    write ``stat_<prefix><target>.json``."""
     out = {}
     for target, (cmd, _netlist) in TARGETS.items():
-        lines = [f"# yosys -q -s synth_{target}.ys  (in the design directory)", f"read_verilog {verilog}",
-                 cmd.format(top=top, json=f"{top}_{target}.json"), f"tee -q -o stat_{target}.json stat -json"]
-        out[f"synth_{target}.ys"] = "\n".join(lines) + "\n"
+        name = f"{prefix}{target}"
+        lines = [f"# yosys -q -s synth_{name}.ys  (in the design directory)", f"read_verilog {verilog}",
+                 cmd.format(top=top, json=f"{top}_{target}.json"), f"tee -q -o stat_{name}.json stat -json"]
+        out[f"synth_{name}.ys"] = "\n".join(lines) + "\n"
     return out
 
 
@@ -95,8 +97,11 @@ def _parse_stat(path: Path, top: str) -> dict[str, int]:
     raise ValueError(f"{path}: no statistics for module {top}")
 
 
-def run_synth(design_dir: str | Path, target: str, *, top: str = "bp_top", timeout: float = 3600) -> SynthReport:
-    """Run ``yosys -q -s synth_<target>.ys`` in ``design_dir``; parse ``stat_<target>.json``.
+def run_synth(design_dir: str | Path, target: str, *, top: str = "bp_top", prefix: str = "",
+              timeout: float = 3600) -> SynthReport:
+    """Run ``yosys -q -s synth_<prefix><target>.ys`` in ``design_dir``; parse ``stat_<prefix><target>.json``.
+
+    ``top="bp_slice", prefix="slice_"`` synthesises the folded design's PE slice.
 
     Raises:
         FileNotFoundError: yosys is not installed (``make rtl-tools``).
@@ -110,13 +115,13 @@ def run_synth(design_dir: str | Path, target: str, *, top: str = "bp_top", timeo
         raise FileNotFoundError("yosys not installed: make rtl-tools")
     d = Path(design_dir)
     t0 = time.perf_counter()
-    res = subprocess.run([yosys, "-q", "-s", f"synth_{target}.ys"], cwd=d, capture_output=True, text=True,
+    res = subprocess.run([yosys, "-q", "-s", f"synth_{prefix}{target}.ys"], cwd=d, capture_output=True, text=True,
                          timeout=timeout)
     secs = time.perf_counter() - t0
     if res.returncode:
         tail = " | ".join((res.stderr or res.stdout).strip().splitlines()[-5:])
         raise RuntimeError(f"yosys synth_{target} failed (exit {res.returncode}): {tail}")
-    cells = _parse_stat(d / f"stat_{target}.json", top)
+    cells = _parse_stat(d / f"stat_{prefix}{target}.json", top)
     return SynthReport(target, resources(target, cells), cells, secs, tool_version([yosys, "-V"]))
 
 

@@ -23,12 +23,18 @@ from qdecode.hw.rtl.arith import signed_width, sum_width
 from qdecode.hw.rtl.config import RtlConfig
 
 
-def vnu_name(degree: int) -> str:
-    return f"bp_vnu_d{degree}"
+def vnu_name(degree: int, *, lam_port: bool = False) -> str:
+    return f"bp_vpe_d{degree}" if lam_port else f"bp_vnu_d{degree}"
 
 
-def emit_vnu(degree: int, cfg: RtlConfig) -> str:
-    """Verilog text of ``bp_vnu_d<degree>`` for ``cfg`` (``degree >= 1``)."""
+def emit_vnu(degree: int, cfg: RtlConfig, *, lam_port: bool = False) -> str:
+    """Verilog text of ``bp_vnu_d<degree>`` for ``cfg`` (``degree >= 1``).
+
+    ``lam_port``: emit ``bp_vpe_d<degree>`` instead, the processing element of the folded design
+    (:mod:`qdecode.hw.rtl.folded`): the prior arrives on an input ``lam_in[bits]`` (signed) instead
+    of the parameter ``LAM``, and an unused input ``k`` (a variable of lower degree in this slot)
+    is fed ``o1 = o2 = 0``, so that its ``c_k = 0`` leaves the sum unchanged.
+    """
     if degree < 1:
         raise ValueError(f"variable degree must be >= 1, got {degree}")
     w, mw, ml, pl = cfg.bits, cfg.mag_bits, cfg.msg_lim, cfg.post_lim
@@ -38,11 +44,11 @@ def emit_vnu(degree: int, cfg: RtlConfig) -> str:
     qw = max(sw, pw)  # width holding post
     dw = signed_width(pl + ml) if clip_post else signed_width((degree + 1) * ml + ml)
     dw = max(dw, qw + 1)
+    head = (["module " + vnu_name(degree, lam_port=True) + " (", f"    input  wire [{w - 1}:0] lam_in,"] if lam_port
+            else [f"module {vnu_name(degree)} #(", f"    parameter signed [{w - 1}:0] LAM = {w}'sd0", ") ("])
     out = [
         f"// Variable node of degree {degree}: posterior sum ({sw}-bit), extrinsic messages, hard decision.",
-        f"module {vnu_name(degree)} #(",
-        f"    parameter signed [{w - 1}:0] LAM = {w}'sd0",
-        ") (",
+        *head,
         f"    input  wire [{degree * mw - 1}:0] o1,",
         f"    input  wire [{degree * mw - 1}:0] o2,",
         f"    input  wire [{degree - 1}:0] sel,",
@@ -52,7 +58,7 @@ def emit_vnu(degree: int, cfg: RtlConfig) -> str:
         f"    output wire [{degree - 1}:0] neg,",
         "    output wire hard",
         ");",
-        f"    wire signed [{sw - 1}:0] lam = LAM;",
+        f"    wire signed [{sw - 1}:0] lam = {'$signed(lam_in)' if lam_port else 'LAM'};",
     ]
     for k in range(degree):
         sl = f"[{k * mw + mw - 1}:{k * mw}]"
