@@ -4,8 +4,10 @@ Every mechanism must flip at most two detectors; a circuit DEM built with
 ``decompose_errors=True`` is decoded on its decomposed edge form
 (:func:`qdecode.decoders.graphlike.graphlike_problem`, as PyMatching builds its graph), in which case
 only observable predictions are offered (no per-column estimate of the original hyperedges).
-Unweighted: the growth counts half edges, not edge weights, so it is the decoder of the paper's
-code-capacity and phenomenological thresholds, not a weighted (circuit-noise) union-find.
+By default unweighted: the growth counts half edges, not edge weights (the decoder of the paper's
+code-capacity and phenomenological thresholds). ``length_steps = N > 0`` makes the edges' lengths
+proportional to their weights ``log((1 - p) / p)``, the lightest edge ``N`` growth steps (rounded,
+at most 254): weighted union-find for circuit noise (Huang, Newman, Brown, arXiv:2004.04693).
 
 The kernel (:mod:`qdecode.kernels.union_find`) grows clusters by half edges and peels a spanning
 forest of each; every returned correction satisfies ``H e = s`` (tested), unlike ldpc's
@@ -29,6 +31,9 @@ from qdecode.problem import DecodingProblem
 UF_PARAMS = {
     "growth": Param(str, "weighted", "weighted: grow the smallest odd clusters first (Delfosse-Nickerson); "
                     "uniform: every odd cluster each round", ("weighted", "uniform")),
+    "length_steps": Param(int, 0, "0: every edge grows in two half steps; N > 0: edge lengths proportional to "
+                          "their weights, the lightest N steps (weighted growth for circuit noise)", minimum=0,
+                          maximum=254, label_default=False),
     "threads": Param(int, 0, "threads (0 = numba's thread count); results do not depend on it", minimum=0,
                      in_label=False),
 }
@@ -57,6 +62,21 @@ def decoding_graph(problem: DecodingProblem) -> tuple[np.ndarray, ...]:
     return np.cumsum(vert_ptr), edges[order].astype(np.int64), edge_u, edge_v, columns
 
 
+def edge_lengths(priors: np.ndarray, steps: int) -> np.ndarray:
+    """uint8 ``(E,)`` growth lengths: 2 everywhere for ``steps == 0``, else
+    ``clip(round(steps * w / min(w)), 1, 254)`` with ``w = log((1 - p) / p)`` (weights of ``p >= 1/2``,
+    which no minimum-weight decoder would avoid, count as the lightest)."""
+    p = np.asarray(priors, dtype=np.float64)
+    if steps < 0 or steps > 254:
+        raise ValueError(f"length_steps must lie in 0..254, got {steps}")
+    if steps == 0 or p.size == 0:
+        return np.full(p.size, 2, dtype=np.uint8)
+    w = np.log1p(-p) - np.log(p)
+    pos = w[w > 0]
+    wmin = pos.min() if pos.size else 1.0
+    return np.clip(np.rint(steps * np.maximum(w, wmin) / wmin), 1, 254).astype(np.uint8)
+
+
 @uses_params(UF_PARAMS)
 class UnionFindDecoder(Decoder):
     """Union-find + peeling.
@@ -64,6 +84,7 @@ class UnionFindDecoder(Decoder):
     Args:
         problem: a graphlike problem, or one with a DEM whose hyperedges are decomposed.
         growth: ``"weighted"`` or ``"uniform"`` (see :data:`UF_PARAMS`).
+        length_steps: 0 (half edges) or the lightest edge's growth steps (see :data:`UF_PARAMS`).
         threads: threads for batches (0: numba's count).
 
     ``last_info.converged`` is False on a shot whose syndrome no error of the graph produces.
@@ -72,7 +93,7 @@ class UnionFindDecoder(Decoder):
         DecoderInputError: a column with three or more detectors and no decomposed DEM.
     """
 
-    def __init__(self, problem: DecodingProblem, *, growth: str, threads: int):
+    def __init__(self, problem: DecodingProblem, *, growth: str, threads: int, length_steps: int):
         if growth not in ("weighted", "uniform"):
             raise ValueError(f"growth={growth!r} must be 'weighted' or 'uniform'")
         self.problem = problem
@@ -80,6 +101,8 @@ class UnionFindDecoder(Decoder):
         self.threads = int(threads)
         self._graph_problem = graphlike_problem(problem)
         self._graph = decoding_graph(self._graph_problem)
+        self.length_steps = int(length_steps)
+        self._length = edge_lengths(self._graph_problem.priors[self._graph[4]], self.length_steps)
 
     def _decode_graph(self, syndromes: np.ndarray) -> np.ndarray:
         """Corrections on the decoding graph's columns: uint8 ``(S, n_graph)``."""
@@ -88,8 +111,8 @@ class UnionFindDecoder(Decoder):
         S = s.shape[0]
         out = np.zeros((S, columns.size), dtype=np.uint8)
         conv = np.zeros(S, dtype=bool)
-        run_ranges(uf_decode_range, (vert_ptr, vert_edges, edge_u, edge_v, s, self.growth == "weighted", out, conv),
-                   S, self.threads or None)
+        args = (vert_ptr, vert_edges, edge_u, edge_v, self._length, s, self.growth == "weighted", out, conv)
+        run_ranges(uf_decode_range, args, S, self.threads or None)
         self.last_info = DecodeInfo(converged=conv)
         full = np.zeros((S, self._graph_problem.num_errors), dtype=np.uint8)
         full[:, columns] = out

@@ -6,8 +6,11 @@ Per shot:
 
 1. **Growth.** Clusters (union-find trees over vertices) start as the flagged detectors. A cluster
    is *odd* when it holds an odd number of flagged detectors and not the boundary vertex. Each
-   round grows odd clusters by half edges: every edge at a member vertex that is not fully grown
-   gains one half (``support`` 0 -> 1 -> 2); a fully grown edge fuses the clusters at its ends
+   round grows odd clusters by one step: every edge at a member vertex that is not fully grown
+   gains one step (``support`` 0 -> 1 -> ... -> ``length[e]``; ``length`` 2 everywhere is
+   Delfosse-Nickerson's half-edge growth, lengths proportional to the edge weights
+   ``log((1 - p) / p)`` the weighted growth of Huang, Newman and Brown, arXiv:2004.04693, for
+   circuit noise); a fully grown edge fuses the clusters at its ends
    (union by size, parity XOR, boundary OR). ``weighted`` growth (Delfosse-Nickerson's) grows
    only the odd clusters of smallest size each round, uniform growth every odd cluster.
    Growth stops when no odd cluster remains.
@@ -51,12 +54,13 @@ def _other(e, v, edge_u, edge_v):
 
 
 @numba.njit(cache=True, nogil=True)
-def uf_decode_range(vert_ptr, vert_edges, edge_u, edge_v, syndromes, weighted, out, converged, start, stop):
+def uf_decode_range(vert_ptr, vert_edges, edge_u, edge_v, length, syndromes, weighted, out, converged, start, stop):
     """Decode shots ``start:stop``.
 
     Args:
         vert_ptr, vert_edges: CSR incidence of the ``m + 1`` vertices (boundary vertex ``m`` last).
         edge_u, edge_v: int64 ``(E,)`` edge ends (``edge_v[e] = m`` for a boundary edge).
+        length: uint8 ``(E,)`` growth steps that fully grow each edge, 1..254 (2 everywhere: half edges).
         syndromes: uint8 ``(S, m)``.
         weighted: grow only the smallest odd clusters each round (else every odd cluster).
         out: uint8 ``(S, E)``, zeroed by the caller: the correction per edge.
@@ -115,13 +119,13 @@ def uf_decode_range(vert_ptr, vert_edges, edge_u, edge_v, syndromes, weighted, o
                         open_edges = False
                         for k in range(vert_ptr[v], vert_ptr[v + 1]):
                             e = vert_edges[k]
-                            if support[e] < 2:
+                            if support[e] < length[e]:
                                 if support[e] == 0:
                                     touched_e[nt_e] = e
                                     nt_e += 1
                                 support[e] += 1
                                 grew = True
-                                if support[e] == 2:
+                                if support[e] == length[e]:
                                     fusion[nf] = e
                                     nf += 1
                                 else:
@@ -179,7 +183,7 @@ def uf_decode_range(vert_ptr, vert_edges, edge_u, edge_v, syndromes, weighted, o
                 head += 1
                 for k in range(vert_ptr[v], vert_ptr[v + 1]):
                     e = vert_edges[k]
-                    if support[e] == 2:
+                    if support[e] == length[e]:
                         w = _other(e, v, edge_u, edge_v)
                         if not visited[w]:
                             visited[w] = 1
