@@ -1,5 +1,6 @@
 """Narrow lane kernels (8-bit fixed point, float32) against today's lane kernel and the peers.
 
+16-bit rows: 16-bit messages with 8 fraction bits (uint16 check state, int32 sums, ``--lanes16`` lanes).
 Problem: [[144,12,12]] memory-Z DEM (bb-uniform, p = 0.003, 936 x 8784, 30 672 edges).
 Speed: uniformly random syndromes (nothing converges: every shot runs ``max_iter``), flooding
 min-sum, alpha = 1, one thread, whole kernel call (lane loading and syndrome checks
@@ -30,7 +31,7 @@ import numpy as np
 from qdecode.decoders.bp import ALPHA_SHIFT, MessageFormat, bp_outputs
 from qdecode.kernels.bp import tanner_graph_csr
 from qdecode.kernels.minsum_lanes import minsum_lanes_range
-from qdecode.kernels.minsum_lanes_narrow import minsum_lanes_f32_range, minsum_lanes_i8_range
+from qdecode.kernels.minsum_lanes_narrow import minsum_lanes_f32_range, minsum_lanes_i8_range, minsum_lanes_i16_range
 from qdecode.problem import DecodingProblem
 from qdecode.sims.circuits import build_circuit
 from qdecode.sims.tasks import decoding_dem
@@ -55,6 +56,7 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--max-iter", type=int, default=50)
     ap.add_argument("--lanes", type=int, default=64)
+    ap.add_argument("--lanes16", type=int, default=32)
     ap.add_argument("--exact-shots", type=int, default=10000)
     ap.add_argument("--skip-peers", action="store_true")
     args = ap.parse_args()
@@ -73,12 +75,14 @@ def main() -> None:
     print(f"bb144: {m} x {n}, {nnz} edges, max_iter {args.max_iter}, {args.shots} random syndromes, 1 thread")
     syn = np.random.default_rng(7).integers(0, 2, size=(args.shots, m), dtype=np.uint8)
     fmts = {"f64": MessageFormat.create(0, 0, "float64"), "i32": MessageFormat.create(8, 3),
-            "f32": MessageFormat.create(0, 0, "float32")}
+            "f32": MessageFormat.create(0, 0, "float32"), "i16": MessageFormat.create(16, 8)}
     rows = [("today float64 lanes (W=32)", minsum_lanes_range, "f64", 32),
             ("today 8-bit fixed point, int32 (W=32)", minsum_lanes_range, "i32", 32),
             ("today float32 lanes (W=32)", minsum_lanes_range, "f32", 32),
             (f"narrow float32 (W={args.lanes})", minsum_lanes_f32_range, "f32", args.lanes),
-            (f"narrow 8-bit, uint8/int16 (W={args.lanes})", minsum_lanes_i8_range, "i32", args.lanes)]
+            (f"narrow 8-bit, uint8/int16 (W={args.lanes})", minsum_lanes_i8_range, "i32", args.lanes),
+            ("today 16-bit fixed point, int32 (W=32)", minsum_lanes_range, "i16", 32),
+            (f"narrow 16-bit, uint16/int32 (W={args.lanes16})", minsum_lanes_i16_range, "i16", args.lanes16)]
     results = []
     for name, kern, f, lanes in rows:
         fmt = fmts[f]
@@ -123,12 +127,14 @@ def main() -> None:
                   f"  ({its} iterations{' assumed' if 'relay' in name else ''})", flush=True)
     if args.exact_shots:
         dets = c.compile_detector_sampler(seed=1).sample(args.exact_shots).astype(np.uint8)
-        for name, kern, f, ref_f in (("narrow 8-bit vs int32 fixed point", minsum_lanes_i8_range, "i32", "i32"),
-                                     ("narrow float32 vs float32 lanes", minsum_lanes_f32_range, "f32", "f32")):
+        for name, kern, f, ref_f, lanes in (
+                ("narrow 8-bit vs int32 fixed point", minsum_lanes_i8_range, "i32", "i32", args.lanes),
+                ("narrow 16-bit vs int32 fixed point", minsum_lanes_i16_range, "i16", "i16", args.lanes16),
+                ("narrow float32 vs float32 lanes", minsum_lanes_f32_range, "f32", "f32", args.lanes)):
             fmt = fmts[f]
             llr0 = fmt.quantize(prob.llr[None, :])
             _, a = run(minsum_lanes_range, graph, llr0, dets, fmts[ref_f], args.max_iter, 32, True)
-            _, b = run(kern, graph, llr0, dets, fmt, args.max_iter, args.lanes, True)
+            _, b = run(kern, graph, llr0, dets, fmt, args.max_iter, lanes, True)
             same = [int((x.reshape(x.shape[0], -1) == y.reshape(y.shape[0], -1)).all(1).sum()) for x, y in zip(a, b)]
             bitwise = all(np.array_equal(x.view(np.uint8), y.view(np.uint8)) for x, y in zip(a, b))
             print(f"  exact {name}: {args.exact_shots} shots; identical hard {same[0]}, posteriors {same[1]}, "

@@ -171,7 +171,7 @@ class BpDecoder(Decoder):
         self.alpha_num = self.format.alpha_num(self.alpha)
         self.beta = self.msg_dtype.type(int(round(beta * self.scale)) if self.bits else beta)
         self.prior_llr = self.quantize(problem.llr[None, :])
-        # flooding min-sum batches in int8 / float32 lanes where those kernels accept the format
+        # flooding min-sum batches in 8- / 16-bit fixed-point or float32 lanes where those kernels accept the format
         # (bit-identical to the reference lanes kernel, several times faster)
         self.narrow = None if self.method != 0 or self.layered else narrow_kernel(
             self.prior_llr, self.graph[2], self.graph[0], self.msg_lim, self.post_lim, self.alpha_num, ALPHA_SHIFT,
@@ -197,7 +197,7 @@ class BpDecoder(Decoder):
             var_ptr, var_chks = self.graph[2], self.graph[4]
             args = (var_ptr, var_chks, llr0, syndromes, self.max_iter, self.alpha, self.alpha_num, ALPHA_SHIFT,
                     self.adaptive, self.beta, self.msg_lim, self.post_lim, hard, post, conv, iters, history)
-            run_ranges(self.narrow, args, S, self.threads)  # lanes: the kernel default, NARROW_LANES
+            run_ranges(self.narrow, args, S, self.threads)  # lanes: the kernel's default
             return hard, post, conv, iters
         args = (
             *self.graph, llr0, syndromes,

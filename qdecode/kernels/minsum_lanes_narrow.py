@@ -1,4 +1,4 @@
-"""Flooding min-sum over lanes of shots in narrow storage: 8-bit fixed point and float32.
+"""Flooding min-sum over lanes of shots in narrow storage: 8- and 16-bit fixed point, and float32.
 
 Drop-in range kernels with the signature of
 :func:`qdecode.kernels.minsum_lanes.minsum_lanes_range` and bit-identical results
@@ -8,6 +8,9 @@ accepts:
 - :func:`minsum_lanes_i8_range`: the int32 fixed-point path with ``msg_lim <= 127``,
   ``post_lim <= 32767`` and ``|llr0| + (max variable degree) * msg_lim <= 32767``. Check
   state is uint8 (``c1 = parity << 7 | min1``, ``min2``, ``arg``), variable sums int16.
+- :func:`minsum_lanes_i16_range`: the same for 9- to 16-bit messages (``msg_lim <= 32767``):
+  uint16 check state, int32 variable sums; one body with the 8-bit kernel (:func:`_sweep_int_body`,
+  compiled per storage type).
 - :func:`minsum_lanes_f32_range`: the float32 path (float32 ``llr0``, ``beta``, ``msg_lim``,
   ``post_lim``); check state float32 with uint8 sign parity and ``arg``.
 
@@ -52,16 +55,15 @@ from qdecode.kernels.minsum_lanes import write_lane_result
 
 #: lane count of the narrow kernels (their ``lanes`` default; a constant-width sweep is compiled for it)
 NARROW_LANES = 64
+#: lane count of the 16-bit kernel (32 uint16 / int32 lanes fill a 512-bit vector of sums twice)
+NARROW16_LANES = 32
 
 U8 = np.uint8
+U16 = np.uint16
 I16 = np.int16
 I32 = np.int32
-U7 = np.uint8(7)
-U127 = np.uint8(127)
-U128 = np.uint8(128)
 U255 = np.uint8(255)  # "no arg" slot
 U1 = np.uint8(1)
-Z16 = np.int16(0)
 Z32 = np.int32(0)
 F0 = np.float32(0.0)
 
@@ -165,42 +167,64 @@ def _run_lanes(st_a, st_b, ld, sw, cf, W, max_iter, start, stop, keep_post, hard
 
 
 
-# ------------------------------------------------------------------ 8-bit fixed point
+# ------------------------------------------------------------------ 8- and 16-bit fixed point
+#
+# One body for both integer formats, compiled per storage type: ``zc`` is a zero of the check-state
+# type (uint8 for 8-bit messages, uint16 for 16-bit), ``zs`` a zero of the variable-sum type (int16,
+# int32). Every intermediate is cast with :func:`_as` to one of those two types (numba would widen
+# it to int64 and the loop vectoriser would then run 64-bit lanes). Check state ``c1 = parity <<
+# SB | min1`` packs the sign parity in the top bit ``SB`` (7 or 15) of the storage word.
+
+
+def _as(x, like):
+    """``x`` cast to the type of the scalar ``like``; jitted code only."""
+    raise NotImplementedError
+
+
+@overload(_as, inline="always")
+def _as_for(x, like):
+    cast = numba.np.numpy_support.as_dtype(like).type
+    return lambda x, like: cast(x)
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _scale_i8(x, num, shift, beta, ml):
-    """Outgoing magnitude ``clip(max(((x * num) >> shift) - beta, 0), ml)`` of a uint8 minimum (int32 math)."""
+def _scale_int(x, num, shift, beta, ml, zc):
+    """Outgoing magnitude ``clip(max(((x * num) >> shift) - beta, 0), ml)`` of a minimum (int32 math),
+    in the check-state type of ``zc``."""
     v = I32(I32(I32(x) * num) >> shift)
     v = I32(v - beta)
     v = max(v, Z32)
-    return U8(min(v, ml))
+    return _as(min(v, ml), zc)
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _sweep_i8_body(W, var_ptr, var_chks, slot, pri, num, shift, prm, syn, c1c, m2c, agc, c1n, m2n, agn, o1, o2, hp,
-                   sgn, total, cbuf, hard, post, unsat, ring, rrow):
-    """One flooding iteration of ``W`` lanes, 8-bit fixed point: current state ``c1c/m2c/agc`` to next ``c1n/m2n/agn``.
+def _sweep_int_body(W, var_ptr, var_chks, slot, pri, num, shift, prm, syn, c1c, m2c, agc, c1n, m2n, agn, o1, o2, hp,
+                    sgn, total, cbuf, hard, post, unsat, ring, rrow):
+    """One flooding iteration of ``W`` lanes in fixed point: current state ``c1c/m2c/agc`` to next ``c1n/m2n/agn``.
 
-    ``prm = (per_shot, keep_post, beta32, ml32, ml16, mlu, pl16)`` (a tuple: CPython passes calls of
-    more than 30 arguments as ``*args``, which numba's inliner rejects).
+    ``prm = (per_shot, keep_post, beta32, ml32, mls, mlu, pls, lo, sign, sb)`` (a tuple: CPython passes calls
+    of more than 30 arguments as ``*args``, which numba's inliner rejects): ``mls`` / ``pls`` the message and
+    posterior limits in the sum type, ``mlu``, ``lo = 2^SB - 1``, ``sign = 2^SB`` and ``sb = SB`` in the
+    check-state type.
     """
-    per_shot, keep_post, beta32, ml32, ml16, mlu, pl16 = prm
+    per_shot, keep_post, beta32, ml32, mls, mlu, pls, lo, sign, sb = prm
+    zc = _as(0, mlu)
+    zs = _as(0, mls)
     n = var_ptr.shape[0] - 1
     m = syn.shape[0]
     for i in range(m):  # check pass: scaled outgoing magnitudes of the current state; reset the next one
         for w in range(W):
             x = c1c[i, w]
-            o1[i, w] = U8(U8(x & U128) | _scale_i8(U8(x & U127), num[w], shift[w], beta32, ml32))
-            o2[i, w] = _scale_i8(m2c[i, w], num[w], shift[w], beta32, ml32)
+            o1[i, w] = _as(_as(x & sign, zc) | _scale_int(_as(x & lo, zc), num[w], shift[w], beta32, ml32, zc), zc)
+            o2[i, w] = _scale_int(m2c[i, w], num[w], shift[w], beta32, ml32, zc)
             b = syn[i, w]
-            c1n[i, w] = U8(mlu | U8(b << U7))
+            c1n[i, w] = _as(mlu | _as(_as(b, zc) << sb, zc), zc)
             m2n[i, w] = mlu
             agn[i, w] = U255
             hp[i, w] = b
     for j in range(n):
-        lo = var_ptr[j]
-        hi = var_ptr[j + 1]
+        lo_k = var_ptr[j]
+        hi_k = var_ptr[j + 1]
         if per_shot:
             for w in range(W):
                 total[w] = pri[j, w]
@@ -208,45 +232,45 @@ def _sweep_i8_body(W, var_ptr, var_chks, slot, pri, num, shift, prm, syn, c1c, m
             p0 = pri[j, 0]
             for w in range(W):
                 total[w] = p0
-        for k in range(lo, hi):  # check-to-variable messages, posterior sum
+        for k in range(lo_k, hi_k):  # check-to-variable messages, posterior sum
             i = var_chks[k]
             s = slot[k]
-            t = k - lo
+            t = k - lo_k
             for w in range(W):
                 x = o1[i, w]
-                mag = I16(o2[i, w]) if agc[i, w] == s else I16(U8(x & U127))
-                neg = U8(U8(x >> U7) ^ sgn[k, w])
-                c = I16(-mag) if neg else mag
+                mag = _as(o2[i, w], zs) if agc[i, w] == s else _as(_as(x & lo, zc), zs)
+                neg = U8(U8(x >> sb) ^ sgn[k, w])
+                c = _as(-mag, zs) if neg else mag
                 cbuf[t, w] = c
-                total[w] = I16(total[w] + c)
+                total[w] = _as(total[w] + c, zs)
         for w in range(W):
             v = total[w]
-            v = min(v, pl16)
-            v = max(v, I16(-pl16))
+            v = min(v, pls)
+            v = max(v, _as(-pls, zs))
             total[w] = v
-            hard[j, w] = U8(v <= Z16)
+            hard[j, w] = U8(v <= zs)
         if keep_post:
             for w in range(W):
                 post[j, w] = total[w]
         if ring.shape[0] > 0:
             for w in range(W):
                 ring[rrow[w], j, w] = total[w]
-        for k in range(lo, hi):  # variable-to-check messages folded into the next check state
+        for k in range(lo_k, hi_k):  # variable-to-check messages folded into the next check state
             i = var_chks[k]
             s = slot[k]
-            t = k - lo
+            t = k - lo_k
             for w in range(W):
-                v = I16(total[w] - cbuf[t, w])
-                v = min(v, ml16)
-                v = max(v, I16(-ml16))
-                neg = U8(v <= Z16)
+                v = _as(total[w] - cbuf[t, w], zs)
+                v = min(v, mls)
+                v = max(v, _as(-mls, zs))
+                neg = U8(v <= zs)
                 sgn[k, w] = neg
-                a = U8(v if v >= Z16 else I16(-v))
+                a = _as(v if v >= zs else _as(-v, zs), zc)
                 x = c1n[i, w]
-                m1 = U8(x & U127)
+                m1 = _as(x & lo, zc)
                 m2n[i, w] = min(max(a, m1), m2n[i, w])
                 agn[i, w] = s if a < m1 else agn[i, w]
-                c1n[i, w] = U8(U8(U8(x & U128) ^ U8(neg << U7)) | min(a, m1))
+                c1n[i, w] = _as(_as(_as(x & sign, zc) ^ _as(_as(neg, zc) << sb, zc), zc) | min(a, m1), zc)
                 hp[i, w] = U8(hp[i, w] ^ hard[j, w])
     for w in range(W):
         unsat[w] = Z32
@@ -256,95 +280,97 @@ def _sweep_i8_body(W, var_ptr, var_chks, slot, pri, num, shift, prm, syn, c1c, m
 
 
 @numba.njit(cache=True, nogil=True, pipeline_class=NoAliasCompiler)
-def _sweep_i8_wn(var_ptr, var_chks, slot, pri, num, shift, prm,
+def _sweep_int_wn(var_ptr, var_chks, slot, pri, num, shift, prm,
                  syn, c1c, m2c, agc, c1n, m2n, agn, o1, o2, hp, sgn, total, cbuf, hard, post, unsat, ring, rrow):
-    """:func:`_sweep_i8_body` with the lane count read from the arrays (any ``W``)."""
-    _sweep_i8_body(unsat.shape[0], var_ptr, var_chks, slot, pri, num, shift, prm, syn, c1c, m2c, agc, c1n, m2n, agn,
+    """:func:`_sweep_int_body` with the lane count read from the arrays (any ``W``)."""
+    _sweep_int_body(unsat.shape[0], var_ptr, var_chks, slot, pri, num, shift, prm, syn, c1c, m2c, agc, c1n, m2n, agn,
                    o1, o2, hp, sgn, total, cbuf, hard, post,
                    unsat, ring, rrow)
 
 
 @numba.njit(cache=True, nogil=True, pipeline_class=NoAliasCompiler)
-def _sweep_i8_w32(var_ptr, var_chks, slot, pri, num, shift, prm,
+def _sweep_int_w32(var_ptr, var_chks, slot, pri, num, shift, prm,
                   syn, c1c, m2c, agc, c1n, m2n, agn, o1, o2, hp, sgn, total, cbuf, hard, post, unsat, ring, rrow):
-    """:func:`_sweep_i8_body` for exactly 32 lanes (a compile-time lane count)."""
-    _sweep_i8_body(32, var_ptr, var_chks, slot, pri, num, shift, prm, syn, c1c, m2c, agc, c1n, m2n, agn, o1, o2, hp,
+    """:func:`_sweep_int_body` for exactly 32 lanes (a compile-time lane count)."""
+    _sweep_int_body(32, var_ptr, var_chks, slot, pri, num, shift, prm, syn, c1c, m2c, agc, c1n, m2n, agn, o1, o2, hp,
                    sgn, total, cbuf, hard, post, unsat, ring, rrow)
 
 
 @numba.njit(cache=True, nogil=True, pipeline_class=NoAliasCompiler)
-def _sweep_i8_w64(var_ptr, var_chks, slot, pri, num, shift, prm,
+def _sweep_int_w64(var_ptr, var_chks, slot, pri, num, shift, prm,
                   syn, c1c, m2c, agc, c1n, m2n, agn, o1, o2, hp, sgn, total, cbuf, hard, post, unsat, ring, rrow):
-    """:func:`_sweep_i8_body` for exactly 64 lanes."""
-    _sweep_i8_body(64, var_ptr, var_chks, slot, pri, num, shift, prm, syn, c1c, m2c, agc, c1n, m2n, agn, o1, o2, hp,
+    """:func:`_sweep_int_body` for exactly 64 lanes."""
+    _sweep_int_body(64, var_ptr, var_chks, slot, pri, num, shift, prm, syn, c1c, m2c, agc, c1n, m2n, agn, o1, o2, hp,
                    sgn, total, cbuf, hard, post, unsat, ring, rrow)
 
 
 @numba.njit(cache=True, nogil=True, pipeline_class=NoAliasCompiler)
-def _sweep_i8_w128(var_ptr, var_chks, slot, pri, num, shift, prm,
+def _sweep_int_w128(var_ptr, var_chks, slot, pri, num, shift, prm,
                    syn, c1c, m2c, agc, c1n, m2n, agn, o1, o2, hp, sgn, total, cbuf, hard, post, unsat, ring, rrow):
-    """:func:`_sweep_i8_body` for exactly 128 lanes."""
-    _sweep_i8_body(128, var_ptr, var_chks, slot, pri, num, shift, prm, syn, c1c, m2c, agc, c1n, m2n, agn, o1, o2, hp,
+    """:func:`_sweep_int_body` for exactly 128 lanes."""
+    _sweep_int_body(128, var_ptr, var_chks, slot, pri, num, shift, prm, syn, c1c, m2c, agc, c1n, m2n, agn, o1, o2, hp,
                    sgn, total, cbuf, hard, post, unsat, ring, rrow)
 
 
 @numba.njit(cache=True, nogil=True)
-def _sweep_i8(var_ptr, var_chks, slot, pri, num, shift, prm,
+def _sweep_int(var_ptr, var_chks, slot, pri, num, shift, prm,
               syn, c1c, m2c, agc, c1n, m2n, agn, o1, o2, hp, sgn, total, cbuf, hard, post, unsat, ring, rrow):
     W = unsat.shape[0]
     if W == 64:
-        _sweep_i8_w64(var_ptr, var_chks, slot, pri, num, shift, prm,
+        _sweep_int_w64(var_ptr, var_chks, slot, pri, num, shift, prm,
                       syn, c1c, m2c, agc, c1n, m2n, agn, o1, o2, hp, sgn, total, cbuf, hard, post, unsat, ring, rrow)
     elif W == 32:
-        _sweep_i8_w32(var_ptr, var_chks, slot, pri, num, shift, prm,
+        _sweep_int_w32(var_ptr, var_chks, slot, pri, num, shift, prm,
                       syn, c1c, m2c, agc, c1n, m2n, agn, o1, o2, hp, sgn, total, cbuf, hard, post, unsat, ring, rrow)
     elif W == 128:
-        _sweep_i8_w128(var_ptr, var_chks, slot, pri, num, shift, prm, syn, c1c, m2c, agc, c1n, m2n, agn, o1, o2, hp,
+        _sweep_int_w128(var_ptr, var_chks, slot, pri, num, shift, prm, syn, c1c, m2c, agc, c1n, m2n, agn, o1, o2, hp,
                        sgn, total, cbuf, hard, post, unsat, ring, rrow)
     else:
-        _sweep_i8_wn(var_ptr, var_chks, slot, pri, num, shift, prm,
+        _sweep_int_wn(var_ptr, var_chks, slot, pri, num, shift, prm,
                      syn, c1c, m2c, agc, c1n, m2n, agn, o1, o2, hp, sgn, total, cbuf, hard, post, unsat, ring, rrow)
 
 
 @numba.njit(cache=True, nogil=True)
-def _load_i8(w, s, state, ld):
+def _load_int(w, s, state, ld):
     """Load shot ``s`` into lane ``w`` of ``state = (c1, m2, ag)``: the channel LLRs folded into the check
     state (per-shot priors), or the zero-syndrome template ``tmpl`` (lane 0 of a one-lane state, with its
     ``tsgn``) with the syndrome XORed into the parity bits (shared priors).
 
-    ``ld = (per_shot, syndromes, var_ptr, var_chks, slot, llr0, ml32, tmpl, tsgn, syn, pri, sgn)``.
+    ``ld = (per_shot, syndromes, var_ptr, var_chks, slot, llr0, ml32, tmpl, tsgn, syn, pri, sgn, fmt)`` with
+    ``fmt = (zc, zs, lo, sign, sb)`` (see :func:`_sweep_int_body`).
     """
     c1, m2, ag = state
-    per_shot, syndromes, var_ptr, var_chks, slot, llr0, ml32, tmpl, tsgn, syn, pri, sgn = ld
+    per_shot, syndromes, var_ptr, var_chks, slot, llr0, ml32, tmpl, tsgn, syn, pri, sgn, fmt = ld
+    zc, zs, lo, sign, sb = fmt
     n = var_ptr.shape[0] - 1
     m = syndromes.shape[1]
     if per_shot:
         for i in range(m):
             b = U8(syndromes[s, i] & U1)
             syn[i, w] = b
-            c1[i, w] = U8(U8(ml32) | U8(b << U7))
-            m2[i, w] = U8(ml32)
+            c1[i, w] = _as(_as(ml32, zc) | _as(_as(b, zc) << sb, zc), zc)
+            m2[i, w] = _as(ml32, zc)
             ag[i, w] = U255
         for j in range(n):
             lam = llr0[s, j]
-            pri[j, w] = I16(lam)
+            pri[j, w] = _as(lam, zs)
             x = _clip(lam, ml32)
             neg = U8(x <= 0)
-            a = U8(abs(x))
+            a = _as(abs(x), zc)
             for k in range(var_ptr[j], var_ptr[j + 1]):
                 i = var_chks[k]
                 sgn[k, w] = neg
                 y = c1[i, w]
-                m1 = U8(y & U127)
+                m1 = _as(y & lo, zc)
                 m2[i, w] = min(max(a, m1), m2[i, w])
                 ag[i, w] = slot[k] if a < m1 else ag[i, w]
-                c1[i, w] = U8(U8(U8(y & U128) ^ U8(neg << U7)) | min(a, m1))
+                c1[i, w] = _as(_as(_as(y & sign, zc) ^ _as(_as(neg, zc) << sb, zc), zc) | min(a, m1), zc)
     else:
         tc1, tm2, tag = tmpl
         for i in range(m):
             b = U8(syndromes[s, i] & U1)
             syn[i, w] = b
-            c1[i, w] = U8(tc1[i, 0] ^ U8(b << U7))
+            c1[i, w] = _as(tc1[i, 0] ^ _as(_as(b, zc) << sb, zc), zc)
             m2[i, w] = tm2[i, 0]
             ag[i, w] = tag[i, 0]
         for k in range(tsgn.shape[0]):
@@ -352,29 +378,99 @@ def _load_i8(w, s, state, ld):
 
 
 @numba.njit(cache=True, nogil=True)
-def _step_i8(cur, nxt, sw):
-    """One iteration (:func:`_sweep_i8`) from ``cur = (c1, m2, ag)`` into ``nxt``."""
+def _step_int(cur, nxt, sw):
+    """One iteration (:func:`_sweep_int`) from ``cur = (c1, m2, ag)`` into ``nxt``."""
     c1c, m2c, agc = cur
     c1n, m2n, agn = nxt
     var_ptr, var_chks, slot, pri, num, shift, prm, syn, o1, o2, hp, sgn, total, cbuf, hard, post, unsat, ring, rrow = sw
-    _sweep_i8(var_ptr, var_chks, slot, pri, num, shift, prm,
-              syn, c1c, m2c, agc, c1n, m2n, agn, o1, o2, hp, sgn, total, cbuf, hard, post, unsat, ring, rrow)
+    _sweep_int(var_ptr, var_chks, slot, pri, num, shift, prm,
+               syn, c1c, m2c, agc, c1n, m2n, agn, o1, o2, hp, sgn, total, cbuf, hard, post, unsat, ring, rrow)
 
 
 @numba.njit(cache=True, nogil=True)
-def _coeffs_i8(w, it, cf):
+def _coeffs_int(w, it, cf):
     """Lane ``w``'s scaling ``(x * num) >> shift`` for iteration ``it``; ``cf = (num, shift, adaptive,
-    alpha_num, alpha_shift)``. Adaptive: ``1 - 2^-(it+1)`` as ``(2^t - 1) >> t``, ``t`` capped at 8
-    (``(x * (2^t - 1)) >> t == (x * 255) >> 8`` for ``x <= 127``, ``t >= 8``)."""
-    num, shift, adaptive, alpha_num, alpha_shift = cf
+    alpha_num, alpha_shift)``. Adaptive: ``1 - 2^-(it+1)`` as ``(2^t - 1) >> t``, ``t`` capped at ``tmax``
+    (``(x * (2^t - 1)) >> t == (x * (2^tmax - 1)) >> tmax`` for ``x < 2^(tmax - 1)``, ``t >= tmax``):
+    ``tmax = 8`` for 8-bit messages, 16 for 16-bit ones (``cf``'s 6th entry)."""
+    num, shift, adaptive, alpha_num, alpha_shift, tmax = cf
     if adaptive:
         t = it + 1
-        s = t if t < 8 else 8
+        s = t if t < tmax else tmax
         num[w] = I32((1 << s) - 1)
         shift[w] = I32(s)
     else:
         num[w] = I32(alpha_num)
         shift[w] = I32(alpha_shift)
+
+
+@numba.njit(cache=True, nogil=True)
+def _minsum_lanes_int_range(var_ptr, var_chks, llr0, syndromes, max_iter, alpha_num, alpha_shift, adaptive, beta,
+                            msg_lim, post_lim, hard_out, post_out, converged_out, iters_out, hist_k, start, stop, W,
+                            zc, zs, tmax, slot, maxvdeg):
+    """The fixed-point range kernel in the storage types of ``zc`` (check state) and ``zs`` (sums)."""
+    n = var_ptr.shape[0] - 1
+    m = syndromes.shape[1]
+    nnz = var_chks.shape[0]
+    per_shot = llr0.shape[0] > 1
+    keep_post = post_out.shape[0] > 0
+    ml32 = I32(msg_lim)
+    sb = _as(7 if tmax == 8 else 15, zc)
+    sign = _as(_as(1, zc) << sb, zc)
+    lo = _as(sign - _as(1, zc), zc)
+    prm = (per_shot, keep_post, I32(max(min(np.int64(beta), 2**30), -(2**30))), ml32, _as(msg_lim, zs),
+           _as(msg_lim, zc), _as(post_lim, zs), lo, sign, sb)
+    # lane state, every array separate (the sweep's noalias contract); check state double-buffered
+    st_a = (np.full((m, W), zc), np.full((m, W), zc), np.zeros((m, W), dtype=np.uint8))
+    st_b = (np.full((m, W), zc), np.full((m, W), zc), np.zeros((m, W), dtype=np.uint8))
+    syn = np.zeros((m, W), dtype=np.uint8)
+    sgn = np.zeros((nnz, W), dtype=np.uint8)
+    hard = np.zeros((n, W), dtype=np.uint8)
+    post = np.full((n if keep_post else 1, W), zs)
+    unsat = np.zeros(W, dtype=np.int32)
+    ring = np.full((hist_k if keep_post and hist_k > 1 else 0, n, W), zs)
+    rrow = np.zeros(W, dtype=np.int64)
+    num = np.zeros(W, dtype=np.int32)
+    shift = np.zeros(W, dtype=np.int32)
+    pri = np.full((n, W if per_shot else 1), zs)
+    fmt = (zc, zs, lo, sign, sb)
+    # zero-syndrome initial check state of one lane (shared priors): lane 0 of a one-lane state
+    tmpl = (np.full((m, 1), zc), np.full((m, 1), zc), np.zeros((m, 1), dtype=np.uint8))
+    tsgn = np.zeros((nnz, 1), dtype=np.uint8)
+    if not per_shot:
+        _load_int(0, 0, tmpl, (True, np.zeros((1, m), dtype=np.uint8), var_ptr, var_chks, slot, llr0, ml32, tmpl,
+                               tsgn, np.zeros((m, 1), dtype=np.uint8), np.full((n, 1), zs), tsgn, fmt))
+        for j in range(n):
+            pri[j, 0] = _as(llr0[0, j], zs)
+    ld = (per_shot, syndromes, var_ptr, var_chks, slot, llr0, ml32, tmpl, tsgn, syn, pri, sgn, fmt)
+    sw = (var_ptr, var_chks, slot, pri, num, shift, prm, syn, np.full((m, W), zc),
+          np.full((m, W), zc), np.zeros((m, W), dtype=np.uint8), sgn, np.full(W, zs),
+          np.full((maxvdeg, W), zs), hard, post, unsat, ring, rrow)
+    _run_lanes(st_a, st_b, ld, sw, (num, shift, adaptive, alpha_num, alpha_shift, tmax),
+               W, max_iter, start, stop, keep_post, hard, post, ring, rrow, unsat,
+               hard_out, post_out, converged_out, iters_out)
+
+
+@numba.njit(cache=True, nogil=True)
+def _check_int_inputs(var_ptr, var_chks, llr0, m, alpha_num, alpha_shift, adaptive, msg_lim, post_lim, ml_max,
+                      sum_max):
+    """``(slot, max variable degree)`` after the checks of a fixed-point kernel (``ValueError`` on failure)."""
+    n = var_ptr.shape[0] - 1
+    slot, maxcdeg, maxvdeg = edge_slots(var_ptr, var_chks, m)
+    if maxcdeg > 255:
+        raise ValueError("fixed-point lanes kernel: check degree above 255")
+    if msg_lim < 1 or msg_lim > ml_max or post_lim < 0 or post_lim > sum_max:
+        raise ValueError("fixed-point lanes kernel: msg_lim or post_lim outside the format's range")
+    big = 0
+    for r in range(llr0.shape[0]):
+        for j in range(n):
+            big = max(big, abs(np.int64(llr0[r, j])))
+    if big + maxvdeg * np.int64(msg_lim) > sum_max:
+        raise ValueError("fixed-point lanes kernel: |llr0| + max variable degree * msg_lim exceeds the sum type")
+    if not adaptive and (alpha_num < 0 or alpha_num * np.int64(ml_max) >= 2**31 or alpha_shift < 0
+                         or alpha_shift > 30):
+        raise ValueError("fixed-point lanes kernel: alpha_num * msg_lim must fit int32 and 0 <= alpha_shift <= 30")
+    return slot, maxvdeg
 
 
 @numba.njit(cache=True, nogil=True)
@@ -388,58 +484,34 @@ def minsum_lanes_i8_range(
     Accepts integer ``llr0`` (the reference's int32) with ``1 <= msg_lim <= 127``,
     ``post_lim <= 32767``, ``max|llr0| + (max variable degree) * msg_lim <= 32767``,
     ``alpha_num * 127 < 2^31``, ``0 <= alpha_shift <= 30`` and check degree <= 255; raises
-    ``ValueError`` otherwise. ``post_out`` (``(S, n)`` or ``(0, n)``) receives int16 values in its own dtype.
+    ``ValueError`` otherwise. Check state uint8, sums int16. ``post_out`` (``(S, n)`` or ``(0, n)``)
+    receives int16 values in its own dtype.
     """
-    n = var_ptr.shape[0] - 1
-    m = syndromes.shape[1]
-    nnz = var_chks.shape[0]
-    W = lanes
-    per_shot = llr0.shape[0] > 1
-    keep_post = post_out.shape[0] > 0
-    slot, maxcdeg, maxvdeg = edge_slots(var_ptr, var_chks, m)
-    if maxcdeg > 255:
-        raise ValueError("minsum_lanes_i8_range: check degree above 255")
-    if msg_lim < 1 or msg_lim > 127 or post_lim < 0 or post_lim > 32767:
-        raise ValueError("minsum_lanes_i8_range: needs 1 <= msg_lim <= 127 and 0 <= post_lim <= 32767")
-    big = 0
-    for r in range(llr0.shape[0]):
-        for j in range(n):
-            big = max(big, abs(np.int64(llr0[r, j])))
-    if big + maxvdeg * np.int64(msg_lim) > 32767:
-        raise ValueError("minsum_lanes_i8_range: |llr0| + max variable degree * msg_lim exceeds int16")
-    if not adaptive and (alpha_num < 0 or alpha_num * 127 >= 2**31 or alpha_shift < 0 or alpha_shift > 30):
-        raise ValueError("minsum_lanes_i8_range: alpha_num * 127 must fit int32 and 0 <= alpha_shift <= 30")
-    ml32 = I32(msg_lim)
-    prm = (per_shot, keep_post, I32(max(min(np.int64(beta), 2**30), -(2**30))), ml32, I16(msg_lim), U8(msg_lim),
-           I16(post_lim))
-    # lane state, every array separate (the sweep's noalias contract); check state double-buffered
-    st_a = (np.zeros((m, W), dtype=np.uint8), np.zeros((m, W), dtype=np.uint8), np.zeros((m, W), dtype=np.uint8))
-    st_b = (np.zeros((m, W), dtype=np.uint8), np.zeros((m, W), dtype=np.uint8), np.zeros((m, W), dtype=np.uint8))
-    syn = np.zeros((m, W), dtype=np.uint8)
-    sgn = np.zeros((nnz, W), dtype=np.uint8)
-    hard = np.zeros((n, W), dtype=np.uint8)
-    post = np.zeros((n if keep_post else 1, W), dtype=np.int16)
-    unsat = np.zeros(W, dtype=np.int32)
-    ring = np.zeros((hist_k if keep_post and hist_k > 1 else 0, n, W), dtype=np.int16)
-    rrow = np.zeros(W, dtype=np.int64)
-    num = np.zeros(W, dtype=np.int32)
-    shift = np.zeros(W, dtype=np.int32)
-    pri = np.zeros((n, W if per_shot else 1), dtype=np.int16)
-    # zero-syndrome initial check state of one lane (shared priors): lane 0 of a one-lane state
-    tmpl = (np.zeros((m, 1), dtype=np.uint8), np.zeros((m, 1), dtype=np.uint8), np.zeros((m, 1), dtype=np.uint8))
-    tsgn = np.zeros((nnz, 1), dtype=np.uint8)
-    if not per_shot:
-        _load_i8(0, 0, tmpl, (True, np.zeros((1, m), dtype=np.uint8), var_ptr, var_chks, slot, llr0, ml32, tmpl,
-                              tsgn, np.zeros((m, 1), dtype=np.uint8), np.zeros((n, 1), dtype=np.int16), tsgn))
-        for j in range(n):
-            pri[j, 0] = I16(llr0[0, j])
-    ld = (per_shot, syndromes, var_ptr, var_chks, slot, llr0, ml32, tmpl, tsgn, syn, pri, sgn)
-    sw = (var_ptr, var_chks, slot, pri, num, shift, prm, syn, np.zeros((m, W), dtype=np.uint8),
-          np.zeros((m, W), dtype=np.uint8), np.zeros((m, W), dtype=np.uint8), sgn, np.zeros(W, dtype=np.int16),
-          np.zeros((maxvdeg, W), dtype=np.int16), hard, post, unsat, ring, rrow)
-    _run_lanes(st_a, st_b, ld, sw, (num, shift, adaptive, alpha_num, alpha_shift),
-               W, max_iter, start, stop, keep_post, hard, post, ring, rrow, unsat,
-               hard_out, post_out, converged_out, iters_out)
+    slot, maxvdeg = _check_int_inputs(var_ptr, var_chks, llr0, syndromes.shape[1], alpha_num, alpha_shift, adaptive,
+                                      msg_lim, post_lim, 127, 32767)
+    _minsum_lanes_int_range(var_ptr, var_chks, llr0, syndromes, max_iter, alpha_num, alpha_shift, adaptive, beta,
+                            msg_lim, post_lim, hard_out, post_out, converged_out, iters_out, hist_k, start, stop,
+                            lanes, U8(0), I16(0), 8, slot, maxvdeg)
+
+
+@numba.njit(cache=True, nogil=True)
+def minsum_lanes_i16_range(
+    var_ptr, var_chks, llr0, syndromes, max_iter,
+    alpha, alpha_num, alpha_shift, adaptive, beta, msg_lim, post_lim,
+    hard_out, post_out, converged_out, iters_out, hist_k, start, stop, lanes=NARROW16_LANES,
+):
+    """:func:`qdecode.kernels.minsum_lanes.minsum_lanes_range` for 9- to 16-bit fixed point, bit-identical.
+
+    As :func:`minsum_lanes_i8_range` with ``msg_lim <= 32767`` (uint16 check state) and int32 sums:
+    ``post_lim``, ``max|llr0| + (max variable degree) * msg_lim <= 2^31 - 1`` and
+    ``alpha_num * 32767 < 2^31``; raises ``ValueError`` otherwise.
+    """
+    slot, maxvdeg = _check_int_inputs(var_ptr, var_chks, llr0, syndromes.shape[1], alpha_num, alpha_shift, adaptive,
+                                      msg_lim, post_lim, 32767, 2**31 - 1)
+    _minsum_lanes_int_range(var_ptr, var_chks, llr0, syndromes, max_iter, alpha_num, alpha_shift, adaptive, beta,
+                            msg_lim, post_lim, hard_out, post_out, converged_out, iters_out, hist_k, start, stop,
+                            lanes, U16(0), I32(0), 16, slot, maxvdeg)
+
 
 
 # ------------------------------------------------------------------ float32
@@ -565,7 +637,7 @@ def _sweep_f32(var_ptr, var_chks, slot, pri, a_f, prm,
 
 @numba.njit(cache=True, nogil=True)
 def _load_f32(w, s, state, ld):
-    """:func:`_load_i8` for the float32 layout ``state = (m1, m2, ag, pa)`` (separate minimum and parity
+    """:func:`_load_int` for the float32 layout ``state = (m1, m2, ag, pa)`` (separate minimum and parity
     arrays); ``ld`` as there, with ``msg_lim`` for ``ml32``."""
     m1, m2, ag, pa = state
     per_shot, syndromes, var_ptr, var_chks, slot, llr0, msg_lim, tmpl, tsgn, syn, pri, sgn = ld
@@ -682,7 +754,8 @@ def narrow_kernel(llr0, var_ptr, chk_ptr, msg_lim, post_lim, alpha_num, alpha_sh
 
     ``llr0``: the quantised priors ``(1, n)`` or ``(S, n)`` in the message dtype; ``var_ptr`` /
     ``chk_ptr`` the Tanner graph's index pointers. int32 messages go to
-    :func:`minsum_lanes_i8_range` when they fit its int16 sums, float32 ones to
+    :func:`minsum_lanes_i8_range` when they fit its uint8 state and int16 sums, else to
+    :func:`minsum_lanes_i16_range` when they fit its uint16 state and int32 sums, float32 ones to
     :func:`minsum_lanes_f32_range`; float64 has no narrow kernel. The conditions are the ones
     the kernels check (and raise on).
     """
@@ -690,54 +763,57 @@ def narrow_kernel(llr0, var_ptr, chk_ptr, msg_lim, post_lim, alpha_num, alpha_sh
         return None
     if llr0.dtype == np.float32:
         return minsum_lanes_f32_range
-    if llr0.dtype != np.int32 or not (1 <= msg_lim <= 127 and 0 <= post_lim <= 32767):
+    if llr0.dtype != np.int32:
         return None
     max_vdeg = int(np.diff(var_ptr).max()) if len(var_ptr) > 1 else 0
-    if int(np.abs(llr0.astype(np.int64)).max(initial=0)) + max_vdeg * int(msg_lim) > 32767:
-        return None
-    if not adaptive and not (0 <= alpha_num and alpha_num * 127 < 2**31 and 0 <= alpha_shift <= 30):
-        return None
-    return minsum_lanes_i8_range
+    big = int(np.abs(llr0.astype(np.int64)).max(initial=0)) + max_vdeg * int(msg_lim)
+    for kernel, ml_max, sum_max in ((minsum_lanes_i8_range, 127, 32767), (minsum_lanes_i16_range, 32767, 2**31 - 1)):
+        if not (1 <= msg_lim <= ml_max and 0 <= post_lim <= sum_max) or big > sum_max:
+            continue
+        if not adaptive and not (0 <= alpha_num and alpha_num * ml_max < 2**31 and 0 <= alpha_shift <= 30):
+            continue
+        return kernel
+    return None
 
 
 # ------------------------------------------------------------------ format dispatch of the lane driver
 
 
 def _load(w, s, state, ld):
-    """Load a shot into a lane (:func:`_load_i8` / :func:`_load_f32`); jitted code only."""
+    """Load a shot into a lane (:func:`_load_int` / :func:`_load_f32`); jitted code only."""
     raise NotImplementedError
 
 
 def _step(cur, nxt, sw):
-    """One iteration (:func:`_step_i8` / :func:`_step_f32`); jitted code only."""
+    """One iteration (:func:`_step_int` / :func:`_step_f32`); jitted code only."""
     raise NotImplementedError
 
 
 def _coeffs(w, it, cf):
-    """A lane's check scaling (:func:`_coeffs_i8` / :func:`_coeffs_f32`); jitted code only."""
+    """A lane's check scaling (:func:`_coeffs_int` / :func:`_coeffs_f32`); jitted code only."""
     raise NotImplementedError
 
 
-def _format_impl(i8, f32, is_i8):
-    """numba overload body: the 8-bit implementation when ``is_i8`` (the type test on the arguments),
-    else the float32 one. Resolved while typing, so the driver's compiled code calls it directly
+def _format_impl(fixed, f32, is_fixed):
+    """numba overload body: the fixed-point implementation when ``is_fixed`` (the type test on the
+    arguments), else the float32 one. Resolved while typing, so the driver's compiled code calls it directly
     (and stays cacheable, unlike a function passed as an argument)."""
-    return i8 if is_i8 else f32
+    return fixed if is_fixed else f32
 
 
 @overload(_load)
 def _load_for(w, s, state, ld):
-    return _format_impl(lambda w, s, state, ld: _load_i8(w, s, state, ld),
+    return _format_impl(lambda w, s, state, ld: _load_int(w, s, state, ld),
                         lambda w, s, state, ld: _load_f32(w, s, state, ld), len(state) == 3)
 
 
 @overload(_step)
 def _step_for(cur, nxt, sw):
-    return _format_impl(lambda cur, nxt, sw: _step_i8(cur, nxt, sw),
+    return _format_impl(lambda cur, nxt, sw: _step_int(cur, nxt, sw),
                         lambda cur, nxt, sw: _step_f32(cur, nxt, sw), len(cur) == 3)
 
 
 @overload(_coeffs)
 def _coeffs_for(w, it, cf):
-    return _format_impl(lambda w, it, cf: _coeffs_i8(w, it, cf),
-                        lambda w, it, cf: _coeffs_f32(w, it, cf), len(cf) == 5)
+    return _format_impl(lambda w, it, cf: _coeffs_int(w, it, cf),
+                        lambda w, it, cf: _coeffs_f32(w, it, cf), len(cf) == 6)

@@ -15,9 +15,10 @@ from qdecode.kernels.minsum_lanes import minsum_lanes_range
 from qdecode.kernels.minsum_lanes_narrow import (
     NoAliasCompiler,
     _sweep_f32_w64,
-    _sweep_i8_w64,
+    _sweep_int_w64,
     minsum_lanes_f32_range,
     minsum_lanes_i8_range,
+    minsum_lanes_i16_range,
 )
 from qdecode.problem import DecodingProblem
 from qdecode.sims.circuits import build_circuit
@@ -51,6 +52,15 @@ def _run(kernel, graph, llr0, syn, fmt, max_iter, alpha, beta, lanes, keep_post,
     return hard, post, conv, iters
 
 
+#: narrow kind -> (message format, kernel): 8-bit, 12- and 16-bit (the 16-bit kernel), float32
+KINDS = {
+    "i8": lambda: (MessageFormat.create(8, 3), minsum_lanes_i8_range),
+    "i12": lambda: (MessageFormat.create(12, 5), minsum_lanes_i16_range),
+    "i16": lambda: (MessageFormat.create(16, 8), minsum_lanes_i16_range),
+    "f32": lambda: (MessageFormat.create(0, 0, "float32"), minsum_lanes_f32_range),
+}
+
+
 def _priors(prob, fmt, S, per_shot, rng):
     if not per_shot:
         return fmt.quantize(prob.llr[None, :])
@@ -70,15 +80,12 @@ CASES = [  # (problem, alpha, beta, per-shot priors, lanes, shots, max_iter)
 
 
 @pytest.mark.parametrize("name,alpha,beta,per_shot,lanes,shots,max_iter", CASES)
-@pytest.mark.parametrize("kind", ["i8", "f32"])
+@pytest.mark.parametrize("kind", ["i8", "i12", "i16", "f32"])
 def test_bit_identical(kind, name, alpha, beta, per_shot, lanes, shots, max_iter):
     prob, dets, graph = _case(name, 400)
     rng = np.random.default_rng(3)
     syn = dets[:shots]
-    if kind == "i8":
-        fmt, kernel = MessageFormat.create(8, 3), minsum_lanes_i8_range
-    else:
-        fmt, kernel = MessageFormat.create(0, 0, "float32"), minsum_lanes_f32_range
+    fmt, kernel = KINDS[kind]()
     llr0 = _priors(prob, fmt, shots, per_shot, rng)
     ref = _run(minsum_lanes_range, graph, llr0, syn, fmt, max_iter, alpha, beta, 32, True)
     got = _run(kernel, graph, llr0, syn, fmt, max_iter, alpha, beta, lanes, True)
@@ -90,15 +97,12 @@ def test_bit_identical(kind, name, alpha, beta, per_shot, lanes, shots, max_iter
     assert np.array_equal(hard2, ref[0]) and np.array_equal(conv2, ref[2]) and np.array_equal(it2, ref[3])
 
 
-@pytest.mark.parametrize("kind", ["i8", "f32"])
+@pytest.mark.parametrize("kind", ["i8", "i16", "f32"])
 def test_random_syndromes_run_to_max_iter(kind):
     """Uniformly random syndromes (most shots run all iterations): still identical."""
     prob, _, graph = _case("surf5", 400)
     syn = np.random.default_rng(5).integers(0, 2, size=(70, prob.H.shape[0]), dtype=np.uint8)
-    if kind == "i8":
-        fmt, kernel = MessageFormat.create(8, 3), minsum_lanes_i8_range
-    else:
-        fmt, kernel = MessageFormat.create(0, 0, "float32"), minsum_lanes_f32_range
+    fmt, kernel = KINDS[kind]()
     llr0 = fmt.quantize(prob.llr[None, :])
     ref = _run(minsum_lanes_range, graph, llr0, syn, fmt, 12, 0.875, 0.0, 32, True)
     got = _run(kernel, graph, llr0, syn, fmt, 12, 0.875, 0.0, 64, True)
@@ -112,6 +116,9 @@ def test_i8_rejects_wide_formats():
     fmt = MessageFormat.create(10, 3)
     with pytest.raises(ValueError):
         _run(minsum_lanes_i8_range, graph, fmt.quantize(prob.llr[None, :]), dets[:8], fmt, 5, 1.0, 0.0, 8, False)
+    fmt = MessageFormat.create(17, 3)
+    with pytest.raises(ValueError):
+        _run(minsum_lanes_i16_range, graph, fmt.quantize(prob.llr[None, :]), dets[:8], fmt, 5, 1.0, 0.0, 8, False)
 
 
 def _sweep_args(kind):
@@ -120,7 +127,8 @@ def _sweep_args(kind):
     u8 = [z((4, W), np.uint8) for _ in range(9)]
     graph = (z(3, np.int64), z(4, np.uint32), z(4, np.uint8))
     if kind == "i8":
-        prm = (True, False, np.int32(0), np.int32(127), np.int16(127), np.uint8(127), np.int16(511))
+        prm = (True, False, np.int32(0), np.int32(127), np.int16(127), np.uint8(127), np.int16(511), np.uint8(127),
+               np.uint8(128), np.uint8(7))
         return (*graph, z((2, W), np.int16), z(W, np.int32), z(W, np.int32), prm, *u8[:7], z((4, W), np.uint8),
                 z((4, W), np.uint8), u8[7], u8[8], z(W, np.int16), z((2, W), np.int16), z((2, W), np.uint8),
                 z((2, W), np.int16), z(W, np.int32), z((0, 2, W), np.int16), z(W, np.int64))
@@ -135,7 +143,7 @@ def _sweep_args(kind):
 def test_sweep_has_noalias_and_no_memcheck(kind):
     """A fresh, uncached compile of the 64-lane sweep (cache-loaded code carries no IR): LLVM ``noalias``
     on the arguments and no runtime alias checks (``vector.memcheck``) in the lane loops."""
-    sweep = _sweep_i8_w64 if kind == "i8" else _sweep_f32_w64
+    sweep = _sweep_int_w64 if kind == "i8" else _sweep_f32_w64
     fresh = numba.njit(nogil=True, pipeline_class=NoAliasCompiler)(sweep.py_func)
     sig = tuple(numba.typeof(a) for a in _sweep_args(kind))
     fresh.compile(sig)
@@ -145,12 +153,11 @@ def test_sweep_has_noalias_and_no_memcheck(kind):
 
 
 @pytest.mark.skipif(not REF_HAS_HIST, reason="the reference has no posterior-history argument")
-@pytest.mark.parametrize("kind", ["i8", "f32"])
+@pytest.mark.parametrize("kind", ["i8", "i16", "f32"])
 def test_posterior_history_identical(kind):
     """``hist_k = 4``: ``post_out`` holds the sum of the last 4 posteriors, as the reference's."""
     prob, dets, graph = _case("bb72", 400)
-    fmt, kernel = ((MessageFormat.create(8, 3), minsum_lanes_i8_range) if kind == "i8"
-                   else (MessageFormat.create(0, 0, "float32"), minsum_lanes_f32_range))
+    fmt, kernel = KINDS[kind]()
     llr0 = fmt.quantize(prob.llr[None, :])
     ref = _run(minsum_lanes_range, graph, llr0, dets[:100], fmt, 30, 1.0, 0.0, 32, True, hist_k=4)
     got = _run(kernel, graph, llr0, dets[:100], fmt, 30, 1.0, 0.0, 64, True, hist_k=4)
@@ -176,6 +183,9 @@ def test_decoder_dispatch_on_foreign_inputs():
     wide_prob = DecodingProblem(H=wide, L=None, priors=np.full(300, 0.01))
     wide_dets = (wide @ (rng.random((70, 300)) < 0.01).T % 2).T.astype(np.uint8)
     cases = [(prob, dets, {"bits": 8, "frac_bits": 3}, minsum_lanes_i8_range),
+             (prob, dets, {"bits": 12, "frac_bits": 6}, minsum_lanes_i16_range),
+             (prob, dets, {"bits": 16, "frac_bits": 10}, minsum_lanes_i16_range),
+             (prob, dets, {"bits": 17, "frac_bits": 10}, None),  # wider than the 16-bit kernel: the reference
              (prob, dets, {"dtype": "float32"}, minsum_lanes_f32_range),
              (wide_prob, wide_dets, {"bits": 8, "frac_bits": 3}, None)]
     for problem, s, fmt, kernel in cases:
