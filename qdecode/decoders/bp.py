@@ -27,6 +27,7 @@ from qdecode.decoders.base import DecodeInfo, Decoder, DecoderInputError, check_
 from qdecode.decoders.params import DecoderEntry, Param, uses_params
 from qdecode.kernels.bp import bp_decode_range, tanner_graph_csr
 from qdecode.kernels.minsum_lanes import LANES
+from qdecode.kernels.minsum_lanes_layered import minsum_layered_lanes_range
 from qdecode.kernels.minsum_lanes_narrow import narrow_kernel
 from qdecode.kernels.threads import run_ranges
 from qdecode.problem import DecodingProblem
@@ -176,6 +177,8 @@ class BpDecoder(Decoder):
         self.narrow = None if self.method != 0 or self.layered else narrow_kernel(
             self.prior_llr, self.graph[2], self.graph[0], self.msg_lim, self.post_lim, self.alpha_num, ALPHA_SHIFT,
             self.adaptive)
+        # layered min-sum batches on lanes (bit-identical to the scalar layered kernel)
+        self.layered_lanes = self.method == 0 and bool(self.layered)
 
     # ------------------------------------------------------------ conversions
     def quantize(self, llr: np.ndarray) -> np.ndarray:
@@ -198,6 +201,12 @@ class BpDecoder(Decoder):
             args = (var_ptr, var_chks, llr0, syndromes, self.max_iter, self.alpha, self.alpha_num, ALPHA_SHIFT,
                     self.adaptive, self.beta, self.msg_lim, self.post_lim, hard, post, conv, iters, history)
             run_ranges(self.narrow, args, S, self.threads)  # lanes: the kernel's default
+            return hard, post, conv, iters
+        if self.layered_lanes and S >= 4 and llr0 is self.prior_llr:
+            args = (self.graph[0], self.graph[1], llr0, syndromes, self.max_iter, self.alpha, self.alpha_num,
+                    ALPHA_SHIFT, self.adaptive, self.beta, self.msg_lim, self.post_lim, hard, post, conv, iters,
+                    history)
+            run_ranges(minsum_layered_lanes_range, args, S, self.threads)
             return hard, post, conv, iters
         args = (
             *self.graph, llr0, syndromes,
