@@ -19,6 +19,24 @@ from __future__ import annotations
 
 from qdecode.hw.rtl.verilog import HEADER
 
+#: Clock, the mismatch reporter and the files every vector set has (both benches).
+_PREAMBLE = """    always #5 clk = ~clk;
+    task report;
+        input [8*10-1:0] field;
+        input integer want, got;
+        begin
+            if (reported < MAX_REPORT)
+                $display("MISMATCH shot=%0d field=%0s expected=%0d got=%0d", s, field, want, got);
+            reported = reported + 1;
+        end
+    endtask
+    initial begin
+        $readmemh("syndromes.hex", syn_mem);
+        $readmemh("expected_hard.hex", hard_mem);
+        fi = $fopen("expected_iters.txt", "r");
+        fc = $fopen("expected_converged.txt", "r");
+"""
+
 #: One shot of either bench: drive ``syndrome`` and a one-cycle ``start`` on the falling edge, count
 #: rising edges until ``done`` (or ``TIMEOUT``), then compare the fields every design has.
 _RUN_SHOT = """            @(negedge clk);
@@ -77,22 +95,7 @@ module tb;
     reg [N-1:0] hard_mem [0:S-1];
     integer fi, fc, s, r, ei, ec, cycles, total_cycles, failed, bad;
     integer bad_hard, bad_iter, bad_conv, bad_cyc, reported;
-    always #5 clk = ~clk;
-    task report;
-        input [8*10-1:0] field;
-        input integer want, got;
-        begin
-            if (reported < MAX_REPORT)
-                $display("MISMATCH shot=%0d field=%0s expected=%0d got=%0d", s, field, want, got);
-            reported = reported + 1;
-        end
-    endtask
-    initial begin
-        $readmemh("syndromes.hex", syn_mem);
-        $readmemh("expected_hard.hex", hard_mem);
-        fi = $fopen("expected_iters.txt", "r");
-        fc = $fopen("expected_converged.txt", "r");
-        if (fi == 0 || fc == 0) begin
+{_PREAMBLE}        if (fi == 0 || fc == 0) begin
             $display("ERROR cannot open expected_iters.txt / expected_converged.txt");
             $finish;
         end
@@ -140,22 +143,7 @@ module tb;
     reg [N-1:0] hard_mem [0:S-1];
     integer fi, fc, fl, fw, s, r, ei, ec, el, ew, cycles, total_cycles, failed, bad;
     integer bad_hard, bad_iter, bad_conv, bad_cyc, bad_legs, bad_w, reported;
-    always #5 clk = ~clk;
-    task report;
-        input [8*10-1:0] field;
-        input integer want, got;
-        begin
-            if (reported < MAX_REPORT)
-                $display("MISMATCH shot=%0d field=%0s expected=%0d got=%0d", s, field, want, got);
-            reported = reported + 1;
-        end
-    endtask
-    initial begin
-        $readmemh("syndromes.hex", syn_mem);
-        $readmemh("expected_hard.hex", hard_mem);
-        fi = $fopen("expected_iters.txt", "r");
-        fc = $fopen("expected_converged.txt", "r");
-        fl = $fopen("expected_legs.txt", "r");
+{_PREAMBLE}        fl = $fopen("expected_legs.txt", "r");
         fw = $fopen("expected_weight.txt", "r");
         if (fi == 0 || fc == 0 || fl == 0 || fw == 0) begin
             $display("ERROR cannot open expected_iters / converged / legs / weight .txt");
