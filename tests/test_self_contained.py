@@ -282,3 +282,19 @@ def test_detects_forbidden_text(text):
 ])
 def test_allows_citations_and_repository_paths(text):
     assert not forbidden_references(text)
+
+
+def test_every_package_is_listed_for_the_wheel():
+    """A subpackage missing from ``[tool.setuptools] packages`` works in the editable install that
+    ``make test`` uses but is absent from a built wheel (``qdecode.hw.rtl`` once was)."""
+    import tomllib
+
+    root = Path(__file__).resolve().parent.parent
+    cfg = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]
+    listed = set(cfg["packages"])
+    found = set()
+    for name, folder in cfg["package-dir"].items():
+        for init in (root / folder).rglob("__init__.py"):
+            rel = init.parent.relative_to(root / folder)
+            found.add(".".join([name, *rel.parts]))
+    assert found <= listed, sorted(found - listed)
