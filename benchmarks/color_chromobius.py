@@ -90,15 +90,17 @@ def published_circuit(shots: int, seed: int) -> None:
         print(f"| {name} | {c.num_qubits} | {layers} | {shots} | {k} | {_fmt(shots, k)[0]} |")
 
 
-def other_decoders(ps: list[float], shots: int, seed: int) -> None:
+def decoder_table(d: int, ps: list[float], shots: int, seed: int, names: tuple[str, ...]) -> None:
+    """Failures of ``names`` on the same ``shots`` shots of the d-distance circuit (rounds = d) per ``p``;
+    time per shot in thread CPU microseconds, warm-up outside."""
     print("| p | decoder | failures | LER per shot [interval] | us / shot |")
     print("|---|---|---|---|---|")
     for p in ps:
-        circ = build_circuit("color", d=5, noise="bb-uniform", p=p)
+        circ = build_circuit("color", d=d, noise="bb-uniform", p=p)
         problem = DecodingProblem.from_dem(circ.detector_error_model())
         dets, obs = circ.compile_detector_sampler(seed=seed).sample(shots, separate_observables=True)
         dets = dets.astype(np.uint8)
-        for name in ("chromobius", "bposd", "relay-bp"):
+        for name in names:
             dec = DecoderSpec.create(name, {}).build(problem)
             dec.predict_observables_batch(dets[:64])
             t = time.thread_time()
@@ -106,23 +108,6 @@ def other_decoders(ps: list[float], shots: int, seed: int) -> None:
             secs = time.thread_time() - t
             k = int(np.any(pred != obs, axis=1).sum())
             print(f"| {p} | {name} | {k} | {_fmt(shots, k)[0]} | {1e6 * secs / shots:.1f} |")
-
-
-def distance_from_optimal(ps: list[float], shots: int, seed: int) -> None:
-    print("| p | decoder | failures | LER per shot [interval] | seconds |")
-    print("|---|---|---|---|---|")
-    for p in ps:
-        circ = build_circuit("color", d=3, noise="bb-uniform", p=p)
-        problem = DecodingProblem.from_dem(circ.detector_error_model())
-        dets, obs = circ.compile_detector_sampler(seed=seed).sample(shots, separate_observables=True)
-        dets = dets.astype(np.uint8)
-        for name in ("chromobius", "bposd", "relay-bp", "mle"):
-            dec = DecoderSpec.create(name, {}).build(problem)
-            t = time.perf_counter()
-            pred = dec.predict_observables_batch(dets)
-            secs = time.perf_counter() - t
-            k = int(np.any(pred != obs, axis=1).sum())
-            print(f"| {p} | {name} | {k} | {_fmt(shots, k)[0]} | {secs:.0f} |")
 
 
 def main() -> None:
@@ -145,10 +130,11 @@ def main() -> None:
         published_circuit(args.published_shots, args.seed)
         print()
     if "decoders" not in skip:
-        other_decoders(ps, args.shots, args.seed)
+        decoder_table(5, ps, args.shots, args.seed, ("chromobius", "bposd", "relay-bp"))
         print()
     if "mle" not in skip:
-        distance_from_optimal([float(x) for x in args.mle_p.split(",")], args.mle_shots, args.seed)
+        decoder_table(3, [float(x) for x in args.mle_p.split(",")], args.mle_shots, args.seed,
+                      ("chromobius", "bposd", "relay-bp", "mle"))
 
 
 if __name__ == "__main__":

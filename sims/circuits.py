@@ -35,6 +35,7 @@ from .css_circuit import CSS_NOISE, SCHEDULES, SX_ORDER, SZ_ORDER, css_memory_ci
 from .noise import (
     NOISE_MODELS,
     bb_uniform_rules,
+    check_basis,
     check_p,
     check_positive_int,
     insert_noise,
@@ -66,12 +67,11 @@ COLORATION_NOISE: tuple[str, ...] = (*CSS_NOISE, "code-capacity")
 # ------------------------------------------------------------------ validation
 def _basis(basis: Any, family: str = "") -> str:
     b = str(basis).upper()
-    if b == "XYZ" and family == "color":
-        return b
-    if b not in ("X", "Z"):
-        extra = " ('XYZ' for the colour code)" if b == "XYZ" else ""
-        raise ValueError(f"basis must be 'X' or 'Z'{extra}, got basis={basis!r}")
-    return b
+    if b == "XYZ":
+        if family == "color":
+            return b
+        raise ValueError(f"basis must be 'X' or 'Z' ('XYZ' for the colour code), got basis={basis!r}")
+    return check_basis(basis)
 
 
 def _resolve(code: str, d: Any, rounds: Any, noise: str, p: Any, basis: Any, schedule: Any = None) -> dict[str, Any]:

@@ -69,7 +69,7 @@ import numpy as np
 
 from qdecode.codes.color import ColorLayout, color_layout
 
-from .noise import NoiseRules, check_p, check_positive_int, insert_noise, si1000_rules, to_cz_circuit
+from .noise import NoiseRules, check_basis, check_p, check_positive_int, insert_noise, si1000_rules, to_cz_circuit
 
 __all__ = [
     "COLOR_NOISE",
@@ -199,13 +199,6 @@ def schedule_violations(d: int, schedule: Schedule | None = None) -> list[str]:
 
 
 # -------------------------------------------------------------------- circuits
-def _basis(basis: Any) -> str:
-    b = str(basis).upper()
-    if b not in ("X", "Z"):
-        raise ValueError(f"basis must be 'X' or 'Z', got basis={basis!r}")
-    return b
-
-
 def _noise(noise: Any, p: Any) -> tuple[str | None, float]:
     if noise is None:
         return None, 0.0
@@ -285,7 +278,7 @@ def superdense_memory_circuit(
 
     lay = color_layout(d)
     r = check_positive_int(rounds, "rounds")
-    b = _basis(basis)
+    b = check_basis(basis)
     nz, pf = _noise(noise, p)
     if nz == "code-capacity":
         raise ValueError("code-capacity noise has no syndrome-extraction circuit; use color_code_capacity_circuit")
@@ -385,7 +378,7 @@ def color_code_capacity_circuit(d: int, *, p: float, basis: str = "Z") -> Any:
     import stim
 
     lay = color_layout(d)
-    b = _basis(basis)
+    b = check_basis(basis)
     pf = check_p(p)
     n = lay.n
     xy_cen = ColorLayout.position(lay.centers)

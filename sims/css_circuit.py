@@ -76,7 +76,16 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .noise import NoiseRules, bb_uniform_rules, check_p, check_positive_int, insert_noise, si1000_rules, to_cz_circuit
+from .noise import (
+    NoiseRules,
+    bb_uniform_rules,
+    check_basis,
+    check_p,
+    check_positive_int,
+    insert_noise,
+    si1000_rules,
+    to_cz_circuit,
+)
 
 __all__ = [
     "SCHEDULES",
@@ -98,13 +107,6 @@ CSS_NOISE: tuple[str, ...] = ("sd6", "si1000", "bb-uniform", "phenomenological")
 
 
 # ------------------------------------------------------------------ validation
-def _basis(basis: Any) -> str:
-    b = str(basis).upper()
-    if b not in ("X", "Z"):
-        raise ValueError(f"basis must be 'X' or 'Z', got basis={basis!r}")
-    return b
-
-
 def _noise(noise: Any, p: Any) -> tuple[str | None, float]:
     if noise is None:
         return None, 0.0
@@ -439,7 +441,7 @@ def css_memory_circuit(
             invalid ``(tx, tz)`` or an interleaved colouring that fails the validity condition.
     """
     r = check_positive_int(rounds, "rounds")
-    b = _basis(basis)
+    b = check_basis(basis)
     nz, pf = _noise(noise, p)
     lay = css_layout(code) if layout is None else layout
     if isinstance(schedule, str):
@@ -481,7 +483,7 @@ def circuit_from_schedule(
     import stim
 
     r = check_positive_int(rounds, "rounds")
-    b = _basis(basis)
+    b = check_basis(basis)
     nz, pf = _noise(noise, p)
     lay = css_layout(code) if layout is None else layout
     hx, hz = np.asarray(code.hx, dtype=np.uint8), np.asarray(code.hz, dtype=np.uint8)

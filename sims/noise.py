@@ -60,6 +60,7 @@ __all__ = [
     "NOISE_MODELS",
     "noise_names",
     "get_noise_model",
+    "check_basis",
     "check_p",
     "si1000_rules",
     "bb_uniform_rules",
@@ -127,6 +128,14 @@ def get_noise_model(name: str) -> NoiseModel:
         return NOISE_MODELS[name]
     except (KeyError, TypeError):
         raise ValueError(f"unknown noise model {name!r}; valid names: {', '.join(NOISE_MODELS)}") from None
+
+
+def check_basis(basis: Any) -> str:
+    """A memory basis, ``"X"`` or ``"Z"`` (any case), else a one-line ``ValueError``."""
+    b = str(basis).upper()
+    if b not in ("X", "Z"):
+        raise ValueError(f"basis must be 'X' or 'Z', got basis={basis!r}")
+    return b
 
 
 def check_positive_int(value: Any, name: str) -> int:
