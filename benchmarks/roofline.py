@@ -554,21 +554,20 @@ def optional_narrow(prob, syndromes, repeats, nnz, micros):
 
 
 def optional_relay_lanes(prob, syndromes, repeats, nnz, relay_kw, micros):
-    """``qdecode.kernels.relay_lanes`` when importable, called like ``relay_decode_range`` (+ ``lanes``)."""
-    try:
-        from qdecode.kernels import relay_lanes as mod
-    except ImportError as exc:
-        return [], [f"relay_lanes: not importable ({exc})"]
+    """The Relay-BP lane kernels (float64 / int32 ``relay_lanes_range``, 8-bit ``relay_lanes_i8_range``),
+    called like ``relay_decode_range`` (+ ``lanes``)."""
     from qdecode.decoders.bp import ALPHA_SHIFT
     from qdecode.decoders.relay import GAMMA_FRAC_BITS, RelayBpDecoder
     from qdecode.kernels.relay import MessageArith, RelayGraph, RelaySchedule
+    from qdecode.kernels.relay_lanes import LANES as RELAY_LANES
+    from qdecode.kernels.relay_lanes import relay_lanes_range
+    from qdecode.kernels.relay_lanes_narrow import RELAY_NARROW_LANES, relay_lanes_i8_range
 
-    fn = getattr(mod, "relay_lanes_range", None)
-    if fn is None:
-        return [], ["relay_lanes: no relay_lanes_range"]
     rows, notes = [], []
     S, n = syndromes.shape[0], prob.num_errors
-    for bits, dtype in ((0, "float64"), (8, "int32")):
+    for fn, bits, dtype, lanes in ((relay_lanes_range, 0, "float64", RELAY_LANES),
+                                   (relay_lanes_range, 8, "int32", RELAY_LANES),
+                                   (relay_lanes_i8_range, 8, "int8", RELAY_NARROW_LANES)):
         d = RelayBpDecoder(prob, bits=bits, **relay_kw)
         lo, hi = d.gamma_interval
         outs = dict(hard_out=np.zeros((S, n), np.uint8), converged_out=np.zeros(S, np.bool_),
@@ -578,17 +577,12 @@ def optional_relay_lanes(prob, syndromes, repeats, nnz, relay_kw, micros):
             graph=RelayGraph(d.var_ptr, d.var_chks, d.prior_llr, d.weight_llr),
             sched=RelaySchedule(d.gamma0, lo, hi, d.gammas, d.pre_iter, d.legs, d.leg_iter, d.stop_after),
             arith=MessageArith(d.alpha, d.alpha_num, ALPHA_SHIFT, GAMMA_FRAC_BITS, d.msg_lim, d.post_lim),
-            seed=np.uint64(d.seed), syndromes=syndromes, lanes=int(getattr(mod, "LANES", LANES)), start=0, stop=S,
-            **outs)
-        try:
-            args = call_by_name(fn, values)
-            fn(*args)
-        except Exception as exc:  # noqa: BLE001
-            notes.append(f"relay_lanes bits={bits}: call failed ({type(exc).__name__}: {str(exc)[:160]})")
-            continue
-        t, it, mic = paired(lambda args=args: fn(*args) or int(outs["iters_out"].sum()), micros[dtype], repeats)
-        rows.append((f"relay_lanes_range direct bits={bits} ({values['lanes']} lanes)", dtype,
-                     t / (it * nnz) * 1e9, it / S, mic))
+            seed=np.uint64(d.seed), syndromes=syndromes, lanes=lanes, start=0, stop=S, **outs)
+        args = call_by_name(fn, values)
+        fn(*args)
+        t, it, mic = paired(lambda args=args, fn=fn: fn(*args) or int(outs["iters_out"].sum()), micros[dtype],
+                            repeats)
+        rows.append((f"{fn.__name__} direct bits={bits} ({lanes} lanes)", dtype, t / (it * nnz) * 1e9, it / S, mic))
     return rows, notes
 
 
@@ -649,7 +643,7 @@ def kernel_rows(prob, shots: int, repeats: int, gdg: bool, micros: dict):
         ns, it, mic = time_decoder(dec, s, batch, repeats, nnz, micros[dtype])
         rows.append((name, dtype, ns, it, mic))
     for extra, note in (optional_narrow(prob, syn, repeats, nnz, micros),
-                        optional_relay_lanes(prob, syn[:LANES], repeats, nnz, relay_kw, micros)):
+                        optional_relay_lanes(prob, syn[:2 * LANES], repeats, nnz, relay_kw, micros)):
         rows.extend(extra)
         notes.extend(note)
     return rows, notes, syn

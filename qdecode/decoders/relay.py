@@ -38,6 +38,7 @@ from qdecode.decoders.params import DecoderEntry, Param, uses_params
 from qdecode.kernels.bp import tanner_graph
 from qdecode.kernels.relay import MessageArith, RelayGraph, RelaySchedule, relay_decode_range
 from qdecode.kernels.relay_lanes import LANES, relay_lanes_range
+from qdecode.kernels.relay_lanes_narrow import RELAY_NARROW_LANES, relay_i8_accepts, relay_lanes_i8_range
 from qdecode.kernels.threads import run_dynamic, run_ranges
 from qdecode.problem import DecodingProblem
 
@@ -199,6 +200,11 @@ class RelayBpDecoder(Decoder):
         self.msg_lim, self.post_lim = fmt.msg_lim, fmt.post_lim
         self.alpha_num = fmt.alpha_num(self.alpha)
         self.prior_llr = fmt.quantize(self.weight_llr)
+        # messages of <= 8 bits whose sums fit int16 take the 8-bit lanes kernel (bit-identical, faster)
+        max_check_degree = int(np.max(np.bincount(self.var_chks, minlength=1)))
+        self.i8_lanes = relay_i8_accepts(self.var_ptr, max_check_degree, self.prior_llr, self.gamma0, lo, hi,
+                                         self.gammas, GAMMA_FRAC_BITS, self.msg_lim, self.post_lim, self.alpha_num,
+                                         ALPHA_SHIFT)
 
     # ----------------------------------------------------------------- decode
     def _run(self, syndromes: np.ndarray):
@@ -217,7 +223,10 @@ class RelayBpDecoder(Decoder):
             np.uint64(self.seed), syndromes, hard, conv, iters, legs, weight,
         )
         if S >= _MIN_LANE_SHOTS:  # persistent lanes; a thread's range drains on compacted lanes
-            run_ranges(relay_lanes_range, (*args, LANES), S, self.threads)
+            if self.i8_lanes:
+                run_ranges(relay_lanes_i8_range, (*args, RELAY_NARROW_LANES), S, self.threads)
+            else:
+                run_ranges(relay_lanes_range, (*args, LANES), S, self.threads)
         else:
             run_dynamic(relay_decode_range, args, S, self.threads)
         return hard, conv, iters, legs, weight

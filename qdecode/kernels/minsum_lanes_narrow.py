@@ -188,6 +188,34 @@ def _as_for(x, like):
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
+def blend_u8(take, new, old):
+    """``new if take else old`` for uint8 values, as a bit blend ``(new & mask) | (old & ~mask)``.
+
+    Written ``x[i] = new if take else x[i]``, LLVM makes the store conditional, and on AVX2 (no
+    byte-masked stores) that loop stays scalar with a branch per lane: 8.8 ns per edge-lane for the
+    fold into the check state on an AVX2 Zen 3 core, 0.16 ns as a blend (``benchmarks/README.md``,
+    "Lane kernels on AVX2").
+    """
+    mask = U8(U8(0) - U8(take))
+    return U8(U8(new & mask) | U8(old & U8(~mask)))
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def select_int(take, a, b):
+    """``a if take else b`` for two signed integers of one type, as ``b ^ ((a ^ b) & -take)`` (the same
+    AVX2 vectorisation as :func:`blend_u8`: a select of two loaded messages stays scalar, with a branch)."""
+    mask = _as(-_as(take, b), b)
+    return _as(b ^ _as(_as(a ^ b, b) & mask, b), b)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def negate_if(x, neg):
+    """``-x if neg else x`` (``neg`` 0 or 1) for a signed integer, as ``(x ^ -neg) + neg``."""
+    m = _as(-_as(neg, x), x)
+    return _as(_as(x ^ m, x) - m, x)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
 def _scale_int(x, num, shift, beta, ml, zc):
     """Outgoing magnitude ``clip(max(((x * num) >> shift) - beta, 0), ml)`` of a minimum (int32 math),
     in the check-state type of ``zc``."""
@@ -238,9 +266,8 @@ def _sweep_int_body(W, var_ptr, var_chks, slot, pri, num, shift, prm, syn, c1c, 
             t = k - lo_k
             for w in range(W):
                 x = o1[i, w]
-                mag = _as(o2[i, w], zs) if agc[i, w] == s else _as(_as(x & lo, zc), zs)
-                neg = U8(U8(x >> sb) ^ sgn[k, w])
-                c = _as(-mag, zs) if neg else mag
+                mag = select_int(agc[i, w] == s, _as(o2[i, w], zs), _as(_as(x & lo, zc), zs))
+                c = negate_if(mag, U8(U8(x >> sb) ^ sgn[k, w]))
                 cbuf[t, w] = c
                 total[w] = _as(total[w] + c, zs)
         for w in range(W):
@@ -269,7 +296,7 @@ def _sweep_int_body(W, var_ptr, var_chks, slot, pri, num, shift, prm, syn, c1c, 
                 x = c1n[i, w]
                 m1 = _as(x & lo, zc)
                 m2n[i, w] = min(max(a, m1), m2n[i, w])
-                agn[i, w] = s if a < m1 else agn[i, w]
+                agn[i, w] = blend_u8(a < m1, s, agn[i, w])
                 c1n[i, w] = _as(_as(_as(x & sign, zc) ^ _as(_as(neg, zc) << sb, zc), zc) | min(a, m1), zc)
                 hp[i, w] = U8(hp[i, w] ^ hard[j, w])
     for w in range(W):
@@ -363,7 +390,7 @@ def _load_int(w, s, state, ld):
                 y = c1[i, w]
                 m1 = _as(y & lo, zc)
                 m2[i, w] = min(max(a, m1), m2[i, w])
-                ag[i, w] = slot[k] if a < m1 else ag[i, w]
+                ag[i, w] = blend_u8(a < m1, slot[k], ag[i, w])
                 c1[i, w] = _as(_as(_as(y & sign, zc) ^ _as(_as(neg, zc) << sb, zc), zc) | min(a, m1), zc)
     else:
         tc1, tm2, tag = tmpl

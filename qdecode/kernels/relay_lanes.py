@@ -257,6 +257,55 @@ def _step(graph, arith, syndromes, cur, width, st, sc, ct):
                     unsat[w] += 2 * np.int64(p) - 1
 
 
+# ------------------------------------------------------------------ the relay loop of one lane
+
+LEG_GOES_ON = 0  # lane_verdict: the lane's leg runs another iteration
+NEXT_LEG = 1  # ... the lane starts its next leg (counters advanced; the caller sets gammas, resets messages)
+SHOT_DONE = 2  # ... the lane's shot is finished and its outputs are written
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def lane_verdict(w, ok, hard, wllr, sched, ct, hard_out, converged_out, iters_out, legs_out, weight_out):
+    """The relay loop of :func:`qdecode.kernels.relay.relay_decode` for lane ``w`` after one iteration of its leg.
+
+    ``ok``: the lane's decision ``hard[:, w]`` (``(n, W)`` uint8) satisfies the syndrome. Counts the
+    iteration in ``ct`` (:class:`RelayLaneCounters`); at the end of a leg keeps the decision of leg 0 or the
+    least-weight converged one in ``hard_out``; returns :data:`LEG_GOES_ON`, :data:`NEXT_LEG` (``ct.leg`` /
+    ``ct.it`` already advanced) or :data:`SHOT_DONE` (``converged_out``, ``iters_out``, ``legs_out``,
+    ``weight_out`` written). Shared by both lane kernels (:func:`relay_lanes_range`,
+    :func:`qdecode.kernels.relay_lanes_narrow.relay_lanes_i8_range`).
+    """
+    ct.it[w] += 1
+    ct.total_it[w] += 1
+    leg = ct.leg[w]
+    limit = sched.pre_iter if leg == 0 else sched.leg_iter
+    if not ok and ct.it[w] < limit:
+        return LEG_GOES_ON
+    s = ct.shot[w]
+    n = hard.shape[0]
+    if leg == 0 or ok:
+        wt = 0.0
+        for j in range(n):
+            if hard[j, w]:
+                wt += wllr[j]
+        if leg == 0 or not ct.any_conv[w] or wt < ct.weight[w]:
+            ct.weight[w] = wt
+            for j in range(n):
+                hard_out[s, j] = hard[j, w]
+    if ok:
+        ct.nconv[w] += 1
+        ct.any_conv[w] = 1
+    if ct.nconv[w] >= sched.stop_after or leg == sched.legs:
+        converged_out[s] = ct.any_conv[w] == 1
+        iters_out[s] = ct.total_it[w]
+        legs_out[s] = leg
+        weight_out[s] = ct.weight[w]
+        return SHOT_DONE
+    ct.leg[w] = leg + 1
+    ct.it[w] = 0
+    return NEXT_LEG
+
+
 # ------------------------------------------------------------------ range kernel
 
 
@@ -270,7 +319,6 @@ def relay_lanes_range(graph, sched, arith, seed, syndromes, hard_out, converged_
     cached code; never more lanes than shots are used).
     """
     var_ptr, var_chks, llr0, wllr = graph.var_ptr, graph.var_chks, graph.llr0, graph.wllr
-    pre_iter, legs, leg_iter, stop_after = sched.pre_iter, sched.legs, sched.leg_iter, sched.stop_after
     gamma_shift, msg_lim = arith.gamma_shift, arith.msg_lim
     n = llr0.shape[0]
     m = syndromes.shape[1]
@@ -316,32 +364,12 @@ def relay_lanes_range(graph, sched, arith, seed, syndromes, hard_out, converged_
         cur = 1 - cur
         w = 0
         while w < nact:  # lanes 0:nact are busy; finished legs move on, finished shots retire
-            ct.it[w] += 1
-            ct.total_it[w] += 1
-            ok = st.unsat[w] == 0
-            leg = ct.leg[w]
-            limit = pre_iter if leg == 0 else leg_iter
-            if not ok and ct.it[w] < limit:
+            verdict = lane_verdict(w, st.unsat[w] == 0, st.hard, wllr, sched, ct, hard_out, converged_out, iters_out,
+                                   legs_out, weight_out)
+            if verdict == LEG_GOES_ON:
                 w += 1
                 continue
-            s = ct.shot[w]
-            if leg == 0 or ok:
-                wt = 0.0
-                for j in range(n):
-                    if st.hard[j, w]:
-                        wt += wllr[j]
-                if leg == 0 or not ct.any_conv[w] or wt < ct.weight[w]:
-                    ct.weight[w] = wt
-                    for j in range(n):
-                        hard_out[s, j] = st.hard[j, w]
-            if ok:
-                ct.nconv[w] += 1
-                ct.any_conv[w] = 1
-            if ct.nconv[w] >= stop_after or leg == legs:  # the shot is done
-                converged_out[s] = ct.any_conv[w] == 1
-                iters_out[s] = ct.total_it[w]
-                legs_out[s] = leg
-                weight_out[s] = ct.weight[w]
+            if verdict == SHOT_DONE:
                 if nxt_shot < stop:
                     _load_shot(w, nxt_shot, seed, llr0, hp0, g0, g0n, syndromes, cur, min1_0, min2_0, arg0,
                                par0, sgn0, hard0, st, ct)
@@ -353,12 +381,9 @@ def relay_lanes_range(graph, sched, arith, seed, syndromes, hard_out, converged_
                         _move_lane(nact, w, cur, st, ct)
                     ct.shot[nact] = -1
                 continue  # lane w (now another shot) is checked again only if it moved here
-            # next leg: memory and decision kept, messages from nu = lambda
-            leg += 1
-            ct.leg[w] = leg
-            ct.it[w] = 0
-            _set_gammas(w, leg, sched, gamma_shift, ct.key[w], g1, gn1, st)
-            _start_leg(w, s, syndromes, cur, min1_0, min2_0, arg0, par0, sgn0, st)
+            # next leg (lane_verdict advanced the counters): memory and decision kept, messages from nu = lambda
+            _set_gammas(w, ct.leg[w], sched, gamma_shift, ct.key[w], g1, gn1, st)
+            _start_leg(w, ct.shot[w], syndromes, cur, min1_0, min2_0, arg0, par0, sgn0, st)
             w += 1
         if nact * 5 < W * 2:
             width = nact

@@ -9,6 +9,7 @@ from qdecode.decoders.bp import ALPHA_SHIFT
 from qdecode.decoders.relay import GAMMA_FRAC_BITS, RelayBpDecoder
 from qdecode.kernels.relay import MessageArith, RelayGraph, RelaySchedule, relay_decode_range
 from qdecode.kernels.relay_lanes import relay_lanes_range
+from qdecode.kernels.relay_lanes_narrow import relay_i8_accepts, relay_lanes_i8_range
 from qdecode.problem import DecodingProblem
 from qdecode.sims.circuits import build_circuit
 from qdecode.sims.tasks import decoding_dem
@@ -38,7 +39,7 @@ def _decoder(prob, bits, gammas=None, **kw):
     return RelayBpDecoder(prob, **params)
 
 
-def _run(dec, syn, lanes=None, start=0, stop=None):
+def _run(dec, syn, lanes=None, start=0, stop=None, kernel=relay_lanes_range):
     S = syn.shape[0]
     stop = S if stop is None else stop
     n = dec.problem.num_errors
@@ -52,7 +53,7 @@ def _run(dec, syn, lanes=None, start=0, stop=None):
     if lanes is None:
         relay_decode_range(*args, start, stop)
     else:
-        relay_lanes_range(*args, lanes, start, stop)
+        kernel(*args, lanes, start, stop)
     return out
 
 
@@ -119,3 +120,63 @@ def test_decoder_batch_uses_lanes_identically(surface5):
     for s in (0, 17, 74):
         np.testing.assert_array_equal(dec.decode(syn[s]), ref[0][s])
     np.testing.assert_array_equal(dec.decode_batch(syn[:3]), ref[0][:3])  # < 4 shots: scalar kernel
+
+
+# ------------------------------------------------------------------ the 8-bit kernel (relay_lanes_narrow)
+
+
+def _accepts(dec):
+    lo, hi = dec.gamma_interval
+    return relay_i8_accepts(dec.var_ptr, 6, dec.prior_llr, dec.gamma0, lo, hi, dec.gammas, GAMMA_FRAC_BITS, dec.msg_lim,
+                            dec.post_lim, dec.alpha_num, ALPHA_SHIFT)
+
+
+@pytest.mark.parametrize("bits, frac_bits, interval", [(8, 3, (-0.24, 0.66)), (4, 1, (-0.24, 0.66)),
+                                                       (6, 2, (-1.5, 2.5))])
+def test_i8_lanes_identical_drawn_gammas(surface5, bits, frac_bits, interval):
+    """8-bit lanes = scalar kernel per shot; 4-bit messages saturate the posteriors often (the extrinsic
+    message comes from the unsaturated sum), wide gamma intervals make large memory terms."""
+    prob, syn = surface5
+    dec = _decoder(prob, bits, frac_bits=frac_bits, gamma_interval=interval)
+    assert _accepts(dec)
+    ref = _run(dec, syn)
+    assert ref[3].max() >= 2 and ref[1].any()
+    for lanes in (1, 5, 64):  # 75 shots: not a multiple of the lane count; 64 runs the fixed-width sweep
+        _assert_same(ref, _run(dec, syn, lanes, kernel=relay_lanes_i8_range))
+
+
+def test_i8_lanes_identical_explicit_gammas_and_stopping_rules(bb72):
+    prob, syn = bb72
+    G = np.random.default_rng(5).uniform(-0.24, 0.66, size=(7, prob.num_errors))
+    failed = False
+    for kw in (dict(gammas=G), dict(pre_iter=2, leg_iter=2, legs=6, stop_after=2), dict(legs=0, stop_after=1),
+               dict(pre_iter=3, leg_iter=3, legs=4, stop_after=20), dict(alpha=0.625)):
+        dec = _decoder(prob, 8, **kw)
+        ref = _run(dec, syn)
+        for lanes in (3, 64):
+            _assert_same(ref, _run(dec, syn, lanes, kernel=relay_lanes_i8_range))
+        failed = failed or not ref[1].all()
+    assert failed  # some shot never converged: leg 0's decision is returned
+
+
+def test_i8_lanes_range_and_order_independent(surface5):
+    prob, syn = surface5
+    dec = _decoder(prob, 8)
+    ref = _run(dec, syn)
+    part = _run(dec, syn, 64, 10, 47, kernel=relay_lanes_i8_range)
+    _assert_same(tuple(x[10:47] for x in ref), tuple(x[10:47] for x in part))
+    assert not part[0][:10].any() and not part[2][47:].any()
+    perm = np.random.default_rng(2).permutation(syn.shape[0])
+    _assert_same(tuple(x[perm] for x in ref), _run(dec, syn[perm], 64, kernel=relay_lanes_i8_range))
+
+
+def test_i8_accepts_only_what_fits(surface5):
+    prob, _ = surface5
+    assert not _accepts(_decoder(prob, 0))  # float messages
+    assert not _accepts(_decoder(prob, 9))  # msg_lim 255
+    assert not _accepts(_decoder(prob, 8, gamma_interval=(-200.0, 0.5)))  # gamma numerators beyond int16
+    dec = _decoder(prob, 8)
+    assert dec.i8_lanes and not _decoder(prob, 0).i8_lanes
+    lo, hi = dec.gamma_interval
+    assert not relay_i8_accepts(dec.var_ptr, 256, dec.prior_llr, dec.gamma0, lo, hi, dec.gammas, GAMMA_FRAC_BITS,
+                                dec.msg_lim, dec.post_lim, dec.alpha_num, ALPHA_SHIFT)  # slots are uint8

@@ -1,0 +1,467 @@
+"""Relay-BP on 64 lanes of shots in 8-bit fixed point: uint8 check state, int16 sums.
+
+The batch kernel of ``relay-bp[bits=B]`` for ``B <= 8``: every shot's outputs (decision, convergence
+flag, iterations, legs, weight) are bit-identical to :func:`qdecode.kernels.relay.relay_decode_range` on
+the same fixed-point inputs, and therefore to :func:`qdecode.kernels.relay_lanes.relay_lanes_range`
+(``tests/kernels/test_relay_lanes.py``). The check state and the variable sweep follow the 8-bit min-sum
+lanes kernel (:mod:`qdecode.kernels.minsum_lanes_narrow`: ``min1``, ``min2``, the edge's slot ``arg`` and
+the sign parity in uint8, sums in int16, LLVM ``noalias`` on every array, sweeps compiled for constant
+lane counts, selects written as bit blends so that they vectorise on AVX2), with what Relay-BP adds:
+
+- the memory prior ``b_j = (lambda_j (2^g - g_j) + M_j g_j + 2^(g-1)) >> g`` (int32 arithmetic,
+  saturated to ``post_lim``) per variable and lane, from the lane's own memory ``M`` (int16) and
+  memory strengths ``g_j`` (int16 numerators; every lane may be in another leg);
+- the extrinsic message from the *unsaturated* posterior sum, ``clip(b_j + sum_i mu - mu_i)``, as
+  the scalar kernel's prefix + suffix sums give it in exact integers (the min-sum kernel saturates
+  the posterior first), and the posterior ``M_j`` saturated to ``post_lim``.
+
+Why a sweep of its own rather than :func:`~qdecode.kernels.minsum_lanes_narrow._sweep_int_body`
+with a flag: the memory prior and the leg restarts below are per-lane operations that the min-sum
+kernel does not need, and both change its loops; the parity is kept apart from ``min1`` (the
+min-sum kernel packs it into the top bit, which costs byte shifts that AVX2 does not have).
+
+A lane starts a leg (or a shot) in O(1): its ``fresh`` flag makes the next sweep read the check
+state and the edge signs of ``nu = lambda`` from a shared template (a blend per check- and
+edge-lane) instead of copying ``m + nnz`` strided bytes into the lane. The parity of ``H e + s`` is
+rebuilt in every sweep, as in the min-sum lanes kernel. The relay loop of each lane
+(:func:`~qdecode.kernels.relay_lanes.lane_verdict`) and the gamma draws are those of
+:func:`~qdecode.kernels.relay_lanes.relay_lanes_range`. The drain (no shots left): busy lanes are
+compacted to the front and the sweep runs at the least compiled width that holds them; once
+:data:`SCALAR_DRAIN` or fewer are busy, their shots are decoded again from the start on the scalar
+kernel (a sweep's per-edge work is not shared below a few lanes, and a shot's result does not
+depend on where it runs).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from qdecode.kernels.minsum import fold_min
+from qdecode.kernels.minsum_lanes_narrow import (
+    U1,
+    U8,
+    U255,
+    Z32,
+    NoAliasCompiler,
+    _scale_int,
+    blend_u8,
+    edge_slots,
+    negate_if,
+    select_int,
+)
+from qdecode.kernels.relay import draw_gammas, make_relay_work, relay_decode, shot_key
+from qdecode.kernels.relay_lanes import LEG_GOES_ON, NEXT_LEG, RelayLaneCounters, lane_verdict
+
+#: lane count of the 8-bit Relay-BP kernel (a sweep is compiled for exactly this many lanes)
+RELAY_NARROW_LANES = 64
+
+I16 = np.int16
+I32 = np.int32
+
+
+# ------------------------------------------------------------------ which problems fit
+
+
+def relay_i8_accepts(var_ptr, max_check_degree, llr0, gamma0, gamma_lo, gamma_hi, gammas, gamma_shift, msg_lim,
+                     post_lim, alpha_num, alpha_shift) -> bool:
+    """Whether :func:`relay_lanes_i8_range` computes exactly what the scalar kernel computes on these inputs.
+
+    Needs integer priors, ``1 <= msg_lim <= 127``, ``post_lim + (max variable degree) * msg_lim <= 32767``
+    (the int16 sums never wrap), quantised gammas that fit int16, a memory prior whose int32 sum
+    ``|lambda| (2^g + |g_j|) + post_lim |g_j| + 2^(g-1)`` cannot overflow, ``1 <= gamma_shift <= 14``,
+    ``0 <= alpha_num * 127 < 2^31``, ``alpha_shift <= 30`` and check degrees <= 255 (the uint8 slots).
+    """
+    if max_check_degree > 255 or not np.issubdtype(np.asarray(llr0).dtype, np.integer):
+        return False
+    if not (1 <= int(msg_lim) <= 127 and 0 <= int(post_lim) <= 32767 and 1 <= gamma_shift <= 14):
+        return False
+    if not (0 <= alpha_num and alpha_num * 127 < 2**31 and 0 <= alpha_shift <= 30):
+        return False
+    maxvdeg = int(np.max(np.diff(var_ptr), initial=1))
+    if int(post_lim) + maxvdeg * int(msg_lim) > 32767:
+        return False
+    q = float(1 << gamma_shift)
+    table = np.asarray(gammas, dtype=np.float64)
+    biggest = max(abs(np.rint(gamma0 * q)), abs(np.rint(gamma_lo * q)), abs(np.rint(gamma_hi * q)),
+                  float(np.abs(np.rint(table * q)).max(initial=0.0)))
+    if biggest > 32767:
+        return False
+    lam = int(np.abs(np.asarray(llr0, dtype=np.int64)).max(initial=0))
+    return lam * ((1 << gamma_shift) + biggest) + int(post_lim) * biggest + (1 << (gamma_shift - 1)) < 2**31
+
+
+# ------------------------------------------------------------------ one iteration of every lane
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _sweep_body(W, var_ptr, var_chks, slot, lam, prm, syn, fresh, m1c, m2c, agc, pac, m1n, m2n, agn, pan, tmpl, tsgn,
+                o1, o2, hp, sgn, total, cbuf, hard, post, gnum, unsat):
+    """One iteration of lanes ``0:W``: check state ``m1c/m2c/agc/pac`` (or the template, for lanes with
+    ``fresh``) to ``m1n/m2n/agn/pan``; memory ``post`` and decision ``hard`` updated, ``unsat`` per lane.
+
+    ``prm = (num, shift, ml32, mls, mlu, pls, pl32, gone, ghalf, gshift)``: min-sum scaling ``(x * num) >>
+    shift``, the message limit in int32 / int16 / uint8, the posterior limit in int16 / int32, and the
+    gamma fixed point ``2^g``, ``2^(g-1)``, ``g`` (int32).
+    """
+    num, shift, ml32, mls, mlu, pls, pl32, gone, ghalf, gshift = prm
+    t_m1, t_m2, t_ag, t_pa = tmpl
+    n = var_ptr.shape[0] - 1
+    m = syn.shape[0]
+    zc = U8(0)
+    zs = I16(0)
+    for i in range(m):  # check pass: outgoing magnitudes of the current state; reset the next one
+        tm1 = t_m1[i]
+        tm2 = t_m2[i]
+        ta = t_ag[i]
+        tp = t_pa[i]
+        for w in range(W):
+            b = syn[i, w]
+            f = fresh[w]
+            x = blend_u8(f, tm1, m1c[i, w])
+            y = blend_u8(f, tm2, m2c[i, w])
+            agc[i, w] = blend_u8(f, ta, agc[i, w])
+            pac[i, w] = blend_u8(f, U8(tp ^ b), pac[i, w])
+            o1[i, w] = _scale_int(x, num, shift, Z32, ml32, zc)
+            o2[i, w] = _scale_int(y, num, shift, Z32, ml32, zc)
+            m1n[i, w] = mlu
+            m2n[i, w] = mlu
+            agn[i, w] = U255
+            pan[i, w] = b
+            hp[i, w] = b
+    for j in range(n):
+        lo_k = var_ptr[j]
+        hi_k = var_ptr[j + 1]
+        lj = I32(lam[j])
+        for w in range(W):  # memory prior b_j, saturated
+            g = I32(gnum[j, w])
+            acc = I32(I32(lj * I32(gone - g)) + I32(I32(post[j, w]) * g))
+            b = I32(I32(acc + ghalf) >> gshift)
+            b = min(max(b, I32(-pl32)), pl32)
+            total[w] = I16(b)
+        for k in range(lo_k, hi_k):  # check-to-variable messages, posterior sum (never wraps: checked)
+            i = var_chks[k]
+            s = slot[k]
+            t = k - lo_k
+            ts = tsgn[k]
+            for w in range(W):
+                mag = select_int(agc[i, w] == s, I16(o2[i, w]), I16(o1[i, w]))
+                c = negate_if(mag, U8(pac[i, w] ^ blend_u8(fresh[w], ts, sgn[k, w])))
+                cbuf[t, w] = c
+                total[w] = I16(total[w] + c)
+        for w in range(W):
+            v = min(max(total[w], I16(-pls)), pls)
+            post[j, w] = v
+            hard[j, w] = U8(v <= zs)
+        for k in range(lo_k, hi_k):  # extrinsic messages from the unsaturated sum, into the next state
+            i = var_chks[k]
+            s = slot[k]
+            t = k - lo_k
+            for w in range(W):
+                v = I16(total[w] - cbuf[t, w])
+                v = min(max(v, I16(-mls)), mls)
+                neg = U8(v <= zs)
+                sgn[k, w] = neg
+                pan[i, w] = U8(pan[i, w] ^ neg)
+                a = U8(v if v >= zs else I16(-v))
+                m1 = m1n[i, w]
+                m2n[i, w] = min(max(a, m1), m2n[i, w])
+                agn[i, w] = blend_u8(a < m1, s, agn[i, w])
+                m1n[i, w] = min(a, m1)
+                hp[i, w] = U8(hp[i, w] ^ hard[j, w])
+    for w in range(W):
+        unsat[w] = Z32
+    for i in range(m):
+        for w in range(W):
+            unsat[w] = I32(unsat[w] + I32(hp[i, w]))
+
+
+@numba.njit(cache=True, nogil=True, pipeline_class=NoAliasCompiler)
+def _sweep_w64(var_ptr, var_chks, slot, lam, prm, syn, fresh, m1c, m2c, agc, pac, m1n, m2n, agn, pan, tmpl, tsgn,
+               o1, o2, hp, sgn, total, cbuf, hard, post, gnum, unsat):
+    """:func:`_sweep_body` on lanes ``0:64`` (a compile-time lane count)."""
+    _sweep_body(64, var_ptr, var_chks, slot, lam, prm, syn, fresh, m1c, m2c, agc, pac, m1n, m2n, agn, pan, tmpl,
+                tsgn, o1, o2, hp, sgn, total, cbuf, hard, post, gnum, unsat)
+
+
+@numba.njit(cache=True, nogil=True, pipeline_class=NoAliasCompiler)
+def _sweep_w32(var_ptr, var_chks, slot, lam, prm, syn, fresh, m1c, m2c, agc, pac, m1n, m2n, agn, pan, tmpl, tsgn,
+               o1, o2, hp, sgn, total, cbuf, hard, post, gnum, unsat):
+    """:func:`_sweep_body` on lanes ``0:32`` (a compile-time lane count)."""
+    _sweep_body(32, var_ptr, var_chks, slot, lam, prm, syn, fresh, m1c, m2c, agc, pac, m1n, m2n, agn, pan, tmpl,
+                tsgn, o1, o2, hp, sgn, total, cbuf, hard, post, gnum, unsat)
+
+
+@numba.njit(cache=True, nogil=True, pipeline_class=NoAliasCompiler)
+def _sweep_w16(var_ptr, var_chks, slot, lam, prm, syn, fresh, m1c, m2c, agc, pac, m1n, m2n, agn, pan, tmpl, tsgn,
+               o1, o2, hp, sgn, total, cbuf, hard, post, gnum, unsat):
+    """:func:`_sweep_body` on lanes ``0:16`` (a compile-time lane count)."""
+    _sweep_body(16, var_ptr, var_chks, slot, lam, prm, syn, fresh, m1c, m2c, agc, pac, m1n, m2n, agn, pan, tmpl,
+                tsgn, o1, o2, hp, sgn, total, cbuf, hard, post, gnum, unsat)
+
+
+@numba.njit(cache=True, nogil=True, pipeline_class=NoAliasCompiler)
+def _sweep_w8(var_ptr, var_chks, slot, lam, prm, syn, fresh, m1c, m2c, agc, pac, m1n, m2n, agn, pan, tmpl, tsgn,
+               o1, o2, hp, sgn, total, cbuf, hard, post, gnum, unsat):
+    """:func:`_sweep_body` on lanes ``0:8`` (a compile-time lane count)."""
+    _sweep_body(8, var_ptr, var_chks, slot, lam, prm, syn, fresh, m1c, m2c, agc, pac, m1n, m2n, agn, pan, tmpl,
+                tsgn, o1, o2, hp, sgn, total, cbuf, hard, post, gnum, unsat)
+
+
+@numba.njit(cache=True, nogil=True, pipeline_class=NoAliasCompiler)
+def _sweep_wn(width, var_ptr, var_chks, slot, lam, prm, syn, fresh, m1c, m2c, agc, pac, m1n, m2n, agn, pan, tmpl,
+              tsgn, o1, o2, hp, sgn, total, cbuf, hard, post, gnum, unsat):
+    """:func:`_sweep_body` on lanes ``0:width`` (a runtime lane count)."""
+    _sweep_body(width, var_ptr, var_chks, slot, lam, prm, syn, fresh, m1c, m2c, agc, pac, m1n, m2n, agn, pan, tmpl,
+                tsgn, o1, o2, hp, sgn, total, cbuf, hard, post, gnum, unsat)
+
+
+#: a drain with this many busy lanes or fewer finishes their shots on the scalar kernel, from the start: one sweep
+#: costs about as much at 1 to 8 lanes as three scalar iterations (its per-edge index work is not shared), and the
+#: lane iterations thrown away cost a tenth of what they cost on the scalar kernel (AVX2 Zen 3, gross-code DEM)
+SCALAR_DRAIN = 3
+
+#: the lane counts with a sweep compiled for them (:func:`_sweep_width` rounds a lane count up to one of these)
+SWEEP_WIDTHS = (8, 16, 32, 64)
+
+
+@numba.njit(cache=True, nogil=True)
+def _sweep_width(busy, lanes):
+    """The sweep width for ``busy`` busy lanes out of ``lanes``: the least compiled width >= ``busy`` (idle lanes
+    in between run along at vector speed, cheaper than the scalar code of a runtime width), else ``busy``."""
+    for w in SWEEP_WIDTHS:
+        if busy <= w <= lanes:
+            return w
+    return busy
+
+
+@numba.njit(cache=True, nogil=True)
+def _step(width, cur, nxt, sw):
+    """One iteration of lanes ``0:width`` from check state ``cur = (m1, m2, ag, pa)`` into ``nxt``."""
+    m1c, m2c, agc, pac = cur
+    m1n, m2n, agn, pan = nxt
+    var_ptr, var_chks, slot, lam, prm, syn, fresh, tmpl, tsgn, o1, o2, hp, sgn, total, cbuf, hard, post, gnum, \
+        unsat = sw
+    if width == 64:
+        _sweep_w64(var_ptr, var_chks, slot, lam, prm, syn, fresh, m1c, m2c, agc, pac, m1n, m2n, agn, pan, tmpl, tsgn,
+                   o1, o2, hp, sgn, total, cbuf, hard, post, gnum, unsat)
+    elif width == 32:
+        _sweep_w32(var_ptr, var_chks, slot, lam, prm, syn, fresh, m1c, m2c, agc, pac, m1n, m2n, agn, pan, tmpl, tsgn,
+                   o1, o2, hp, sgn, total, cbuf, hard, post, gnum, unsat)
+    elif width == 16:
+        _sweep_w16(var_ptr, var_chks, slot, lam, prm, syn, fresh, m1c, m2c, agc, pac, m1n, m2n, agn, pan, tmpl, tsgn,
+                   o1, o2, hp, sgn, total, cbuf, hard, post, gnum, unsat)
+    elif width == 8:
+        _sweep_w8(var_ptr, var_chks, slot, lam, prm, syn, fresh, m1c, m2c, agc, pac, m1n, m2n, agn, pan, tmpl, tsgn,
+                  o1, o2, hp, sgn, total, cbuf, hard, post, gnum, unsat)
+    else:
+        _sweep_wn(width, var_ptr, var_chks, slot, lam, prm, syn, fresh, m1c, m2c, agc, pac, m1n, m2n, agn, pan, tmpl,
+                  tsgn, o1, o2, hp, sgn, total, cbuf, hard, post, gnum, unsat)
+
+
+# ------------------------------------------------------------------ lane set-up
+
+
+@numba.njit(cache=True, nogil=True)
+def _template(var_ptr, var_chks, slot, lam, ml32, m):
+    """Check state and edge signs of ``nu = lambda`` with a zero syndrome: ``((m1, m2, ag, pa), sgn)``."""
+    n = var_ptr.shape[0] - 1
+    m1 = np.full(m, U8(ml32), dtype=np.uint8)
+    pa = np.zeros(m, dtype=np.uint8)
+    m2 = np.full(m, U8(ml32), dtype=np.uint8)
+    ag = np.full(m, U255, dtype=np.uint8)
+    sgn = np.zeros(var_chks.shape[0], dtype=np.uint8)
+    for j in range(n):
+        x = min(max(I32(lam[j]), -ml32), ml32)
+        neg = U8(x <= 0)
+        a = U8(abs(x))
+        for k in range(var_ptr[j], var_ptr[j + 1]):
+            i = var_chks[k]
+            sgn[k] = neg
+            pa[i] ^= neg
+            r1, r2, ra = fold_min(a, slot[k], m1[i], m2[i], ag[i])
+            m1[i] = r1
+            m2[i] = r2
+            ag[i] = ra
+    return (m1, m2, ag, pa), sgn
+
+
+@numba.njit(cache=True, nogil=True)
+def _load_shot(w, s, seed, syndromes, lam, g0n, syn, fresh, post, gnum, ct):
+    """Shot ``s`` into lane ``w``: its syndrome, memory ``M = lambda``, leg 0's gammas, a fresh start."""
+    m = syndromes.shape[1]
+    for i in range(m):
+        syn[i, w] = U8(syndromes[s, i] & U1)
+    for j in range(lam.shape[0]):
+        post[j, w] = lam[j]
+        gnum[j, w] = g0n
+    fresh[w] = 1
+    ct.shot[w] = s
+    ct.leg[w] = 0
+    ct.it[w] = 0
+    ct.total_it[w] = 0
+    ct.nconv[w] = 0
+    ct.any_conv[w] = 0
+    ct.weight[w] = 0.0
+    ct.key[w] = shot_key(seed, syndromes[s])
+
+
+@numba.njit(cache=True, nogil=True)
+def _set_gammas(w, leg, sched, gshift, gq, key, g1, gn1, gnum):
+    """Lane ``w``'s gamma numerators of leg ``leg >= 1``: row ``leg % rows`` of the quantised table ``gq``,
+    or drawn from the shot's ``key`` (:func:`~qdecode.kernels.relay.draw_gammas`)."""
+    n = gnum.shape[0]
+    rows = gq.shape[0]
+    if rows > 0:
+        row = leg % rows
+        for j in range(n):
+            gnum[j, w] = gq[row, j]
+    else:
+        draw_gammas(key, leg, sched.gamma_lo, sched.gamma_hi, gshift, g1, gn1)
+        for j in range(n):
+            gnum[j, w] = I16(gn1[j])
+
+
+@numba.njit(cache=True, nogil=True)
+def _move_lane(src, dst, cur, lane_arrays, ct):
+    """Copy lane ``src`` (current check state, syndrome, signs, memory, gammas, decision, counters) to ``dst``."""
+    syn, sgn, post, gnum, hard, fresh, unsat = lane_arrays
+    m1c, m2c, agc, pac = cur
+    for i in range(syn.shape[0]):
+        m1c[i, dst] = m1c[i, src]
+        m2c[i, dst] = m2c[i, src]
+        agc[i, dst] = agc[i, src]
+        pac[i, dst] = pac[i, src]
+        syn[i, dst] = syn[i, src]
+    for k in range(sgn.shape[0]):
+        sgn[k, dst] = sgn[k, src]
+    for j in range(post.shape[0]):
+        post[j, dst] = post[j, src]
+        gnum[j, dst] = gnum[j, src]
+        hard[j, dst] = hard[j, src]
+    fresh[dst] = fresh[src]
+    unsat[dst] = unsat[src]
+    ct.shot[dst] = ct.shot[src]
+    ct.leg[dst] = ct.leg[src]
+    ct.it[dst] = ct.it[src]
+    ct.total_it[dst] = ct.total_it[src]
+    ct.nconv[dst] = ct.nconv[src]
+    ct.any_conv[dst] = ct.any_conv[src]
+    ct.weight[dst] = ct.weight[src]
+    ct.key[dst] = ct.key[src]
+
+
+@numba.njit(cache=True, nogil=True)
+def _finish_on_scalar(graph, sched, arith, syndromes, ct, nact, hard_out, converged_out, iters_out, legs_out,
+                      weight_out):
+    """The shots of lanes ``0:nact`` decoded again from the start by :func:`~qdecode.kernels.relay.relay_decode`:
+    a shot's outputs depend only on (seed, syndrome), so the result is the lanes' result."""
+    work = make_relay_work(graph, arith.msg_lim, syndromes.shape[1])
+    for w in range(nact):
+        s = ct.shot[w]
+        ok, its, lr, wt = relay_decode(graph, sched, arith, syndromes[s], ct.key[w], work, hard_out[s])
+        converged_out[s] = ok
+        iters_out[s] = its
+        legs_out[s] = lr
+        weight_out[s] = wt
+
+
+# ------------------------------------------------------------------ range kernel
+
+
+@numba.njit(cache=True, nogil=True)
+def relay_lanes_i8_range(graph, sched, arith, seed, syndromes, hard_out, converged_out, iters_out, legs_out,
+                         weight_out, lanes, start, stop):
+    """Relay-BP on shots ``start:stop`` on ``lanes`` persistent 8-bit lanes (releases the GIL).
+
+    Arguments and outputs as :func:`qdecode.kernels.relay.relay_decode_range` (bit-identical per shot) for
+    integer messages accepted by :func:`relay_i8_accepts`, plus ``lanes`` (:data:`RELAY_NARROW_LANES`; never
+    more lanes than shots are used). Raises ``ValueError`` for a check degree above 255.
+    """
+    var_ptr, var_chks, llr0, wllr = graph.var_ptr, graph.var_chks, graph.llr0, graph.wllr
+    gshift = arith.gamma_shift
+    n = llr0.shape[0]
+    m = syndromes.shape[1]
+    nnz = var_chks.shape[0]
+    if stop <= start:
+        return
+    slot, maxcdeg, maxvdeg = edge_slots(var_ptr, var_chks, m)
+    if maxcdeg > 255:
+        raise ValueError("8-bit Relay-BP lanes kernel: check degree above 255")
+    W = max(1, min(lanes, stop - start))
+    ml32 = I32(arith.msg_lim)
+    pl32 = I32(arith.post_lim)
+    prm = (I32(arith.alpha_num), I32(arith.alpha_shift), ml32, I16(ml32), U8(ml32), I16(pl32), pl32,
+           I32(1 << gshift), I32(1 << (gshift - 1)), I32(gshift))
+    lam = np.zeros(n, dtype=np.int16)
+    for j in range(n):
+        lam[j] = I16(llr0[j])
+    tmpl, tsgn = _template(var_ptr, var_chks, slot, lam, ml32, m)
+    q = float(1 << gshift)
+    g0n = I16(np.rint(sched.gamma0 * q))
+    rows = sched.gammas.shape[0]
+    gq = np.zeros((rows, n), dtype=np.int16)
+    for r in range(rows):
+        for j in range(n):
+            gq[r, j] = I16(np.rint(sched.gammas[r, j] * q))
+    g1 = np.zeros(n, dtype=np.float64)
+    gn1 = np.zeros(n, dtype=np.int64)
+    # lane state, every array separate (the sweep's noalias contract); check state double-buffered
+    st_a = (np.zeros((m, W), dtype=np.uint8), np.zeros((m, W), dtype=np.uint8), np.zeros((m, W), dtype=np.uint8),
+            np.zeros((m, W), dtype=np.uint8))
+    st_b = (np.zeros((m, W), dtype=np.uint8), np.zeros((m, W), dtype=np.uint8), np.zeros((m, W), dtype=np.uint8),
+            np.zeros((m, W), dtype=np.uint8))
+    syn = np.zeros((m, W), dtype=np.uint8)
+    fresh = np.zeros(W, dtype=np.uint8)
+    sgn = np.zeros((nnz, W), dtype=np.uint8)
+    hard = np.zeros((n, W), dtype=np.uint8)
+    post = np.zeros((n, W), dtype=np.int16)
+    gnum = np.zeros((n, W), dtype=np.int16)
+    unsat = np.zeros(W, dtype=np.int32)
+    sw = (var_ptr, var_chks, slot, lam, prm, syn, fresh, tmpl, tsgn, np.zeros((m, W), dtype=np.uint8),
+          np.zeros((m, W), dtype=np.uint8), np.zeros((m, W), dtype=np.uint8), sgn, np.zeros(W, dtype=np.int16),
+          np.zeros((maxvdeg, W), dtype=np.int16), hard, post, gnum, unsat)
+    ct = RelayLaneCounters(np.full(W, -1, dtype=np.int64), np.zeros(W, dtype=np.int64), np.zeros(W, dtype=np.int64),
+                           np.zeros(W, dtype=np.int64), np.zeros(W, dtype=np.int64), np.zeros(W, dtype=np.uint8),
+                           np.zeros(W, dtype=np.float64), np.zeros(W, dtype=np.uint64))
+    nxt_shot = start
+    for w in range(W):
+        _load_shot(w, nxt_shot, seed, syndromes, lam, g0n, syn, fresh, post, gnum, ct)
+        nxt_shot += 1
+    nact = W
+    width = _sweep_width(W, W)
+    cur = 0
+    while nact > 0:
+        if cur == 0:
+            _step(width, st_a, st_b, sw)
+        else:
+            _step(width, st_b, st_a, sw)
+        cur = 1 - cur
+        state = st_a if cur == 0 else st_b
+        for w in range(width):
+            fresh[w] = 0
+        w = 0
+        while w < nact:  # lanes 0:nact are busy; finished legs move on, finished shots retire
+            verdict = lane_verdict(w, unsat[w] == 0, hard, wllr, sched, ct, hard_out, converged_out, iters_out,
+                                   legs_out, weight_out)
+            if verdict == LEG_GOES_ON:
+                w += 1
+            elif verdict == NEXT_LEG:  # memory and decision kept, messages from nu = lambda
+                _set_gammas(w, ct.leg[w], sched, gshift, gq, ct.key[w], g1, gn1, gnum)
+                fresh[w] = 1
+                w += 1
+            elif nxt_shot < stop:  # SHOT_DONE, and a shot waits
+                _load_shot(w, nxt_shot, seed, syndromes, lam, g0n, syn, fresh, post, gnum, ct)
+                nxt_shot += 1
+                w += 1
+            else:  # SHOT_DONE in the drain: the last busy lane takes this slot and is checked next
+                nact -= 1
+                if w < nact:
+                    _move_lane(nact, w, state, (syn, sgn, post, gnum, hard, fresh, unsat), ct)
+                ct.shot[nact] = -1
+        if nxt_shot >= stop:  # the drain: the busy lanes are 0:nact
+            if 0 < nact <= SCALAR_DRAIN:
+                _finish_on_scalar(graph, sched, arith, syndromes, ct, nact, hard_out, converged_out, iters_out,
+                                  legs_out, weight_out)
+                return
+            width = _sweep_width(nact, W)
