@@ -73,6 +73,40 @@ class RelayLaneCounters(NamedTuple):
 
 
 @numba.njit(cache=True, nogil=True)
+def make_lane_counters(W):
+    """:class:`RelayLaneCounters` of ``W`` idle lanes."""
+    return RelayLaneCounters(np.full(W, -1, dtype=np.int64), np.zeros(W, dtype=np.int64),
+                             np.zeros(W, dtype=np.int64), np.zeros(W, dtype=np.int64), np.zeros(W, dtype=np.int64),
+                             np.zeros(W, dtype=np.uint8), np.zeros(W, dtype=np.float64), np.zeros(W, dtype=np.uint64))
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def start_lane_counters(w, s, key, ct):
+    """Lane ``w`` takes shot ``s`` (key ``key``): leg 0, no iterations, nothing converged."""
+    ct.shot[w] = s
+    ct.leg[w] = 0
+    ct.it[w] = 0
+    ct.total_it[w] = 0
+    ct.nconv[w] = 0
+    ct.any_conv[w] = 0
+    ct.weight[w] = 0.0
+    ct.key[w] = key
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def move_lane_counters(src, dst, ct):
+    """Lane ``src``'s counters copied to lane ``dst`` (the drain's compaction)."""
+    ct.shot[dst] = ct.shot[src]
+    ct.leg[dst] = ct.leg[src]
+    ct.it[dst] = ct.it[src]
+    ct.total_it[dst] = ct.total_it[src]
+    ct.nconv[dst] = ct.nconv[src]
+    ct.any_conv[dst] = ct.any_conv[src]
+    ct.weight[dst] = ct.weight[src]
+    ct.key[dst] = ct.key[src]
+
+
+@numba.njit(cache=True, nogil=True)
 def make_relay_lane_state(nnz, m, n, W, dt):
     """Zeroed :class:`RelayLaneState` of ``W`` lanes in message dtype ``dt``."""
     return RelayLaneState(
@@ -136,14 +170,7 @@ def _load_shot(w, s, seed, llr0, hp0, g0, g0n, syndromes, cur, min1_0, min2_0, a
         count += p
     st.unsat[w] = count
     _start_leg(w, s, syndromes, cur, min1_0, min2_0, arg0, par0, sgn0, st)
-    ct.shot[w] = s
-    ct.leg[w] = 0
-    ct.it[w] = 0
-    ct.total_it[w] = 0
-    ct.nconv[w] = 0
-    ct.any_conv[w] = 0
-    ct.weight[w] = 0.0
-    ct.key[w] = shot_key(seed, syndromes[s])
+    start_lane_counters(w, s, shot_key(seed, syndromes[s]), ct)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -165,14 +192,7 @@ def _move_lane(src, dst, cur, st, ct):
         st.gam[j, dst] = st.gam[j, src]
         st.gnum[j, dst] = st.gnum[j, src]
     st.unsat[dst] = st.unsat[src]
-    ct.shot[dst] = ct.shot[src]
-    ct.leg[dst] = ct.leg[src]
-    ct.it[dst] = ct.it[src]
-    ct.total_it[dst] = ct.total_it[src]
-    ct.nconv[dst] = ct.nconv[src]
-    ct.any_conv[dst] = ct.any_conv[src]
-    ct.weight[dst] = ct.weight[src]
-    ct.key[dst] = ct.key[src]
+    move_lane_counters(src, dst, ct)
 
 
 # ------------------------------------------------------------------ one step
@@ -347,9 +367,7 @@ def relay_lanes_range(graph, sched, arith, seed, syndromes, hard_out, converged_
     st = make_relay_lane_state(nnz, m, n, W, dt)
     sc = RelayLaneScratch(np.zeros((maxvdeg, W), dtype=dt), np.zeros((maxvdeg, W), dtype=dt), np.zeros(W, dtype=dt),
                           np.zeros(W, dtype=dt), np.zeros(W, dtype=np.int64))
-    ct = RelayLaneCounters(np.full(W, -1, dtype=np.int64), np.zeros(W, dtype=np.int64), np.zeros(W, dtype=np.int64),
-                           np.zeros(W, dtype=np.int64), np.zeros(W, dtype=np.int64), np.zeros(W, dtype=np.uint8),
-                           np.zeros(W, dtype=np.float64), np.zeros(W, dtype=np.uint64))
+    ct = make_lane_counters(W)
     cur = 0
     nxt_shot = start
     nact = 0

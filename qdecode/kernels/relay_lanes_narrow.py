@@ -51,7 +51,14 @@ from qdecode.kernels.minsum_lanes_narrow import (
     select_int,
 )
 from qdecode.kernels.relay import draw_gammas, make_relay_work, relay_decode, shot_key
-from qdecode.kernels.relay_lanes import LEG_GOES_ON, NEXT_LEG, RelayLaneCounters, lane_verdict
+from qdecode.kernels.relay_lanes import (
+    LEG_GOES_ON,
+    NEXT_LEG,
+    lane_verdict,
+    make_lane_counters,
+    move_lane_counters,
+    start_lane_counters,
+)
 
 #: lane count of the 8-bit Relay-BP kernel (a sweep is compiled for exactly this many lanes)
 RELAY_NARROW_LANES = 64
@@ -296,14 +303,7 @@ def _load_shot(w, s, seed, syndromes, lam, g0n, syn, fresh, post, gnum, ct):
         post[j, w] = lam[j]
         gnum[j, w] = g0n
     fresh[w] = 1
-    ct.shot[w] = s
-    ct.leg[w] = 0
-    ct.it[w] = 0
-    ct.total_it[w] = 0
-    ct.nconv[w] = 0
-    ct.any_conv[w] = 0
-    ct.weight[w] = 0.0
-    ct.key[w] = shot_key(seed, syndromes[s])
+    start_lane_counters(w, s, shot_key(seed, syndromes[s]), ct)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -341,14 +341,7 @@ def _move_lane(src, dst, cur, lane_arrays, ct):
         hard[j, dst] = hard[j, src]
     fresh[dst] = fresh[src]
     unsat[dst] = unsat[src]
-    ct.shot[dst] = ct.shot[src]
-    ct.leg[dst] = ct.leg[src]
-    ct.it[dst] = ct.it[src]
-    ct.total_it[dst] = ct.total_it[src]
-    ct.nconv[dst] = ct.nconv[src]
-    ct.any_conv[dst] = ct.any_conv[src]
-    ct.weight[dst] = ct.weight[src]
-    ct.key[dst] = ct.key[src]
+    move_lane_counters(src, dst, ct)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -421,9 +414,7 @@ def relay_lanes_i8_range(graph, sched, arith, seed, syndromes, hard_out, converg
     sw = (var_ptr, var_chks, slot, lam, prm, syn, fresh, tmpl, tsgn, np.zeros((m, W), dtype=np.uint8),
           np.zeros((m, W), dtype=np.uint8), np.zeros((m, W), dtype=np.uint8), sgn, np.zeros(W, dtype=np.int16),
           np.zeros((maxvdeg, W), dtype=np.int16), hard, post, gnum, unsat)
-    ct = RelayLaneCounters(np.full(W, -1, dtype=np.int64), np.zeros(W, dtype=np.int64), np.zeros(W, dtype=np.int64),
-                           np.zeros(W, dtype=np.int64), np.zeros(W, dtype=np.int64), np.zeros(W, dtype=np.uint8),
-                           np.zeros(W, dtype=np.float64), np.zeros(W, dtype=np.uint64))
+    ct = make_lane_counters(W)
     nxt_shot = start
     for w in range(W):
         _load_shot(w, nxt_shot, seed, syndromes, lam, g0n, syn, fresh, post, gnum, ct)
