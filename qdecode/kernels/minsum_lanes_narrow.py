@@ -7,7 +7,7 @@ accepts:
 
 - :func:`minsum_lanes_i8_range`: the int32 fixed-point path with ``msg_lim <= 127``,
   ``post_lim <= 32767`` and ``|llr0| + (max variable degree) * msg_lim <= 32767``. Check
-  state is uint8 (``c1 = parity << 7 | min1``, ``min2``, ``arg``), variable sums int16.
+  state is uint8 (``min1``, ``min2``, ``arg``, sign parity), variable sums int16.
 - :func:`minsum_lanes_i16_range`: the same for 9- to 16-bit messages (``msg_lim <= 32767``):
   uint16 check state, int32 variable sums; one body with the 8-bit kernel (:func:`_sweep_int_body`,
   compiled per storage type).
@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import numba
 import numpy as np
+from numba import types
 from numba.core.compiler import CompilerBase, DefaultPassBuilder
 from numba.extending import overload
 
@@ -172,8 +173,9 @@ def _run_lanes(st_a, st_b, ld, sw, cf, W, max_iter, start, stop, keep_post, hard
 # One body for both integer formats, compiled per storage type: ``zc`` is a zero of the check-state
 # type (uint8 for 8-bit messages, uint16 for 16-bit), ``zs`` a zero of the variable-sum type (int16,
 # int32). Every intermediate is cast with :func:`_as` to one of those two types (numba would widen
-# it to int64 and the loop vectoriser would then run 64-bit lanes). Check state ``c1 = parity <<
-# SB | min1`` packs the sign parity in the top bit ``SB`` (7 or 15) of the storage word.
+# it to int64 and the loop vectoriser would then run 64-bit lanes). Check state ``(min1, min2, arg,
+# parity)`` as the float32 format's: the parity in a byte of its own (packed into the top bit of
+# ``min1`` it cost byte shifts, which AVX2 does not have: ``benchmarks/README.md``, "Lane kernels on AVX2").
 
 
 def _as(x, like):
@@ -226,29 +228,30 @@ def _scale_int(x, num, shift, beta, ml, zc):
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _sweep_int_body(W, var_ptr, var_chks, slot, pri, num, shift, prm, syn, c1c, m2c, agc, c1n, m2n, agn, o1, o2, hp,
-                    sgn, total, cbuf, hard, post, unsat, ring, rrow):
-    """One flooding iteration of ``W`` lanes in fixed point: current state ``c1c/m2c/agc`` to next ``c1n/m2n/agn``.
+def _sweep_int_body(W, var_ptr, var_chks, slot, pri, num, shift, prm, syn,
+        m1c, m2c, agc, pac, m1n, m2n, agn, pan, o1, o2,
+                    hp, sgn, total, cbuf, hard, post, unsat, ring, rrow):
+    """One flooding iteration of ``W`` lanes in fixed point: current state ``m1c/m2c/agc/pac`` to next
+    ``m1n/m2n/agn/pan``.
 
-    ``prm = (per_shot, keep_post, beta32, ml32, mls, mlu, pls, lo, sign, sb)`` (a tuple: CPython passes calls
-    of more than 30 arguments as ``*args``, which numba's inliner rejects): ``mls`` / ``pls`` the message and
-    posterior limits in the sum type, ``mlu``, ``lo = 2^SB - 1``, ``sign = 2^SB`` and ``sb = SB`` in the
-    check-state type.
+    ``prm = (per_shot, keep_post, beta32, ml32, mls, mlu, pls)`` (a tuple: CPython passes calls of more than
+    30 arguments as ``*args``, which numba's inliner rejects): ``mls`` / ``pls`` the message and posterior
+    limits in the sum type, ``mlu`` the message limit in the check-state type.
     """
-    per_shot, keep_post, beta32, ml32, mls, mlu, pls, lo, sign, sb = prm
+    per_shot, keep_post, beta32, ml32, mls, mlu, pls = prm
     zc = _as(0, mlu)
     zs = _as(0, mls)
     n = var_ptr.shape[0] - 1
     m = syn.shape[0]
     for i in range(m):  # check pass: scaled outgoing magnitudes of the current state; reset the next one
         for w in range(W):
-            x = c1c[i, w]
-            o1[i, w] = _as(_as(x & sign, zc) | _scale_int(_as(x & lo, zc), num[w], shift[w], beta32, ml32, zc), zc)
+            o1[i, w] = _scale_int(m1c[i, w], num[w], shift[w], beta32, ml32, zc)
             o2[i, w] = _scale_int(m2c[i, w], num[w], shift[w], beta32, ml32, zc)
             b = syn[i, w]
-            c1n[i, w] = _as(mlu | _as(_as(b, zc) << sb, zc), zc)
+            m1n[i, w] = mlu
             m2n[i, w] = mlu
             agn[i, w] = U255
+            pan[i, w] = b
             hp[i, w] = b
     for j in range(n):
         lo_k = var_ptr[j]
@@ -265,9 +268,8 @@ def _sweep_int_body(W, var_ptr, var_chks, slot, pri, num, shift, prm, syn, c1c, 
             s = slot[k]
             t = k - lo_k
             for w in range(W):
-                x = o1[i, w]
-                mag = select_int(agc[i, w] == s, _as(o2[i, w], zs), _as(_as(x & lo, zc), zs))
-                c = negate_if(mag, U8(U8(x >> sb) ^ sgn[k, w]))
+                mag = select_int(agc[i, w] == s, _as(o2[i, w], zs), _as(o1[i, w], zs))
+                c = negate_if(mag, U8(pac[i, w] ^ sgn[k, w]))
                 cbuf[t, w] = c
                 total[w] = _as(total[w] + c, zs)
         for w in range(W):
@@ -292,12 +294,12 @@ def _sweep_int_body(W, var_ptr, var_chks, slot, pri, num, shift, prm, syn, c1c, 
                 v = max(v, _as(-mls, zs))
                 neg = U8(v <= zs)
                 sgn[k, w] = neg
+                pan[i, w] = U8(pan[i, w] ^ neg)
                 a = _as(v if v >= zs else _as(-v, zs), zc)
-                x = c1n[i, w]
-                m1 = _as(x & lo, zc)
+                m1 = m1n[i, w]
                 m2n[i, w] = min(max(a, m1), m2n[i, w])
                 agn[i, w] = blend_u8(a < m1, s, agn[i, w])
-                c1n[i, w] = _as(_as(_as(x & sign, zc) ^ _as(_as(neg, zc) << sb, zc), zc) | min(a, m1), zc)
+                m1n[i, w] = min(a, m1)
                 hp[i, w] = U8(hp[i, w] ^ hard[j, w])
     for w in range(W):
         unsat[w] = Z32
@@ -307,77 +309,92 @@ def _sweep_int_body(W, var_ptr, var_chks, slot, pri, num, shift, prm, syn, c1c, 
 
 
 @numba.njit(cache=True, nogil=True, pipeline_class=NoAliasCompiler)
-def _sweep_int_wn(var_ptr, var_chks, slot, pri, num, shift, prm,
-                 syn, c1c, m2c, agc, c1n, m2n, agn, o1, o2, hp, sgn, total, cbuf, hard, post, unsat, ring, rrow):
+def _sweep_int_wn(var_ptr, var_chks, slot, pri, num, shift, prm, syn,
+        m1c, m2c, agc, pac, m1n, m2n, agn, pan, o1, o2, hp, sgn,
+                  total, cbuf, hard, post, unsat, ring, rrow):
     """:func:`_sweep_int_body` with the lane count read from the arrays (any ``W``)."""
-    _sweep_int_body(unsat.shape[0], var_ptr, var_chks, slot, pri, num, shift, prm, syn, c1c, m2c, agc, c1n, m2n, agn,
-                   o1, o2, hp, sgn, total, cbuf, hard, post,
-                   unsat, ring, rrow)
+    _sweep_int_body(unsat.shape[0], var_ptr, var_chks, slot, pri, num, shift, prm, syn,
+            m1c, m2c, agc, pac, m1n, m2n, agn, pan, o1, o2,
+                    hp, sgn, total, cbuf, hard, post, unsat, ring, rrow)
 
 
 @numba.njit(cache=True, nogil=True, pipeline_class=NoAliasCompiler)
-def _sweep_int_w32(var_ptr, var_chks, slot, pri, num, shift, prm,
-                  syn, c1c, m2c, agc, c1n, m2n, agn, o1, o2, hp, sgn, total, cbuf, hard, post, unsat, ring, rrow):
+def _sweep_int_w32(var_ptr, var_chks, slot, pri, num, shift, prm, syn,
+        m1c, m2c, agc, pac, m1n, m2n, agn, pan, o1, o2, hp, sgn,
+                   total, cbuf, hard, post, unsat, ring, rrow):
     """:func:`_sweep_int_body` for exactly 32 lanes (a compile-time lane count)."""
-    _sweep_int_body(32, var_ptr, var_chks, slot, pri, num, shift, prm, syn, c1c, m2c, agc, c1n, m2n, agn, o1, o2, hp,
-                   sgn, total, cbuf, hard, post, unsat, ring, rrow)
+    _sweep_int_body(32, var_ptr, var_chks, slot, pri, num, shift, prm, syn,
+            m1c, m2c, agc, pac, m1n, m2n, agn, pan, o1, o2,
+                    hp, sgn, total, cbuf, hard, post, unsat, ring, rrow)
 
 
 @numba.njit(cache=True, nogil=True, pipeline_class=NoAliasCompiler)
-def _sweep_int_w64(var_ptr, var_chks, slot, pri, num, shift, prm,
-                  syn, c1c, m2c, agc, c1n, m2n, agn, o1, o2, hp, sgn, total, cbuf, hard, post, unsat, ring, rrow):
+def _sweep_int_w64(var_ptr, var_chks, slot, pri, num, shift, prm, syn,
+        m1c, m2c, agc, pac, m1n, m2n, agn, pan, o1, o2, hp, sgn,
+                   total, cbuf, hard, post, unsat, ring, rrow):
     """:func:`_sweep_int_body` for exactly 64 lanes."""
-    _sweep_int_body(64, var_ptr, var_chks, slot, pri, num, shift, prm, syn, c1c, m2c, agc, c1n, m2n, agn, o1, o2, hp,
-                   sgn, total, cbuf, hard, post, unsat, ring, rrow)
+    _sweep_int_body(64, var_ptr, var_chks, slot, pri, num, shift, prm, syn,
+            m1c, m2c, agc, pac, m1n, m2n, agn, pan, o1, o2,
+                    hp, sgn, total, cbuf, hard, post, unsat, ring, rrow)
 
 
 @numba.njit(cache=True, nogil=True, pipeline_class=NoAliasCompiler)
-def _sweep_int_w128(var_ptr, var_chks, slot, pri, num, shift, prm,
-                   syn, c1c, m2c, agc, c1n, m2n, agn, o1, o2, hp, sgn, total, cbuf, hard, post, unsat, ring, rrow):
+def _sweep_int_w128(var_ptr, var_chks, slot, pri, num, shift, prm, syn,
+        m1c, m2c, agc, pac, m1n, m2n, agn, pan, o1, o2, hp, sgn,
+                    total, cbuf, hard, post, unsat, ring, rrow):
     """:func:`_sweep_int_body` for exactly 128 lanes."""
-    _sweep_int_body(128, var_ptr, var_chks, slot, pri, num, shift, prm, syn, c1c, m2c, agc, c1n, m2n, agn, o1, o2, hp,
-                   sgn, total, cbuf, hard, post, unsat, ring, rrow)
+    _sweep_int_body(128, var_ptr, var_chks, slot, pri, num, shift, prm, syn,
+            m1c, m2c, agc, pac, m1n, m2n, agn, pan, o1, o2,
+                    hp, sgn, total, cbuf, hard, post, unsat, ring, rrow)
 
 
 @numba.njit(cache=True, nogil=True)
-def _sweep_int(var_ptr, var_chks, slot, pri, num, shift, prm,
-              syn, c1c, m2c, agc, c1n, m2n, agn, o1, o2, hp, sgn, total, cbuf, hard, post, unsat, ring, rrow):
+def _step_int(cur, nxt, sw):
+    """One iteration from ``cur = (m1, m2, ag, pa)`` into ``nxt``: the sweep compiled for the lane count."""
+    m1c, m2c, agc, pac = cur
+    m1n, m2n, agn, pan = nxt
+    var_ptr, var_chks, slot, pri, num, shift, prm, syn, o1, o2, hp, sgn, total, cbuf, hard, post, unsat, ring, rrow = sw
     W = unsat.shape[0]
     if W == 64:
-        _sweep_int_w64(var_ptr, var_chks, slot, pri, num, shift, prm,
-                      syn, c1c, m2c, agc, c1n, m2n, agn, o1, o2, hp, sgn, total, cbuf, hard, post, unsat, ring, rrow)
+        _sweep_int_w64(var_ptr, var_chks, slot, pri, num, shift, prm, syn,
+                m1c, m2c, agc, pac, m1n, m2n, agn, pan, o1, o2, hp, sgn, total,
+                        cbuf, hard, post, unsat, ring, rrow)
     elif W == 32:
-        _sweep_int_w32(var_ptr, var_chks, slot, pri, num, shift, prm,
-                      syn, c1c, m2c, agc, c1n, m2n, agn, o1, o2, hp, sgn, total, cbuf, hard, post, unsat, ring, rrow)
+        _sweep_int_w32(var_ptr, var_chks, slot, pri, num, shift, prm, syn,
+                m1c, m2c, agc, pac, m1n, m2n, agn, pan, o1, o2, hp, sgn, total,
+                        cbuf, hard, post, unsat, ring, rrow)
     elif W == 128:
-        _sweep_int_w128(var_ptr, var_chks, slot, pri, num, shift, prm, syn, c1c, m2c, agc, c1n, m2n, agn, o1, o2, hp,
-                       sgn, total, cbuf, hard, post, unsat, ring, rrow)
+        _sweep_int_w128(var_ptr, var_chks, slot, pri, num, shift, prm, syn,
+                m1c, m2c, agc, pac, m1n, m2n, agn, pan, o1, o2, hp, sgn, total,
+                        cbuf, hard, post, unsat, ring, rrow)
     else:
-        _sweep_int_wn(var_ptr, var_chks, slot, pri, num, shift, prm,
-                     syn, c1c, m2c, agc, c1n, m2n, agn, o1, o2, hp, sgn, total, cbuf, hard, post, unsat, ring, rrow)
+        _sweep_int_wn(var_ptr, var_chks, slot, pri, num, shift, prm, syn,
+                m1c, m2c, agc, pac, m1n, m2n, agn, pan, o1, o2, hp, sgn, total,
+                        cbuf, hard, post, unsat, ring, rrow)
 
 
 @numba.njit(cache=True, nogil=True)
 def _load_int(w, s, state, ld):
-    """Load shot ``s`` into lane ``w`` of ``state = (c1, m2, ag)``: the channel LLRs folded into the check
+    """Load shot ``s`` into lane ``w`` of ``state = (m1, m2, ag, pa)``: the channel LLRs folded into the check
     state (per-shot priors), or the zero-syndrome template ``tmpl`` (lane 0 of a one-lane state, with its
-    ``tsgn``) with the syndrome XORed into the parity bits (shared priors).
+    ``tsgn``) with the syndrome XORed into the parity (shared priors).
 
     ``ld = (per_shot, syndromes, var_ptr, var_chks, slot, llr0, ml32, tmpl, tsgn, syn, pri, sgn, fmt)`` with
-    ``fmt = (zc, zs, lo, sign, sb)`` (see :func:`_sweep_int_body`).
+    ``fmt = (zc, zs)``: zeros of the check-state and sum types.
     """
-    c1, m2, ag = state
+    m1, m2, ag, pa = state
     per_shot, syndromes, var_ptr, var_chks, slot, llr0, ml32, tmpl, tsgn, syn, pri, sgn, fmt = ld
-    zc, zs, lo, sign, sb = fmt
+    zc, zs = fmt
     n = var_ptr.shape[0] - 1
     m = syndromes.shape[1]
     if per_shot:
         for i in range(m):
             b = U8(syndromes[s, i] & U1)
             syn[i, w] = b
-            c1[i, w] = _as(_as(ml32, zc) | _as(_as(b, zc) << sb, zc), zc)
+            m1[i, w] = _as(ml32, zc)
             m2[i, w] = _as(ml32, zc)
             ag[i, w] = U255
+            pa[i, w] = b
         for j in range(n):
             lam = llr0[s, j]
             pri[j, w] = _as(lam, zs)
@@ -387,31 +404,22 @@ def _load_int(w, s, state, ld):
             for k in range(var_ptr[j], var_ptr[j + 1]):
                 i = var_chks[k]
                 sgn[k, w] = neg
-                y = c1[i, w]
-                m1 = _as(y & lo, zc)
-                m2[i, w] = min(max(a, m1), m2[i, w])
-                ag[i, w] = blend_u8(a < m1, slot[k], ag[i, w])
-                c1[i, w] = _as(_as(_as(y & sign, zc) ^ _as(_as(neg, zc) << sb, zc), zc) | min(a, m1), zc)
+                pa[i, w] = U8(pa[i, w] ^ neg)
+                r = m1[i, w]
+                m2[i, w] = min(max(a, r), m2[i, w])
+                ag[i, w] = blend_u8(a < r, slot[k], ag[i, w])
+                m1[i, w] = min(a, r)
     else:
-        tc1, tm2, tag = tmpl
+        tm1, tm2, tag, tpa = tmpl
         for i in range(m):
             b = U8(syndromes[s, i] & U1)
             syn[i, w] = b
-            c1[i, w] = _as(tc1[i, 0] ^ _as(_as(b, zc) << sb, zc), zc)
+            m1[i, w] = tm1[i, 0]
             m2[i, w] = tm2[i, 0]
             ag[i, w] = tag[i, 0]
+            pa[i, w] = U8(tpa[i, 0] ^ b)
         for k in range(tsgn.shape[0]):
             sgn[k, w] = tsgn[k, 0]
-
-
-@numba.njit(cache=True, nogil=True)
-def _step_int(cur, nxt, sw):
-    """One iteration (:func:`_sweep_int`) from ``cur = (c1, m2, ag)`` into ``nxt``."""
-    c1c, m2c, agc = cur
-    c1n, m2n, agn = nxt
-    var_ptr, var_chks, slot, pri, num, shift, prm, syn, o1, o2, hp, sgn, total, cbuf, hard, post, unsat, ring, rrow = sw
-    _sweep_int(var_ptr, var_chks, slot, pri, num, shift, prm,
-               syn, c1c, m2c, agc, c1n, m2n, agn, o1, o2, hp, sgn, total, cbuf, hard, post, unsat, ring, rrow)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -442,14 +450,13 @@ def _minsum_lanes_int_range(var_ptr, var_chks, llr0, syndromes, max_iter, alpha_
     per_shot = llr0.shape[0] > 1
     keep_post = post_out.shape[0] > 0
     ml32 = I32(msg_lim)
-    sb = _as(7 if tmax == 8 else 15, zc)
-    sign = _as(_as(1, zc) << sb, zc)
-    lo = _as(sign - _as(1, zc), zc)
     prm = (per_shot, keep_post, I32(max(min(np.int64(beta), 2**30), -(2**30))), ml32, _as(msg_lim, zs),
-           _as(msg_lim, zc), _as(post_lim, zs), lo, sign, sb)
+           _as(msg_lim, zc), _as(post_lim, zs))
     # lane state, every array separate (the sweep's noalias contract); check state double-buffered
-    st_a = (np.full((m, W), zc), np.full((m, W), zc), np.zeros((m, W), dtype=np.uint8))
-    st_b = (np.full((m, W), zc), np.full((m, W), zc), np.zeros((m, W), dtype=np.uint8))
+    st_a = (np.full((m, W), zc), np.full((m, W), zc), np.zeros((m, W), dtype=np.uint8),
+            np.zeros((m, W), dtype=np.uint8))
+    st_b = (np.full((m, W), zc), np.full((m, W), zc), np.zeros((m, W), dtype=np.uint8),
+            np.zeros((m, W), dtype=np.uint8))
     syn = np.zeros((m, W), dtype=np.uint8)
     sgn = np.zeros((nnz, W), dtype=np.uint8)
     hard = np.zeros((n, W), dtype=np.uint8)
@@ -460,9 +467,10 @@ def _minsum_lanes_int_range(var_ptr, var_chks, llr0, syndromes, max_iter, alpha_
     num = np.zeros(W, dtype=np.int32)
     shift = np.zeros(W, dtype=np.int32)
     pri = np.full((n, W if per_shot else 1), zs)
-    fmt = (zc, zs, lo, sign, sb)
+    fmt = (zc, zs)
     # zero-syndrome initial check state of one lane (shared priors): lane 0 of a one-lane state
-    tmpl = (np.full((m, 1), zc), np.full((m, 1), zc), np.zeros((m, 1), dtype=np.uint8))
+    tmpl = (np.full((m, 1), zc), np.full((m, 1), zc), np.zeros((m, 1), dtype=np.uint8),
+            np.zeros((m, 1), dtype=np.uint8))
     tsgn = np.zeros((nnz, 1), dtype=np.uint8)
     if not per_shot:
         _load_int(0, 0, tmpl, (True, np.zeros((1, m), dtype=np.uint8), var_ptr, var_chks, slot, llr0, ml32, tmpl,
@@ -831,13 +839,13 @@ def _format_impl(fixed, f32, is_fixed):
 @overload(_load)
 def _load_for(w, s, state, ld):
     return _format_impl(lambda w, s, state, ld: _load_int(w, s, state, ld),
-                        lambda w, s, state, ld: _load_f32(w, s, state, ld), len(state) == 3)
+                        lambda w, s, state, ld: _load_f32(w, s, state, ld), isinstance(state[0].dtype, types.Integer))
 
 
 @overload(_step)
 def _step_for(cur, nxt, sw):
     return _format_impl(lambda cur, nxt, sw: _step_int(cur, nxt, sw),
-                        lambda cur, nxt, sw: _step_f32(cur, nxt, sw), len(cur) == 3)
+                        lambda cur, nxt, sw: _step_f32(cur, nxt, sw), isinstance(cur[0].dtype, types.Integer))
 
 
 @overload(_coeffs)

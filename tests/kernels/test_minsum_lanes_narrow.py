@@ -127,11 +127,11 @@ def _sweep_args(kind):
     u8 = [z((4, W), np.uint8) for _ in range(9)]
     graph = (z(3, np.int64), z(4, np.uint32), z(4, np.uint8))
     if kind == "i8":
-        prm = (True, False, np.int32(0), np.int32(127), np.int16(127), np.uint8(127), np.int16(511), np.uint8(127),
-               np.uint8(128), np.uint8(7))
-        return (*graph, z((2, W), np.int16), z(W, np.int32), z(W, np.int32), prm, *u8[:7], z((4, W), np.uint8),
-                z((4, W), np.uint8), u8[7], u8[8], z(W, np.int16), z((2, W), np.int16), z((2, W), np.uint8),
-                z((2, W), np.int16), z(W, np.int32), z((0, 2, W), np.int16), z(W, np.int64))
+        prm = (True, False, np.int32(0), np.int32(127), np.int16(127), np.uint8(127), np.int16(511))
+        state = [z((4, W), np.uint8) for _ in range(12)]  # syn, current / next (m1, m2, ag, pa), o1, o2, hp
+        return (*graph, z((2, W), np.int16), z(W, np.int32), z(W, np.int32), prm, *state, u8[0], z(W, np.int16),
+                z((2, W), np.int16), z((2, W), np.uint8), z((2, W), np.int16), z(W, np.int32), z((0, 2, W), np.int16),
+                z(W, np.int64))
     f = np.float32
     prm = (True, False, f(0), f(1e30), f(1e30))
     return (*graph, z((2, W), f), z(W, np.float64), prm, u8[0], z((4, W), f), z((4, W), f), u8[1], u8[2],
