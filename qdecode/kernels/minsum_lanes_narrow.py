@@ -116,9 +116,9 @@ def _run_lanes(st_a, st_b, ld, sw, cf, W, max_iter, start, stop, keep_post, hard
                unsat, hard_out, post_out, converged_out, iters_out):
     """Persistent-lane driver of both narrow formats: shots ``start:stop`` on ``W`` lanes.
 
-    The format enters through three functions resolved at compile time by the type of the check
-    state (:func:`_format_impl`): ``_load(w, s, state, ld)`` loads shot ``s`` into lane ``w`` of the
-    check-state tuple ``state``; ``_step(cur, nxt, sw)`` runs one flooding iteration of every lane
+    Every format loads a shot with :func:`_load_lane` (``_load_lane(w, s, state, ld)``: shot ``s`` into
+    lane ``w`` of the check-state tuple ``state``); two functions are resolved at compile time by the
+    type of the check state (:func:`_format_impl`): ``_step(cur, nxt, sw)`` runs one flooding iteration of every lane
     from state ``cur`` into ``nxt`` (the two buffers ``st_a`` / ``st_b`` swap roles each iteration)
     and leaves each lane's unsatisfied-check count in ``unsat``; ``_coeffs(w, it, cf)`` sets lane
     ``w``'s check scaling for its iteration ``it`` (0-based). A lane whose shot converged or
@@ -131,7 +131,7 @@ def _run_lanes(st_a, st_b, ld, sw, cf, W, max_iter, start, stop, keep_post, hard
     nxt_shot = start
     for w in range(W):
         if nxt_shot < stop:
-            _load(w, nxt_shot, st_a, ld)
+            _load_lane(w, nxt_shot, st_a, ld)
             shot[w] = nxt_shot
             active[w] = 1
             nxt_shot += 1
@@ -158,7 +158,7 @@ def _run_lanes(st_a, st_b, ld, sw, cf, W, max_iter, start, stop, keep_post, hard
                                   converged_out, iters_out, hard_out, post_out)
                 lane_it[w] = 0
                 if nxt_shot < stop:
-                    _load(w, nxt_shot, st_a if cur == 0 else st_b, ld)
+                    _load_lane(w, nxt_shot, st_a if cur == 0 else st_b, ld)
                     shot[w] = nxt_shot
                     nxt_shot += 1
                 else:
@@ -374,13 +374,14 @@ def _step_int(cur, nxt, sw):
 
 
 @numba.njit(cache=True, nogil=True)
-def _load_int(w, s, state, ld):
+def _load_lane(w, s, state, ld):
     """Load shot ``s`` into lane ``w`` of ``state = (m1, m2, ag, pa)``: the channel LLRs folded into the check
     state (per-shot priors), or the zero-syndrome template ``tmpl`` (lane 0 of a one-lane state, with its
     ``tsgn``) with the syndrome XORed into the parity (shared priors).
 
-    ``ld = (per_shot, syndromes, var_ptr, var_chks, slot, llr0, ml32, tmpl, tsgn, syn, pri, sgn, fmt)`` with
-    ``fmt = (zc, zs)``: zeros of the check-state and sum types.
+    ``ld = (per_shot, syndromes, var_ptr, var_chks, slot, llr0, ml, tmpl, tsgn, syn, pri, sgn, fmt)`` with
+    ``ml`` the message limit and ``fmt = (zc, zs)`` zeros of the check-state and sum types (uint8 / int16,
+    uint16 / int32, float32 / float32): one loader for every narrow format.
     """
     m1, m2, ag, pa = state
     per_shot, syndromes, var_ptr, var_chks, slot, llr0, ml32, tmpl, tsgn, syn, pri, sgn, fmt = ld
@@ -473,7 +474,7 @@ def _minsum_lanes_int_range(var_ptr, var_chks, llr0, syndromes, max_iter, alpha_
             np.zeros((m, 1), dtype=np.uint8))
     tsgn = np.zeros((nnz, 1), dtype=np.uint8)
     if not per_shot:
-        _load_int(0, 0, tmpl, (True, np.zeros((1, m), dtype=np.uint8), var_ptr, var_chks, slot, llr0, ml32, tmpl,
+        _load_lane(0, 0, tmpl, (True, np.zeros((1, m), dtype=np.uint8), var_ptr, var_chks, slot, llr0, ml32, tmpl,
                                tsgn, np.zeros((m, 1), dtype=np.uint8), np.full((n, 1), zs), tsgn, fmt))
         for j in range(n):
             pri[j, 0] = _as(llr0[0, j], zs)
@@ -671,49 +672,6 @@ def _sweep_f32(var_ptr, var_chks, slot, pri, a_f, prm,
 
 
 @numba.njit(cache=True, nogil=True)
-def _load_f32(w, s, state, ld):
-    """:func:`_load_int` for the float32 layout ``state = (m1, m2, ag, pa)`` (separate minimum and parity
-    arrays); ``ld`` as there, with ``msg_lim`` for ``ml32``."""
-    m1, m2, ag, pa = state
-    per_shot, syndromes, var_ptr, var_chks, slot, llr0, msg_lim, tmpl, tsgn, syn, pri, sgn = ld
-    n = var_ptr.shape[0] - 1
-    m = syndromes.shape[1]
-    if per_shot:
-        for i in range(m):
-            b = U8(syndromes[s, i] & U1)
-            syn[i, w] = b
-            m1[i, w] = msg_lim
-            m2[i, w] = msg_lim
-            ag[i, w] = U255
-            pa[i, w] = b
-        for j in range(n):
-            lam = llr0[s, j]
-            pri[j, w] = lam
-            x = _clip(lam, msg_lim)
-            neg = U8(x <= 0)
-            a = abs(x)
-            for k in range(var_ptr[j], var_ptr[j + 1]):
-                i = var_chks[k]
-                sgn[k, w] = neg
-                pa[i, w] = U8(pa[i, w] ^ neg)
-                r1, r2, ra = fold_min(a, slot[k], m1[i, w], m2[i, w], ag[i, w])
-                m1[i, w] = r1
-                m2[i, w] = r2
-                ag[i, w] = ra
-    else:
-        tm1, tm2, tag, tpa = tmpl
-        for i in range(m):
-            b = U8(syndromes[s, i] & U1)
-            syn[i, w] = b
-            m1[i, w] = tm1[i, 0]
-            m2[i, w] = tm2[i, 0]
-            ag[i, w] = tag[i, 0]
-            pa[i, w] = U8(tpa[i, 0] ^ b)
-        for k in range(tsgn.shape[0]):
-            sgn[k, w] = tsgn[k, 0]
-
-
-@numba.njit(cache=True, nogil=True)
 def _step_f32(cur, nxt, sw):
     """One iteration (:func:`_sweep_f32`) from ``cur = (m1, m2, ag, pa)`` into ``nxt``."""
     m1c, m2c, agc, pac = cur
@@ -771,11 +729,11 @@ def minsum_lanes_f32_range(
             np.zeros((m, 1), dtype=np.uint8))
     tsgn = np.zeros((nnz, 1), dtype=np.uint8)
     if not per_shot:
-        _load_f32(0, 0, tmpl, (True, np.zeros((1, m), dtype=np.uint8), var_ptr, var_chks, slot, llr0, msg_lim, tmpl,
-                               tsgn, np.zeros((m, 1), dtype=np.uint8), np.zeros((n, 1), dtype=dt), tsgn))
+        _load_lane(0, 0, tmpl, (True, np.zeros((1, m), dtype=np.uint8), var_ptr, var_chks, slot, llr0, msg_lim, tmpl,
+                               tsgn, np.zeros((m, 1), dtype=np.uint8), np.zeros((n, 1), dtype=dt), tsgn, (F0, F0)))
         for j in range(n):
             pri[j, 0] = llr0[0, j]
-    ld = (per_shot, syndromes, var_ptr, var_chks, slot, llr0, msg_lim, tmpl, tsgn, syn, pri, sgn)
+    ld = (per_shot, syndromes, var_ptr, var_chks, slot, llr0, msg_lim, tmpl, tsgn, syn, pri, sgn, (F0, F0))
     sw = (var_ptr, var_chks, slot, pri, a_f, (per_shot, keep_post, beta, msg_lim, post_lim), syn,
           np.zeros((m, W), dtype=dt), np.zeros((m, W), dtype=dt), np.zeros((m, W), dtype=np.uint8), sgn,
           np.zeros(W, dtype=dt), np.zeros((maxvdeg, W), dtype=dt), hard, post, unsat, ring, rrow)
@@ -814,11 +772,6 @@ def narrow_kernel(llr0, var_ptr, chk_ptr, msg_lim, post_lim, alpha_num, alpha_sh
 # ------------------------------------------------------------------ format dispatch of the lane driver
 
 
-def _load(w, s, state, ld):
-    """Load a shot into a lane (:func:`_load_int` / :func:`_load_f32`); jitted code only."""
-    raise NotImplementedError
-
-
 def _step(cur, nxt, sw):
     """One iteration (:func:`_step_int` / :func:`_step_f32`); jitted code only."""
     raise NotImplementedError
@@ -834,12 +787,6 @@ def _format_impl(fixed, f32, is_fixed):
     arguments), else the float32 one. Resolved while typing, so the driver's compiled code calls it directly
     (and stays cacheable, unlike a function passed as an argument)."""
     return fixed if is_fixed else f32
-
-
-@overload(_load)
-def _load_for(w, s, state, ld):
-    return _format_impl(lambda w, s, state, ld: _load_int(w, s, state, ld),
-                        lambda w, s, state, ld: _load_f32(w, s, state, ld), isinstance(state[0].dtype, types.Integer))
 
 
 @overload(_step)
