@@ -228,9 +228,8 @@ def _scale_int(x, num, shift, beta, ml, zc):
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _sweep_int_body(W, var_ptr, var_chks, slot, pri, num, shift, prm, syn,
-        m1c, m2c, agc, pac, m1n, m2n, agn, pan, o1, o2,
-                    hp, sgn, total, cbuf, hard, post, unsat, ring, rrow):
+def _sweep_int_body(W, var_ptr, var_chks, slot, pri, num, shift, prm, syn, m1c, m2c, agc, pac, m1n, m2n, agn, pan, o1,
+                    o2, hp, sgn, total, cbuf, hard, post, unsat, ring, rrow):
     """One flooding iteration of ``W`` lanes in fixed point: current state ``m1c/m2c/agc/pac`` to next
     ``m1n/m2n/agn/pan``.
 
@@ -309,43 +308,35 @@ def _sweep_int_body(W, var_ptr, var_chks, slot, pri, num, shift, prm, syn,
 
 
 @numba.njit(cache=True, nogil=True, pipeline_class=NoAliasCompiler)
-def _sweep_int_wn(var_ptr, var_chks, slot, pri, num, shift, prm, syn,
-        m1c, m2c, agc, pac, m1n, m2n, agn, pan, o1, o2, hp, sgn,
-                  total, cbuf, hard, post, unsat, ring, rrow):
+def _sweep_int_wn(var_ptr, var_chks, slot, pri, num, shift, prm, syn, m1c, m2c, agc, pac, m1n, m2n, agn, pan, o1, o2,
+                  hp, sgn, total, cbuf, hard, post, unsat, ring, rrow):
     """:func:`_sweep_int_body` with the lane count read from the arrays (any ``W``)."""
-    _sweep_int_body(unsat.shape[0], var_ptr, var_chks, slot, pri, num, shift, prm, syn,
-            m1c, m2c, agc, pac, m1n, m2n, agn, pan, o1, o2,
-                    hp, sgn, total, cbuf, hard, post, unsat, ring, rrow)
+    _sweep_int_body(unsat.shape[0], var_ptr, var_chks, slot, pri, num, shift, prm, syn, m1c, m2c, agc, pac, m1n, m2n,
+                    agn, pan, o1, o2, hp, sgn, total, cbuf, hard, post, unsat, ring, rrow)
 
 
 @numba.njit(cache=True, nogil=True, pipeline_class=NoAliasCompiler)
-def _sweep_int_w32(var_ptr, var_chks, slot, pri, num, shift, prm, syn,
-        m1c, m2c, agc, pac, m1n, m2n, agn, pan, o1, o2, hp, sgn,
-                   total, cbuf, hard, post, unsat, ring, rrow):
+def _sweep_int_w32(var_ptr, var_chks, slot, pri, num, shift, prm, syn, m1c, m2c, agc, pac, m1n, m2n, agn, pan, o1, o2,
+                   hp, sgn, total, cbuf, hard, post, unsat, ring, rrow):
     """:func:`_sweep_int_body` for exactly 32 lanes (a compile-time lane count)."""
-    _sweep_int_body(32, var_ptr, var_chks, slot, pri, num, shift, prm, syn,
-            m1c, m2c, agc, pac, m1n, m2n, agn, pan, o1, o2,
-                    hp, sgn, total, cbuf, hard, post, unsat, ring, rrow)
+    _sweep_int_body(32, var_ptr, var_chks, slot, pri, num, shift, prm, syn, m1c, m2c, agc, pac, m1n, m2n, agn, pan,
+                    o1, o2, hp, sgn, total, cbuf, hard, post, unsat, ring, rrow)
 
 
 @numba.njit(cache=True, nogil=True, pipeline_class=NoAliasCompiler)
-def _sweep_int_w64(var_ptr, var_chks, slot, pri, num, shift, prm, syn,
-        m1c, m2c, agc, pac, m1n, m2n, agn, pan, o1, o2, hp, sgn,
-                   total, cbuf, hard, post, unsat, ring, rrow):
+def _sweep_int_w64(var_ptr, var_chks, slot, pri, num, shift, prm, syn, m1c, m2c, agc, pac, m1n, m2n, agn, pan, o1, o2,
+                   hp, sgn, total, cbuf, hard, post, unsat, ring, rrow):
     """:func:`_sweep_int_body` for exactly 64 lanes."""
-    _sweep_int_body(64, var_ptr, var_chks, slot, pri, num, shift, prm, syn,
-            m1c, m2c, agc, pac, m1n, m2n, agn, pan, o1, o2,
-                    hp, sgn, total, cbuf, hard, post, unsat, ring, rrow)
+    _sweep_int_body(64, var_ptr, var_chks, slot, pri, num, shift, prm, syn, m1c, m2c, agc, pac, m1n, m2n, agn, pan,
+                    o1, o2, hp, sgn, total, cbuf, hard, post, unsat, ring, rrow)
 
 
 @numba.njit(cache=True, nogil=True, pipeline_class=NoAliasCompiler)
-def _sweep_int_w128(var_ptr, var_chks, slot, pri, num, shift, prm, syn,
-        m1c, m2c, agc, pac, m1n, m2n, agn, pan, o1, o2, hp, sgn,
-                    total, cbuf, hard, post, unsat, ring, rrow):
+def _sweep_int_w128(var_ptr, var_chks, slot, pri, num, shift, prm, syn, m1c, m2c, agc, pac, m1n, m2n, agn, pan, o1,
+                    o2, hp, sgn, total, cbuf, hard, post, unsat, ring, rrow):
     """:func:`_sweep_int_body` for exactly 128 lanes."""
-    _sweep_int_body(128, var_ptr, var_chks, slot, pri, num, shift, prm, syn,
-            m1c, m2c, agc, pac, m1n, m2n, agn, pan, o1, o2,
-                    hp, sgn, total, cbuf, hard, post, unsat, ring, rrow)
+    _sweep_int_body(128, var_ptr, var_chks, slot, pri, num, shift, prm, syn, m1c, m2c, agc, pac, m1n, m2n, agn, pan,
+                    o1, o2, hp, sgn, total, cbuf, hard, post, unsat, ring, rrow)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -356,21 +347,17 @@ def _step_int(cur, nxt, sw):
     var_ptr, var_chks, slot, pri, num, shift, prm, syn, o1, o2, hp, sgn, total, cbuf, hard, post, unsat, ring, rrow = sw
     W = unsat.shape[0]
     if W == 64:
-        _sweep_int_w64(var_ptr, var_chks, slot, pri, num, shift, prm, syn,
-                m1c, m2c, agc, pac, m1n, m2n, agn, pan, o1, o2, hp, sgn, total,
-                        cbuf, hard, post, unsat, ring, rrow)
+        _sweep_int_w64(var_ptr, var_chks, slot, pri, num, shift, prm, syn, m1c, m2c, agc, pac, m1n, m2n, agn, pan, o1,
+                       o2, hp, sgn, total, cbuf, hard, post, unsat, ring, rrow)
     elif W == 32:
-        _sweep_int_w32(var_ptr, var_chks, slot, pri, num, shift, prm, syn,
-                m1c, m2c, agc, pac, m1n, m2n, agn, pan, o1, o2, hp, sgn, total,
-                        cbuf, hard, post, unsat, ring, rrow)
+        _sweep_int_w32(var_ptr, var_chks, slot, pri, num, shift, prm, syn, m1c, m2c, agc, pac, m1n, m2n, agn, pan, o1,
+                       o2, hp, sgn, total, cbuf, hard, post, unsat, ring, rrow)
     elif W == 128:
-        _sweep_int_w128(var_ptr, var_chks, slot, pri, num, shift, prm, syn,
-                m1c, m2c, agc, pac, m1n, m2n, agn, pan, o1, o2, hp, sgn, total,
-                        cbuf, hard, post, unsat, ring, rrow)
+        _sweep_int_w128(var_ptr, var_chks, slot, pri, num, shift, prm, syn, m1c, m2c, agc, pac, m1n, m2n, agn, pan,
+                        o1, o2, hp, sgn, total, cbuf, hard, post, unsat, ring, rrow)
     else:
-        _sweep_int_wn(var_ptr, var_chks, slot, pri, num, shift, prm, syn,
-                m1c, m2c, agc, pac, m1n, m2n, agn, pan, o1, o2, hp, sgn, total,
-                        cbuf, hard, post, unsat, ring, rrow)
+        _sweep_int_wn(var_ptr, var_chks, slot, pri, num, shift, prm, syn, m1c, m2c, agc, pac, m1n, m2n, agn, pan, o1,
+                      o2, hp, sgn, total, cbuf, hard, post, unsat, ring, rrow)
 
 
 @numba.njit(cache=True, nogil=True)

@@ -18,7 +18,9 @@ lane counts, selects written as bit blends so that they vectorise on AVX2), with
 Why a sweep of its own rather than :func:`~qdecode.kernels.minsum_lanes_narrow._sweep_int_body`
 with a flag: the memory prior and the leg restarts below are per-lane operations that the min-sum
 kernel does not need, and both change its loops; the parity is kept apart from ``min1`` (the
-min-sum kernel packs it into the top bit, which costs byte shifts that AVX2 does not have).
+min-sum kernel packs it into the top bit, which costs byte shifts that AVX2 does not have). The
+fold into the next check state is written out in both sweeps: as a shared ``inline="always"`` helper
+the min-sum sweep stopped vectorising (0.55 -> 8.3 ns per edge-lane-iteration, AVX2 Zen 3).
 
 A lane starts a leg (or a shot) in O(1): its ``fresh`` flag makes the next sweep read the check
 state and the edge signs of ``nu = lambda`` from a shared template (a blend per check- and
