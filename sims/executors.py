@@ -108,6 +108,11 @@ class LocalExecutor(SweepExecutor):
         self._pool.shutdown(wait=True, cancel_futures=cancel)
 
 
+def _quiet_worker_shutdown() -> None:
+    """Run on each Dask worker before a quiet LocalCluster closes: only CRITICAL logs remain."""
+    logging.getLogger("distributed").setLevel(logging.CRITICAL)
+
+
 class DaskExecutor(SweepExecutor):
     """A Dask distributed cluster: an existing scheduler, or a LocalCluster.
 
@@ -124,11 +129,12 @@ class DaskExecutor(SweepExecutor):
         except ImportError as exc:
             raise ImportError("Dask sweeps need the 'dist' extra: pip install 'qdecode[dist]'") from exc
         self._cluster = None
+        self._quiet = False
         if scheduler:
             self._client = Client(scheduler)
         else:
             # Dask logs its start-up and shut-down at INFO (dozens of lines); keep them for -v.
-            quiet = logging.getLogger("qdecode").getEffectiveLevel() > logging.DEBUG
+            quiet = self._quiet = logging.getLogger("qdecode").getEffectiveLevel() > logging.DEBUG
             if quiet:
                 for name in ("distributed", "dask"):
                     logging.getLogger(name).setLevel(logging.WARNING)
@@ -147,6 +153,11 @@ class DaskExecutor(SweepExecutor):
     def shutdown(self, cancel: bool = False) -> None:
         try:
             self._executor.shutdown(wait=not cancel)
+            if self._quiet and self._cluster is not None:
+                # A worker's heartbeat can race its own shut-down and log an ERROR ("Failed to
+                # communicate with scheduler during heartbeat") that no result depends on; task
+                # errors reach the sweep through the futures, not through worker logs.
+                self._client.run(_quiet_worker_shutdown)
         finally:
             self._client.close()
             if self._cluster is not None:
