@@ -264,6 +264,54 @@ def write_lane_result(w, s, done, iterations, hard, post, ring, keep_post, conve
             post_out[s, j] = post[j, w]
 
 
+class LaneQueue(NamedTuple):
+    """The shots of ``W`` persistent lanes: which one each lane holds and which come next."""
+
+    shot: np.ndarray  # (W,) int64: the lane's shot; -1: the lane idles
+    it: np.ndarray  # (W,) int64: iterations run on the lane's shot
+    pending: np.ndarray  # (3,) int64: [next shot to load, stop, busy lanes]
+
+
+@numba.njit(cache=True, nogil=True)
+def make_lane_queue(W, start, stop):
+    """:class:`LaneQueue` of ``W`` idle lanes for shots ``start:stop``."""
+    return LaneQueue(np.full(W, -1, dtype=np.int64), np.zeros(W, dtype=np.int64),
+                     np.array([start, stop, 0], dtype=np.int64))
+
+
+@numba.njit(cache=True, nogil=True)
+def next_shot(w, q):
+    """Give lane ``w`` of :class:`LaneQueue` ``q`` the next pending shot and return it (the caller loads it
+    into the lane), or idle the lane and return -1 when none is left."""
+    s = q.pending[0]
+    busy = q.shot[w] >= 0
+    q.it[w] = 0
+    if s < q.pending[1]:
+        q.shot[w] = s
+        q.pending[0] = s + 1
+        q.pending[2] += 0 if busy else 1
+        return s
+    q.shot[w] = -1
+    q.pending[2] -= 1 if busy else 0
+    return -1
+
+
+@numba.njit(cache=True, nogil=True)
+def retire_lane(w, unsat_w, max_iter, q, hard, post, ring, keep_post, converged_out, iters_out, hard_out, post_out):
+    """After one iteration of every lane: count it for lane ``w``; when its shot converged (``unsat_w == 0``
+    unsatisfied checks) or ran ``max_iter`` iterations, write its result (:func:`write_lane_result`) and
+    return the next shot to load into the lane (:func:`next_shot`); else (or for an idle lane) -1."""
+    if q.shot[w] < 0:
+        return -1
+    q.it[w] += 1
+    done = unsat_w == 0
+    if not done and q.it[w] < max_iter:
+        return -1
+    write_lane_result(w, q.shot[w], done, q.it[w], hard, post, ring, keep_post, converged_out, iters_out, hard_out,
+                      post_out)
+    return next_shot(w, q)
+
+
 @numba.njit(cache=True, nogil=True)
 def minsum_lanes_range(
     var_ptr, var_chks, llr0, syndromes, max_iter,
@@ -298,43 +346,22 @@ def minsum_lanes_range(
                      np.zeros(W, dtype=dt), np.zeros(W, dtype=np.float64), np.zeros(W, dtype=np.int64),
                      np.zeros(W, dtype=np.int64), np.zeros(W, dtype=np.int64),
                      np.zeros((hist_k if keep_post and hist_k > 1 else 0, n, W), dtype=dt), np.zeros(W, dtype=np.int64))
-    shot = np.full(W, -1, dtype=np.int64)
-    lane_it = np.zeros(W, dtype=np.int64)
-    active = np.zeros(W, dtype=np.uint8)
+    q = make_lane_queue(W, start, stop)
     # zero-syndrome initial state of one lane, shared by every shot when priors are shared
     tmpl = make_lane_state(nnz, m, n, 1, dt)
     if not per_shot:
         _load_lane(0, 0, var_ptr, var_chks, llr0, np.zeros((1, m), dtype=np.uint8), False, 0, msg_lim, tmpl)
     cur = 0
-    nxt_shot = start
     for w in range(W):
-        if nxt_shot < stop:
-            _load(w, nxt_shot, var_ptr, var_chks, llr0, syndromes, per_shot, cur, msg_lim, tmpl, st)
-            shot[w] = nxt_shot
-            active[w] = 1
-            nxt_shot += 1
-    n_active = 0
-    for w in range(W):
-        n_active += active[w]
-    while n_active > 0:
-        _step(var_ptr, var_chks, llr0, syndromes, per_shot, keep_post, cur, lane_it, shot, max_iter,
+        s = next_shot(w, q)
+        if s >= 0:
+            _load(w, s, var_ptr, var_chks, llr0, syndromes, per_shot, cur, msg_lim, tmpl, st)
+    while q.pending[2] > 0:
+        _step(var_ptr, var_chks, llr0, syndromes, per_shot, keep_post, cur, q.it, q.shot, max_iter,
               alpha, alpha_num, alpha_shift, adaptive, beta, msg_lim, post_lim, st, sc)
         cur = 1 - cur
         for w in range(W):  # retire finished lanes, load pending shots into them
-            if not active[w]:
-                continue
-            lane_it[w] += 1
-            done = st.unsat[w] == 0
-            if done or lane_it[w] >= max_iter:
-                s = shot[w]
-                write_lane_result(w, s, done, lane_it[w], st.hard, st.post, sc.ring, keep_post,
-                                  converged_out, iters_out, hard_out, post_out)
-                lane_it[w] = 0
-                if nxt_shot < stop:
-                    _load(w, nxt_shot, var_ptr, var_chks, llr0, syndromes, per_shot, cur, msg_lim, tmpl, st)
-                    shot[w] = nxt_shot
-                    nxt_shot += 1
-                else:
-                    active[w] = 0
-                    shot[w] = -1
-                    n_active -= 1
+            s = retire_lane(w, st.unsat[w], max_iter, q, st.hard, st.post, sc.ring, keep_post,
+                            converged_out, iters_out, hard_out, post_out)
+            if s >= 0:
+                _load(w, s, var_ptr, var_chks, llr0, syndromes, per_shot, cur, msg_lim, tmpl, st)

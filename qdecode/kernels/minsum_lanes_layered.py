@@ -11,7 +11,7 @@ when they satisfy ``H e = s``; the first iteration always runs, as in the scalar
 Here each of ``W`` lanes holds one shot (``post`` ``(n, W)``, ``c2v`` ``(nnz, W)`` in the check-major
 edge order of :func:`~qdecode.kernels.bp.tanner_graph_csr`), so the inner loops run over lanes and
 vectorise; lanes are persistent (a finished lane writes its result with
-:func:`~qdecode.kernels.minsum_lanes.write_lane_result` and takes the next shot). Any message dtype
+:func:`~qdecode.kernels.minsum_lanes.retire_lane` and takes the next shot). Any message dtype
 (float64, float32, int32 fixed point) gives the scalar kernel's results bit for bit, posterior
 history (``hist_k``) included.
 """
@@ -23,7 +23,7 @@ import numpy as np
 
 from qdecode.kernels.arith import _clip
 from qdecode.kernels.minsum import alpha_at, check_magnitude, fold_min, negative, signed
-from qdecode.kernels.minsum_lanes import write_lane_result
+from qdecode.kernels.minsum_lanes import make_lane_queue, next_shot, retire_lane
 
 #: lane count of the layered kernel
 LAYERED_LANES = 32
@@ -117,21 +117,14 @@ def minsum_layered_lanes_range(
     num = np.zeros(W, dtype=np.int64)
     shf = np.zeros(W, dtype=np.int64)
     unsat = np.zeros(W, dtype=np.int64)
-    shot = np.full(W, -1, dtype=np.int64)
-    lane_it = np.zeros(W, dtype=np.int64)
-    active = np.zeros(W, dtype=np.uint8)
-    nxt_shot = start
-    n_active = 0
+    q = make_lane_queue(W, start, stop)
     for w in range(W):
-        if nxt_shot < stop:
-            _load_lane(w, nxt_shot, llr0, syndromes, per_shot, post, c2v, syn)
-            shot[w] = nxt_shot
-            active[w] = 1
-            n_active += 1
-            nxt_shot += 1
-    while n_active > 0:
+        s = next_shot(w, q)
+        if s >= 0:
+            _load_lane(w, s, llr0, syndromes, per_shot, post, c2v, syn)
+    while q.pending[2] > 0:
         for w in range(W):
-            a_f[w], num[w], shf[w] = alpha_at(lane_it[w] + 1, alpha, alpha_num, alpha_shift, adaptive)
+            a_f[w], num[w], shf[w] = alpha_at(q.it[w] + 1, alpha, alpha_num, alpha_shift, adaptive)
         _layered_iteration(W, chk_ptr, chk_var, syn, post, c2v, v2c, a_f, num, shf, beta, msg_lim, post_lim,
                            min1, min2, arg, par, o1, o2)
         for j in range(n):
@@ -150,23 +143,11 @@ def minsum_layered_lanes_range(
                 unsat[w] += par[w]
         if ring.shape[0] > 0:
             for w in range(W):
-                row = lane_it[w] % ring.shape[0]
+                row = q.it[w] % ring.shape[0]
                 for j in range(n):
                     ring[row, j, w] = post[j, w]
         for w in range(W):  # retire finished lanes, load pending shots into them
-            if not active[w]:
-                continue
-            lane_it[w] += 1
-            done = unsat[w] == 0
-            if done or lane_it[w] >= max_iter:
-                write_lane_result(w, shot[w], done, lane_it[w], hard, post, ring, keep_post,
-                                  converged_out, iters_out, hard_out, post_out)
-                lane_it[w] = 0
-                if nxt_shot < stop:
-                    _load_lane(w, nxt_shot, llr0, syndromes, per_shot, post, c2v, syn)
-                    shot[w] = nxt_shot
-                    nxt_shot += 1
-                else:
-                    active[w] = 0
-                    shot[w] = -1
-                    n_active -= 1
+            s = retire_lane(w, unsat[w], max_iter, q, hard, post, ring, keep_post,
+                            converged_out, iters_out, hard_out, post_out)
+            if s >= 0:
+                _load_lane(w, s, llr0, syndromes, per_shot, post, c2v, syn)

@@ -52,7 +52,7 @@ from numba.extending import overload
 
 from qdecode.kernels.arith import _clip
 from qdecode.kernels.minsum import check_magnitude, fold_min
-from qdecode.kernels.minsum_lanes import write_lane_result
+from qdecode.kernels.minsum_lanes import make_lane_queue, next_shot, retire_lane
 
 #: lane count of the narrow kernels (their ``lanes`` default; a constant-width sweep is compiled for it)
 NARROW_LANES = 64
@@ -122,49 +122,29 @@ def _run_lanes(st_a, st_b, ld, sw, cf, W, max_iter, start, stop, keep_post, hard
     from state ``cur`` into ``nxt`` (the two buffers ``st_a`` / ``st_b`` swap roles each iteration)
     and leaves each lane's unsatisfied-check count in ``unsat``; ``_coeffs(w, it, cf)`` sets lane
     ``w``'s check scaling for its iteration ``it`` (0-based). A lane whose shot converged or
-    reached ``max_iter`` writes its result (:func:`~qdecode.kernels.minsum_lanes.write_lane_result`)
+    reached ``max_iter`` writes its result (:func:`~qdecode.kernels.minsum_lanes.retire_lane`)
     and takes the next pending shot.
     """
-    shot = np.full(W, -1, dtype=np.int64)
-    lane_it = np.zeros(W, dtype=np.int64)
-    active = np.zeros(W, dtype=np.uint8)
-    nxt_shot = start
+    q = make_lane_queue(W, start, stop)
     for w in range(W):
-        if nxt_shot < stop:
-            _load_lane(w, nxt_shot, st_a, ld)
-            shot[w] = nxt_shot
-            active[w] = 1
-            nxt_shot += 1
-    n_active = 0
-    for w in range(W):
-        n_active += active[w]
+        s = next_shot(w, q)
+        if s >= 0:
+            _load_lane(w, s, st_a, ld)
     cur = 0
-    while n_active > 0:
+    while q.pending[2] > 0:
         for w in range(W):
-            rrow[w] = lane_it[w] % ring.shape[0] if ring.shape[0] > 0 else 0
-            _coeffs(w, lane_it[w], cf)
+            rrow[w] = q.it[w] % ring.shape[0] if ring.shape[0] > 0 else 0
+            _coeffs(w, q.it[w], cf)
         if cur == 0:
             _step(st_a, st_b, sw)
         else:
             _step(st_b, st_a, sw)
         cur = 1 - cur
         for w in range(W):  # retire finished lanes, load pending shots into them
-            if not active[w]:
-                continue
-            lane_it[w] += 1
-            done = unsat[w] == 0
-            if done or lane_it[w] >= max_iter:
-                write_lane_result(w, shot[w], done, lane_it[w], hard, post, ring, keep_post,
-                                  converged_out, iters_out, hard_out, post_out)
-                lane_it[w] = 0
-                if nxt_shot < stop:
-                    _load_lane(w, nxt_shot, st_a if cur == 0 else st_b, ld)
-                    shot[w] = nxt_shot
-                    nxt_shot += 1
-                else:
-                    active[w] = 0
-                    shot[w] = -1
-                    n_active -= 1
+            s = retire_lane(w, unsat[w], max_iter, q, hard, post, ring, keep_post,
+                            converged_out, iters_out, hard_out, post_out)
+            if s >= 0:
+                _load_lane(w, s, st_a if cur == 0 else st_b, ld)
 
 
 

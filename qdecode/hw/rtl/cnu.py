@@ -23,11 +23,31 @@ from __future__ import annotations
 
 from qdecode.hw.rtl.arith import csd_terms, index_width
 from qdecode.hw.rtl.config import RtlConfig
-from qdecode.hw.rtl.verilog import uconst
+from qdecode.hw.rtl.graph import RtlGraph
+from qdecode.hw.rtl.verilog import concat, uconst
 
 
 def cnu_name(degree: int) -> str:
     return f"bp_cnu_d{degree}"
+
+
+def cnu_instances(g: RtlGraph, mw: int) -> list[str]:
+    """Verilog lines instantiating one ``bp_cnu_d<D>`` per non-empty check of ``g``, with its output wires
+    ``c<i>_o1`` / ``c<i>_o2`` (``mw`` bits), ``c<i>_ix`` (the least input's slot) and ``c<i>_par``, fed
+    from the registered variable-to-check messages ``vm_<e>`` / ``vn_<e>`` and the syndrome ``syn_r``."""
+    o = ["    // check nodes"]
+    for i, row in enumerate(g.rows):
+        if not row:
+            continue
+        d = len(row)
+        xw = index_width(d)
+        o += [
+            f"    wire [{mw - 1}:0] c{i}_o1, c{i}_o2; wire [{xw - 1}:0] c{i}_ix; wire c{i}_par;",
+            f"    {cnu_name(d)} u_c{i} (.mag({concat([f'vm_{e}' for e, _ in row])}), "
+            f".neg({concat([f'vn_{e}' for e, _ in row])}), .syn(syn_r[{i}]), "
+            f".o1(c{i}_o1), .o2(c{i}_o2), .idx(c{i}_ix), .par(c{i}_par));",
+        ]
+    return o
 
 
 def _scale_expr(src: str, cfg: RtlConfig, pw: int) -> str:

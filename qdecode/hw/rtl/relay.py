@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from qdecode.hw.rtl.arith import index_width, signed_width, unsigned_width
-from qdecode.hw.rtl.cnu import cnu_name, emit_cnu
+from qdecode.hw.rtl.cnu import cnu_instances, emit_cnu
 from qdecode.hw.rtl.config import RtlConfig
 from qdecode.hw.rtl.graph import RtlGraph
 from qdecode.hw.rtl.verilog import FOOTER, HEADER, concat, sconst, uconst
@@ -238,16 +238,7 @@ def emit_relay_top(g: RtlGraph, cfg: RelayRtlConfig) -> str:
         o.append(f"            {uconst(r, rw)}: gtab = {n * gw}'h{word:x};")
     o += [f"            default: gtab = {n * gw}'h0;", "        endcase", "    end"]
     g0 = sconst(cfg.gamma0_num, gw)
-    o.append("    // check nodes")
-    for i, row in enumerate(g.rows):
-        if not row:
-            continue
-        d = len(row)
-        xw = index_width(d)
-        o += [f"    wire [{mw - 1}:0] c{i}_o1, c{i}_o2; wire [{xw - 1}:0] c{i}_ix; wire c{i}_par;",
-              f"    {cnu_name(d)} u_c{i} (.mag({concat([f'vm_{e}' for e, _ in row])}), "
-              f".neg({concat([f'vn_{e}' for e, _ in row])}), .syn(syn_r[{i}]), "
-              f".o1(c{i}_o1), .o2(c{i}_o2), .idx(c{i}_ix), .par(c{i}_par));"]
+    o += cnu_instances(g, mw)
     o.append("    // variable nodes (priors as constants, gammas from the ROM row or g0 in leg 0)")
     for j, col in enumerate(g.cols):
         lam = cfg.priors[j]

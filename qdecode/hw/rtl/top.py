@@ -28,7 +28,7 @@ kernel there is no test before iteration 1.
 from __future__ import annotations
 
 from qdecode.hw.rtl.arith import index_width
-from qdecode.hw.rtl.cnu import cnu_name
+from qdecode.hw.rtl.cnu import cnu_instances
 from qdecode.hw.rtl.config import RtlConfig
 from qdecode.hw.rtl.graph import RtlGraph
 from qdecode.hw.rtl.verilog import concat, sconst, uconst
@@ -67,18 +67,7 @@ def emit_top(g: RtlGraph, cfg: RtlConfig) -> str:
     for e in range(g.edges):
         o.append(f"    reg [{mw - 1}:0] vm_{e}; reg vn_{e}; wire [{mw - 1}:0] nvm_{e}; wire nvn_{e};")
     o.append(f"    wire [{n - 1}:0] hd_next;")
-    o.append("    // check nodes")
-    for i, row in enumerate(g.rows):
-        if not row:
-            continue
-        d = len(row)
-        xw = index_width(d)
-        o += [
-            f"    wire [{mw - 1}:0] c{i}_o1, c{i}_o2; wire [{xw - 1}:0] c{i}_ix; wire c{i}_par;",
-            f"    {cnu_name(d)} u_c{i} (.mag({concat([f'vm_{e}' for e, _ in row])}), "
-            f".neg({concat([f'vn_{e}' for e, _ in row])}), .syn(syn_r[{i}]), "
-            f".o1(c{i}_o1), .o2(c{i}_o2), .idx(c{i}_ix), .par(c{i}_par));",
-        ]
+    o += cnu_instances(g, mw)
     o.append("    // variable nodes (priors as constants)")
     for j, col in enumerate(g.cols):
         lam = cfg.priors[j]
