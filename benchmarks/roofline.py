@@ -72,7 +72,9 @@ from llvmlite import ir
 from numba.core import cgutils, types
 from numba.extending import intrinsic
 
-from qdecode.kernels.arith import _clip, _scale
+from qdecode.kernels.arith import _clip
+from qdecode.kernels.minsum import check_magnitude, fold_min, negative, signed
+from qdecode.kernels.minsum_lanes import _load_lane, make_lane_state
 
 OPS_SWEEP = 41  # element operations + accesses per edge-lane-iteration of the compressed-state sweep
 OPS_MICRO = 6  # ... per element of the micro loop
@@ -150,36 +152,30 @@ def sadd_sat(typingctx, a, b):
     return None
 
 
-@numba.njit(nogil=True)
-def _micro_int(x, st, y, idx, lim, nlim, reps):
-    E, W = x.shape
-    for _ in range(reps):
-        for e in range(E):
-            i = idx[e]
-            for w in range(W):
-                a = x[e, w]
-                s = st[i, w]
-                t = sadd_sat(a, s)  # storage type; lim / nlim are storage-typed too
-                t = t if t < lim else lim
-                t = t if t > nlim else nlim
-                y[e, w] = t if a < s else a
-                st[i, w] = a if a < s else s
+def make_micro_int(widened: bool):
+    """The integer micro loop: saturating add on the storage type, or (``widened``) numba's int64 ``a + s``."""
+    WIDENED = widened
+
+    @numba.njit(nogil=True)
+    def micro(x, st, y, idx, lim, nlim, reps):
+        E, W = x.shape
+        for _ in range(reps):
+            for e in range(E):
+                i = idx[e]
+                for w in range(W):
+                    a = x[e, w]
+                    s = st[i, w]
+                    t = a + s if WIDENED else sadd_sat(a, s)  # numba: int64 / storage type (lim, nlim are too)
+                    t = t if t < lim else lim
+                    t = t if t > nlim else nlim
+                    y[e, w] = t if a < s else a
+                    st[i, w] = a if a < s else s
+
+    return micro
 
 
-@numba.njit(nogil=True)
-def _micro_int_widened(x, st, y, idx, lim, nlim, reps):
-    E, W = x.shape
-    for _ in range(reps):
-        for e in range(E):
-            i = idx[e]
-            for w in range(W):
-                a = x[e, w]
-                s = st[i, w]
-                t = a + s  # numba: int64
-                t = t if t < lim else lim
-                t = t if t > nlim else nlim
-                y[e, w] = t if a < s else a
-                st[i, w] = a if a < s else s
+_micro_int = make_micro_int(False)
+_micro_int_widened = make_micro_int(True)
 
 
 @numba.njit(nogil=True)
@@ -250,72 +246,18 @@ def micro_table(repeats: int) -> dict[tuple[str, int], float]:
 
 
 # ------------------------------------------------------------------ 4. one flooding sweep, in stages
-# The min-sum helpers (as qdecode.kernels.minsum), copied so the stages do not depend on that module.
+# The stages call the kernel's own min-sum helpers (qdecode.kernels.minsum) and lane loader, so that
+# they time the same arithmetic as the kernel.
 
 
-@numba.njit(nogil=True, inline="always")
-def _fold_min(a, j, min1, min2, arg):
-    hi = a if a > min1 else min1
-    lt = a < min1
-    return (a if lt else min1), (hi if hi < min2 else min2), (j if lt else arg)
-
-
-@numba.njit(nogil=True, inline="always")
-def _check_magnitude(minimum, alpha, num, shift, beta, msg_lim):
-    zero = msg_lim - msg_lim
-    v = _scale(minimum, alpha, num, shift) - beta
-    return _clip(v if v > zero else zero, msg_lim)
-
-
-@numba.njit(nogil=True, inline="always")
-def _signed(mag, neg):
-    return mag * (1 - 2 * neg)
-
-
-@numba.njit(nogil=True, inline="always")
-def _negative(x):
-    return np.uint8(x <= 0)
-
-
-@numba.njit(nogil=True)
-def _init_lanes(var_ptr, var_chks, llr0, syndromes, msg_lim, sgn, min1, min2, arg, par, parity, unsat, post, hard):
-    """Lane ``w`` <- shot ``w`` (shared priors), check state row 0: as the lane kernel's lane load."""
-    n = var_ptr.shape[0] - 1
-    m = syndromes.shape[1]
-    for w in range(sgn.shape[1]):
-        for i in range(m):
-            b = syndromes[w, i] & 1
-            min1[0, i, w] = msg_lim
-            min2[0, i, w] = msg_lim
-            arg[0, i, w] = -1
-            par[0, i, w] = b
-            parity[i, w] = b
-        count = 0
-        for i in range(m):
-            count += parity[i, w]
-        for j in range(n):
-            lam = llr0[0, j]
-            x = _clip(lam, msg_lim)
-            neg = _negative(x)
-            a = abs(x)
-            for k in range(var_ptr[j], var_ptr[j + 1]):
-                i = var_chks[k]
-                sgn[k, w] = neg
-                par[0, i, w] ^= neg
-                m1, m2, ag = _fold_min(a, j, min1[0, i, w], min2[0, i, w], arg[0, i, w])
-                min1[0, i, w] = m1
-                min2[0, i, w] = m2
-                arg[0, i, w] = ag
-            post[j, w] = lam
-            h = _negative(lam)
-            hard[j, w] = h
-            if h:
-                for k in range(var_ptr[j], var_ptr[j + 1]):
-                    i = var_chks[k]
-                    p = parity[i, w] ^ 1
-                    parity[i, w] = p
-                    count += 2 * np.int64(p) - 1
-        unsat[w] = count
+def _init_lanes(var_ptr, var_chks, llr0, syndromes, msg_lim, dt):
+    """A :class:`~qdecode.kernels.minsum_lanes.LaneState` of ``len(syndromes)`` lanes, lane ``w`` <- shot ``w``
+    (shared priors), check state row 0, as the lane kernel loads them."""
+    W = syndromes.shape[0]
+    st = make_lane_state(var_chks.shape[0], syndromes.shape[1], var_ptr.shape[0] - 1, W, dt)
+    for w in range(W):
+        _load_lane(w, w, var_ptr, var_chks, llr0, syndromes, False, 0, msg_lim, st)
+    return st
 
 
 def make_sweep(level: int):
@@ -337,8 +279,8 @@ def make_sweep(level: int):
                 a_f[w], a_num[w], a_shift[w] = alpha, alpha_num, alpha_shift
             for i in range(m):
                 for w in range(W):
-                    out1[i, w] = _check_magnitude(min1_c[i, w], a_f[w], a_num[w], a_shift[w], beta, msg_lim)
-                    out2[i, w] = _check_magnitude(min2_c[i, w], a_f[w], a_num[w], a_shift[w], beta, msg_lim)
+                    out1[i, w] = check_magnitude(min1_c[i, w], a_f[w], a_num[w], a_shift[w], beta, msg_lim)
+                    out2[i, w] = check_magnitude(min2_c[i, w], a_f[w], a_num[w], a_shift[w], beta, msg_lim)
                     if LEVEL >= 2:  # the next state's reset belongs to the fold (fused here, as in the kernel)
                         min1_n[i, w] = msg_lim
                         min2_n[i, w] = msg_lim
@@ -356,7 +298,7 @@ def make_sweep(level: int):
             for k in range(lo, hi):
                 i = var_chks[k]
                 for w in range(W):
-                    c = _signed(out2[i, w] if arg_c[i, w] == j else out1[i, w], par_c[i, w] ^ sgn[k, w])
+                    c = signed(out2[i, w] if arg_c[i, w] == j else out1[i, w], par_c[i, w] ^ sgn[k, w])
                     cbuf[k - lo, w] = c
                     total[w] += c
             for w in range(W):
@@ -366,16 +308,16 @@ def make_sweep(level: int):
                     i = var_chks[k]
                     for w in range(W):
                         v = _clip(total[w] - cbuf[k - lo, w], msg_lim)
-                        neg = _negative(v)
+                        neg = negative(v)
                         sgn[k, w] = neg
                         par_n[i, w] ^= neg
-                        m1, m2, ag = _fold_min(abs(v), j, min1_n[i, w], min2_n[i, w], arg_n[i, w])
+                        m1, m2, ag = fold_min(abs(v), j, min1_n[i, w], min2_n[i, w], arg_n[i, w])
                         min1_n[i, w] = m1
                         min2_n[i, w] = m2
                         arg_n[i, w] = ag
             if LEVEL >= 3:
                 for w in range(W):
-                    h = _negative(total[w])
+                    h = negative(total[w])
                     d = h ^ hard[j, w]
                     hard[j, w] = h
                     if d:
@@ -398,20 +340,12 @@ def stage_times(dec, syndromes: np.ndarray, repeats: int, W: int = LANES) -> lis
     _, _, var_ptr, _, var_chks = dec.graph
     llr0 = dec.prior_llr
     dt = llr0.dtype
-    n = var_ptr.shape[0] - 1
     nnz = var_chks.shape[0]
     m = syndromes.shape[1]
     maxdeg = int(np.max(np.diff(var_ptr)))
     syn = np.ascontiguousarray(syndromes[:W])
-    arrays = dict(
-        sgn=np.zeros((nnz, W), np.uint8), min1=np.zeros((2, m, W), dt), min2=np.zeros((2, m, W), dt),
-        arg=np.zeros((2, m, W), np.int32), par=np.zeros((2, m, W), np.uint8), parity=np.zeros((m, W), np.uint8),
-        unsat=np.zeros(W, np.int64), post=np.zeros((n, W), dt), hard=np.zeros((n, W), np.uint8),
-    )
     scratch = (np.zeros((m, W), dt), np.zeros((m, W), dt), np.zeros((maxdeg, W), dt), np.zeros(W, dt),
                np.zeros(W, np.float64), np.zeros(W, np.int64), np.zeros(W, np.int64), np.zeros(1, np.int64))
-    a = arrays
-    state = (a["sgn"], a["min1"], a["min2"], a["arg"], a["par"], a["parity"], a["unsat"], a["post"], a["hard"])
     consts = (dec.alpha, dec.alpha_num, 8, dec.beta, dec.msg_lim, dec.post_lim)
     out = []
     real_run = lanes_runner(reference_lanes(), dec, syn, W)  # the real kernel, W shots on W lanes
@@ -427,7 +361,7 @@ def stage_times(dec, syndromes: np.ndarray, repeats: int, W: int = LANES) -> lis
 
         ts = []
         for _ in range(repeats + 1):  # the first run compiles
-            _init_lanes(var_ptr, var_chks, llr0, syn, dec.msg_lim, *state)
+            state = tuple(_init_lanes(var_ptr, var_chks, llr0, syn, dec.msg_lim, dt))  # LaneState's field order
             ts.append(timed(run)[0])
             real.append(timed(real_run)[0])
         out.append(float(np.median(ts[1:])) / (MAX_ITER * nnz * W) * 1e9)
