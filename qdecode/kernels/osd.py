@@ -72,7 +72,7 @@ import numba
 import numpy as np
 
 from qdecode.kernels.gf2 import ctz64
-from qdecode.kernels.sort import stable_argsort, stable_argsort_direct
+from qdecode.kernels.sort import stable_argsort
 
 __all__ = [
     "METHOD_OSD0",
@@ -172,7 +172,7 @@ def _exact_cost(y, nw, piv_col, extra, n_extra, weights, supp):
 def osd_scratch(m, n, rank_h, order):
     """Scratch buffers for :func:`osd_solve` (allocate once per thread, reuse across shots).
 
-    Returns a tuple ``(perm, tmp, basis, comb, piv_row, piv_col, t_of_row, nonpiv, v, cv,
+    Returns a tuple ``(perm, tmp, kbuf, ktmp, basis, comb, piv_row, piv_col, t_of_row, nonpiv, v, cv,
     x0, y, best_y, xr, xw, wS, supp, extra)``.
     """
     W = max(1, (m + 63) // 64)
@@ -181,6 +181,8 @@ def osd_scratch(m, n, rank_h, order):
     cap = max(1, order)
     perm = np.empty(n, dtype=np.int64)
     tmp = np.empty(n, dtype=np.int64)
+    kbuf = np.empty(n, dtype=np.float64)
+    ktmp = np.empty(n, dtype=np.float64)
     basis = np.zeros((R, W), dtype=np.uint64)
     comb = np.zeros((R, Wr), dtype=np.uint64)
     piv_row = np.zeros(R, dtype=np.int64)
@@ -197,7 +199,8 @@ def osd_scratch(m, n, rank_h, order):
     wS = np.zeros(R, dtype=np.float64)
     supp = np.zeros(R + 64 + 2, dtype=np.int64)
     extra = np.zeros(64 + 2, dtype=np.int64)
-    return (perm, tmp, basis, comb, piv_row, piv_col, t_of_row, nonpiv, v, cv, x0, y, best_y, xr, xw, wS, supp, extra)
+    return (perm, tmp, kbuf, ktmp, basis, comb, piv_row, piv_col, t_of_row, nonpiv, v, cv, x0, y, best_y, xr, xw, wS,
+            supp, extra)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -442,11 +445,11 @@ def osd_solve(col_ptr, row_idx, colbits, weights, rank_h, method, order, syndrom
         column space (then ``out`` is the OSD-0 vector, which matches ``s`` on the pivot
         rows only).
     """
-    (perm, tmp, basis, comb, piv_row, piv_col, t_of_row, nonpiv, v, cv, x0, y, best_y, xr, xw, wS, supp,
-     extra) = scratch
+    (perm, tmp, kbuf, ktmp, basis, comb, piv_row, piv_col, t_of_row, nonpiv, v, cv, x0, y, best_y, xr, xw, wS,
+     supp, extra) = scratch
     n = key.shape[0]
 
-    stable_argsort(key, perm, tmp)
+    stable_argsort(key, perm, kbuf, ktmp, tmp)
     r, k = _pivot_basis(col_ptr, row_idx, colbits, rank_h, perm, basis, comb, piv_row, piv_col, t_of_row, nonpiv,
                         v, cv)
     status = _osd0(syndrome, basis, comb, piv_row, r, x0, v)
@@ -582,7 +585,7 @@ def _classical_mrb(llr, g_packed, perm, tmp, negrel, rel, G, piv, hd, d0, kbuf, 
         negrel[j] = -a
         if llr[j] <= 0:
             hd[j >> 6] |= _ONE << np.uint64(j & 63)
-    stable_argsort_direct(negrel, perm, kbuf, ktmp, tmp)
+    stable_argsort(negrel, perm, kbuf, ktmp, tmp)
     for i in range(k):
         for q in range(Wn):
             G[i, q] = g_packed[i, q]

@@ -404,6 +404,8 @@ def scl_decode_range(llr, ops, info_pos, taps, M, crc_rows, use_crc, L, exact,
     ckey = np.zeros(2 * L, dtype=np.float64)
     corder = np.zeros(2 * L, dtype=np.int64)
     ctmp = np.zeros(2 * L, dtype=np.int64)
+    ckbuf = np.zeros(2 * L, dtype=np.float64)
+    cktmp = np.zeros(2 * L, dtype=np.float64)
     keep = np.zeros((L, 2), dtype=np.uint8)
     pstate = np.zeros(L, dtype=np.uint64)
     psyn = np.zeros(L, dtype=np.uint64)
@@ -587,7 +589,7 @@ def scl_decode_range(llr, ops, info_pos, taps, M, crc_rows, use_crc, L, exact,
                             corder[q] = q
                         nkeep = nc
                     else:
-                        stable_argsort_prefix(ckey, nc, corder, ctmp)
+                        stable_argsort_prefix(ckey, nc, corder, ckbuf, cktmp, ctmp)
                         nkeep = L
                     for q in range(nkeep):
                         c2 = corder[q]

@@ -1,9 +1,8 @@
 """Stable ascending argsorts of float keys, for OSD's reliability order and SCL's path metrics.
 
-Three entry points, one result (equal keys keep index order, so every stable sort agrees):
-:func:`stable_argsort` (indirect merge sort), :func:`stable_argsort_direct` (merges (key, index)
-pairs by value, branch-free: OSD's hot per-shot sort) and :func:`stable_argsort_prefix` (a
-prefix of the keys; rank counting for short ones).
+One merge sort, :func:`stable_argsort` (merges (key, index) pairs by value, branch-free: OSD's hot
+per-shot sort), and :func:`stable_argsort_prefix` (a prefix of the keys; rank counting for short ones,
+the merge sort for longer), with one result: equal keys keep index order.
 """
 
 from __future__ import annotations
@@ -11,69 +10,19 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["stable_argsort", "stable_argsort_direct", "stable_argsort_prefix"]
+__all__ = ["stable_argsort", "stable_argsort_prefix"]
 
 
 @numba.njit(cache=True, nogil=True)
-def stable_argsort(keys, perm, tmp):
-    """Stable ascending argsort of ``keys`` into ``perm`` (``tmp``: same-size int64 scratch).
+def stable_argsort(keys, perm, kbuf, ktmp, ptmp):
+    """Stable ascending argsort of float ``keys`` (``(n,)``) into int64 ``perm``; equal keys keep index order.
 
-    Insertion-sorted runs of 16 merged bottom-up; equal keys keep index order.
-    """
-    n = keys.shape[0]
-    for i in range(n):
-        perm[i] = i
-    run = 16
-    for lo in range(0, n, run):
-        hi = min(lo + run, n)
-        for i in range(lo + 1, hi):
-            x = perm[i]
-            kx = keys[x]
-            j = i - 1
-            while j >= lo and keys[perm[j]] > kx:
-                perm[j + 1] = perm[j]
-                j -= 1
-            perm[j + 1] = x
-    src = perm
-    dst = tmp
-    in_perm = True
-    width = run
-    while width < n:
-        for lo in range(0, n, 2 * width):
-            mid = min(lo + width, n)
-            hi = min(lo + 2 * width, n)
-            i = lo
-            j = mid
-            k = lo
-            while i < mid and j < hi:
-                if keys[src[j]] < keys[src[i]]:
-                    dst[k] = src[j]
-                    j += 1
-                else:
-                    dst[k] = src[i]
-                    i += 1
-                k += 1
-            while i < mid:
-                dst[k] = src[i]
-                i += 1
-                k += 1
-            while j < hi:
-                dst[k] = src[j]
-                j += 1
-                k += 1
-        src, dst = dst, src
-        in_perm = not in_perm
-        width *= 2
-    if not in_perm:
-        for i in range(n):
-            perm[i] = src[i]
-
-
-@numba.njit(cache=True, nogil=True)
-def stable_argsort_direct(keys, perm, kbuf, ktmp, ptmp):
-    """Same output as :func:`stable_argsort`, sorting (key, index) pairs by value (no indirection).
-
-    ``kbuf``, ``ktmp``: float64 scratch, ``ptmp``: int64 scratch, all of ``keys``' length.
+    ``kbuf``, ``ktmp``: float64 scratch, ``ptmp``: int64 scratch, all of ``keys``' length. Sorts (key, index)
+    pairs by value, not indices through the keys (no dependent loads): insertion-sorted runs of 8, then
+    bottom-up merges. The merge is branch-free (a data-dependent branch mispredicts on random keys): it
+    reads both run heads (indices clamped in range) and takes the right one when the left run is exhausted,
+    or when the right run is not and its head is strictly smaller; ties take the left run, which keeps the
+    sort stable. Infinite keys sort like any other.
     """
     n = keys.shape[0]
     for i in range(n):
@@ -98,7 +47,6 @@ def stable_argsort_direct(keys, perm, kbuf, ktmp, ptmp):
     pd = ptmp
     in_perm = True
     width = run
-    inf = np.inf
     nm1 = n - 1
     while width < n:
         for lo in range(0, n, 2 * width):
@@ -106,15 +54,14 @@ def stable_argsort_direct(keys, perm, kbuf, ktmp, ptmp):
             hi = min(lo + 2 * width, n)
             i = lo
             j = mid
-            # branch-free merge: an exhausted run reads as +inf (keys are finite); ties take the left run
             for k in range(lo, hi):
-                ki = ks[min(i, nm1)] if i < mid else inf
-                kj = ks[min(j, nm1)] if j < hi else inf
-                tr = kj < ki
-                pi_ = ps[min(i, nm1)]
-                pj_ = ps[min(j, nm1)]
+                ii = min(i, nm1)
+                jj = min(j, nm1)
+                ki = ks[ii]
+                kj = ks[jj]
+                tr = (i >= mid) | ((j < hi) & (kj < ki))
                 kd[k] = kj if tr else ki
-                pd[k] = pj_ if tr else pi_
+                pd[k] = ps[jj] if tr else ps[ii]
                 t = np.int64(tr)
                 j += t
                 i += 1 - t
@@ -128,8 +75,9 @@ def stable_argsort_direct(keys, perm, kbuf, ktmp, ptmp):
 
 
 @numba.njit(cache=True, nogil=True)
-def stable_argsort_prefix(keys, n, order, tmp):
-    """``order[:n]`` = stable ascending argsort of ``keys[:n]`` (``tmp``: int64 scratch of length >= ``n``).
+def stable_argsort_prefix(keys, n, order, kbuf, ktmp, ptmp):
+    """``order[:n]`` = stable ascending argsort of ``keys[:n]`` (scratch as :func:`stable_argsort`'s, of
+    length >= ``n``).
 
     Rank counting up to 64 keys (SCL's 2L candidates), :func:`stable_argsort` above.
     """
@@ -143,4 +91,4 @@ def stable_argsort_prefix(keys, n, order, tmp):
                 r += (kj < ki) | ((kj == ki) & (j < i))
             order[r] = i
         return
-    stable_argsort(keys[:n], order[:n], tmp[:n])
+    stable_argsort(keys[:n], order[:n], kbuf[:n], ktmp[:n], ptmp[:n])

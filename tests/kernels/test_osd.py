@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from qdecode.codes import gf2 as np_gf2
 from qdecode.decoders.osd import OsdBlockDecoder, OsdConfig, OsdPostProcessor, normalize_osd_method
 from qdecode.kernels import gf2
-from qdecode.kernels.sort import stable_argsort
+from qdecode.kernels.sort import stable_argsort, stable_argsort_prefix
 from qdecode.problem import DecodingProblem
 
 METHODS = [("osd0", 0), ("osd_e", 1), ("osd_e", 3), ("osd_cs", 0), ("osd_cs", 1), ("osd_cs", 3), ("osd_cs", 10)]
@@ -156,11 +156,23 @@ def test_batch_equals_single_and_mask_leaves_rows():
 
 def test_stable_argsort_matches_numpy():
     rng = np.random.default_rng(3)
-    for n in (0, 1, 5, 16, 17, 100, 1000):
-        keys = rng.integers(-3, 4, n).astype(np.float64)
-        perm = np.empty(n, np.int64)
-        stable_argsort(keys, perm, np.empty(n, np.int64))
-        assert np.array_equal(perm, np.argsort(keys, kind="stable"))
+    for n in (0, 1, 5, 8, 9, 16, 17, 100, 1000):
+        for keys in (rng.integers(-3, 4, n).astype(np.float64),  # many ties
+                     rng.choice([-np.inf, -1.0, 0.0, 2.0, np.inf], n),  # infinite keys at run ends
+                     rng.standard_normal(n)):
+            perm = np.empty(n, np.int64)
+            stable_argsort(keys, perm, np.empty(n), np.empty(n), np.empty(n, np.int64))
+            assert np.array_equal(perm, np.argsort(keys, kind="stable"))
+
+
+@pytest.mark.parametrize("n", [0, 3, 64, 65, 130])
+def test_stable_argsort_prefix_matches_numpy(n):
+    """Rank counting (n <= 64) and the merge sort (longer) sort a prefix the same way."""
+    keys = np.concatenate([np.random.default_rng(n).integers(-2, 3, n).astype(np.float64), np.full(7, -9.0)])
+    order = np.full(n + 7, -1, np.int64)
+    scratch = (np.empty(n + 7), np.empty(n + 7), np.empty(n + 7, np.int64))
+    stable_argsort_prefix(keys, n, order, *scratch)
+    assert np.array_equal(order[:n], np.argsort(keys[:n], kind="stable"))
 
 
 def test_gf2_helpers_agree_with_numpy_reference():
