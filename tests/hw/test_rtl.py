@@ -12,10 +12,8 @@ import shutil
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
 
 from qdecode.cli.main import main
-from qdecode.decoders.bp import BpDecoder
 from qdecode.hw.rtl import (
     MUTATIONS,
     RtlConfig,
@@ -29,27 +27,7 @@ from qdecode.hw.rtl import (
 )
 from qdecode.hw.rtl.arith import csd_terms, eval_terms, index_width, scale_reference, sum_width
 from qdecode.hw.vectors import export_vectors, load_vectors
-from qdecode.problem import DecodingProblem
-
-needs_iverilog = pytest.mark.skipif(shutil.which("iverilog") is None or shutil.which("vvp") is None,
-                                    reason="iverilog not installed: make rtl-tools")
-
-
-def _decoder(H, p=0.05, **kw):
-    opts = dict(method="minsum", max_iter=20, alpha=0.625, beta=0.0, schedule="flooding", bits=8, frac_bits=3)
-    opts.update(kw)
-    return BpDecoder(DecodingProblem.from_check_matrix(sp.csr_matrix(H), p), **opts)
-
-
-# A small matrix with every corner case the top must handle: an empty row, a degree-1 row,
-# a column without checks, degrees 1..3 on both sides.
-H_EDGE = np.array([
-    [1, 1, 0, 0, 0, 0],
-    [0, 1, 1, 1, 0, 0],
-    [0, 0, 0, 0, 0, 0],
-    [0, 0, 0, 1, 0, 0],
-    [1, 0, 1, 1, 1, 0],
-], dtype=np.uint8)
+from tests.hw.rtl_cases import H_EDGE, minsum_decoder, needs_iverilog
 
 
 # ---------------------------------------------------------------- arithmetic
@@ -73,14 +51,14 @@ def test_widths():
 
 # ------------------------------------------------------------ configuration
 def test_config_from_decoder_and_refusals():
-    cfg = config_from_decoder(_decoder(H_EDGE))
+    cfg = config_from_decoder(minsum_decoder(H_EDGE))
     assert (cfg.bits, cfg.alpha_num, cfg.msg_lim, cfg.post_lim, cfg.max_iter) == (8, 160, 127, 511, 20)
     with pytest.raises(ValueError, match="flooding"):
-        config_from_decoder(_decoder(H_EDGE, schedule="layered"))
+        config_from_decoder(minsum_decoder(H_EDGE, schedule="layered"))
     with pytest.raises(ValueError, match="adaptive"):
-        config_from_decoder(_decoder(H_EDGE, alpha=0.0))
+        config_from_decoder(minsum_decoder(H_EDGE, alpha=0.0))
     with pytest.raises(ValueError, match="fixed-point"):
-        config_from_decoder(_decoder(H_EDGE, bits=0))
+        config_from_decoder(minsum_decoder(H_EDGE, bits=0))
     with pytest.raises(ValueError, match="BpDecoder"):
         config_from_decoder(object())
     base = dict(bits=8, frac_bits=3, alpha=0.625, alpha_num=160, beta_q=0, max_iter=10, priors=(5, -3))
@@ -107,7 +85,7 @@ def test_graph_positions():
 
 
 def test_generated_structure_and_determinism():
-    H, cfg = design_from_decoder(_decoder(H_EDGE, max_iter=37))
+    H, cfg = design_from_decoder(minsum_decoder(H_EDGE, max_iter=37))
     files = generate(H, cfg)
     assert set(files) == {"bp_top.v", "rtl_manifest.json", "README.md", "synth_ice40.ys", "synth_xc7.ys",
                           "synth_ecp5.ys"}
@@ -131,24 +109,24 @@ def test_generated_structure_and_determinism():
 
 
 def test_beta_and_mutants_change_text():
-    H, cfg = design_from_decoder(_decoder(H_EDGE, beta=0.5))  # beta_q = 4
+    H, cfg = design_from_decoder(minsum_decoder(H_EDGE, beta=0.5))  # beta_q = 4
     assert "(o1_s > 7'd4) ? (o1_s - 7'd4) : 7'd0" in generate(H, cfg)["bp_top.v"]
-    H, cfg = design_from_decoder(_decoder(H_EDGE))
+    H, cfg = design_from_decoder(minsum_decoder(H_EDGE))
     base = generate(H, cfg)["bp_top.v"]
     for mut in MUTATIONS:
-        _, mcfg = design_from_decoder(_decoder(H_EDGE), mutation=mut)
+        _, mcfg = design_from_decoder(minsum_decoder(H_EDGE), mutation=mut)
         assert generate(H, mcfg)["bp_top.v"] != base, mut
 
 
 def test_vectors_must_match_design(tmp_path):
-    dec = _decoder(H_EDGE)
+    dec = minsum_decoder(H_EDGE)
     syn = np.zeros((3, 5), np.uint8)
     export_vectors(dec.problem, dec, syn, tmp_path / "v", description={"test": 1})
     vs = load_vectors(tmp_path / "v")
-    H, cfg = design_from_decoder(_decoder(H_EDGE, alpha=1.0))
+    H, cfg = design_from_decoder(minsum_decoder(H_EDGE, alpha=1.0))
     with pytest.raises(ValueError, match="alpha_num"):
         generate(H, cfg, vectors=vs)
-    H, cfg = design_from_decoder(_decoder(H_EDGE, p=0.1))
+    H, cfg = design_from_decoder(minsum_decoder(H_EDGE, p=0.1))
     with pytest.raises(ValueError, match="priors"):
         generate(H, cfg, vectors=vs)
     H, cfg = design_from_vectors(vs)
@@ -203,7 +181,7 @@ def test_sc3_bit_exact_via_cli(sc3_vectors, tmp_path, capsys):
 def test_directed_corner_cases(tmp_path):
     """Empty row with s = 1 (never converges: max_iter), zero syndrome (1 iteration), max_iter = 1."""
     for max_iter in (1, 7):
-        dec = _decoder(H_EDGE, max_iter=max_iter, p=0.2)
+        dec = minsum_decoder(H_EDGE, max_iter=max_iter, p=0.2)
         rng = np.random.default_rng(5)
         syn = (rng.random((40, 5)) < 0.5).astype(np.uint8)
         syn[0] = 0

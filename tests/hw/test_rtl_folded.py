@@ -12,32 +12,12 @@ import shutil
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
 
 from qdecode.cli.main import main
-from qdecode.decoders.bp import BpDecoder
 from qdecode.hw.rtl import build_graph, design_from_decoder, design_from_vectors, export_rtl, generate, simulate
 from qdecode.hw.rtl.folded import fold_shape, folded_flip_flops
 from qdecode.hw.vectors import export_vectors, load_vectors
-from qdecode.problem import DecodingProblem
-
-needs_iverilog = pytest.mark.skipif(shutil.which("iverilog") is None or shutil.which("vvp") is None,
-                                    reason="iverilog not installed: make rtl-tools")
-
-# Same corner-case matrix as test_rtl.py: an empty row, a degree-1 row, a column without checks.
-H_EDGE = np.array([
-    [1, 1, 0, 0, 0, 0],
-    [0, 1, 1, 1, 0, 0],
-    [0, 0, 0, 0, 0, 0],
-    [0, 0, 0, 1, 0, 0],
-    [1, 0, 1, 1, 1, 0],
-], dtype=np.uint8)
-
-
-def _decoder(H, p=0.05, **kw):
-    opts = dict(method="minsum", max_iter=20, alpha=0.625, beta=0.0, schedule="flooding", bits=8, frac_bits=3)
-    opts.update(kw)
-    return BpDecoder(DecodingProblem.from_check_matrix(sp.csr_matrix(H), p), **opts)
+from tests.hw.rtl_cases import H_EDGE, minsum_decoder, needs_iverilog
 
 
 def test_fold_shape_and_flip_flops():
@@ -47,7 +27,7 @@ def test_fold_shape_and_flip_flops():
     assert (sh["pe_check_degree"], sh["pe_var_degree"], sh["index_bits"], sh["slot_bits"]) == (4, 3, 2, 2)
     assert fold_shape(g, 100)["cycles_per_iteration"] == 2  # P >= max(m, n): one slot per side
     assert fold_shape(g, 1)["cycles_per_iteration"] == 11
-    _, cfg = design_from_decoder(_decoder(H_EDGE, max_iter=37))
+    _, cfg = design_from_decoder(minsum_decoder(H_EDGE, max_iter=37))
     # messages 8 * 10, check states 5 * (7 + 7 + 2 + 1), syndrome 5, decisions 6, it 6, slot 2, 5 control
     assert folded_flip_flops(g, cfg, sh) == 80 + 5 * 17 + 5 + 6 + 6 + 2 + 5
     for bad in (0, -1, 2.5, True):
@@ -56,7 +36,7 @@ def test_fold_shape_and_flip_flops():
 
 
 def test_folded_structure_and_determinism():
-    H, cfg = design_from_decoder(_decoder(H_EDGE, max_iter=37))
+    H, cfg = design_from_decoder(minsum_decoder(H_EDGE, max_iter=37))
     files = generate(H, cfg, parallelism=2)
     assert {"bp_top.v", "bp_slice.v", "synth_slice_ice40.ys", "synth_slice_xc7.ys", "synth_ice40.ys"} <= set(files)
     v = files["bp_top.v"]
@@ -87,7 +67,7 @@ def test_cli_parallelism_refusals(tmp_path, cli_error):
 def test_folded_corner_cases(tmp_path, P):
     """Empty row with s = 1, zero syndrome, max_iter = 1 and 7, folds with padding slots and P >= m."""
     for max_iter in (1, 7):
-        dec = _decoder(H_EDGE, max_iter=max_iter, p=0.2)
+        dec = minsum_decoder(H_EDGE, max_iter=max_iter, p=0.2)
         syn = (np.random.default_rng(5).random((40, 5)) < 0.5).astype(np.uint8)
         syn[0] = 0
         syn[1] = [0, 0, 1, 0, 0]
@@ -133,7 +113,7 @@ def test_folded_bit_exact_via_cli(tmp_path, capsys, prob, P, cpi):
 @needs_iverilog
 def test_folded_mutant_caught(tmp_path):
     """A contract mutation is caught in the folded design too (its control has its own test-at-zero rule)."""
-    dec = _decoder(H_EDGE, max_iter=7, p=0.2)
+    dec = minsum_decoder(H_EDGE, max_iter=7, p=0.2)
     syn = (np.random.default_rng(5).random((40, 5)) < 0.5).astype(np.uint8)
     syn[:3] = 0  # the priors already satisfy a zero syndrome: the model still runs iteration 1
     export_vectors(dec.problem, dec, syn, tmp_path / "v", description={"test": 1})
@@ -148,7 +128,7 @@ def test_folded_mutant_caught(tmp_path):
 def test_slice_synth_smoke(tmp_path):
     from qdecode.hw.rtl import run_synth
 
-    H, cfg = design_from_decoder(_decoder(H_EDGE))
+    H, cfg = design_from_decoder(minsum_decoder(H_EDGE))
     export_rtl(H, cfg, tmp_path / "r", parallelism=2)
     r = run_synth(tmp_path / "r", "ice40", top="bp_slice", prefix="slice_")
     assert r.resources["luts"] > 0 and r.resources["ffs"] == 0  # the slice is combinational

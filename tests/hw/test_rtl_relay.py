@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 
 import numpy as np
 import pytest
@@ -18,9 +17,7 @@ from qdecode.hw.relay_vectors import export_relay_vectors, gamma_table, load_rel
 from qdecode.hw.rtl import check_vectors, design_from_vectors, simulate
 from qdecode.hw.rtl.relay import RELAY_MUTATIONS, generate_relay, relay_config_from_vectors
 from qdecode.hw.vectors import VectorFormatError, load_vectors, replay_vectors
-
-needs_iverilog = pytest.mark.skipif(shutil.which("iverilog") is None or shutil.which("vvp") is None,
-                                    reason="iverilog not installed: make rtl-tools")
+from tests.hw.rtl_cases import needs_iverilog
 
 RELAY_SMALL = ["--decoder", "relay-bp", "--code", "bb72_12_6", "--noise", "code-capacity", "--p", "0.1",
                "--pre-iter", "12", "--legs", "6", "--leg-iter", "6", "--stop-after", "3", "--gamma-rows", "3",
