@@ -21,7 +21,6 @@ Usage:
 from __future__ import annotations
 
 import argparse
-import inspect
 import os
 import statistics
 import time
@@ -36,17 +35,14 @@ from qdecode.problem import DecodingProblem
 from qdecode.sims.circuits import build_circuit
 from qdecode.sims.tasks import decoding_dem
 
-REF_HAS_HIST = "hist_k" in inspect.signature(minsum_lanes_range.py_func).parameters
-
 
 def run(kernel, graph, llr0, syn, fmt, max_iter, lanes, keep_post, alpha=1.0):
     _, _, var_ptr, _, var_chks = graph
     S, n = syn.shape[0], var_ptr.shape[0] - 1
     hard, post, conv, iters = bp_outputs(S, n, fmt.dtype, keep_post)
-    hist = (1,) if kernel is not minsum_lanes_range or REF_HAS_HIST else ()
     t = time.perf_counter()
     kernel(var_ptr, var_chks, llr0, syn, max_iter, alpha, fmt.alpha_num(alpha), ALPHA_SHIFT, alpha == 0,
-           fmt.dtype.type(0), fmt.msg_lim, fmt.post_lim, hard, post, conv, iters, *hist, 0, S, lanes)
+           fmt.dtype.type(0), fmt.msg_lim, fmt.post_lim, hard, post, conv, iters, 1, lanes, 0, S)
     return time.perf_counter() - t, (hard, post, conv, iters)
 
 

@@ -56,7 +56,7 @@ def main() -> None:
 
         def lanes(s):
             out = bp_outputs(s.shape[0], n, fmt.dtype, True)
-            minsum_layered_lanes_range(graph[0], graph[1], llr0, s, *common, *out, 1, 0, s.shape[0], args.lanes)
+            minsum_layered_lanes_range(graph[0], graph[1], llr0, s, *common, *out, 1, args.lanes, 0, s.shape[0])
             return out
 
         res = {}

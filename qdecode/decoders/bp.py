@@ -27,8 +27,8 @@ from qdecode.decoders.base import DecodeInfo, Decoder, DecoderInputError, check_
 from qdecode.decoders.params import DecoderEntry, Param, uses_params
 from qdecode.kernels.bp import bp_decode_range, tanner_graph_csr
 from qdecode.kernels.minsum_lanes import LANES
-from qdecode.kernels.minsum_lanes_layered import minsum_layered_lanes_range
-from qdecode.kernels.minsum_lanes_narrow import narrow_kernel
+from qdecode.kernels.minsum_lanes_layered import LAYERED_LANES, minsum_layered_lanes_range
+from qdecode.kernels.minsum_lanes_narrow import narrow_kernel, narrow_lanes
 from qdecode.kernels.threads import run_ranges
 from qdecode.problem import DecodingProblem
 
@@ -199,13 +199,14 @@ class BpDecoder(Decoder):
         if self.narrow is not None and S >= 4 and llr0 is self.prior_llr:  # few shots: the scalar kernel
             var_ptr, var_chks = self.graph[2], self.graph[4]
             args = (var_ptr, var_chks, llr0, syndromes, self.max_iter, self.alpha, self.alpha_num, ALPHA_SHIFT,
-                    self.adaptive, self.beta, self.msg_lim, self.post_lim, hard, post, conv, iters, history)
-            run_ranges(self.narrow, args, S, self.threads)  # lanes: the kernel's default
+                    self.adaptive, self.beta, self.msg_lim, self.post_lim, hard, post, conv, iters, history,
+                    narrow_lanes(self.narrow))
+            run_ranges(self.narrow, args, S, self.threads)
             return hard, post, conv, iters
         if self.layered_lanes and S >= 4 and llr0 is self.prior_llr:
             args = (self.graph[0], self.graph[1], llr0, syndromes, self.max_iter, self.alpha, self.alpha_num,
                     ALPHA_SHIFT, self.adaptive, self.beta, self.msg_lim, self.post_lim, hard, post, conv, iters,
-                    history)
+                    history, LAYERED_LANES)
             run_ranges(minsum_layered_lanes_range, args, S, self.threads)
             return hard, post, conv, iters
         args = (

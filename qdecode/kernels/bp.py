@@ -484,8 +484,8 @@ def bp_decode_range(
     if method == 0 and not layered and stop - start >= 4:  # few shots: the scalar kernel is quicker
         minsum_lanes_range(
             var_ptr, var_chks, llr0, syndromes, max_iter, alpha, alpha_num, alpha_shift, adaptive, beta,
-            msg_lim, post_lim, hard_out, post_out, converged_out, iters_out, hist_k, start, stop,
-            min(lanes, stop - start),  # never more lanes than shots
+            msg_lim, post_lim, hard_out, post_out, converged_out, iters_out, hist_k,
+            min(lanes, stop - start), start, stop,  # never more lanes than shots
         )
         return
     n = llr0.shape[1]

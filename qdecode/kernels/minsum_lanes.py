@@ -316,7 +316,7 @@ def retire_lane(w, unsat_w, max_iter, q, hard, post, ring, keep_post, converged_
 def minsum_lanes_range(
     var_ptr, var_chks, llr0, syndromes, max_iter,
     alpha, alpha_num, alpha_shift, adaptive, beta, msg_lim, post_lim,
-    hard_out, post_out, converged_out, iters_out, hist_k, start, stop, lanes=LANES,
+    hard_out, post_out, converged_out, iters_out, hist_k, lanes, start, stop,
 ):
     """Flooding min-sum of shots ``start:stop`` on ``lanes`` persistent lanes.
 

@@ -77,7 +77,7 @@ def _layered_iteration(W, chk_ptr, chk_var, syn, post, c2v, v2c, a_f, num, shf, 
 def minsum_layered_lanes_range(
     chk_ptr, chk_var, llr0, syndromes, max_iter,
     alpha, alpha_num, alpha_shift, adaptive, beta, msg_lim, post_lim,
-    hard_out, post_out, converged_out, iters_out, hist_k, start, stop, lanes=LAYERED_LANES,
+    hard_out, post_out, converged_out, iters_out, hist_k, lanes, start, stop,
 ):
     """Layered min-sum of shots ``start:stop`` on ``lanes`` persistent lanes.
 

@@ -54,7 +54,8 @@ from qdecode.kernels.arith import _clip
 from qdecode.kernels.minsum import check_magnitude, fold_min
 from qdecode.kernels.minsum_lanes import make_lane_queue, next_shot, retire_lane
 
-#: lane count of the narrow kernels (their ``lanes`` default; a constant-width sweep is compiled for it)
+#: lane count of the 8-bit and float32 narrow kernels on batch paths (:func:`narrow_lanes`; a constant-width sweep
+#: is compiled for it)
 NARROW_LANES = 64
 #: lane count of the 16-bit kernel (32 uint16 / int32 lanes fill a 512-bit vector of sums twice)
 NARROW16_LANES = 32
@@ -480,7 +481,7 @@ def _check_int_inputs(var_ptr, var_chks, llr0, m, alpha_num, alpha_shift, adapti
 def minsum_lanes_i8_range(
     var_ptr, var_chks, llr0, syndromes, max_iter,
     alpha, alpha_num, alpha_shift, adaptive, beta, msg_lim, post_lim,
-    hard_out, post_out, converged_out, iters_out, hist_k, start, stop, lanes=NARROW_LANES,
+    hard_out, post_out, converged_out, iters_out, hist_k, lanes, start, stop,
 ):
     """:func:`qdecode.kernels.minsum_lanes.minsum_lanes_range` for 8-bit fixed point, bit-identical.
 
@@ -501,7 +502,7 @@ def minsum_lanes_i8_range(
 def minsum_lanes_i16_range(
     var_ptr, var_chks, llr0, syndromes, max_iter,
     alpha, alpha_num, alpha_shift, adaptive, beta, msg_lim, post_lim,
-    hard_out, post_out, converged_out, iters_out, hist_k, start, stop, lanes=NARROW16_LANES,
+    hard_out, post_out, converged_out, iters_out, hist_k, lanes, start, stop,
 ):
     """:func:`qdecode.kernels.minsum_lanes.minsum_lanes_range` for 9- to 16-bit fixed point, bit-identical.
 
@@ -661,7 +662,7 @@ def _coeffs_f32(w, it, cf):
 def minsum_lanes_f32_range(
     var_ptr, var_chks, llr0, syndromes, max_iter,
     alpha, alpha_num, alpha_shift, adaptive, beta, msg_lim, post_lim,
-    hard_out, post_out, converged_out, iters_out, hist_k, start, stop, lanes=NARROW_LANES,
+    hard_out, post_out, converged_out, iters_out, hist_k, lanes, start, stop,
 ):
     """:func:`qdecode.kernels.minsum_lanes.minsum_lanes_range` for float32 messages, bit-identical.
 
@@ -734,6 +735,11 @@ def narrow_kernel(llr0, var_ptr, chk_ptr, msg_lim, post_lim, alpha_num, alpha_sh
             continue
         return kernel
     return None
+
+
+def narrow_lanes(kernel) -> int:
+    """The lane count a batch path passes to the narrow range ``kernel`` (a compiled sweep width)."""
+    return NARROW16_LANES if kernel is minsum_lanes_i16_range else NARROW_LANES
 
 
 # ------------------------------------------------------------------ format dispatch of the lane driver

@@ -6,21 +6,9 @@ import numpy as np
 import pytest
 
 from qdecode.decoders.bp import ALPHA_SHIFT, BpDecoder, MessageFormat, bp_outputs
-from qdecode.kernels.bp import bp_decode_range, tanner_graph_csr
+from qdecode.kernels.bp import bp_decode_range
 from qdecode.kernels.minsum_lanes_layered import minsum_layered_lanes_range
-from qdecode.problem import DecodingProblem
-from qdecode.sims.circuits import build_circuit
-from qdecode.sims.tasks import decoding_dem
-
-
-def _case(name: str, shots: int):
-    if name == "surf5":
-        c = build_circuit("surface", d=5, noise="sd6", p=0.005, basis="Z", memory_basis_only=True)
-    else:
-        c = build_circuit("bb72_12_6", noise="bb-uniform", p=0.004, basis="Z")
-    prob = DecodingProblem.from_dem(decoding_dem(c))
-    dets = c.compile_detector_sampler(seed=11).sample(shots).astype(np.uint8)
-    return prob, dets, tanner_graph_csr(prob.H.indptr, prob.H.indices, prob.H.shape[1])
+from tests.kernels.lane_cases import lane_case
 
 
 def _both(graph, llr0, syn, fmt, max_iter, alpha, beta, lanes, hist_k):
@@ -30,7 +18,7 @@ def _both(graph, llr0, syn, fmt, max_iter, alpha, beta, lanes, hist_k):
     ref = bp_outputs(S, n, fmt.dtype, True)
     bp_decode_range(*graph, llr0, syn, 0, True, *common, *ref, hist_k, 32, 0, S)
     got = bp_outputs(S, n, fmt.dtype, True)
-    minsum_layered_lanes_range(graph[0], graph[1], llr0, syn, *common, *got, hist_k, 0, S, lanes)
+    minsum_layered_lanes_range(graph[0], graph[1], llr0, syn, *common, *got, hist_k, lanes, 0, S)
     return ref, got
 
 
@@ -45,7 +33,7 @@ FORMATS = {"i8": (8, 3, "float64"), "i12": (12, 5, "float64"), "f32": (0, 0, "fl
     ("bb72", 0.75, 0.0, True, 64, 101, 1),
 ])
 def test_bit_identical_to_the_scalar_layered_kernel(fmt_name, name, alpha, beta, per_shot, lanes, shots, hist_k):
-    prob, dets, graph = _case(name, 200)
+    prob, dets, graph = lane_case(name, 200)
     fmt = MessageFormat.create(*FORMATS[fmt_name])
     llr = prob.llr[None, :]
     if per_shot:
@@ -57,7 +45,7 @@ def test_bit_identical_to_the_scalar_layered_kernel(fmt_name, name, alpha, beta,
 
 
 def test_random_syndromes_run_to_max_iter():
-    prob, _, graph = _case("surf5", 10)
+    prob, _, graph = lane_case("surf5", 10)
     syn = np.random.default_rng(5).integers(0, 2, size=(40, prob.H.shape[0]), dtype=np.uint8)
     fmt = MessageFormat.create(8, 3)
     ref, got = _both(graph, fmt.quantize(prob.llr[None, :]), syn, fmt, 9, 0.875, 0.0, 32, 1)
@@ -67,7 +55,7 @@ def test_random_syndromes_run_to_max_iter():
 
 
 def test_decoder_uses_the_layered_lanes():
-    prob, dets, _ = _case("bb72", 200)
+    prob, dets, _ = lane_case("bb72", 200)
     dec = BpDecoder(prob, max_iter=20, alpha=0.625, beta=0.0, schedule="layered", bits=8, frac_bits=3)
     assert dec.layered_lanes
     hard, post, conv, iters = dec._run(dec.prior_llr, dets[:50], True)

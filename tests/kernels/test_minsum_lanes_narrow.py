@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import functools
-import inspect
-
 import numba
 import numpy as np
 import pytest
 
 from qdecode.decoders.bp import ALPHA_SHIFT, MessageFormat, bp_outputs
-from qdecode.kernels.bp import tanner_graph_csr
 from qdecode.kernels.minsum_lanes import minsum_lanes_range
 from qdecode.kernels.minsum_lanes_narrow import (
     NoAliasCompiler,
@@ -21,24 +17,9 @@ from qdecode.kernels.minsum_lanes_narrow import (
     minsum_lanes_i16_range,
 )
 from qdecode.problem import DecodingProblem
-from qdecode.sims.circuits import build_circuit
-from qdecode.sims.tasks import decoding_dem
-
-
-@functools.lru_cache(maxsize=None)
-def _case(name: str, shots: int):
-    if name == "surf5":
-        c = build_circuit("surface", d=5, noise="sd6", p=0.005, basis="Z", memory_basis_only=True)
-    else:
-        c = build_circuit("bb72_12_6", noise="bb-uniform", p=0.004, basis="Z")
-    prob = DecodingProblem.from_dem(decoding_dem(c))
-    dets = c.compile_detector_sampler(seed=11).sample(shots).astype(np.uint8)
-    graph = tanner_graph_csr(prob.H.indptr, prob.H.indices, prob.H.shape[1])
-    return prob, dets, graph
-
+from tests.kernels.lane_cases import lane_case
 
 # the reference gained a posterior-history argument ``hist_k`` before ``start``; the narrow kernels take it
-REF_HAS_HIST = "hist_k" in inspect.signature(minsum_lanes_range.py_func).parameters
 
 
 def _run(kernel, graph, llr0, syn, fmt, max_iter, alpha, beta, lanes, keep_post, hist_k=1):
@@ -48,7 +29,7 @@ def _run(kernel, graph, llr0, syn, fmt, max_iter, alpha, beta, lanes, keep_post,
     beta_q = fmt.dtype.type(int(round(beta * fmt.scale)) if fmt.bits else beta)
     kernel(var_ptr, var_chks, llr0, syn, max_iter, float(alpha), fmt.alpha_num(alpha), ALPHA_SHIFT, alpha == 0,
            beta_q, fmt.msg_lim, fmt.post_lim, hard, post, conv, iters,
-           *((hist_k,) if kernel is not minsum_lanes_range or REF_HAS_HIST else ()), 0, S, lanes)
+           hist_k, lanes, 0, S)
     return hard, post, conv, iters
 
 
@@ -82,7 +63,7 @@ CASES = [  # (problem, alpha, beta, per-shot priors, lanes, shots, max_iter)
 @pytest.mark.parametrize("name,alpha,beta,per_shot,lanes,shots,max_iter", CASES)
 @pytest.mark.parametrize("kind", ["i8", "i12", "i16", "f32"])
 def test_bit_identical(kind, name, alpha, beta, per_shot, lanes, shots, max_iter):
-    prob, dets, graph = _case(name, 400)
+    prob, dets, graph = lane_case(name, 400)
     rng = np.random.default_rng(3)
     syn = dets[:shots]
     fmt, kernel = KINDS[kind]()
@@ -100,7 +81,7 @@ def test_bit_identical(kind, name, alpha, beta, per_shot, lanes, shots, max_iter
 @pytest.mark.parametrize("kind", ["i8", "i16", "f32"])
 def test_random_syndromes_run_to_max_iter(kind):
     """Uniformly random syndromes (most shots run all iterations): still identical."""
-    prob, _, graph = _case("surf5", 400)
+    prob, _, graph = lane_case("surf5", 400)
     syn = np.random.default_rng(5).integers(0, 2, size=(70, prob.H.shape[0]), dtype=np.uint8)
     fmt, kernel = KINDS[kind]()
     llr0 = fmt.quantize(prob.llr[None, :])
@@ -112,7 +93,7 @@ def test_random_syndromes_run_to_max_iter(kind):
 
 
 def test_i8_rejects_wide_formats():
-    prob, dets, graph = _case("surf5", 400)
+    prob, dets, graph = lane_case("surf5", 400)
     fmt = MessageFormat.create(10, 3)
     with pytest.raises(ValueError):
         _run(minsum_lanes_i8_range, graph, fmt.quantize(prob.llr[None, :]), dets[:8], fmt, 5, 1.0, 0.0, 8, False)
@@ -152,11 +133,10 @@ def test_sweep_has_noalias_and_no_memcheck(kind):
     assert "vector.memcheck" not in ir
 
 
-@pytest.mark.skipif(not REF_HAS_HIST, reason="the reference has no posterior-history argument")
 @pytest.mark.parametrize("kind", ["i8", "i16", "f32"])
 def test_posterior_history_identical(kind):
     """``hist_k = 4``: ``post_out`` holds the sum of the last 4 posteriors, as the reference's."""
-    prob, dets, graph = _case("bb72", 400)
+    prob, dets, graph = lane_case("bb72", 400)
     fmt, kernel = KINDS[kind]()
     llr0 = fmt.quantize(prob.llr[None, :])
     ref = _run(minsum_lanes_range, graph, llr0, dets[:100], fmt, 30, 1.0, 0.0, 32, True, hist_k=4)
@@ -181,7 +161,8 @@ def test_decoder_dispatch_on_foreign_inputs():
     rng = np.random.default_rng(9)
     wide = sp.csr_matrix(np.vstack([np.ones((1, 300), np.uint8), (rng.random((20, 300)) < 0.05).astype(np.uint8)]))
     wide_prob = DecodingProblem(H=wide, L=None, priors=np.full(300, 0.01))
-    wide_dets = (wide @ (rng.random((70, 300)) < 0.01).T % 2).T.astype(np.uint8)
+    # C order, as check_syndromes hands it to _run (a transposed array would compile the kernels once more)
+    wide_dets = np.ascontiguousarray((wide @ (rng.random((70, 300)) < 0.01).T % 2).T, dtype=np.uint8)
     cases = [(prob, dets, {"bits": 8, "frac_bits": 3}, minsum_lanes_i8_range),
              (prob, dets, {"bits": 12, "frac_bits": 6}, minsum_lanes_i16_range),
              (prob, dets, {"bits": 16, "frac_bits": 10}, minsum_lanes_i16_range),
@@ -195,6 +176,6 @@ def test_decoder_dispatch_on_foreign_inputs():
         hard, post, conv, iters = dec._run(dec.prior_llr, s, True)
         ref = bp_outputs(len(s), problem.num_errors, dec.msg_dtype, True)
         minsum_lanes_range(dec.graph[2], dec.graph[4], dec.prior_llr, s, 20, dec.alpha, dec.alpha_num, ALPHA_SHIFT,
-                           dec.adaptive, dec.beta, dec.msg_lim, dec.post_lim, *ref, 1, 0, len(s), 32)
+                           dec.adaptive, dec.beta, dec.msg_lim, dec.post_lim, *ref, 1, 32, 0, len(s))
         for a, b in zip((hard, post, conv, iters), ref):
             np.testing.assert_array_equal(a, b)
