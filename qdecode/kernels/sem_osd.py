@@ -814,18 +814,11 @@ def _byte_alternatives(base, j, alts, kk, top_k, out):
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _try_substitution(c, best, best_c, ctab, nch, tol, hd_ch, Wn, rel_ch, lamlp, nb, x, counts):
-    """Score one byte-substitution candidate ``c`` (chunk-table screen, exact metric near the
-    threshold); returns the new best cost and copies ``c`` into ``best_c`` when it wins."""
+def _try_substitution(c, best, best_c, ctab, nch, tol, hd_ch, Wn, rel_ch, lamlp, nb, x, topc, topw, counts):
+    """Score one byte-substitution candidate ``c``: :func:`_score` with the threshold ``best + tol`` and no top
+    list; returns the new best cost (``c`` copied into ``best_c`` when it wins). ``counts[0]`` += 1."""
     counts[0] += 1
-    counts[1] += 1
-    if _fast_cost(c, ctab, nch) <= best + tol:
-        cost = _cost(c, hd_ch, Wn, rel_ch, lamlp, nb, x)
-        counts[2] += 1
-        if cost < best:
-            best = cost
-            for q in range(Wn):
-                best_c[q] = c[q]
+    best, _ = _score(c, best + tol, ctab, nch, hd_ch, Wn, rel_ch, lamlp, nb, x, best, best_c, topc, topw, 0, 0, counts)
     return best
 
 
@@ -933,7 +926,8 @@ def sem_osd_solve(llr, fused, lamlp, le, nb, g_packed, byte_tab, order, union, o
                 for a1 in range(k1):
                     for q in range(Wn):
                         c1[q] = base[q] ^ byte_tab[j1, v1 ^ alt1[a1], q]
-                    best = _try_substitution(c1, best, best_c, ctab, nch, tol, hd_ch, Wn, rel_ch, lamlp, nb, x, counts)
+                    best = _try_substitution(c1, best, best_c, ctab, nch, tol, hd_ch, Wn, rel_ch, lamlp, nb, x, topc,
+                                             topw, counts)
                     if omega >= 2:
                         for j2 in range(j1 + 1, nb):
                             v2, k2 = _byte_alternatives(base, j2, alts, kk, top_k, alt2)
@@ -941,7 +935,7 @@ def sem_osd_solve(llr, fused, lamlp, le, nb, g_packed, byte_tab, order, union, o
                                 for q in range(Wn):
                                     c2[q] = c1[q] ^ byte_tab[j2, v2 ^ alt2[a2], q]
                                 best = _try_substitution(c2, best, best_c, ctab, nch, tol, hd_ch, Wn, rel_ch, lamlp,
-                                                         nb, x, counts)
+                                                         nb, x, topc, topw, counts)
     for j in range(n):
         out[j] = np.uint8((best_c[j >> 6] >> np.uint64(j & 63)) & _ONE)
     return best
