@@ -156,7 +156,7 @@ def test_bad_arguments():
         brute_force_distance(get_code("bb72_12_6"), max_combinations=1000)
 
 
-@pytest.mark.parametrize("d", [3, 5])
+@pytest.mark.parametrize("d", [3, pytest.param(5, marks=pytest.mark.slow)])  # d = 5: a 30 s MILP proof
 def test_circuit_distance_of_surface_memory_equals_stims_graphlike_search(d):
     import stim
 
