@@ -152,9 +152,13 @@ def sadd_sat(typingctx, a, b):
     return None
 
 
-def make_micro_int(widened: bool):
-    """The integer micro loop: saturating add on the storage type, or (``widened``) numba's int64 ``a + s``."""
-    WIDENED = widened
+def make_micro(kind: str):
+    """The micro loop (one fold per element: add, clip, compare, two stores) for one arithmetic ``kind``:
+    ``"saturating"`` (``llvm.sadd.sat`` on the integer storage type, then clipped to ``[nlim, lim]``),
+    ``"widened"`` (numba's int64 ``a + s``, clipped) or ``"float"`` (``a + s``, not clipped). ``kind`` is a
+    compile-time constant: numba prunes the branches the loop does not take."""
+    SATURATING = kind == "saturating"
+    CLIPPED = kind != "float"
 
     @numba.njit(nogil=True)
     def micro(x, st, y, idx, lim, nlim, reps):
@@ -165,31 +169,22 @@ def make_micro_int(widened: bool):
                 for w in range(W):
                     a = x[e, w]
                     s = st[i, w]
-                    t = a + s if WIDENED else sadd_sat(a, s)  # numba: int64 / storage type (lim, nlim are too)
-                    t = t if t < lim else lim
-                    t = t if t > nlim else nlim
+                    if SATURATING:
+                        t = sadd_sat(a, s)  # storage type (lim, nlim are too)
+                    else:
+                        t = a + s  # numba: int64 for integers
+                    if CLIPPED:
+                        t = t if t < lim else lim
+                        t = t if t > nlim else nlim
                     y[e, w] = t if a < s else a
                     st[i, w] = a if a < s else s
 
     return micro
 
 
-_micro_int = make_micro_int(False)
-_micro_int_widened = make_micro_int(True)
-
-
-@numba.njit(nogil=True)
-def _micro_float(x, st, y, idx, lim, nlim, reps):
-    E, W = x.shape
-    for _ in range(reps):
-        for e in range(E):
-            i = idx[e]
-            for w in range(W):
-                a = x[e, w]
-                s = st[i, w]
-                t = a + s
-                y[e, w] = t if a < s else a
-                st[i, w] = a if a < s else s
+_micro_int = make_micro("saturating")
+_micro_int_widened = make_micro("widened")
+_micro_float = make_micro("float")
 
 
 MICRO_DTYPES = ("int8", "int16", "int32", "float32", "float64")
