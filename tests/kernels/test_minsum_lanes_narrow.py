@@ -19,8 +19,6 @@ from qdecode.kernels.minsum_lanes_narrow import (
 from qdecode.problem import DecodingProblem
 from tests.kernels.lane_cases import lane_case
 
-# the reference gained a posterior-history argument ``hist_k`` before ``start``; the narrow kernels take it
-
 
 def _run(kernel, graph, llr0, syn, fmt, max_iter, alpha, beta, lanes, keep_post, hist_k=1):
     _, _, var_ptr, _, var_chks = graph
