@@ -103,6 +103,27 @@ def observables_from_errors(errors: np.ndarray, problem: DecodingProblem) -> np.
     return (prod.toarray() & 1).astype(np.uint8)
 
 
+def constant_prediction(problem: DecodingProblem) -> np.ndarray | None:
+    """uint8 ``(k,)`` when the observables do not depend on the detectors, else ``None``.
+
+    When no mechanism flips both a detector and an observable (no detectors, no observables,
+    observables flipped only by mechanisms no detector sees, ...), the detectors say nothing
+    about the observables. The mechanisms that flip observables are then independent of
+    everything observed, and the most likely error fires exactly those with ``p > 1/2``: the
+    best prediction for every shot is ``L (p > 1/2) mod 2`` (zero when every probability is
+    below one half). Decoders that cannot run on such models (Chromobius needs colour
+    coordinates, a network needs its detector volume) answer with it instead of refusing.
+    """
+    k = problem.num_observables
+    sees = np.diff(problem.H.tocsc().indptr) > 0  # columns that flip some detector
+    if k and np.any(sees & (np.diff(problem.L.tocsc().indptr) > 0)):
+        return None
+    likely = (problem.priors > 0.5).astype(np.int64)
+    if k == 0:
+        return np.zeros(0, dtype=np.uint8)
+    return (np.asarray(problem.L @ likely).reshape(-1) & 1).astype(np.uint8)
+
+
 class Decoder(abc.ABC):
     """A decoder compiled for one :class:`DecodingProblem`; cheap to call repeatedly."""
 

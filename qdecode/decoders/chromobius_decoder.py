@@ -21,7 +21,8 @@ import re
 
 import numpy as np
 
-from qdecode.decoders.base import Decoder, DecoderInputError, check_packed, check_syndromes
+from qdecode.decoders.base import Decoder, DecoderInputError, check_packed, check_syndromes, constant_prediction
+from qdecode.decoders.graphlike import unmatchable_syndromes_refused
 from qdecode.decoders.params import DecoderEntry, uses_params
 from qdecode.problem import DecodingProblem
 
@@ -49,6 +50,9 @@ class ChromobiusDecoder(Decoder):
         problem: a problem built from a ``stim.DetectorErrorModel`` whose detectors carry the
             basis-and-colour 4th coordinate (e.g. :func:`qdecode.sims.color_circuit.color_memory_circuit`).
 
+    Where the observables do not depend on the detectors (no detectors, no observables, ...),
+    every shot gets :func:`~qdecode.decoders.base.constant_prediction` and Chromobius is not run.
+
     Raises:
         DecoderInputError: the problem has no DEM, or Chromobius rejects it (Chromobius' reason,
             on one line).
@@ -62,18 +66,58 @@ class ChromobiusDecoder(Decoder):
                 "chromobius needs a detector error model with basis/colour detector coordinates "
                 "(DecodingProblem.from_dem), not a bare check matrix"
             )
+        self._out_bytes = (problem.num_observables + 7) // 8
+        # Observables the detectors say nothing about (no detectors, no observables, ...): the
+        # answer is one constant, and Chromobius is not needed (it would refuse detectors without
+        # colour coordinates, and a zero-width shot array).
+        self._constant = constant_prediction(problem)
+        if self._constant is not None:
+            return
         try:
             self._decoder = chromobius.compile_decoder_for_dem(problem.dem)
         except (ValueError, RuntimeError) as exc:
             raise DecoderInputError(f"chromobius cannot decode this DEM: {_one_line(exc)}") from None
-        self._out_bytes = (problem.num_observables + 7) // 8
+        self._check_every_mechanism_matches()
+
+    def _check_every_mechanism_matches(self, chunk: int = 4096) -> None:
+        """Refuse a DEM whose own mechanisms Chromobius cannot match, before any shot is decoded.
+
+        Chromobius compiles DEMs whose colour coordinates do not describe a colour code, and then
+        fails on sampled shots ("no perfect matching"). Which detection events light which nodes
+        of its matching graph is linear in the syndrome, and a syndrome can be matched iff it has
+        even parity on every part of the graph without a boundary, so if the syndrome of every
+        single mechanism (a column of ``H``) can be matched, so can every sum of them, i.e.
+        every syndrome the model produces. One decode per column, in chunks of ``chunk``.
+        """
+        H = self.problem.H.tocsc()
+        m, n = H.shape
+        width = (m + 7) // 8
+        for start in range(0, n, chunk):
+            stop = min(start + chunk, n)
+            block = np.zeros((stop - start, width), dtype=np.uint8)
+            cols = np.repeat(np.arange(stop - start), np.diff(H.indptr[start:stop + 1]))
+            rows = H.indices[H.indptr[start]:H.indptr[stop]]
+            np.bitwise_or.at(block, (cols, rows >> 3), (1 << (rows & 7)).astype(np.uint8))
+            try:
+                self._decoder.predict_obs_flips_from_dets_bit_packed(block)
+            except ValueError as exc:
+                if "perfect matching" not in str(exc):
+                    raise
+                raise DecoderInputError(
+                    "chromobius cannot match the syndromes of this DEM's own mechanisms: its detectors' 4th "
+                    "coordinates (basis and colour) do not describe a colour code it can decode"
+                ) from None
 
     def predict_observables_packed(self, packed: np.ndarray) -> np.ndarray:
         """Bit-packed ``(S, ceil(m/8))`` uint8 -> bit-packed ``(S, ceil(k/8))`` uint8 (little-endian bits)."""
         packed = check_packed(packed, self.problem.num_detectors)
         if packed.shape[0] == 0:
             return np.zeros((0, self._out_bytes), dtype=np.uint8)
-        out = self._decoder.predict_obs_flips_from_dets_bit_packed(np.ascontiguousarray(packed))
+        if self._constant is not None:
+            flips = np.packbits(self._constant, bitorder="little")
+            return np.tile(flips, (packed.shape[0], 1)).reshape(packed.shape[0], self._out_bytes)
+        with unmatchable_syndromes_refused("chromobius"):
+            out = self._decoder.predict_obs_flips_from_dets_bit_packed(np.ascontiguousarray(packed))
         return np.asarray(out, dtype=np.uint8).reshape(packed.shape[0], self._out_bytes)
 
     def predict_observables_batch(self, syndromes: np.ndarray) -> np.ndarray:

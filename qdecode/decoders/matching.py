@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from qdecode.decoders.base import Decoder, DecoderInputError, check_packed, check_syndromes
+from qdecode.decoders.graphlike import unmatchable_syndromes_refused
 from qdecode.decoders.params import DecoderEntry, uses_params
 from qdecode.problem import DecodingProblem
 
@@ -46,6 +47,31 @@ def _check_decomposed(dem, name: str) -> None:
                 )
 
 
+def complement_likely_errors(dem, num_detectors: int, num_observables: int):
+    """``(dem', det_flip uint8 (m,), obs_flip uint8 (k,))``: every ``p > 1/2`` error made ``1 - p``.
+
+    A mechanism with ``p > 1/2`` is likelier to fire than not. Writing ``e = 1 + e'`` for it,
+    ``e'`` fires with ``1 - p``, and its symptoms move into the shot: decode ``s + H_j`` on the
+    complemented model and add ``L_j`` to the prediction. The most likely error is the same,
+    so this is exact, and it lets PyMatching's correlated mode (which refuses ``p > 1/2``)
+    decode such models. ``^`` decompositions are kept; the flips are those of the whole error.
+    (stim's types are reached through ``dem``: decoders do not import stim.)
+    """
+    det_flip = np.zeros(num_detectors, dtype=np.uint8)
+    obs_flip = np.zeros(num_observables, dtype=np.uint8)
+    out = type(dem)()
+    for inst in dem.flattened():
+        if inst.type == "error" and inst.args_copy()[0] > 0.5:
+            for t in inst.targets_copy():
+                if t.is_relative_detector_id():
+                    det_flip[t.val] ^= 1
+                elif t.is_logical_observable_id():
+                    obs_flip[t.val] ^= 1
+            inst = type(inst)("error", [1.0 - inst.args_copy()[0]], inst.targets_copy())
+        out.append(inst)
+    return out, det_flip, obs_flip
+
+
 @uses_params({})
 class MatchingDecoder(Decoder):
     """PyMatching MWPM; ``correlated=True`` runs its two-pass correlated matching.
@@ -60,9 +86,14 @@ class MatchingDecoder(Decoder):
         pm = _import_pymatching()
         self.problem = problem
         self.correlated = bool(correlated)
+        self._name = "pymatching-correlated" if self.correlated else "pymatching"
         if problem.dem is not None:
-            _check_decomposed(problem.dem, "pymatching-correlated" if self.correlated else "pymatching")
-            self._matching = pm.Matching.from_detector_error_model(problem.dem, enable_correlations=self.correlated)
+            _check_decomposed(problem.dem, self._name)
+            dem = problem.dem
+            if self.correlated:  # PyMatching refuses p > 1/2 with correlations: decode the complemented model
+                dem, self._det_flip, self._obs_flip = complement_likely_errors(
+                    dem, problem.num_detectors, problem.num_observables)
+            self._matching = pm.Matching.from_detector_error_model(dem, enable_correlations=self.correlated)
         else:
             if self.correlated:
                 raise DecoderInputError(
@@ -79,19 +110,32 @@ class MatchingDecoder(Decoder):
             )
         self._error_matching = None  # built lazily by decode_batch (per-column predictions)
 
+    _det_flip: np.ndarray | None = None  # complemented p > 1/2 errors (correlated mode): shot offset
+    _obs_flip: np.ndarray | None = None  # and prediction offset
+
     def predict_observables_packed(self, packed: np.ndarray) -> np.ndarray:
         packed = check_packed(packed, self.problem.num_detectors)
-        out = self._matching.decode_batch(
-            packed,
-            bit_packed_shots=True,
-            bit_packed_predictions=True,
-            enable_correlations=self.correlated,
-        )
-        return np.asarray(out, dtype=np.uint8).reshape(packed.shape[0], (self.problem.num_observables + 7) // 8)
+        complemented = self._det_flip is not None and (self._det_flip.any() or self._obs_flip.any())
+        if complemented:
+            packed = packed ^ np.packbits(self._det_flip, bitorder="little")
+        with unmatchable_syndromes_refused(self._name):
+            out = self._matching.decode_batch(
+                packed,
+                bit_packed_shots=True,
+                bit_packed_predictions=True,
+                enable_correlations=self.correlated,
+            )
+        out = np.asarray(out, dtype=np.uint8).reshape(packed.shape[0], (self.problem.num_observables + 7) // 8)
+        return out ^ np.packbits(self._obs_flip, bitorder="little") if complemented else out
 
     def predict_observables_batch(self, syndromes: np.ndarray) -> np.ndarray:
         s = check_syndromes(syndromes, self.problem.num_detectors)
-        out = self._matching.decode_batch(s, enable_correlations=self.correlated)
+        if self._det_flip is not None:  # one code path with the packed one (offsets applied there)
+            k = self.problem.num_observables
+            out = self.predict_observables_packed(np.packbits(s, axis=1, bitorder="little"))
+            return np.unpackbits(out, axis=1, count=k, bitorder="little").astype(np.uint8, copy=False)
+        with unmatchable_syndromes_refused(self._name):
+            out = self._matching.decode_batch(s, enable_correlations=self.correlated)
         return np.asarray(out, dtype=np.uint8).reshape(s.shape[0], self.problem.num_observables)
 
     def decode_batch(self, syndromes: np.ndarray) -> np.ndarray:
@@ -105,7 +149,8 @@ class MatchingDecoder(Decoder):
                 )
             pm = _import_pymatching()
             self._error_matching = pm.Matching.from_check_matrix(self.problem.H, weights=self.problem.llr)
-        out = self._error_matching.decode_batch(s)
+        with unmatchable_syndromes_refused(self._name):
+            out = self._error_matching.decode_batch(s)
         return np.asarray(out, dtype=np.uint8).reshape(s.shape[0], self.problem.num_errors)
 
 

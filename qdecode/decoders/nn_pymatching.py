@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from qdecode.decoders.base import DecodeInfo, Decoder, DecoderInputError, check_syndromes
+from qdecode.decoders.base import DecodeInfo, Decoder, DecoderInputError, check_syndromes, constant_prediction
 from qdecode.decoders.params import DecoderEntry, Param, uses_params
 from qdecode.problem import DecodingProblem
 
@@ -78,16 +78,21 @@ class NnPymatchingDecoder(Decoder):
             those whose detectors are all defects, and of candidates sharing a detector only
             the likeliest (so every commit removes defects and none creates one).
 
+    Where the observables do not depend on the detectors (no detectors, no observables, ...),
+    every shot gets :func:`~qdecode.decoders.base.constant_prediction`, without the network.
+
     Raises:
-        qdecode.neural.predecoder_runtime.PredecoderLoadError: missing, corrupt or
-            mismatched model (a ``ValueError``).
+        qdecode.neural.predecoder_runtime.PredecoderLoadError: missing or corrupt model (a
+            ``ValueError``).
+        DecoderInputError: a problem the model cannot read (detector layout, or a distance
+            other than the model's without ``any_distance``), a bad ``mode`` / ``rule`` / ``tau``.
     """
 
     def __init__(self, problem: DecodingProblem, *, model: str, mode: str, tau: float, backend: str, device: str,
                  batch: int, any_distance: bool, threads: int, rule: str):
         from qdecode.decoders.residual_matching import ResidualMatcher
         from qdecode.neural.predecoder_layout import LayoutError, PredecoderLayout
-        from qdecode.neural.predecoder_runtime import PredecoderLoadError, load_predecoder
+        from qdecode.neural.predecoder_runtime import load_predecoder
 
         if mode not in MODES:
             raise DecoderInputError(f"mode must be one of {list(MODES)}, got {mode!r}")
@@ -100,14 +105,19 @@ class NnPymatchingDecoder(Decoder):
         self.mode, self.tau, self.batch = mode, float(tau), max(1, int(batch))
         self.runner = load_predecoder(model, backend=backend, device=device, threads=threads)
         meta = self.runner.meta
+        self._constant = constant_prediction(problem)
+        if self._constant is not None:  # the detectors say nothing about the observables: no network
+            self.layout = self.matcher = None
+            return
         try:
             self.layout = PredecoderLayout.from_problem(problem, classes=meta.classes)
         except LayoutError as exc:
-            raise PredecoderLoadError(f"model {meta.path}: {exc}") from None
+            raise DecoderInputError(f"nn-pymatching (model {model}): {exc}") from None
         if not any_distance and (self.layout.distance, self.layout.rounds) != (meta.distance, meta.rounds):
-            raise PredecoderLoadError(
-                f"model {meta.path} was trained at d={meta.distance}, rounds={meta.rounds} but the problem has "
-                f"d={self.layout.distance}, rounds={self.layout.rounds}; use the matching model or any_distance=true"
+            raise DecoderInputError(
+                f"nn-pymatching: model {model} was trained at d={meta.distance}, rounds={meta.rounds} but the "
+                f"problem has d={self.layout.distance}, rounds={self.layout.rounds}; use the matching model or "
+                "any_distance=true"
             )
         self.matcher = ResidualMatcher(problem)
         self._H_csc = problem.H.tocsc()
@@ -136,6 +146,9 @@ class NnPymatchingDecoder(Decoder):
         if S == 0:
             self.last_info = DecodeInfo(extra={})
             return np.zeros((0, k), dtype=np.uint8)
+        if self._constant is not None:
+            self.last_info = DecodeInfo(extra={})
+            return np.tile(self._constant, (S, 1))
         return self.predict_from_logits(s, self.column_logits(s))
 
     def _consistent(self, s: np.ndarray, z: np.ndarray, commit: np.ndarray) -> np.ndarray:

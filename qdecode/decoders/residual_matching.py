@@ -38,7 +38,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from qdecode.decoders.base import DecoderInputError, check_syndromes
-from qdecode.decoders.graphlike import dem_components, dem_errors, graphlike_problem
+from qdecode.decoders.graphlike import dem_components, dem_errors, graphlike_problem, unmatchable_syndromes_refused
 from qdecode.problem import DecodingProblem
 
 _P_MIN = 1e-12  # edge probabilities are clipped into [_P_MIN, 1 - _P_MIN] before the log
@@ -176,7 +176,8 @@ class ResidualMatcher:
         r = check_syndromes(residual, self.problem.num_detectors)
         k = self.problem.num_observables
         packed = np.packbits(r, axis=1, bitorder="little")
-        out = self._prior.decode_batch(packed, bit_packed_shots=True, bit_packed_predictions=True)
+        with unmatchable_syndromes_refused("residual matching"):
+            out = self._prior.decode_batch(packed, bit_packed_shots=True, bit_packed_predictions=True)
         out = np.asarray(out, dtype=np.uint8).reshape(r.shape[0], -1)
         return np.unpackbits(out, axis=1, bitorder="little", count=k).astype(np.uint8)
 
@@ -220,5 +221,6 @@ class ResidualMatcher:
         weights = np.log((1.0 - p) / p)
         for row, s in enumerate(live):
             matching = pm.Matching.from_check_matrix(self._edge_H, weights=weights[row], faults_matrix=self._edge_L)
-            out[s] = np.asarray(matching.decode(r[s]), dtype=np.uint8)[:k]
+            with unmatchable_syndromes_refused("residual matching"):
+                out[s] = np.asarray(matching.decode(r[s]), dtype=np.uint8)[:k]
         return out

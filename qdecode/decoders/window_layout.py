@@ -18,7 +18,10 @@ detector a round index ``0 .. R-1`` and :func:`plan_windows` cuts the problem in
      index order are cut into layers such that every mechanism spans at most two consecutive
      layers, the layering is accepted only when some layers repeat (a memory experiment's
      rounds are translates of each other) and it gives more than one window;
-  3. else the decoder refuses with a :class:`DecoderInputError` naming ``per_round``: windows
+  3. else, when there is nothing to slice (the connectivity gives at most ``W`` rounds, or no
+     mechanism joins two detectors), every detector is in one round: one window over the whole
+     problem, which is the inner decoder itself;
+  4. else the decoder refuses with a :class:`DecoderInputError` naming ``per_round``: windows
      over rounds that cut mechanisms spanning more rounds than the plan assumes would commit
      half-seen errors on nearly every shot, with no warning.
 * **Column span.** Column ``j`` (error mechanism) touches rounds ``r_min(j) .. r_max(j)``. A
@@ -82,7 +85,7 @@ class RoundLayout:
         num_rounds: ``R``.
         source: where the rounds came from: ``"detector_rounds"``, ``"per_round"``,
             ``"coordinate last"`` / ``"coordinate <i>"`` (a DEM detector coordinate),
-            ``"connectivity"`` or ``"empty"`` (no detectors).
+            ``"connectivity"``, ``"one window"`` or ``"empty"`` (no detectors).
     """
 
     detector_round: np.ndarray
@@ -119,8 +122,9 @@ class RoundLayout:
                 docstring).
             detector_rounds: optional explicit round label per detector (overrides both).
             W, F: the window plan the rounds are for; inferred rounds must not make a
-                mechanism span more than :func:`max_span_rounds` ``(W, F)`` rounds, and rounds
-                inferred from connectivity must give more than one window (``R > W``).
+                mechanism span more than :func:`max_span_rounds` ``(W, F)`` rounds; rounds
+                inferred from connectivity are used when they give more than one window
+                (``R > W``), and one round (one window) when they do not.
 
         Raises:
             DecoderInputError: a negative ``per_round``, a wrong-length ``detector_rounds``, or
@@ -150,10 +154,14 @@ class RoundLayout:
             return inferred
         if unordered is not None:
             return unordered
-        found = ("no repeating rounds" if inferred is None else
-                 f"only {inferred.num_rounds} rounds (one window of W={W})")
+        if inferred is not None or np.diff(problem.H.tocsc().indptr).max(initial=0) <= 1:
+            # Nothing to slice: the connectivity gives at most W rounds (one window would cover
+            # them all), or no mechanism joins two detectors (every detector is its own part).
+            # One round, so one window: the inner decoder on the whole problem (exact; no
+            # mechanism is cut). Refusing would leave such models (isolated detectors) undecodable.
+            return cls(detector_round=np.zeros(m, dtype=np.int64), num_rounds=1, source="one window")
         raise DecoderInputError(
-            f"cannot tell the detectors' rounds: {why}, and the detector connectivity gives {found}; "
+            f"cannot tell the detectors' rounds: {why}, and the detector connectivity gives no repeating rounds; "
             "pass per_round (detectors per round) or detector_rounds"
         )
 
@@ -253,9 +261,15 @@ def infer_rounds_from_connectivity(H: sp.csr_matrix) -> "RoundLayout | None":
     best = None
     for b1 in range(1, min(int(high[0]) + 1, m - 1) + 1):
         b = [0, b1]
+        # Each step is forced and strictly advances, or the layering is abandoned: where no
+        # mechanism crosses boundary b (reach[b - 1] = b - 1, e.g. isolated detectors) the next
+        # layer would be empty, and appending b again would loop forever. At most m steps.
         while b[-1] < m:
-            b.append(min(int(reach[b[-1] - 1]) + 1, m))
-        if any(back[b[r + 1]] != b[r] for r in range(len(b) - 2)):
+            nxt = min(int(reach[b[-1] - 1]) + 1, m)
+            if nxt <= b[-1]:
+                break
+            b.append(nxt)
+        if b[-1] < m or any(back[b[r + 1]] != b[r] for r in range(len(b) - 2)):
             continue
         score = (float(np.mean(cut[b[1:-1]])), -len(b), b1)
         if best is None or score < best[0]:

@@ -366,8 +366,13 @@ def test_bad_parameters_raise_clear_errors(surf3):
         WindowDecoder(bare, inner="bp")
     assert WindowDecoder(bare, inner="bp", per_round=8).layout.num_rounds == -(-prob.num_detectors // 8)
     no_coords = DecodingProblem.from_dem("error(0.1) D0 D1\nerror(0.1) D1 D2\ndetector(0, 0) D0\ndetector(1, 0) D2")
-    with pytest.raises(DecoderInputError, match="detector 1 has no coordinates.*per_round"):
-        WindowDecoder(no_coords, inner="bp")
+    # detector 1 has no coordinates, but the connectivity gives 3 <= W rounds: one window covers them
+    assert WindowDecoder(no_coords, inner="bp").layout.source == "one window"
+    isolated = DecodingProblem.from_dem("error(0.1) D0\nerror(0.1) D1 L0\nerror(0.2) D2")  # no two detectors joined
+    lone = WindowDecoder(isolated, inner="bp")
+    assert (lone.layout.source, lone.num_windows) == ("one window", 1)
+    assert np.array_equal(lone.predict_observables_batch(np.array([[1, 1, 0], [0, 0, 1]], dtype=np.uint8)),
+                          [[1], [0]])
     with pytest.raises(DecoderInputError, match="detector_rounds has 2 entries but the problem has 3"):
         WindowDecoder(no_coords, inner="bp", detector_rounds=[0, 1])
     with pytest.raises(DecoderInputError, match="decompose"):

@@ -75,7 +75,7 @@ def test_consistent_rule_commits_only_defect_explaining_columns(d5, shots):
 
 
 def test_wrong_distance_and_bad_params(d7, d5, tmp_path):
-    with pytest.raises(PredecoderLoadError, match="trained at d=5"):
+    with pytest.raises(DecoderInputError, match="trained at d=5"):
         NnPymatchingDecoder(d7[1], model="d5")
     NnPymatchingDecoder(d7[1], model="d5", any_distance=True)  # fully convolutional: allowed on request
     with pytest.raises(DecoderInputError, match="mode"):
