@@ -6,7 +6,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: install demo test test-all bench rtl-sim rtl-tools rtl-test clean
+.PHONY: install demo test test-all fuzz bench rtl-sim rtl-tools rtl-test clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +28,11 @@ test: $(STAMP)
 test-all: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(PY) -m pytest -q -n auto --dist loadfile tests
+
+# The decoder fuzzer at length: random (not derandomized) DEMs, QDECODE_FUZZ_EXAMPLES per decoder
+# (default 2000; make test runs 25 each, derandomized). A failure prints the DEM and hypothesis' seed.
+fuzz: $(STAMP)
+	HYPOTHESIS_PROFILE=fuzz $(PY) -m pytest -q -n auto tests/fuzz
 
 bench: $(STAMP)
 	$(PY) benchmarks/harness_overhead.py
