@@ -40,13 +40,28 @@ def _first_line(message: str) -> str:
     return " ".join(str(message).split("\n")[0].split()) or "parse error"
 
 
+def _stim_message(exc: Exception) -> str:
+    """stim's parse error as text.
+
+    When stim's parser hits the end of a truncated file it puts the end-of-file marker (byte
+    0xFF) into its message ("Expected a digit but got '\\xff'"), which pybind11 then fails to
+    decode: the exception that arrives is a ``UnicodeDecodeError`` whose ``object`` is stim's
+    message. Recover that message and name the end of the file, instead of reporting a UTF-8
+    problem for a pure-ASCII file.
+    """
+    if isinstance(exc, UnicodeDecodeError) and isinstance(exc.object, (bytes, bytearray)):
+        text = bytes(exc.object).replace(b"'\xff'", b"the end of the file").replace(b"\xff", b"<end of file>")
+        return _first_line(text.decode("utf-8", "replace")) + " (is the file truncated?)"
+    return _first_line(str(exc))
+
+
 def _parse(make, text: str, *, where: str, what: str, empty: str | None):
     """``make(text)`` with stim's parse error as one line; ``empty``: the message for a model with
     no detectors and no observables (None allows it)."""
     try:
         model = make(text)
     except (ValueError, RuntimeError, IndexError) as exc:
-        raise ModelFileError(f"{where}: not a valid {what}: {_first_line(exc)}") from None
+        raise ModelFileError(f"{where}: not a valid {what}: {_stim_message(exc)}") from None
     if empty is not None and model.num_detectors == 0 and model.num_observables == 0:
         raise ModelFileError(f"{where}: {empty}")
     return model
@@ -101,7 +116,10 @@ def metadata_from_path(path: str | os.PathLike) -> dict:
     The extension is dropped and each comma-separated ``key=value`` term gives one entry,
     values parsed by :func:`parse_metadata_value`. A name without any ``=`` gives no
     metadata; a name with some terms that are not ``key=value`` is an error (it would
-    silently lose keys).
+    silently lose keys). A value that is not a number stays text, even for a key such as
+    ``p`` (``d=5,p=abc.stim``): sinter does the same, so the strong_id matches its. Plotting
+    or fitting such a key as a number is then a one-line error naming the key and the value
+    (:func:`qdecode.sims.stats.metadata_number`).
     """
     name = os.path.basename(os.fspath(path))
     if "." in name:

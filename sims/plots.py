@@ -26,13 +26,14 @@ from qdecode.sims.stats import (
     Fit,
     _group_value,  # same grouping rule as the threshold fits
     fit_binomial,
+    metadata_number,
     shot_error_rate_to_per_round,
 )
 from qdecode.sims.store import StatsRow, merge_rows
 from qdecode.sims.threshold import ThresholdEstimate
 
 __all__ = ["PlotOptions", "LineFit", "plot_threshold", "fit_curves", "parse_y", "hits_and_trials",
-           "short_decoder_labels"]
+           "check_custom_key", "short_decoder_labels"]
 
 SCALES = ("linear", "log")
 Y_QUANTITIES = ("error_rate", "discard_rate", "custom:KEY")
@@ -87,6 +88,34 @@ def hits_and_trials(row: StatsRow, y: str) -> tuple[int, int]:
     return hits, kept
 
 
+def check_custom_key(rows: Iterable[StatsRow], y: str) -> None:
+    """For ``y = "custom:KEY"``: at least one row must have KEY in its custom_counts.
+
+    A row without the count is 0 hits (as sinter), which is right for a counter that
+    stayed at zero in some rows, but when *no* row has it the key is a typo, and the
+    plot would be all "no errors (upper bound)" markers. Checked on the rows as read (a
+    merged row drops counts that sum to zero), so a count written as 0 still counts as present.
+
+    Raises:
+        ValueError: no row has the key; the message lists the custom_counts keys that exist.
+    """
+    kind, key = parse_y(y)
+    if kind != "custom":
+        return
+    present: set[str] = set()
+    for row in rows:
+        present.update(row.custom_counts or {})
+        if key in present:
+            return
+    listed = sorted(present)
+    if not listed:
+        known = "the rows have no custom_counts at all"
+    else:
+        shown = ", ".join(listed[:20]) + (f", ... ({len(listed)} keys)" if len(listed) > 20 else "")
+        known = f"keys present: {shown}"
+    raise ValueError(f"no row has the custom count {key!r} asked for by y='custom:{key}' ({known})")
+
+
 def _check_limits(name: str, low: float | None, high: float | None) -> None:
     if low is not None and high is not None and not low < high:
         raise ValueError(f"--{name}min ({low:g}) must be below --{name}max ({high:g})")
@@ -131,13 +160,13 @@ class _Point(NamedTuple):
 
 
 def _rounds_of(row: StatsRow, md: Mapping) -> float:
-    rounds = md.get("r", md.get("rounds"))
-    if rounds is None:
+    key = "r" if md.get("r") is not None else "rounds"
+    if md.get(key) is None:
         raise ValueError(
             f"per_round needs 'r' or 'rounds' in json_metadata; row {row.strong_id[:12]} "
             f"({row.decoder}, {md}) has neither"
         )
-    return float(rounds)
+    return metadata_number(row, key, "the number of rounds of a per-round rate")
 
 
 def _collect_points(
@@ -154,7 +183,7 @@ def _collect_points(
         hits, trials = hits_and_trials(row, y)
         if md.get(x_key) is None or trials <= 0:
             continue
-        x = float(md[x_key])
+        x = metadata_number(row, x_key, "the x axis")
         if xscale == "log" and not x > 0:
             raise ValueError(
                 f"{x_key}={x} cannot be drawn on a log x axis (row {row.strong_id[:12]}); use xscale='linear'"

@@ -132,7 +132,10 @@ def split_decoder(text: str) -> tuple[str, dict[str, str]]:
         if "=" not in item:
             raise ValueError(f"decoder {text!r}: parameter {item.strip()!r} must look like key=value")
         key, value = item.split("=", 1)
-        params[key.strip()] = value.strip()
+        key = key.strip()
+        if key in params:  # last-one-wins would hide a typo or a stale copy of the key
+            raise ValueError(f"decoder {text!r}: parameter {key!r} is given twice")
+        params[key] = value.strip()
     return m.group(1), params
 
 
@@ -169,7 +172,10 @@ def compose_decoders(texts: list[str], shared: list[str]) -> list[DecoderSpec]:
         if "=" not in item:
             raise ValueError(f"--param {item!r} must look like key=value")
         key, value = item.split("=", 1)
-        common[key.strip()] = value.strip()
+        key = key.strip()
+        if key in common:
+            raise ValueError(f"--param {key} is given twice ({key}={common[key]} and {item.strip()})")
+        common[key] = value.strip()
     used: set[str] = set()
     specs = []
     for text in texts:
@@ -291,7 +297,14 @@ def _check_type(
             raise RecipeError(f"{where}: {key} must be {what}, got {v!r}")
 
 
+#: Task keys whose list values multiply into tasks: an empty list would silently expand to none.
+_PRODUCT_KEYS = ("decoders", "d", "p", "basis", "ebn0", "circuit")
+
+
 def _check_task_types(entry: Mapping[str, Any], where: str) -> None:
+    for key in _PRODUCT_KEYS:
+        if isinstance(entry.get(key), (list, tuple)) and not entry[key]:
+            raise RecipeError(f"{where}: {key} is an empty list, so this table would run no task")
     _check_type(entry, "code", (str,), "a code name (qdecode codes)", where)
     _check_type(entry, "noise", (str,), "a noise model name", where)
     _check_type(entry, "decoders", (str, DecoderSpec), "a decoder name or a list of them", where, listable=True)
@@ -449,7 +462,10 @@ def parse_recipe(data: Mapping[str, Any], *, source: str = "<recipe>", base_dir:
     for i, entry in enumerate(entries, start=1):
         if not isinstance(entry, Mapping):
             raise RecipeError(f"{source}: [[tasks]] #{i} must be a table")
-        tasks.extend(expand_tasks(entry, f"{source}: [[tasks]] #{i}", base_dir))
+        expanded = expand_tasks(entry, f"{source}: [[tasks]] #{i}", base_dir)
+        if not expanded:  # a guard: every product key is checked non-empty above
+            raise RecipeError(f"{source}: [[tasks]] #{i} expands to no task")
+        tasks.extend(expanded)
     opt_keys = ("max_shots", "max_errors", "seed", "min_batch_size", "max_batch_size")
     kwargs = {k: data[k] for k in opt_keys if k in data}
     for k, v in kwargs.items():
@@ -485,7 +501,13 @@ def load_recipe(path: str | Path | None = None) -> Recipe:
     p = Path(path)
     looks_like_path = p.suffix == ".toml" or len(p.parts) > 1 or str(path).startswith(".")
     if p.is_file():
-        text, source, base_dir = p.read_text(encoding="utf-8"), str(p), str(p.parent)
+        source, base_dir = str(p), str(p.parent)
+        try:
+            text = p.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            raise RecipeError(f"{source}: not a text TOML recipe (binary data, or not UTF-8)") from None
+        except OSError as exc:
+            raise RecipeError(f"{source}: cannot read the recipe ({exc.strerror or exc})") from None
     elif p.exists():
         raise RecipeError(f"recipe {str(path)!r} is not a file")
     elif looks_like_path:

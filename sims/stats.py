@@ -12,6 +12,9 @@ Contents:
   :func:`binomial_likelihood_interval`, the same band computed exactly in float64.
 * :func:`shot_error_rate_to_per_round` -- ``P_round = 1/2 - 1/2 (1 - 2 P_shot)^(1/rounds)``.
 * :func:`rows_to_curves` -- merged rows to per-(group, d) arrays (:class:`Curve`) sorted by p.
+* :func:`metadata_number` -- a metadata value used as a number (an axis, d, the rounds), with
+  a one-line error naming the key when it is text (``p=abc`` from a file name ``d=5,p=abc.stim``
+  is kept as text by the sweep, as sinter keeps it).
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ __all__ = [
     "shot_error_rate_to_per_round",
     "Curve",
     "rows_to_curves",
+    "metadata_number",
 ]
 
 
@@ -362,10 +366,28 @@ def _group_value(row: StatsRow, key: str) -> Any:
     return _hashable(_metadata(row).get(key))
 
 
+def metadata_number(row: StatsRow, key: str, use: str) -> float:
+    """``row.json_metadata[key]`` as a float (numbers, and text that spells one).
+
+    Metadata read from file names keeps any value that is not a number as text (sinter's rule),
+    so a CSV can hold ``p = "abc"``; using it as a number is a ``ValueError`` naming the key,
+    the value, the row and ``use`` (what the number is for, e.g. ``"the x axis"``), instead of
+    ``could not convert string to float``.
+    """
+    value = _metadata(row).get(key)
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"json_metadata {key}={value!r} (row {row.strong_id[:12]}, decoder {row.decoder}) is not a number, "
+            f"so it cannot be used as {use}; keep numeric rows with --filter, or use another key"
+        ) from None
+
+
 def _rounds_of(row: StatsRow) -> float:
     md = _metadata(row)
-    r = md.get("r", md.get("rounds"))
-    return float("nan") if r is None else float(r)
+    key = "r" if "r" in md else "rounds"
+    return float("nan") if md.get(key) is None else metadata_number(row, key, "the number of rounds")
 
 
 def _as_rows(rows: Iterable[StatsRow] | Mapping[str, StatsRow]) -> list[StatsRow]:
@@ -408,9 +430,9 @@ def rows_to_curves(
         if md.get(x_key) is None or md.get(d_key) is None or row.shots - row.discards <= 0:
             skipped += 1
             continue
-        d_raw = md[d_key]
-        d = int(d_raw) if float(d_raw) == int(float(d_raw)) else d_raw
-        x = float(md[x_key])
+        d_value = metadata_number(row, d_key, f"{d_key} in a threshold fit")
+        d = int(d_value) if d_value.is_integer() else d_value
+        x = metadata_number(row, x_key, f"{x_key} in a threshold fit")
         group = tuple(_group_value(row, k) for k in group_keys)
         by_x = points.setdefault(group, {}).setdefault(d, {})
         if x in by_x:

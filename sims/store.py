@@ -23,7 +23,8 @@ warning, so no finished batch is lost and nothing is counted twice.
 One writer at a time: :class:`StatsWriter` takes an exclusive POSIX lock
 (``fcntl.lockf``) on the side file ``<csv>.lock`` and holds it until closed (or until
 the process dies); a second writer fails at once with :class:`CsvLockedError`. POSIX
-locks also work across machines on NFS.
+locks also work across machines on NFS. ``<csv>`` is the file's real path (symbolic links
+resolved), so two spellings of one file (``link.csv`` -> ``stats.csv``) share one lock.
 
 This module imports only the standard library and numpy, so old CSVs can be
 re-read and re-plotted without stim or numba.
@@ -169,6 +170,18 @@ def _parse_row(record: Mapping[str, str], where: str) -> StatsRow:
         raise CsvFormatError(f"{where}: unreadable stats row ({exc})") from exc
 
 
+def _header_fields(line: str, where: str, what: str) -> list[str]:
+    """The column names of a header line; a line the csv module rejects (a stray carriage return
+    inside it, say) is a :class:`CsvFormatError` ``"<where>: <what> (...)"``, not a ``csv.Error``."""
+    if not line.strip():
+        return []
+    try:
+        return [h.strip() for h in next(csv.reader([line]))]
+    except csv.Error as exc:
+        reason = str(exc).split(" - ")[0]  # drop the csv module's advice about opening modes
+        raise CsvFormatError(f"{where}: {what}: unparsable header line {line[:40]!r} ({reason})") from None
+
+
 def read_rows(path: str | os.PathLike, *, skip_truncated_last_line: bool = True,
               warn_truncated: bool = True) -> list[StatsRow]:
     """Read every row of a sinter-format stats CSV.
@@ -201,7 +214,7 @@ def parse_rows(text: str, *, where: str = "<text>", skip_truncated_last_line: bo
         return []
     lines = text.splitlines(keepends=True)
     truncated_tail = not text.endswith("\n")
-    header = [h.strip() for h in next(csv.reader([lines[0]]))]
+    header = _header_fields(lines[0], where, "not a sinter stats CSV")
     missing = [c for c in BASE_COLUMNS if c not in header]
     if missing:
         raise CsvFormatError(f"{where}: not a sinter stats CSV, missing column(s) {', '.join(missing)}")
@@ -240,18 +253,33 @@ class CsvLockedError(ValueError):
     """Another process holds the write lock of a stats CSV."""
 
 
+def lock_path_for(csv_path: str | os.PathLike) -> str:
+    """The side file whose lock guards ``csv_path``: ``<real path of the CSV>.lock``.
+
+    Keyed on the real path (symbolic links in the name and its folders resolved, even when
+    the CSV does not exist yet), not on the name given: otherwise ``--out link.csv`` (a link
+    to ``stats.csv``) would take ``link.csv.lock`` and write beside a sweep holding
+    ``stats.csv.lock``, recording every batch twice. (Hard links are not detected: they have
+    no single real name.)
+    """
+    return os.path.realpath(os.fspath(csv_path)) + ".lock"
+
+
 def _acquire_lock(lock_path: str, csv_path: str):
     """Exclusive POSIX lock on the side file ``lock_path`` (kept open: closing it releases the lock).
 
     The lock sits on a side file that nothing else opens, because a POSIX lock is dropped
     when the process closes *any* descriptor of the locked file, and the sweep reads the
     CSV while it holds the lock. The side file is left in place (removing it would race
-    with a waiting writer).
+    with a waiting writer). ``lock_path`` comes from :func:`lock_path_for`.
     """
     import fcntl
 
+    real = lock_path[: -len(".lock")]
+    spelled = os.path.join(os.path.realpath(os.path.dirname(os.path.abspath(csv_path))), os.path.basename(csv_path))
+    same = f" (the same file as {real})" if spelled != real else ""  # the name given is a link
     busy = CsvLockedError(
-        f"{csv_path}: another qdecode sweep is writing this file; wait for it to finish "
+        f"{csv_path}{same}: another qdecode sweep is writing this file; wait for it to finish "
         f"(then run again to resume) or choose another --out"
     )
     key = os.path.realpath(lock_path)
@@ -286,7 +314,8 @@ class _HeldLock:
 class StatsWriter:
     """Append-only, exclusively locked writer: one flushed, fsynced line per finished batch.
 
-    Opening takes an exclusive lock on ``<csv>.lock`` (released by :meth:`close` or when the
+    Opening takes an exclusive lock on ``<csv>.lock`` (:func:`lock_path_for`: the CSV's real
+    path, so a symbolic link to a locked CSV is locked too; released by :meth:`close` or when the
     process dies) and fails at once with :class:`CsvLockedError` if another writer holds
     it. Then it checks an existing file's header and, if the last line lacks its newline
     (the fragment of a killed writer: rows are written with their newline in one call),
@@ -297,7 +326,7 @@ class StatsWriter:
         self.path = os.fspath(path)
         self._fsync = fsync
         os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
-        self._lock = _acquire_lock(self.path + ".lock", self.path)
+        self._lock = _acquire_lock(lock_path_for(self.path), self.path)
         try:
             self._file = open(self.path, "a+b")
             self._repair()
@@ -312,7 +341,7 @@ class StatsWriter:
             self._write(CSV_HEADER + "\n")
             return
         first = data.split(b"\n", 1)[0].decode("utf-8", "replace")
-        header = [h.strip() for h in next(csv.reader([first]))] if first.strip() else []
+        header = _header_fields(first, self.path, "refusing to append, not a sinter stats CSV")
         missing = [c for c in BASE_COLUMNS if c not in header]
         if missing:
             raise CsvFormatError(

@@ -80,8 +80,10 @@ class SweepOptions:
     max_in_flight_per_worker: int = 2
 
     def __post_init__(self) -> None:
-        if self.max_shots < 0 or self.max_errors < 0:
-            raise ValueError(f"max_shots and max_errors must be >= 0, got {self.max_shots}, {self.max_errors}")
+        # 0 would stop every task before its first shot: a sweep that does nothing and says "0 tasks".
+        for name in ("max_shots", "max_errors"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
         if not 1 <= self.min_batch_size <= self.max_batch_size:
             raise ValueError(
                 f"need 1 <= min_batch_size <= max_batch_size, got {self.min_batch_size}, {self.max_batch_size}"
@@ -207,7 +209,10 @@ def prepare(tasks: Sequence[Task], existing: dict[str, StatsRow], opts: SweepOpt
     out = []
     seen: set[str] = set()
     for task in tasks:
-        ct = describe_task(task)
+        try:
+            ct = describe_task(task)
+        except ValueError as exc:  # e.g. stim refusing p=0.9 for sd6: say which of many tasks it was
+            raise ValueError(f"task {task.describe()}: {exc}") from None
         if ct.strong_id in seen:
             continue  # the same task listed twice would double its stopping budget
         seen.add(ct.strong_id)

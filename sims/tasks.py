@@ -107,6 +107,26 @@ class Task:
         if self.decoder_dem_key not in ("decoder_dem", "learned_noise"):
             raise ValueError(f"decoder_dem_key must be 'decoder_dem' or 'learned_noise', got {self.decoder_dem_key!r}")
 
+    def describe(self) -> str:
+        """The task in a few words for error messages: what is sampled and the decoder.
+
+        ``code=surface, d=3, p=0.9, noise=sd6, basis=Z, decoder=pymatching`` for a catalogue
+        circuit; a user's circuit or DEM is named by its metadata (its ``key=value`` file name).
+        Built from the task's fields only, so it works when building the circuit is what failed.
+        """
+        if self.recipe is not None:
+            r = self.recipe
+            fields = [("code", r.code), ("d", r.d), ("rounds", r.rounds), ("p", r.p), ("noise", r.noise),
+                      ("basis", r.basis)]
+        elif self.classical is not None:
+            c = self.classical
+            fields = [("code", c.code), ("noise", c.noise), ("ebn0", c.ebn0), ("p", c.p)]
+        else:
+            source = "circuit" if self.circuit_text is not None else "dem"
+            fields = [("source", f"user {source}"), *self.extra_metadata]
+        fields.append(("decoder", self.decoder.label()))
+        return ", ".join(f"{k}={v}" for k, v in fields if v is not None)
+
     def circuit(self):
         """The stim circuit sampled, or None for a task sampled from a DEM."""
         import stim

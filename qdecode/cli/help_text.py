@@ -21,12 +21,17 @@ from __future__ import annotations
 
 import argparse
 
-__all__ = ["DECODER_NAMES", "QUANTUM_DECODER_NAMES", "HelpFormatter", "decoder_choices_help"]
+__all__ = ["DECODER_NAMES", "NUM_SHOTS_HELP", "QUANTUM_DECODER_NAMES", "HelpFormatter", "decoder_choices_help"]
 
 #: Marker replaced by every registered decoder name when the help is printed.
 DECODER_NAMES = "<<registered decoders>>"
 #: Marker replaced by the registered quantum decoders (those built from a DEM).
 QUANTUM_DECODER_NAMES = "<<registered quantum decoders>>"
+#: ``--num-shots`` of the commands that read a ``--dets`` file (predict, learn-noise): why it exists.
+NUM_SHOTS_HELP = ("the number of shots the --dets file should hold; a different count is an error. The b8 "
+                  "and ptb64 formats cannot carry their own width, so a file written for a circuit with "
+                  "another number of detectors is read as wrong shots whenever its size happens to divide; "
+                  "this catches it (default: no check)")
 
 
 def decoder_choices_help(kind: str | None = None) -> str:

@@ -15,10 +15,12 @@ stdout (``--json`` for a JSON object). Decode with it through ``qdecode predict
 --learned-noise`` or ``qdecode sweep ... --learned-noise``.
 
 Model files are read through :mod:`qdecode.sims.model_files` and shot files checked by
-:func:`qdecode.cli.predict.check_shot_file` (plus the b8 padding bits, batch by batch), so
-a missing, binary, garbage or empty model and a shot file of the wrong size or format are
-one-line errors. An empty shot file is zero shots, which ``--min-shots`` rejects. A bar over
-the shots read goes to stderr when it is a terminal and ``--quiet`` is not given.
+:mod:`qdecode.sims.shot_files` (plus the b8 padding bits, batch by batch), so a missing,
+binary, garbage or empty model and a shot file of the wrong size or format are one-line
+errors. b8 records no width: ``--num-shots N`` catches a file written for another detector
+count whose size still divides. An empty shot file is zero shots, which ``--min-shots``
+rejects. A bar over the shots read goes to stderr when it is a terminal and ``--quiet`` is
+not given.
 """
 
 from __future__ import annotations
@@ -31,9 +33,9 @@ BATCH_SHOTS = 65536
 
 
 def add_parser(sub) -> None:
-    from qdecode.cli.help_text import HelpFormatter
-    from qdecode.cli.predict import FORMATS
+    from qdecode.cli.help_text import NUM_SHOTS_HELP, HelpFormatter
     from qdecode.sims.noise_learning import MIXED_POLICIES
+    from qdecode.sims.shot_files import FORMATS
 
     p = sub.add_parser(
         "learn-noise",
@@ -46,7 +48,10 @@ def add_parser(sub) -> None:
     )
     f = p.add_argument_group("data from a file")
     f.add_argument("--dets", help="detection event file (default: none, sample on the fly)")
-    f.add_argument("--dets-format", default="b8", choices=FORMATS, help="format of --dets (default: %(default)s)")
+    f.add_argument("--dets-format", default="b8", choices=FORMATS,
+                   help="format of --dets; b8 records no width, so pass --num-shots to make sure the file was "
+                        "written for the reference's detectors (default: %(default)s)")
+    f.add_argument("--num-shots", type=int, metavar="N", help=NUM_SHOTS_HELP)
     f.add_argument("--reference-dem",
                    help="reference detector error model (.dem): structure to rescale (default: none)")
     f.add_argument("--reference-circuit",
@@ -86,7 +91,7 @@ def iter_shot_file(path: str, fmt: str, num_detectors: int, batch: int = BATCH_S
     unpacked 0/1 ``(S, m)`` for ``01``. b8 and 01 are streamed; other formats are read whole."""
     import numpy as np
 
-    from qdecode.cli.predict import _check_b8_padding, read_shots
+    from qdecode.sims.shot_files import check_b8_padding, read_shots
 
     if fmt == "b8":
         width = (num_detectors + 7) // 8
@@ -97,7 +102,7 @@ def iter_shot_file(path: str, fmt: str, num_detectors: int, batch: int = BATCH_S
                 if not buf:
                     return
                 data = np.frombuffer(buf, dtype=np.uint8).reshape(-1, width)
-                _check_b8_padding(path, data, num_detectors, done)
+                check_b8_padding(path, data, num_detectors, done)
                 done += len(data)
                 yield data
     elif fmt == "01":
@@ -124,7 +129,8 @@ def _sampled(circuit, shots: int, seed: int | None, batch: int = BATCH_SHOTS):
 
 
 def _from_file(args):
-    from qdecode.cli.predict import check_shot_file, read_dem
+    from qdecode.cli.predict import read_dem
+    from qdecode.sims.shot_files import check_shot_count, check_shot_file
     from qdecode.sims.tasks import decoding_dem
 
     study = [flag for flag, v in (("--code", args.code), ("--d", args.d), ("--rounds", args.rounds),
@@ -143,6 +149,8 @@ def _from_file(args):
     if m == 0:
         raise ValueError(f"{args.reference_dem or args.reference_circuit}: the reference has no detectors")
     check_shot_file(args.dets, args.dets_format, m)
+    if args.num_shots is not None:
+        check_shot_count(args.dets, args.dets_format, m, args.num_shots)
     batches = iter_shot_file(args.dets, args.dets_format, m)
     return reference, sectors, batches, args.dets_format != "01", _shots_in_file(args.dets, args.dets_format, m)
 
@@ -189,6 +197,8 @@ def run(args) -> int:
 
     if (args.dets is None) == (args.code is None):
         raise ValueError("give --dets FILE (with a reference) or --code ... to sample on the fly")
+    if args.num_shots is not None and args.dets is None:
+        raise ValueError("--num-shots checks a --dets file; to sample on the fly give --shots")
     if args.min_shots < 1:
         raise ValueError(f"--min-shots must be >= 1, got {args.min_shots}")
     from qdecode.cli.progress import ProgressBar

@@ -19,6 +19,28 @@ class CliError(ValueError):
     """A command-line problem reported as one line, exit code 2."""
 
 
+class _UsageError(Exception):
+    """An argument the parser rejected; ``main`` prints it as one line (exit status 2)."""
+
+    def __init__(self, prog: str, message: str):
+        super().__init__(message)
+        self.prog, self.message = prog, message
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """``argparse.ArgumentParser`` whose errors are one line, as every other bad input.
+
+    argparse prints the whole usage block (a dozen lines for ``sweep``) before its error; the
+    README promises ``qdecode <command>: error: <message>`` and nothing else. ``error`` raises
+    instead of printing and exiting, so :func:`main` reports it like any other bad input and
+    returns 2 (callers of ``main`` get a status, not a ``SystemExit``). Sub-command parsers
+    are built by ``add_subparsers``, which uses the parent's class, so all of them inherit this.
+    """
+
+    def error(self, message: str):  # type: ignore[override]
+        raise _UsageError(self.prog, message)
+
+
 def build_parser() -> argparse.ArgumentParser:
     from qdecode.cli import (
         bench,
@@ -35,7 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
         tune,
     )
 
-    parser = argparse.ArgumentParser(prog="qdecode", description="Error-correction decoders and sweeps.")
+    parser = ArgumentParser(prog="qdecode", description="Error-correction decoders and sweeps.")
     parser.add_argument("--version", action="version", version=f"qdecode {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages to stderr")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -55,9 +77,24 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
+    """Parse ``argv``; leftover arguments are the sub-command's error (argparse would blame ``qdecode``)."""
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        command = getattr(args, "command", None)
+        prog = f"{parser.prog} {command}" if command else parser.prog
+        raise _UsageError(prog, f"unrecognized arguments: {' '.join(extra)}")
+    return args
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = _parse(parser, argv)
+    except _UsageError as exc:
+        hint = f" (see {exc.prog} --help)"
+        print(f"{exc.prog}: error: {' '.join(exc.message.split())}{hint}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.WARNING,
         format="qdecode: %(levelname)s: %(message)s",

@@ -96,8 +96,13 @@ def add_threshold_parser(sub) -> None:
 # ---------------------------------------------------------------------------------------
 
 
-def _read(paths: Sequence[str]):
-    """The rows of every CSV, summed per strong_id (first-seen order)."""
+def _read(paths: Sequence[str], y: str | None = None):
+    """The rows of every CSV, summed per strong_id (first-seen order).
+
+    ``y``: the plotted quantity; a ``custom:KEY`` that no row has is refused here, on the rows
+    as read, because summing rows drops counts that stayed 0 (sinter's Counter addition).
+    """
+    from qdecode.sims.plots import check_custom_key
     from qdecode.sims.store import merge_rows, read_rows
 
     rows = []
@@ -107,6 +112,8 @@ def _read(paths: Sequence[str]):
         rows.extend(read_rows(path))
     if not rows:
         raise ValueError(f"no stats rows in {', '.join(paths)}")
+    if y is not None:
+        check_custom_key(rows, y)
     return list(merge_rows(rows).values())
 
 
@@ -301,7 +308,7 @@ def run_plot(args) -> int:
         raise ValueError(f"--highlight-max-likelihood-factor must be >= 1, got {factor:g}")
     options = _plot_options(args)
     xscale = _scale("xscale", args.xscale)
-    rows = apply_filters(_read(args.csv), args.filter)
+    rows = apply_filters(_read(args.csv, y=options.y), args.filter)
     fits = draw(rows, out_path=args.out, per_round=args.per_round, threshold=not args.no_threshold, group=args.group,
                 title=args.title, x_key=args.x_key, xscale=xscale, options=options,
                 highlight_max_likelihood_factor=factor)

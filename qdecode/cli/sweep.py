@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import sys
 
 
@@ -78,8 +79,10 @@ def add_parser(sub) -> None:
     o.add_argument("--plot", help="draw the threshold plot here after the sweep")
     o.add_argument("--per-round", action="store_true", default=None, help="plot per-round error rates")
     ex = o.add_mutually_exclusive_group()
-    ex.add_argument("--workers", type=int, help="local worker processes (0 = run inline; default: all cores)")
-    ex.add_argument("--dask-workers", type=int, help="start a Dask LocalCluster with N workers")
+    ex.add_argument("--workers", type=int,
+                    help="local worker processes, >= 0 (0 = run inline; default: all cores; more than the cores "
+                         "runs, with a warning)")
+    ex.add_argument("--dask-workers", type=int, help="start a Dask LocalCluster with N (>= 1) workers")
     ex.add_argument("--scheduler", help="address of a running Dask scheduler")
     o.add_argument("--quiet", action="store_true", help="no progress output")
     o.add_argument("--progress-lines", action="store_true",
@@ -181,6 +184,51 @@ def _with_learned_noise(recipe, path: str, *, inline: bool):
     return dataclasses.replace(recipe, tasks=tuple(tasks))
 
 
+#: Flags that override the recipe's stopping and batching options: (flag, SweepOptions field, least value).
+_OPTION_FLAGS = (("--max-shots", "max_shots", 1), ("--max-errors", "max_errors", 1), ("--seed", "seed", 0),
+                 ("--max-batch-size", "max_batch_size", 1))
+
+
+def _options(base, args):
+    """The recipe's :class:`~qdecode.sims.sweep.SweepOptions` with the command-line overrides.
+
+    Each flag is checked here, so a bad value is reported under the flag the user typed
+    (``--max-batch-size``), not under a field name such as ``min_batch_size`` that has no
+    flag. ``--max-batch-size`` below the recipe's first batch size lowers that too.
+    """
+    overrides = {}
+    for flag, field, least in _OPTION_FLAGS:
+        value = getattr(args, field)
+        if value is None:
+            continue
+        if value < least:
+            raise ValueError(f"{flag} must be >= {least}, got {value}")
+        overrides[field] = value
+    if "max_batch_size" in overrides:
+        overrides["min_batch_size"] = min(base.min_batch_size, overrides["max_batch_size"])
+    return dataclasses.replace(base, **overrides)
+
+
+def _check_workers(args) -> None:
+    """``--workers`` counts processes (0 runs inline); ``--dask-workers`` starts at least one."""
+    if args.workers is not None and args.workers < 0:
+        raise ValueError(f"--workers must be >= 0 (0 runs inline, in this process), got {args.workers}")
+    if args.dask_workers is not None and args.dask_workers < 1:
+        raise ValueError(f"--dask-workers must be >= 1, got {args.dask_workers}")
+
+
+def _warn_oversubscribed(workers: int | None, source: str) -> None:
+    """One warning line when more worker processes are asked for than this machine has cores.
+
+    Still runs (the user may know better, e.g. a machine shared with I/O-bound work), but
+    processes beyond the cores only compete for them and multiply memory use.
+    """
+    cores = os.cpu_count() or 1
+    if workers is not None and workers > cores:
+        print(f"qdecode sweep: warning: {workers} worker processes ({source}) on a machine with {cores} cores; "
+              f"running them anyway (the extra ones only compete for the cores)", file=sys.stderr)
+
+
 def run(args) -> int:
     from qdecode.cli.progress import SweepProgress
     from qdecode.sims.executors import make_executor
@@ -201,26 +249,19 @@ def run(args) -> int:
                              f"put it in the recipe's task table instead")
     if args.learned_noise and args.decoder_dem:
         raise ValueError("give --learned-noise or --decoder-dem, not both")
+    _check_workers(args)
     recipe = _inline_recipe(args) if inline else load_recipe(args.recipe)
     if args.learned_noise:
         recipe = _with_learned_noise(recipe, args.learned_noise, inline=inline)
-    overrides = {
-        k: v
-        for k, v in (
-            ("max_shots", args.max_shots),
-            ("max_errors", args.max_errors),
-            ("seed", args.seed),
-            ("max_batch_size", args.max_batch_size),
-        )
-        if v is not None
-    }
-    options = dataclasses.replace(recipe.options, **overrides)
-    if "max_batch_size" in overrides:
-        options = dataclasses.replace(options, min_batch_size=min(options.min_batch_size, options.max_batch_size))
+    options = _options(recipe.options, args)
     out = args.out or recipe.out
     plot_path = args.plot or recipe.plot
     per_round = recipe.per_round if args.per_round is None else args.per_round
     workers = args.workers if args.workers is not None else recipe.workers
+    if args.dask_workers is not None:
+        _warn_oversubscribed(args.dask_workers, "--dask-workers")
+    elif args.scheduler is None:
+        _warn_oversubscribed(workers, "--workers" if args.workers is not None else "the recipe's workers")
     progress = SweepProgress(len(recipe.tasks), quiet=args.quiet, lines=args.progress_lines)
     try:
         with make_executor(workers=workers, dask_workers=args.dask_workers, scheduler=args.scheduler) as executor:

@@ -27,6 +27,12 @@ class UnknownDecoderError(ValueError):
     """A decoder name or parameter that the registry does not know, or a bad value."""
 
 
+def _is_bool(value: Any) -> bool:
+    """A Python or numpy boolean (numpy's ``bool_`` is not a ``bool`` subclass; matched by name, so
+    this leaf module needs no numpy)."""
+    return isinstance(value, bool) or type(value).__name__ in ("bool_", "bool")
+
+
 @dataclasses.dataclass(frozen=True)
 class Param:
     """One decoder parameter: its type (int, float, bool or str), default and meaning.
@@ -46,7 +52,16 @@ class Param:
     min_exclusive: bool = False  # True: the value must be > minimum
 
     def convert(self, name: str, value: Any, decoder: str) -> Any:
-        """Coerce ``value`` (possibly a command-line string) to this parameter's type."""
+        """Coerce ``value`` (possibly a command-line string) to this parameter's type.
+
+        A bool is refused for an int or float parameter: ``int(True) == 1`` would quietly turn
+        ``osd_order=True`` into order 1.
+        """
+        if self.type in (int, float) and _is_bool(value):
+            raise UnknownDecoderError(
+                f"decoder {decoder!r}: parameter {name}={value!r} is a bool; {name} takes "
+                f"{'an int' if self.type is int else 'a float'}"
+            )
         try:
             if self.type is bool:
                 if isinstance(value, str):

@@ -143,7 +143,10 @@ class DecoderSpec:
                 if "=" not in item:
                     raise UnknownDecoderError(f"decoder {name!r}: parameter {item!r} must look like key=value")
                 key, value = item.split("=", 1)
-                given[key.strip()] = value.strip()
+                key = key.strip()
+                if key in given:  # last-one-wins would hide a typo or a stale copy of the key
+                    raise UnknownDecoderError(f"decoder {name!r}: parameter {key!r} is given twice")
+                given[key] = value.strip()
         else:
             given = dict(params)
         inner: Mapping[str, Param] = {}
@@ -215,11 +218,43 @@ def decoder(name: str, problem_or_dem: Any, **params: Any) -> Decoder | BlockDec
     ``problem_or_dem``: a :class:`~qdecode.problem.DecodingProblem` or a ``stim.DetectorErrorModel``
     for quantum decoders, a code object for classical ones. ``decoder("bposd", dem, osd_order=4)``
     is ``--decoder bposd[osd_order=4]``.
+
+    Raises:
+        UnknownDecoderError: an unknown name or parameter, or a bad value (a bool for a number too).
+        TypeError: a quantum decoder given anything but a DecodingProblem or a stim DEM (a path,
+            a circuit, None...); the message says what to pass instead.
     """
     spec = DecoderSpec.create(name, params)
-    target = problem_or_dem
-    if spec.kind == "quantum" and type(target).__name__ == "DetectorErrorModel":
-        from qdecode.problem import DecodingProblem
-
-        target = DecodingProblem.from_dem(target)
+    target = _as_problem(name, problem_or_dem) if spec.kind == "quantum" else problem_or_dem
     return spec.build(target)
+
+
+def _as_problem(name: str, target: Any) -> DecodingProblem:
+    """``target`` as a DecodingProblem: itself, or built from a ``stim.DetectorErrorModel``.
+
+    Anything else is a one-line ``TypeError`` saying what is accepted, instead of an
+    ``AttributeError`` from deep inside the decoder (``'str' object has no attribute 'H'``).
+    stim objects are recognised by their type's name, so this module never imports stim.
+    """
+    import os
+
+    from qdecode.problem import DecodingProblem
+
+    if isinstance(target, DecodingProblem):
+        return target
+    if type(target).__name__ == "DetectorErrorModel":
+        return DecodingProblem.from_dem(target)
+    module = type(target).__module__.split(".")[0]
+    kind = type(target).__qualname__ if module == "builtins" else f"{module}.{type(target).__qualname__}"
+    hint = ""
+    if isinstance(target, (str, os.PathLike)):
+        kind = f"the path {os.fspath(target)!r}"
+        hint = ("; to read a .dem file pass stim.DetectorErrorModel.from_file(path) "
+                "(or DecodingProblem.from_dem(stim.DetectorErrorModel.from_file(path)))")
+    elif type(target).__name__ == "Circuit" and hasattr(target, "detector_error_model"):
+        kind = "a stim.Circuit"
+        hint = "; pass circuit.detector_error_model(decompose_errors=True)"
+    elif target is None:
+        kind = "None"
+    raise TypeError(f"decoder({name!r}, ...) takes a DecodingProblem or a stim.DetectorErrorModel, "
+                    f"got {kind}{hint}")

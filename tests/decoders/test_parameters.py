@@ -405,3 +405,43 @@ def test_recorded_invalid_labels_still_refused(text):
 
     with pytest.raises(ValueError):
         parse_decoder(text)
+
+
+# ------------------------------------------------------------------ values that used to slip through
+def test_a_parameter_given_twice_is_refused():
+    from qdecode.sims.recipe import parse_decoder
+
+    with pytest.raises(ValueError, match="decoder 'bposd': parameter 'osd_order' is given twice"):
+        DecoderSpec.create("bposd", ["osd_order=3", "osd_order=4"])
+    with pytest.raises(ValueError, match="parameter 'osd_order' is given twice"):
+        parse_decoder("bposd[osd_order=3, osd_order =4]")
+
+
+@pytest.mark.parametrize("name, params, message", [
+    ("bposd", {"osd_order": True}, "osd_order=True is a bool; osd_order takes an int"),
+    ("bposd", {"osd_order": np.bool_(False)}, "is a bool; osd_order takes an int"),
+    ("bp", {"alpha": False}, "alpha=False is a bool; alpha takes a float"),
+])
+def test_bools_are_not_numbers(name, params, message):
+    with pytest.raises(ValueError, match=message):
+        decoder(name, _problem(), **params)
+
+
+def test_numbers_of_other_types_still_convert():
+    assert decoder("bposd", _problem(), osd_order=np.int64(3), alpha=1).params["osd_order"] == 3
+    assert DecoderSpec.create("bp", {"alpha": np.float32(0.5)}).params == DecoderSpec.create("bp", ["alpha=0.5"]).params
+
+
+def test_decoder_takes_a_problem_or_a_dem_and_says_so():
+    circuit = stim.Circuit.generated("repetition_code:memory", distance=3, rounds=3, after_clifford_depolarization=0.02)
+    dem = circuit.detector_error_model(decompose_errors=True)
+    problem = DecodingProblem.from_dem(dem)
+    assert decoder("bposd", dem).predict_observables_batch(np.zeros((1, dem.num_detectors), np.uint8)).shape == (1, 1)
+    assert decoder("bposd", problem).params == decoder("bposd", dem).params
+    accepted = r"decoder\('bposd', \.\.\.\) takes a DecodingProblem or a stim.DetectorErrorModel, got "
+    for target, got in (("model.dem", "the path 'model.dem'; to read a .dem file pass stim.DetectorErrorModel"),
+                        (circuit, r"a stim.Circuit; pass circuit.detector_error_model\(decompose_errors=True\)"),
+                        (None, "None"), (np.zeros((3, 3)), "numpy.ndarray"), (3, "int")):
+        with pytest.raises(TypeError, match=accepted + got) as info:
+            decoder("bposd", target)
+        assert "\n" not in str(info.value)

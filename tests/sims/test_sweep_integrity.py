@@ -67,6 +67,25 @@ def test_writer_lock_is_exclusive_and_released_on_close(tmp_path):
     StatsWriter(path).close()  # released
 
 
+def test_writer_lock_is_keyed_on_the_real_file_across_processes(tmp_path):
+    """Another process writing stats.csv locks out link.csv -> stats.csv (and a link to the folder)."""
+    real = tmp_path / "stats.csv"
+    (tmp_path / "link.csv").symlink_to("stats.csv")
+    (tmp_path / "dir").symlink_to(tmp_path, target_is_directory=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys\nfrom qdecode.sims.store import StatsWriter\n"
+                               f"w = StatsWriter({str(real)!r})\nprint('locked', flush=True)\nsys.stdin.read()\n"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        for spelling in (tmp_path / "link.csv", tmp_path / "dir" / "stats.csv", tmp_path / "dir" / "link.csv"):
+            with pytest.raises(CsvLockedError, match="another qdecode sweep"):
+                StatsWriter(spelling)
+    finally:
+        holder.communicate("", timeout=60)
+    StatsWriter(tmp_path / "link.csv").close()  # released with the process
+
+
 def test_same_seed_same_totals_when_max_errors_stops(tmp_path):
     """Same command, same seed: identical per-task shots and errors, inline or on 2 workers."""
     base = SWEEP + ["--d", "3,5", "--p", "0.004,0.008,0.012", "--max-shots", "200000", "--max-errors", "60",
