@@ -57,8 +57,14 @@ class DecodeInfo:
 def check_syndromes(syndromes: np.ndarray, num_detectors: int) -> np.ndarray:
     """Validate ``(S, m)`` 0/1 syndromes; return them as C-contiguous uint8.
 
+    The one gate of every decoder's array input. Accepted: any layout (transposed views, strided
+    slices, Fortran order are copied to C order), and values exactly 0 or 1 of a boolean,
+    integer or real dtype. Values are checked *before* the cast to uint8, so ``-1`` or ``257``
+    is refused rather than wrapped to 255 or 1.
+
     Raises:
-        DecoderInputError: wrong number of dimensions or columns, or a value other than 0/1.
+        DecoderInputError: wrong number of dimensions or columns, a dtype that is not boolean,
+            integer or real (strings, objects, complex), or a value other than 0/1 (NaN included).
     """
     s = np.asarray(syndromes)
     if s.ndim != 2:
@@ -69,18 +75,29 @@ def check_syndromes(syndromes: np.ndarray, num_detectors: int) -> np.ndarray:
         )
     if s.dtype == np.bool_:
         return np.ascontiguousarray(s, dtype=np.uint8)
-    if not np.issubdtype(s.dtype, np.integer):
-        if not np.all((s == 0) | (s == 1)):
-            raise DecoderInputError("syndromes must be binary (0/1)")
+    if s.dtype.kind not in "iuf":
+        raise DecoderInputError(f"syndromes must be a boolean, integer or real array of 0/1, got dtype {s.dtype}")
+    if s.dtype != np.uint8 and s.size:
+        bad = (s != 0) & (s != 1)
+        if bad.any():
+            raise DecoderInputError(f"syndromes must be binary (0/1), found value {s[bad].flat[0].item()!r}")
         return np.ascontiguousarray(s, dtype=np.uint8)
-    s = np.ascontiguousarray(s, dtype=np.uint8) if s.dtype != np.uint8 else np.ascontiguousarray(s)
+    s = np.ascontiguousarray(s, dtype=np.uint8)
     if s.size and s.max() > 1:
         raise DecoderInputError(f"syndromes must be binary (0/1), found value {int(s.max())}")
     return s
 
 
 def check_packed(packed: np.ndarray, num_bits: int) -> np.ndarray:
-    """Validate bit-packed ``(S, ceil(num_bits/8))`` uint8 shots."""
+    """Validate bit-packed ``(S, ceil(num_bits/8))`` uint8 shots; return them C-contiguous.
+
+    Padding bits (beyond ``num_bits`` in the last byte) are ignored, as stim and sinter do: where
+    any is set, they are cleared in a copy (Chromobius would read them as detection events of
+    nodes it does not have).
+
+    Raises:
+        DecoderInputError: another dtype, number of dimensions or width.
+    """
     a = np.asarray(packed)
     width = (num_bits + 7) // 8
     if a.ndim != 2 or a.shape[1] != width or a.dtype != np.uint8:
@@ -88,7 +105,12 @@ def check_packed(packed: np.ndarray, num_bits: int) -> np.ndarray:
             f"bit-packed shots must be uint8 of shape (shots, {width}) for {num_bits} bits, "
             f"got {a.dtype} {a.shape}"
         )
-    return np.ascontiguousarray(a)
+    a = np.ascontiguousarray(a)
+    used = num_bits % 8
+    if used and a.shape[0] and np.any(a[:, -1] >> used):
+        a = a.copy()
+        a[:, -1] &= np.uint8((1 << used) - 1)
+    return a
 
 
 def observables_from_errors(errors: np.ndarray, problem: DecodingProblem) -> np.ndarray:
