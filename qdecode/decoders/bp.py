@@ -122,6 +122,11 @@ class BpDecoder(Decoder):
         frac_bits: fraction bits of the fixed-point messages (0 <= frac_bits < bits).
         dtype: ``"float64"`` or ``"float32"`` (floating point only).
         threads: decoding threads for batches (default: ``numba.get_num_threads()``).
+
+    Work bound: at most ``max_iter`` iterations per shot (default 100, for ``bp`` and ``bp-ps``).
+    One iteration is one sweep over the Tanner graph, O(n + m + nnz(H)) operations, in every
+    schedule and number format. A shot stops earlier once its hard decision satisfies the syndrome.
+    No loop waits for convergence without this cap.
     """
 
     def __init__(

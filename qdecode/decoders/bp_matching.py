@@ -102,6 +102,14 @@ class BpMatchingDecoder(Decoder):
         dtype: BP message type, ``"float64"``, ``"float32"`` or ``"auto"``: float32 for
             ``fast`` (twice the SIMD lanes; same decisions within noise), float64 for ``accurate``.
         threads: BP threads for batches (default: numba's).
+
+    Work bound: BP runs at most ``max_iter`` iterations per shot (default 10), each O(n + m +
+    nnz) on the graph ``bp_graph`` chooses. Committing is one sparse product. Then each shot gets
+    one PyMatching decode of its residual syndrome: exact minimum-weight perfect matching by
+    sparse blossom, which always ends in time polynomial in the size of the matching graph and the
+    number of detection events; it has no iteration cap and no search. With ``mode`` ``"accurate"``
+    (default ``"fast"``) a matching graph is built for each shot with a nonzero residual, O(edges).
+    With ``time_full`` (default False) each shot's full syndrome is matched once more.
     """
 
     def __init__(

@@ -58,6 +58,17 @@ class BpLsdDecoder(Decoder):
 
     ``last_info``: BP's convergence flags and iterations; ``extra["lsd"]`` marks the shots LSD
     decoded and ``extra["lsd_failed"]`` those whose syndrome is outside ``H``'s column space.
+
+    Work bound: BP runs at most ``max_iter`` iterations per shot (default 80), each
+    O(n + m + nnz(H)). On a shot BP did not converge on, every LSD growth step adds at least one
+    of the n bits to a cluster or ends that cluster's growth, and a bit never leaves its cluster.
+    So growth (with the pre-growth of ``lsd_order`` > 0) ends after at most n steps that add bits
+    plus at most one step per cluster (at most m) that finds none. Each added bit's column is
+    eliminated against the shot's basis of at most m vectors, O(m (m + n) / 64) word operations.
+    With ``lsd_order`` w > 0 (default 0: LSD-0, no search) each cluster of nullity k_c runs one
+    OSD of order w' = min(w, k_c): ``lsd_cs`` (the default ``lsd_method``) tests k_c +
+    w' (w' - 1) / 2 patterns, ``lsd_e`` 2^w' - 1 (w <= 20). ``bpuf`` is this class with
+    ``bits_per_step`` 0 and LSD-0.
     """
 
     def __init__(self, problem: DecodingProblem, *, lsd_order: int, lsd_method: str, bits_per_step: int,

@@ -57,6 +57,14 @@ class BpOsdDecoder(Decoder):
             averages the oscillation of min-sum posteriors on the shots BP fails on.
         max_iter, alpha, beta, schedule, bits, frac_bits, method, dtype, threads: passed to
             :class:`~qdecode.decoders.bp.BpDecoder`.
+
+    Work bound: BP runs at most ``max_iter`` iterations per shot (default 80), each
+    O(n + m + nnz(H)). A shot BP did not converge on then gets one OSD: a stable sort of the n
+    columns, one Gaussian elimination of H in that order (O(m n min(m, n) / 64) word operations on
+    bit-packed columns), and a fixed number of test patterns. With w = ``osd_order`` (default 10)
+    clamped to k = n - rank(H), OSD-CS (the default ``osd_method``) tests k single flips and
+    w (w - 1) / 2 pairs; OSD-E tests 2^w - 1 patterns (w <= 24); OSD-0 tests none. A test pattern
+    costs O(m + d m / 64) operations for columns of weight d. There is no search beyond these patterns.
     """
 
     def __init__(self, problem: DecodingProblem, *, osd_method: str = "osd_cs", osd_order: int, osd_key: str,
@@ -111,7 +119,14 @@ def _info(convs, iters) -> DecodeInfo:
 
 @uses_params(BPOSD_E_PARAMS)
 class BpOsdEDecoder(BpOsdDecoder):
-    """BP followed by exhaustive OSD-E (registry ``bposd-e``; defaults :data:`BPOSD_E_PARAMS`)."""
+    """BP followed by exhaustive OSD-E (registry ``bposd-e``; defaults :data:`BPOSD_E_PARAMS`).
+
+    Work bound: BP runs at most ``max_iter`` iterations per shot (default 80), each
+    O(n + m + nnz(H)). A shot BP did not converge on then gets one OSD-E: a stable sort of the n
+    columns, one Gaussian elimination of H (O(m n min(m, n) / 64) word operations), and exactly
+    2^w - 1 test patterns, w = ``osd_order`` (default 4, so 15 patterns; at most 24) clamped to
+    n - rank(H).
+    """
 
     def __init__(self, problem: DecodingProblem, *, osd_order: int, osd_key: str, max_iter: int, alpha: float,
                  beta: float, schedule: str, bits: int, frac_bits: int, method: str = "minsum",

@@ -53,6 +53,12 @@ class ChromobiusDecoder(Decoder):
     Where the observables do not depend on the detectors (no detectors, no observables, ...),
     every shot gets :func:`~qdecode.decoders.base.constant_prediction` and Chromobius is not run.
 
+    Work bound: one Chromobius decode per shot: one PyMatching matching (sparse blossom) on the
+    mobius graph, which has two nodes per detection event, then one lift of the matched edges,
+    cycle by cycle, with at most four passes over each cycle. Matching always ends in time
+    polynomial in the size of the mobius graph and the number of detection events; neither step
+    searches or waits for convergence. No parameter sets the bound.
+
     Raises:
         DecoderInputError: the problem has no DEM, or Chromobius rejects it (Chromobius' reason,
             on one line).

@@ -148,6 +148,20 @@ class GdgDecoder(Decoder):
             converged, so that labels written before this option mean what they meant). Recommended:
             60 (ten steps): on gross-code windows 0 and 60 fail on the same shots, and 60 runs OSD on
             fewer windows.
+
+    Work bound: per shot, pre-BP runs at most ``pre_iter`` iterations (default 8); the main branch
+    runs at most ``max_step`` steps (default 25); at most Q queued alternatives are replayed, each
+    once and for at most ``side_step`` steps (default 10). Q = max(1, 2 (2^``max_tree_depth`` - 1)
+    + ``max_side_depth`` - ``max_tree_depth``) is the capacity of the guessing queue (21 with the
+    defaults ``max_tree_depth`` 3 and ``max_side_depth`` 10); nothing is queued once it is full. A
+    step is at most ``step_iter`` min-sum iterations (default 6) of O(n + m + nnz(H)) each, then one
+    selection pass over the variables and peeling, whose every pass over the checks fixes at least
+    one variable or ends it. So a shot runs at most ``pre_iter`` + ``step_iter`` (``max_step`` +
+    Q ``side_step``) iterations: 8 + 6 (25 + 21 * 10) = 1,418 with the defaults, whatever
+    ``branch_threads``. With ``max_iters`` > 0 (default 0: no budget) the branches also stop at the
+    first step boundary where the shot's iterations reach ``max_iters``. With ``osd_method``
+    (default ``"none"``) a shot may add one OSD as in :class:`~qdecode.decoders.bposd.BpOsdDecoder`
+    (``osd_order`` default 10) and, in batches, one more pre-BP run to rebuild its ordering key.
     """
 
     def __init__(self, problem: DecodingProblem, *, pre_iter: int, step_iter: int, max_step: int,

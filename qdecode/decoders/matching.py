@@ -80,6 +80,12 @@ class MatchingDecoder(Decoder):
         problem: the decoding problem. Correlated matching needs a DEM source
             (``DecodingProblem.from_dem``) because it uses hyperedge decompositions.
         correlated: enable PyMatching's correlated matching (Fowler 2013 two-pass).
+
+    Work bound: one PyMatching decode per shot: exact minimum-weight perfect matching by sparse
+    blossom, which always ends in time polynomial in the size of the matching graph and the number
+    of detection events. It has no iteration cap and needs none: there is no search and no loop
+    that waits for convergence. ``correlated=True`` (registry ``pymatching-correlated``) runs
+    PyMatching's two-pass correlated matching. No parameter sets the bound.
     """
 
     def __init__(self, problem: DecodingProblem, *, correlated: bool = False):

@@ -17,10 +17,14 @@ recurs, in a batch or in a later call, is solved once: at low p most syndromes r
 (``time_limit`` seconds); a shot whose solve stopped at the limit keeps the best solution found
 (zeros when none), and is counted as ``not_converged`` in ``last_info`` (and so in the sweep's
 ``custom_counts``), never passed off as optimal. Results are deterministic except at the time
-limit, where they depend on how far the solver got.
+limit, where they depend on how far the solver got. Shots whose solve stopped at the limit are
+also marked in ``last_info.extra["time_limit_hit"]``, and ``last_info.counts()`` adds them up as
+``time_limit_hits``.
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 import numpy as np
 import scipy.sparse as sp
@@ -43,6 +47,18 @@ _INFEASIBLE = 2
 _MEMO_SIZE = 1 << 16
 
 
+@dataclasses.dataclass
+class MleDecodeInfo(DecodeInfo):
+    """:class:`DecodeInfo` whose counters also count the shots whose solve hit the time limit."""
+
+    def counts(self) -> dict[str, int]:
+        out = super().counts()
+        hit = self.extra.get("time_limit_hit") if self.extra else None
+        if hit is not None:
+            out["time_limit_hits"] = int(np.count_nonzero(hit))
+        return out
+
+
 @uses_params(MLE_PARAMS)
 class MleDecoder(Decoder):
     """Most-likely-error decoder: one mixed-integer program per distinct syndrome.
@@ -51,8 +67,14 @@ class MleDecoder(Decoder):
         problem: the decoding problem (``H`` (m, n), ``L``, priors).
         time_limit: seconds per solve.
 
-    ``last_info.converged[s]`` is True where shot ``s``'s solve was proven optimal;
-    ``last_info.extra["objective"]`` holds ``sum_j w_j e_j`` of the returned error (float64 ``(S,)``).
+    ``last_info`` (:class:`MleDecodeInfo`): ``converged[s]`` is True where shot ``s``'s solve was
+    proven optimal; ``extra["objective"]`` holds ``sum_j w_j e_j`` of the returned error (float64
+    ``(S,)``) and ``extra["time_limit_hit"]`` (bool ``(S,)``) marks the shots whose solve stopped at
+    ``time_limit`` (counted as ``time_limit_hits`` by ``counts()``).
+
+    Work bound: at most one HiGHS integer program per shot: one per distinct nonzero syndrome
+    that is not already remembered; the zero syndrome needs none. HiGHS stops each program at
+    ``time_limit`` seconds (default 60.0). The bound is solver time, not a node count.
 
     Raises:
         DecoderInputError: a syndrome that no combination of mechanisms produces (the program is
@@ -69,10 +91,10 @@ class MleDecoder(Decoder):
         self._A = sp.hstack([H, -2.0 * sp.identity(m, format="csr")], format="csr")
         self._c = np.concatenate([problem.llr, np.zeros(m)])
         self._upper = np.concatenate([np.ones(n), deg // 2]).astype(np.float64)
-        self._memo: dict[bytes, tuple[np.ndarray, bool, float]] = {}
+        self._memo: dict[bytes, tuple[np.ndarray, bool, float, bool]] = {}
 
-    def _solve(self, s: np.ndarray) -> tuple[np.ndarray, bool, float]:
-        """One syndrome ``s`` (m,) -> (error uint8 (n,), proven optimal, objective)."""
+    def _solve(self, s: np.ndarray) -> tuple[np.ndarray, bool, float, bool]:
+        """One syndrome ``s`` (m,) -> (error uint8 (n,), proven optimal, objective, stopped at the time limit)."""
         from scipy.optimize import Bounds, LinearConstraint, milp
 
         n = self.problem.num_errors
@@ -83,10 +105,11 @@ class MleDecoder(Decoder):
         if res.status == _INFEASIBLE:
             raise DecoderInputError("mle: no error of the problem's mechanisms produces this syndrome "
                                     f"(detectors {np.flatnonzero(s).tolist()[:10]}...)")
+        limit = res.status == _LIMIT  # no iteration or node limit is set: status 1 is the time limit
         if res.x is None:  # limit hit before any feasible point
-            return np.zeros(n, dtype=np.uint8), False, float("nan")
+            return np.zeros(n, dtype=np.uint8), False, float("nan"), limit
         e = (res.x[:n] > 0.5).astype(np.uint8)
-        return e, res.status == _OPTIMAL, float(self._c[:n] @ e)
+        return e, res.status == _OPTIMAL, float(self._c[:n] @ e), limit
 
     def decode_batch(self, syndromes: np.ndarray) -> np.ndarray:
         s = check_syndromes(syndromes, self.problem.num_detectors)
@@ -94,6 +117,7 @@ class MleDecoder(Decoder):
         out = np.zeros((S, self.problem.num_errors), dtype=np.uint8)
         converged = np.ones(S, dtype=bool)
         objective = np.zeros(S, dtype=np.float64)
+        limit_hit = np.zeros(S, dtype=bool)
         if S:
             uniq, inverse = np.unique(s, axis=0, return_inverse=True)
             inverse = inverse.reshape(-1)
@@ -106,12 +130,14 @@ class MleDecoder(Decoder):
                     hit = self._solve(uniq[u])
                     if len(self._memo) < _MEMO_SIZE:
                         self._memo[key] = hit
-                e, ok, obj = hit
+                e, ok, obj, limit = hit
                 rows = inverse == u
                 out[rows] = e
                 converged[rows] = ok
                 objective[rows] = obj
-        self.last_info = DecodeInfo(converged=converged, extra={"objective": objective})
+                limit_hit[rows] = limit
+        self.last_info = MleDecodeInfo(converged=converged,
+                                       extra={"objective": objective, "time_limit_hit": limit_hit})
         return out
 
 

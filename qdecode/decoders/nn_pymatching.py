@@ -81,6 +81,14 @@ class NnPymatchingDecoder(Decoder):
     Where the observables do not depend on the detectors (no detectors, no observables, ...),
     every shot gets :func:`~qdecode.decoders.base.constant_prediction`, without the network.
 
+    Work bound: one forward pass of the network per shot (a fixed stack of Conv3d layers over the
+    detector volume: a fixed cost per shot, no recurrence and no iteration), O(n) to gather and
+    threshold the column probabilities, one sparse product to commit, then one PyMatching decode of
+    the residual syndrome: exact minimum-weight perfect matching by sparse blossom, which always
+    ends in time polynomial in the size of the matching graph and the number of detection events.
+    With ``mode`` ``"reweight"`` or ``"both"`` (default ``"commit"``) a matching graph is built
+    for each shot with a nonzero residual, O(edges). No loop depends on convergence.
+
     Raises:
         qdecode.neural.predecoder_runtime.PredecoderLoadError: missing or corrupt model (a
             ``ValueError``).

@@ -185,8 +185,20 @@ class DecoderSpec:
 
     def build(self, problem: DecodingProblem | Any) -> Decoder | BlockDecoder:
         """The decoder: a syndrome :class:`~qdecode.decoders.base.Decoder` compiled for a ``DecodingProblem``
-        (kind ``quantum``), or a :class:`~qdecode.decoders.block.BlockDecoder` for a code object (``classical``)."""
-        return get_entry(self.name).factory(problem, **dict(self.params))
+        (kind ``quantum``), or a :class:`~qdecode.decoders.block.BlockDecoder` for a code object (``classical``).
+
+        A decoder that cannot decode the problem refuses here, before any shot is sampled (sinter's
+        ``compile_decoder_for_dem`` calls this), with a :class:`DecoderInputError` whose one line
+        starts with the decoder's name (added where the decoder's own message does not).
+        """
+        from qdecode.decoders.base import DecoderInputError
+
+        try:
+            return get_entry(self.name).factory(problem, **dict(self.params))
+        except DecoderInputError as exc:
+            if str(exc).startswith(self.name):
+                raise
+            raise type(exc)(f"{self.name}: {exc}") from None
 
 
 def _nested_params(entry: DecoderEntry, given: Mapping[str, Any]) -> tuple[Mapping[str, Param], str]:

@@ -89,6 +89,14 @@ class UnionFindDecoder(Decoder):
 
     ``last_info.converged`` is False on a shot whose syndrome no error of the graph produces.
 
+    Work bound: every growth round but the last adds one step to the support of at least one edge,
+    and a support never shrinks within a shot and is at most its edge's length. So a shot's growth
+    ends after at most 1 + sum of the edge lengths rounds: 2 E + 1 with ``length_steps`` 0 (the
+    default; E = edges of the decoding graph), at most 254 E + 1 otherwise. A round is one pass over
+    the growing clusters' vertices and edges plus the fusions (union by size, finds of O(log V) for
+    V = m + 1 vertices). Peeling is one breadth-first pass over the grown edges and one pass back,
+    O(V + E).
+
     Raises:
         DecoderInputError: a column with three or more detectors and no decomposed DEM.
     """

@@ -196,6 +196,14 @@ class WindowDecoder(Decoder):
         fallback: ``"none"``, ``"last"`` or ``"all"``: windows where a non-converged inner decode
             is redone with BP+OSD-CS10 (module docstring).
 
+    Work bound: a call decodes K = 1 + max(0, ceil((R - ``W``) / ``F``)) windows in order, for R
+    detector rounds (defaults ``W`` 3, ``F`` 1). In each window a shot gets at most one decode by
+    the inner decoder (default ``bposd``; none where the window syndrome is zero), within that
+    decoder's own work bound on the window's sub-problem. With ``fallback`` ``"last"`` or ``"all"``
+    (default ``"none"``) a shot gets at most one more decode per window by BP+OSD-CS (``bposd``
+    defaults: at most 80 BP iterations, then OSD-CS of order 10). Committing a window is one sparse
+    product over its committed columns. No loop depends on convergence.
+
     Raises:
         DecoderInputError: bad ``W`` / ``F`` / ``per_round``, unknown rounds, an inner decoder
             that cannot run in a window, or an unknown inner decoder / parameter.

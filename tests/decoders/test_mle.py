@@ -91,3 +91,44 @@ def test_each_distinct_syndrome_is_solved_once(monkeypatch):
     distinct = {r.tobytes() for r in syn if r.any()}
     assert len(calls) == len(distinct) == len(set(calls))
     assert np.array_equal(dec.decode_batch(syn[:10]), first[:10]) and len(calls) == len(distinct)
+
+
+def test_time_limit_hits_are_flagged_and_counted(monkeypatch):
+    # a d = 5 surface-code memory (1677 mechanisms): HiGHS cannot solve it in a nanosecond
+    circ = stim.Circuit.generated("surface_code:rotated_memory_z", distance=5, rounds=5,
+                                  after_clifford_depolarization=0.01)
+    problem = DecodingProblem.from_dem(circ.detector_error_model(decompose_errors=True))
+    syn = circ.compile_detector_sampler(seed=1).sample(3).astype(np.uint8)
+    assert syn.any(axis=1).all()
+    syn = np.concatenate([syn, np.zeros((1, problem.num_detectors), dtype=np.uint8)])  # the zero syndrome: no solve
+    dec = MleDecoder(problem, time_limit=1e-9)
+    dec.decode_batch(syn)
+    info = dec.last_info
+    assert info.extra["time_limit_hit"].dtype == bool and info.extra["time_limit_hit"].shape == (4,)
+    assert info.extra["time_limit_hit"].tolist() == [True, True, True, False]
+    assert info.converged.tolist() == [False, False, False, True]
+    counts = info.counts()
+    assert counts["time_limit_hits"] == 3 and counts["not_converged"] == 3
+    # remembered solutions keep their flag
+    dec.decode_batch(syn[:1])
+    assert dec.last_info.extra["time_limit_hit"].tolist() == [True]
+
+    # an optimal solve is not a time-limit hit
+    small = _small_problem()
+    ok = MleDecoder(small)
+    ok.decode_batch(np.ones((1, small.num_detectors), dtype=np.uint8))
+    assert ok.last_info.converged.all()
+    assert not ok.last_info.extra["time_limit_hit"].any() and ok.last_info.counts()["time_limit_hits"] == 0
+
+    # and a limit reached after a feasible point: the best solution so far, flagged (solver mocked)
+    import scipy.optimize
+
+    class Result:
+        status = 1
+        x = np.zeros(small.num_errors + small.num_detectors)
+
+    monkeypatch.setattr(scipy.optimize, "milp", lambda *a, **k: Result())
+    mocked = MleDecoder(small)
+    mocked.decode_batch(np.repeat(np.array([[0], [1]], dtype=np.uint8), small.num_detectors, axis=1))
+    assert mocked.last_info.extra["time_limit_hit"].tolist() == [False, True]
+    assert mocked.last_info.counts()["time_limit_hits"] == 1
