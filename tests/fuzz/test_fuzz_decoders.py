@@ -61,6 +61,16 @@ REGRESSIONS = {
     "no-detectors": "error(0.1) L0\nlogical_observable L0\n",
     "empty": "",
     "no-observables": "error(0.1) D0\ndetector D0\n",
+    # matching decoders: a random syndrome on detectors no mechanism touches raised PyMatching's
+    # multi-line ValueError ("No perfect matching could be found...") instead of a one-line refusal
+    "detectors-without-mechanisms": "repeat 2 {\n    detector D0\n    shift_detectors 1\n}\ndetector D2\n",
+    # chromobius: 4th coordinates that are not a colour code; it compiled, then failed on sampled
+    # shots ("No perfect matching"); now refused at compile time
+    "chromobius-not-a-colour-code": (
+        "error(0.003421995) L0\nerror(0.000118492) D0 L0\nerror(0.5) L0\nerror(8.437e-05) D0\n"
+        "error(0.00999977) D1 D2 D3 L0\nerror(0.5) D1 D2 D3\nerror(0.025471141) D3 L0\nerror(3.532e-06) D3\n"
+        "error(0.043042164) D1 D2 D3 L0\ndetector(6, 6, 4, 0) D0\ndetector(-1, -3, 1, 3) D1\n"
+        "detector(-3, 0, 2, 0) D2\ndetector(1, -2, -3, 3) D3\nlogical_observable L0\n"),
 }
 
 
