@@ -228,15 +228,37 @@ def prepare(tasks: Sequence[Task], existing: dict[str, StatsRow], opts: SweepOpt
     return out
 
 
+def check_decoders(states: Sequence[TaskProgress]) -> None:
+    """Build the decoder of every given task once, in this process, before any shot is sampled.
+
+    A decoder that cannot decode a task's model refuses when it is built (sinter's contract for
+    ``compile_decoder_for_dem``). Building them all up front stops a sweep that would fail
+    before it samples anything, with one line naming the task, instead of after the tasks
+    before it have run. The builds stay in this process's cache (:func:`sims.sampling.compiled`),
+    which the inline executor decodes with.
+
+    Raises:
+        ValueError: ``"task <task.describe()>: <the decoder's reason>"``.
+    """
+    from qdecode.sims.sampling import compiled
+
+    for st in states:
+        try:
+            compiled(st.compiled.task)
+        except ValueError as exc:
+            raise ValueError(f"task {st.compiled.task.describe()}: {exc}") from None
+
+
 def warm_up(states: Sequence[TaskProgress]) -> None:
-    """Build each distinct decoder once in this process and decode one empty syndrome.
+    """Decode one empty syndrome (or block) with each distinct decoder, in this process.
 
     Compiles (or loads) the numba kernels here, so the on-disk cache is written once
-    before worker processes start instead of by every worker at the same time.
+    before worker processes start instead of by every worker at the same time. The decoders
+    come from :func:`sims.sampling.compiled` (built by :func:`check_decoders`).
     """
     import numpy as np
 
-    from qdecode.problem import DecodingProblem
+    from qdecode.sims.sampling import compiled
 
     seen: set[str] = set()
     for st in states:
@@ -244,14 +266,11 @@ def warm_up(states: Sequence[TaskProgress]) -> None:
         if name in seen:
             continue
         seen.add(name)
+        ct, channel = compiled(st.compiled.task)
         if st.compiled.task.classical is not None:
-            from qdecode.sims.sampling import compiled
-
-            ct, channel = compiled(st.compiled.task)
             ct.decoder.decode_llr_batch(channel.transmit(np.zeros((1, ct.code.n), dtype=np.uint8), 0))
-            continue
-        decoder = st.compiled.task.decoder.build(DecodingProblem.from_dem(st.compiled.dem))
-        decoder.predict_observables_batch(np.zeros((1, st.compiled.dem.num_detectors), dtype=np.uint8))
+        else:
+            ct.decoder.predict_observables_batch(np.zeros((1, ct.dem.num_detectors), dtype=np.uint8))
 
 
 def run_sweep(
@@ -274,6 +293,7 @@ def run_sweep(
 
     Raises:
         CsvLockedError: another sweep is writing ``out_path``.
+        ValueError: a task's decoder refuses its model (:func:`check_decoders`: before any shot).
     """
     executor = executor or InlineExecutor()
     # Lock (and repair a truncated tail) before reading: the rows read must be the rows appended to.
@@ -282,8 +302,10 @@ def run_sweep(
     try:
         existing = merge_rows(read_rows(out_path)) if out_path is not None else {}
         states = prepare(tasks, existing, options)
-        if not isinstance(executor, InlineExecutor) and any(not st.done(options) for st in states):
-            warm_up([st for st in states if not st.done(options)])
+        unfinished = [st for st in states if not st.done(options)]
+        check_decoders(unfinished)
+        if not isinstance(executor, InlineExecutor) and unfinished:
+            warm_up(unfinished)
         limit = max(1, executor.num_workers * options.max_in_flight_per_worker)
         while True:
             # Fill free slots, earliest unfinished tasks first (keeps workers' decoder caches warm).

@@ -331,6 +331,17 @@ def test_a_task_stim_refuses_is_named(tmp_path, capsys, cli_error):
     assert "over-mixing" in err
 
 
+def test_a_decoder_refusing_a_task_stops_the_sweep_before_any_shot(tmp_path, capsys, cli_error):
+    """Chromobius needs colour-code detectors: the surface task is refused when its decoder is built,
+    before pymatching's task (listed first) samples anything, naming the task."""
+    out = tmp_path / "refused.csv"
+    err = cli_error(["sweep", "--code", "surface", "--d", "3", "--noise", "sd6", "--p", "0.005",
+                     "--decoder", "pymatching", "--decoder", "chromobius", "--quiet", "--workers", "0",
+                     "--out", str(out)])
+    assert "task code=surface, d=3, p=0.005, noise=sd6, basis=Z, decoder=chromobius: chromobius cannot decode" in err
+    assert len(out.read_text().splitlines()) <= 1  # at most the header: no shot was sampled
+
+
 def test_the_lock_follows_symbolic_links(tmp_path, capsys, cli_error):
     """``--out link.csv`` (a link to stats.csv) while stats.csv is being written, and the other way round."""
     from qdecode.sims.store import StatsWriter
