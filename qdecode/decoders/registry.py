@@ -64,6 +64,7 @@ BUILTIN_DECODERS: dict[str, str] = {
     "bplsd": "qdecode.decoders.bplsd",
     "bpuf": "qdecode.decoders.bplsd",
     "chromobius": "qdecode.decoders.chromobius_decoder",
+    "tesseract": "qdecode.decoders.tesseract_decoder",
 }
 
 _REGISTRY: dict[str, DecoderEntry] = {}  # entries added by register() (plug-ins, tests)

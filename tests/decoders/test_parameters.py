@@ -64,6 +64,7 @@ def _python(name: str):
     from qdecode.decoders.polar import ScDecoder, SclDecoder
     from qdecode.decoders.relay import MemBpDecoder, RelayBpDecoder
     from qdecode.decoders.sem_osd import SemOsdDecoder
+    from qdecode.decoders.tesseract_decoder import TesseractDecoder
     from qdecode.decoders.union_find import UnionFindDecoder
     from qdecode.decoders.window import WindowDecoder
 
@@ -90,6 +91,7 @@ def _python(name: str):
         "uf": (_problem, lambda p, **kw: UnionFindDecoder(p, **kw)),
         "bplsd": (_problem, lambda p, **kw: BpLsdDecoder(p, **kw)),
         "chromobius": (_color_problem, lambda p, **kw: ChromobiusDecoder(p, **kw)),
+        "tesseract": (_problem, lambda p, **kw: TesseractDecoder(p, **kw)),
         "bpuf": (_problem, lambda p, **kw: BpLsdDecoder(p, lsd_order=0, lsd_method="lsd_cs", bits_per_step=0,
                                                         lsd_grow=1, **kw)),
     }
@@ -105,6 +107,7 @@ EXPLICIT = {
     "sem-osd": {"order": 1, "context": "genie"}, "crisp": {"beam": 2},
     "mle": {"time_limit": 5.0}, "uf": {"growth": "uniform"},
     "bplsd": {"lsd_order": 4, "max_iter": 20}, "bpuf": {"max_iter": 12},
+    "tesseract": {"beam": "short", "sparsify": "color", "det_beam": 12},
 }
 
 
