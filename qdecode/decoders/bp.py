@@ -53,7 +53,11 @@ def bp_params(max_iter: int) -> dict[str, Param]:
 
 
 #: Parameters of ``bp`` and of :class:`BpDecoder` (one table: the class takes its defaults from it).
-BP_PARAMS = bp_params(100)
+#: ``dtype`` (added after labels were recorded) shows in a label only when it is not float64.
+BP_PARAMS = {**bp_params(100),
+             "dtype": Param(str, "float64", "floating-point message storage: float64 | float32 (float32 batches "
+                            "run on 32 float32 lanes, benchmarks/README)", ("float64", "float32"),
+                            label_default=False)}
 #: Parameters of ``bp-ps`` (product-sum has no scaling, offset or fixed point).
 BP_PS_PARAMS = {k: v for k, v in BP_PARAMS.items() if k in ("max_iter", "schedule")}
 
@@ -140,7 +144,7 @@ class BpDecoder(Decoder):
         schedule: str,
         bits: int,
         frac_bits: int,
-        dtype: str = "float64",
+        dtype: str,
         threads: int | None = None,
     ):
         if method not in METHODS:
