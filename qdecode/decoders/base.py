@@ -146,6 +146,12 @@ def constant_prediction(problem: DecodingProblem) -> np.ndarray | None:
     return (np.asarray(problem.L @ likely).reshape(-1) & 1).astype(np.uint8)
 
 
+def packed_rows(bits: np.ndarray, shots: int) -> np.ndarray:
+    """uint8 ``(shots, ceil(k/8))``: the 0/1 vector ``bits`` ``(k,)`` bit-packed (little-endian), on every row."""
+    row = np.packbits(np.asarray(bits, dtype=np.uint8), bitorder="little")
+    return np.tile(row, (shots, 1)).reshape(shots, row.size)
+
+
 class Decoder(abc.ABC):
     """A decoder compiled for one :class:`DecodingProblem`; cheap to call repeatedly."""
 
@@ -181,3 +187,18 @@ class Decoder(abc.ABC):
         dets = np.unpackbits(packed, axis=1, count=m, bitorder="little")
         obs = self.predict_observables_batch(dets)
         return np.packbits(obs, axis=1, bitorder="little")
+
+
+class PackedDecoder(Decoder):
+    """A decoder whose native path is bit-packed (a peer package's packed call, say).
+
+    Subclasses implement :meth:`predict_observables_packed`; :meth:`predict_observables_batch`
+    packs the syndromes, calls it and unpacks, so both paths give the same answers.
+    """
+
+    def predict_observables_batch(self, syndromes: np.ndarray) -> np.ndarray:
+        """uint8 ``(S, m)`` -> uint8 ``(S, k)``: packed, decoded, unpacked."""
+        s = check_syndromes(syndromes, self.problem.num_detectors)
+        out = self.predict_observables_packed(np.packbits(s, axis=1, bitorder="little"))
+        return np.unpackbits(out, axis=1, count=self.problem.num_observables, bitorder="little").astype(
+            np.uint8, copy=False)

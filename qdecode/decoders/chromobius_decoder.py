@@ -21,7 +21,14 @@ import re
 
 import numpy as np
 
-from qdecode.decoders.base import Decoder, DecoderInputError, check_packed, check_syndromes, constant_prediction
+from qdecode.decoders.base import (
+    DecoderInputError,
+    PackedDecoder,
+    check_packed,
+    check_syndromes,
+    constant_prediction,
+    packed_rows,
+)
 from qdecode.decoders.graphlike import unmatchable_syndromes_refused
 from qdecode.decoders.params import DecoderEntry, uses_params
 from qdecode.problem import DecodingProblem
@@ -43,7 +50,7 @@ def _one_line(text: str) -> str:
 
 
 @uses_params({})
-class ChromobiusDecoder(Decoder):
+class ChromobiusDecoder(PackedDecoder):
     """Chromobius compiled for one DEM; no parameters.
 
     Args:
@@ -120,19 +127,10 @@ class ChromobiusDecoder(Decoder):
         if packed.shape[0] == 0:
             return np.zeros((0, self._out_bytes), dtype=np.uint8)
         if self._constant is not None:
-            flips = np.packbits(self._constant, bitorder="little")
-            return np.tile(flips, (packed.shape[0], 1)).reshape(packed.shape[0], self._out_bytes)
+            return packed_rows(self._constant, packed.shape[0])
         with unmatchable_syndromes_refused("chromobius"):
             out = self._decoder.predict_obs_flips_from_dets_bit_packed(np.ascontiguousarray(packed))
         return np.asarray(out, dtype=np.uint8).reshape(packed.shape[0], self._out_bytes)
-
-    def predict_observables_batch(self, syndromes: np.ndarray) -> np.ndarray:
-        """uint8 ``(S, m)`` -> uint8 ``(S, k)``: packed, decoded, unpacked."""
-        s = check_syndromes(syndromes, self.problem.num_detectors)
-        k = self.problem.num_observables
-        packed = np.packbits(s, axis=1, bitorder="little")
-        obs = self.predict_observables_packed(packed)
-        return np.unpackbits(obs, axis=1, count=k, bitorder="little").astype(np.uint8, copy=False)
 
     def decode_batch(self, syndromes: np.ndarray) -> np.ndarray:
         """Not available: Chromobius predicts observable flips, not per-column error estimates.

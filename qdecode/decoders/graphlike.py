@@ -21,14 +21,13 @@ from qdecode.problem import DecodingProblem
 
 
 @contextlib.contextmanager
-def unmatchable_syndromes_refused(decoder: str, why: str = "which no error of the model produces (were the "
-                                  "shots sampled from this model?)") -> Iterator[None]:
+def unmatchable_syndromes_refused(decoder: str) -> Iterator[None]:
     """Turn a matcher's "no perfect matching" into a one-line :class:`DecoderInputError`.
 
     PyMatching (and Chromobius, which matches with it) raises a ``ValueError`` when a syndrome
     has odd parity on a part of the graph with no boundary. For a matching graph built from the
     model itself, no error of the model produces such a syndrome, so the shots come from another
-    model (or were corrupted); sampled shots never do this. ``why`` ends the message.
+    model (or were corrupted); sampled shots never do this.
     """
     try:
         yield
@@ -36,7 +35,8 @@ def unmatchable_syndromes_refused(decoder: str, why: str = "which no error of th
         if "perfect matching" not in str(exc):
             raise
         raise DecoderInputError(
-            f"{decoder}: a syndrome has odd parity on a part of the matching graph with no boundary, {why}"
+            f"{decoder}: a syndrome has odd parity on a part of the matching graph with no boundary, which no "
+            "error of the model produces (were the shots sampled from this model?)"
         ) from None
 
 

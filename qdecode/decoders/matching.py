@@ -97,8 +97,10 @@ class MatchingDecoder(Decoder):
             _check_decomposed(problem.dem, self._name)
             dem = problem.dem
             if self.correlated:  # PyMatching refuses p > 1/2 with correlations: decode the complemented model
-                dem, self._det_flip, self._obs_flip = complement_likely_errors(
-                    dem, problem.num_detectors, problem.num_observables)
+                dem, det_flip, obs_flip = complement_likely_errors(dem, problem.num_detectors, problem.num_observables)
+                if det_flip.any() or obs_flip.any():
+                    self._det_flip = np.packbits(det_flip, bitorder="little")
+                    self._obs_flip = np.packbits(obs_flip, bitorder="little")
             self._matching = pm.Matching.from_detector_error_model(dem, enable_correlations=self.correlated)
         else:
             if self.correlated:
@@ -116,14 +118,14 @@ class MatchingDecoder(Decoder):
             )
         self._error_matching = None  # built lazily by decode_batch (per-column predictions)
 
-    _det_flip: np.ndarray | None = None  # complemented p > 1/2 errors (correlated mode): shot offset
-    _obs_flip: np.ndarray | None = None  # and prediction offset
+    # complemented p > 1/2 errors (correlated mode), bit-packed: the shot offset and the prediction offset
+    _det_flip: np.ndarray | None = None
+    _obs_flip: np.ndarray | None = None
 
     def predict_observables_packed(self, packed: np.ndarray) -> np.ndarray:
         packed = check_packed(packed, self.problem.num_detectors)
-        complemented = self._det_flip is not None and (self._det_flip.any() or self._obs_flip.any())
-        if complemented:
-            packed = packed ^ np.packbits(self._det_flip, bitorder="little")
+        if self._det_flip is not None:
+            packed = packed ^ self._det_flip
         with unmatchable_syndromes_refused(self._name):
             out = self._matching.decode_batch(
                 packed,
@@ -132,7 +134,7 @@ class MatchingDecoder(Decoder):
                 enable_correlations=self.correlated,
             )
         out = np.asarray(out, dtype=np.uint8).reshape(packed.shape[0], (self.problem.num_observables + 7) // 8)
-        return out ^ np.packbits(self._obs_flip, bitorder="little") if complemented else out
+        return out if self._obs_flip is None else out ^ self._obs_flip
 
     def predict_observables_batch(self, syndromes: np.ndarray) -> np.ndarray:
         s = check_syndromes(syndromes, self.problem.num_detectors)

@@ -30,7 +30,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from qdecode.decoders.base import Decoder, DecoderInputError, check_packed, check_syndromes, constant_prediction
+from qdecode.decoders.base import (
+    DecoderInputError,
+    PackedDecoder,
+    check_packed,
+    check_syndromes,
+    constant_prediction,
+    packed_rows,
+)
 from qdecode.decoders.params import DecoderEntry, Param, uses_params
 from qdecode.problem import DecodingProblem
 
@@ -64,7 +71,7 @@ def _import_tesseract():
 
 
 @uses_params(TESSERACT_PARAMS)
-class TesseractDecoder(Decoder):
+class TesseractDecoder(PackedDecoder):
     """Tesseract A* search (module docstring), compiled for one DEM.
 
     Args:
@@ -125,8 +132,7 @@ class TesseractDecoder(Decoder):
         packed = check_packed(packed, self.problem.num_detectors)
         S = packed.shape[0]
         if self._constant is not None:
-            flips = np.packbits(self._constant, bitorder="little")
-            return np.tile(flips, (S, 1)).reshape(S, self._out_bytes)
+            return packed_rows(self._constant, S)
         if S == 0:
             return np.zeros((0, self._out_bytes), dtype=np.uint8)
         if self._det_flip is not None:
@@ -134,13 +140,6 @@ class TesseractDecoder(Decoder):
         out = np.asarray(self._compiled.decode_shots_bit_packed(bit_packed_detection_event_data=packed),
                          dtype=np.uint8).reshape(S, self._out_bytes)
         return out ^ self._obs_flip if self._obs_flip is not None else out
-
-    def predict_observables_batch(self, syndromes: np.ndarray) -> np.ndarray:
-        """uint8 ``(S, m)`` -> uint8 ``(S, k)``: packed, decoded, unpacked."""
-        s = check_syndromes(syndromes, self.problem.num_detectors)
-        obs = self.predict_observables_packed(np.packbits(s, axis=1, bitorder="little"))
-        return np.unpackbits(obs, axis=1, count=self.problem.num_observables, bitorder="little").astype(
-            np.uint8, copy=False)
 
     def decode_batch(self, syndromes: np.ndarray) -> np.ndarray:
         """Not available: this wrapper returns observable flips only.
