@@ -71,7 +71,8 @@ def speed(args) -> None:
                          ms_scaling_factor=1.0, schedule="parallel")
     relay = relay_bp.MinSumBPDecoderF64(prob.H.astype(np.uint8).tocsr(), error_priors=prob.priors,
                                         max_iter=MAX_ITER, alpha=None)
-    osd_ours = BpOsdDecoder(prob, osd_method="osd_cs", osd_order=10, max_iter=MAX_ITER, alpha=1.0, threads=1)
+    osd_ours = BpOsdDecoder(prob, osd_method="osd_cs", osd_order=10, osd_key="last", max_iter=MAX_ITER, alpha=1.0,
+                            threads=1)
     osd_ref = ldpc.BpOsdDecoder(prob.H, error_channel=list(prob.priors), max_iter=MAX_ITER,
                                 bp_method="minimum_sum", ms_scaling_factor=1.0, schedule="parallel",
                                 osd_method="osd_cs", osd_order=10)
@@ -125,7 +126,7 @@ def ler(args) -> None:
     c, prob = problem(args.problem)
     dets, obs = sample(c, args.shots, args.seed)
     L = prob.L.toarray().astype(np.uint8)
-    ours = BpOsdDecoder(prob, osd_method="osd_cs", osd_order=10, max_iter=MAX_ITER, alpha=1.0)
+    ours = BpOsdDecoder(prob, osd_method="osd_cs", osd_order=10, osd_key="last", max_iter=MAX_ITER, alpha=1.0)
     t = time.perf_counter()
     pred = ours.predict_observables_batch(dets)
     t_ours = time.perf_counter() - t

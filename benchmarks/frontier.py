@@ -38,7 +38,7 @@ from typing import Any, Callable  # noqa: E402
 import numpy as np  # noqa: E402
 import stim  # noqa: E402
 
-from qdecode.decoders.registry import DecoderSpec  # noqa: E402
+from qdecode.decoders.registry import DecoderSpec, split_label  # noqa: E402
 from qdecode.problem import DecodingProblem  # noqa: E402
 from qdecode.sims.stats import fit_binomial  # noqa: E402
 from qdecode.sims.tasks import decoding_dem  # noqa: E402
@@ -71,6 +71,10 @@ PROBLEMS: dict[str, tuple[Callable[[], stim.Circuit], str]] = {
        for d in (5, 7)},
     "bb144-p0.003": (_ours("bb144_12_12", None, "bb-uniform", 0.003, rounds=12),
                      "[[144,12,12]] memory Z, 12 rounds, bb-uniform p=0.003"),
+    "hgp58-p0.003": (_ours("hgp58_16_3", None, "sd6", 0.003, rounds=3),
+                     "HGP [[58,16,3]] (Hamming x Hamming), 3 rounds, SD6 p=0.003"),
+    "gb126-p0.002": (_ours("gb126_28_8", None, "sd6", 0.002, rounds=8),
+                     "generalized bicycle (1x1 lifted product) [[126,28,8]], 8 rounds, SD6 p=0.002"),
 }
 
 
@@ -128,10 +132,8 @@ def _peer(name: str, dem: stim.DetectorErrorModel) -> Callable[[np.ndarray, np.n
 def _decoder(label: str, dem: stim.DetectorErrorModel, problem: DecodingProblem):
     if label.startswith("peer:"):
         return _peer(label[5:], dem)
-    from qdecode.sims.recipe import split_decoder
-
-    name, params = split_decoder(label)
-    dec = DecoderSpec.create(name, [f"{k}={v}" for k, v in params.items()]).build(problem)
+    name, params = split_label(label)
+    dec = DecoderSpec.create(name, params).build(problem)
     k = problem.num_observables
     return lambda packed, dets: np.unpackbits(dec.predict_observables_packed(packed), axis=1, count=k,
                                               bitorder="little")
@@ -261,6 +263,8 @@ def main() -> None:
         fit = fit_binomial(num_shots=args.shots, num_hits=k, max_likelihood_factor=1e3)
         rows.append({"decoder": label, "failures": k, "shots": args.shots, "ler": k / args.shots,
                      "ler_low": fit.low, "ler_high": fit.high, "ms_per_shot": 1e3 * cpu / args.shots})
+        if not label.startswith("peer:"):  # the full label: what the row means, whatever the defaults become
+            rows[-1]["label"] = DecoderSpec.create(*split_label(label)).label()
         print(f"  {label}: {k} failures, {rows[-1]['ms_per_shot']:.3f} ms/shot", flush=True)
     pareto(rows)
     print()

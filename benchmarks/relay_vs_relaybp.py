@@ -50,7 +50,8 @@ def main() -> None:
     from qdecode.sims.stats import fit_binomial
     from qdecode.sims.tasks import decoding_dem
 
-    params = dict(gamma0=0.15, gamma_interval=(-0.226, 0.622), pre_iter=80, legs=300, leg_iter=60, stop_after=5)
+    params = dict(gamma0=0.15, gamma_interval=(-0.226, 0.622), pre_iter=80, legs=300, leg_iter=60, stop_after=5,
+                  bits=0)  # float64 lanes: relay-bp's own arithmetic
     ref_params = dict(gamma0=0.15, gamma_dist_interval=(-0.226, 0.622), pre_iter=80, num_sets=300,
                       set_max_iter=60, stop_nconv=5, alpha=None)
 

@@ -129,7 +129,8 @@ def main() -> None:
         dets, obs = dets.astype(np.uint8), obs.astype(np.uint8)
         decoders = {}
         if not args.no_whole:
-            decoders["whole-history bposd"] = BpOsdDecoder(prob, osd_method="osd_cs", method="minsum", **inner)
+            decoders["whole-history bposd"] = BpOsdDecoder(prob, osd_method="osd_cs", osd_key="last",
+                                                                 method="minsum", **inner)
         for name in args.inner:
             for W, F in pairs:
                 variants = [(b, fb, o, a) for b in args.gdg_max_iters for fb in args.fallback for o in args.gdg_osd

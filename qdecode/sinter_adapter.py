@@ -11,14 +11,21 @@ A *label* names a decoder as recipes do: ``name`` or ``name[key=value,...]``
 (``relay-bp[gamma0=0.1]``, ``bposd[osd_order=20,max_iter=50]``). Its sinter name is ``qd-``
 followed by the label. :func:`sinter_decoders` returns
 
-* ``qd-<name>`` for every registered quantum decoder, at default parameters (always);
+* ``qd-<name>`` for every registered quantum decoder, at the parameters that name has always
+  meant (always; see below);
 * for each label asked for, the same :class:`SinterDecoder` under the name as written
   (``qd-relay-bp[gamma0=0.1]``; surrounding whitespace dropped, and also with every space
   removed) **and** under its canonical label, ``"qd-" + DecoderSpec.label()``: every parameter,
   sorted, defaults included (``qd-relay-bp[alpha=...,gamma0=0.1,...]``), the spelling
   ``qdecode sweep`` writes in its CSV's ``decoder`` column.
 
-Sinter records whichever name is passed to ``decoders=`` / ``--decoders`` in its CSV.
+Sinter records whichever name is passed to ``decoders=`` / ``--decoders`` in its CSV, so a
+sinter name is a recorded label and is read as one (:meth:`DecoderSpec.from_label
+<qdecode.decoders.registry.DecoderSpec.from_label>`): a parameter it leaves out takes the value
+such a label has always meant, not today's default. ``qd-bposd`` is BP+OSD ordered by the last
+posterior (``osd_key=last``), as it was before ``bposd``'s default became ``sum4``, and
+``qd-relay-bp`` runs float64 lanes (``bits=0``); spell a parameter out
+(``qd-bposd[osd_key=sum4]``), or use the canonical label, to get today's default.
 
 From Python::
 
@@ -66,9 +73,6 @@ SEPARATOR = ";"
 #: Prefix of every sinter name this module defines.
 PREFIX = "qd-"
 
-_LABEL_RE = re.compile(r"^\s*([A-Za-z0-9_\-]+)\s*(?:\[(.*)\])?\s*$", re.S)
-
-
 class SinterCompiledDecoder(sinter.CompiledDecoder):
     def __init__(self, decoder):
         self.decoder = decoder
@@ -100,11 +104,10 @@ def parse_label(label: str) -> DecoderSpec:
         >>> parse_label("bposd[osd_order=4]").name
         'bposd'
     """
-    m = _LABEL_RE.match(label)
-    if not m:
-        raise ValueError(f"decoder label {label!r} must look like name or name[key=value,...]")
-    params = [p.strip() for p in (m.group(2) or "").split(",") if p.strip()]
-    spec = DecoderSpec.create(m.group(1), params)
+    spec = DecoderSpec.from_label(label)
+    if spec.name == "auto":
+        raise ValueError("decoder 'auto' resolves per model, and sinter would record 'qd-auto' for whatever it "
+                         "chose; name the decoder (qdecode sweep --decoder auto records the concrete one)")
     if spec.kind != "quantum":
         raise ValueError(f"decoder {spec.name!r} is a {spec.kind} decoder; sinter decodes detector error models")
     return spec
@@ -146,8 +149,8 @@ def sinter_decoders(*labels: str | Iterable[str], env: bool = True) -> dict[str,
         ValueError: a bad label; for one from :data:`ENV_VAR` the message names the variable.
     """
     out: dict[str, sinter.Decoder] = {
-        f"{PREFIX}{name}": SinterDecoder(DecoderSpec.create(name))
-        for name in decoder_names() if get_entry(name).kind == "quantum"
+        f"{PREFIX}{name}": SinterDecoder(DecoderSpec.from_label(name))
+        for name in decoder_names() if get_entry(name).kind == "quantum" and name != "auto"
     }
     asked = [(label, None) for label in _split(labels)]
     if env:

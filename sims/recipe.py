@@ -60,7 +60,7 @@ try:
 except ModuleNotFoundError:  # pragma: no cover - Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
-from qdecode.decoders.registry import DecoderSpec
+from qdecode.decoders.registry import DecoderSpec, split_label
 from qdecode.sims.classical import ClassicalRecipe
 from qdecode.sims.sweep import SweepOptions
 from qdecode.sims.tasks import CircuitRecipe, Task
@@ -117,31 +117,9 @@ class Recipe:
     source: str
 
 
-_DECODER_RE = re.compile(r"^\s*([A-Za-z0-9_\-]+)\s*(?:\[(.*)\])?\s*$")
-
-
-def split_decoder(text: str) -> tuple[str, dict[str, str]]:
-    """``"name[key=value,...]"`` -> ``(name, {key: value})`` (not validated)."""
-    m = _DECODER_RE.match(text)
-    if not m:
-        raise ValueError(f"decoder {text!r} must look like name or name[key=value,...]")
-    params: dict[str, str] = {}
-    for item in (m.group(2) or "").split(","):
-        if not item.strip():
-            continue
-        if "=" not in item:
-            raise ValueError(f"decoder {text!r}: parameter {item.strip()!r} must look like key=value")
-        key, value = item.split("=", 1)
-        key = key.strip()
-        if key in params:  # last-one-wins would hide a typo or a stale copy of the key
-            raise ValueError(f"decoder {text!r}: parameter {key!r} is given twice")
-        params[key] = value.strip()
-    return m.group(1), params
-
-
 def parse_decoder(text: str) -> DecoderSpec:
     """``"name"`` or ``"name[key=value,...]"`` -> :class:`DecoderSpec` (validated)."""
-    name, params = split_decoder(text)
+    name, params = split_label(text)
     return DecoderSpec.create(name, params)
 
 
@@ -179,7 +157,7 @@ def compose_decoders(texts: list[str], shared: list[str]) -> list[DecoderSpec]:
     used: set[str] = set()
     specs = []
     for text in texts:
-        name, own = split_decoder(text)
+        name, own = split_label(text)
         take = {k: v for k, v in common.items() if k in accepted_params(name, own) and k not in own}
         used |= set(take) | (set(common) & set(own))
         specs.append(DecoderSpec.create(name, {**take, **own}))

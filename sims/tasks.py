@@ -245,6 +245,10 @@ def describe_task(task: Task) -> CompiledTask:
         dem = learned_decoding_dem(sampled, task.decoder_dem, what=what)
     else:
         dem = own_dem if own_dem is not None else decoding_dem(circuit)
+    if task.decoder.name == "auto":  # resolved here, once: the compiled task (and its label) is the concrete one
+        from qdecode.decoders.auto import resolve
+
+        task = dataclasses.replace(task, decoder=resolve(task.decoder, dem))
     mask = task.postselect.mask(sampled) if task.postselect is not None else None
     meta = task.json_metadata()
     sid = strong_id(sampled, dem, task.decoder.label(), meta, mask)

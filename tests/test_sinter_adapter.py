@@ -57,11 +57,13 @@ def test_labelled_decoders_under_the_spelling_and_the_canonical_label(monkeypatc
     monkeypatch.delenv(ENV_VAR, raising=False)
     decs = sinter_decoders("relay-bp[gamma0=0.1]", ["bposd[osd_order=4]; bp[max_iter=7]"])
     spec = decs["qd-relay-bp[gamma0=0.1]"].spec
-    assert spec == DecoderSpec.create("relay-bp", {"gamma0": 0.1})
+    assert spec == DecoderSpec.from_label("relay-bp[gamma0=0.1]")  # a sinter name is a recorded label
+    assert dict(spec.params)["bits"] == 0  # what qd-relay-bp[...] meant before bits=8 became the default
     assert decs["qd-" + spec.label()] is decs["qd-relay-bp[gamma0=0.1]"]
     assert dict(decs["qd-bposd[osd_order=4]"].spec.params)["osd_order"] == 4
     assert dict(decs["qd-bp[max_iter=7]"].spec.params)["max_iter"] == 7
-    assert decs["qd-bposd"].spec == DecoderSpec.create("bposd")  # defaults stay
+    assert decs["qd-bposd"].spec == DecoderSpec.from_label("bposd")  # the meaning qd-bposd always had
+    assert dict(decs["qd-bposd"].spec.params)["osd_key"] == "last"
     assert "qd-bm" not in decs  # classical decoders have no DEM to decode
 
 

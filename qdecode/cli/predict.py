@@ -46,6 +46,8 @@ def add_parser(sub) -> None:
     p.add_argument("--decoder", required=True, help=f"decoder name, one of: {QUANTUM_DECODER_NAMES}")
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                    help="decoder parameter (repeatable; default: the decoder's defaults)")
+    p.add_argument("--time-budget", type=float, metavar="MS",
+                   help="with --decoder auto: CPU milliseconds per shot the chosen decoder may take (default 1.0)")
     p.add_argument("--learned-noise", metavar="FILE.dem",
                    help="build the decoder from this DEM (e.g. from `qdecode learn-noise`) instead of --dem; "
                         "it must have --dem's detector and observable counts (default: decode with --dem)")
@@ -71,11 +73,12 @@ def read_dem(path: str):
 def run(args) -> int:
     import stim
 
+    from qdecode.decoders.auto import time_budget_param
     from qdecode.decoders.registry import DecoderSpec
     from qdecode.problem import DecodingProblem
     from qdecode.sims.shot_files import check_shot_count, read_shots
 
-    spec = DecoderSpec.create(args.decoder, args.param)
+    spec = DecoderSpec.create(args.decoder, args.param + time_budget_param(args.time_budget))
     dem = read_dem(args.dem)
     decoding = dem
     if args.learned_noise:

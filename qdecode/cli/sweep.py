@@ -58,6 +58,9 @@ def add_parser(sub) -> None:
     d.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                    help="decoder parameter for every --decoder that has it (repeatable); a decoder's own "
                         "[key=value] wins; a --param no decoder has is an error")
+    d.add_argument("--time-budget", type=float, metavar="MS",
+                   help="with --decoder auto: CPU milliseconds per shot the chosen decoder may take "
+                        "(the same as --param time_budget=MS; default 1.0)")
     d.add_argument("--decoder-dem", metavar="FILE.dem",
                    help="decode with this DEM instead of the sampled model's own (json_metadata gets decoder_dem)")
     d.add_argument("--learned-noise", metavar="FILE.dem",
@@ -119,11 +122,12 @@ def _task_options(args) -> dict:
 
 
 def _inline_recipe(args):
+    from qdecode.decoders.auto import time_budget_param
     from qdecode.sims.recipe import _is_classical, compose_decoders, parse_recipe
 
     if not args.decoder:
         raise ValueError("an inline sweep needs --decoder")
-    decoders = compose_decoders(args.decoder, args.param)
+    decoders = compose_decoders(args.decoder, args.param + time_budget_param(args.time_budget))
     if args.circuit or args.dem:
         catalogue = [f for f, v in (("--code", args.code), ("--d", args.d), ("--rounds", args.rounds),
                                     ("--noise", args.noise), ("--p", args.p), ("--ebn0", args.ebn0),

@@ -21,9 +21,13 @@ _CHUNK_ENTRIES = 1 << 22  # posteriors stored per chunk (~32 MB of float64)
 
 #: OSD ordering keys: the last BP posterior (ldpc's), or the sum of the last k posteriors.
 OSD_KEYS = ("last", "sum2", "sum3", "sum4", "sum6", "sum8")
-#: The key parameter (left out of labels while "last", so labels recorded before it existed keep their meaning).
-OSD_KEY_PARAM = Param(str, "last", "OSD column order: the last BP posterior, or sumK = the sum of the last K "
-                      "posteriors (averages min-sum's oscillation)", OSD_KEYS, label_default=False)
+#: The key parameter. Its default is ``sum4``, the key ``benchmarks/osd_key.py`` recommends (0.43x the
+#: failures of ``last`` on [[144,12,12]] at p = 0.003, 0.42x on the colour code d = 5 in
+#: ``benchmarks/frontier.py``). A label that leaves it out means ``last``, the default when labels
+#: without it were recorded (:attr:`Param.implied <qdecode.decoders.params.Param.implied>`).
+OSD_KEY_PARAM = Param(str, "sum4", "OSD column order: the last BP posterior, or sumK = the sum of the last K "
+                      "posteriors (averages min-sum's oscillation)", OSD_KEYS, label_default=False,
+                      label_implied="last")
 
 
 def history_length(osd_key: str) -> int:

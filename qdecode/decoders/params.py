@@ -33,6 +33,16 @@ def _is_bool(value: Any) -> bool:
     return isinstance(value, bool) or type(value).__name__ in ("bool_", "bool")
 
 
+class _SameAsDefault:
+    """Marker of :attr:`Param.label_implied` left unset (the implied value is the default)."""
+
+    def __repr__(self) -> str:
+        return "SAME_AS_DEFAULT"
+
+
+_SAME_AS_DEFAULT = _SameAsDefault()
+
+
 @dataclasses.dataclass(frozen=True)
 class Param:
     """One decoder parameter: its type (int, float, bool or str), default and meaning.
@@ -48,8 +58,28 @@ class Param:
     minimum: float | None = None
     maximum: float | None = None
     in_label: bool = True  # False: execution only (results unchanged), left out of DecoderSpec.label()
-    label_default: bool = True  # False: left out of the label while it has its default (a later-added option)
+    label_default: bool = True  # False: left out of the label while it has its label-implied value
     min_exclusive: bool = False  # True: the value must be > minimum
+    #: The value this parameter takes when a recorded label leaves it out (see :attr:`implied`).
+    label_implied: Any = _SAME_AS_DEFAULT
+
+    @property
+    def implied(self) -> Any:
+        """The value a recorded label that leaves this parameter out stands for.
+
+        Labels are permanent: a CSV's ``decoder`` column, and a sinter plug-in name, mean forever
+        what they meant when written. A parameter leaves a label out while it has this value
+        (with ``label_default=False``), and :meth:`DecoderSpec.from_label
+        <qdecode.decoders.registry.DecoderSpec.from_label>` fills it in where a label is silent.
+        It is the default, except where the default changed after labels were recorded: then
+        ``label_implied`` keeps the old default, so the old spelling keeps its meaning and the new
+        default is spelled out (``bposd[...,osd_key=sum4,...]``).
+        """
+        return self.default if self.label_implied is _SAME_AS_DEFAULT else self.label_implied
+
+    def shown_in_label(self, value: Any) -> bool:
+        """Whether a label spells this parameter at ``value``."""
+        return self.in_label and (self.label_default or value != self.implied)
 
     def convert(self, name: str, value: Any, decoder: str) -> Any:
         """Coerce ``value`` (possibly a command-line string) to this parameter's type.

@@ -7,10 +7,28 @@ decoder there. ``spec.label()`` names the decoder *with* every parameter
 the stats CSV's ``decoder`` column and the strong_id, so a resumed sweep never
 pools two configurations. Parameters registered with ``in_label=False`` change how a
 decoder runs but never its results (e.g. GDG's ``branch_threads``); they are left out
-of the label. Parameters registered with ``label_default=False`` (options added to a decoder
-after results were recorded, e.g. sem-OSD's ``prior``) appear in the label only when they
-differ from their default, so the existing labels stay valid. A decoder without parameters is labelled by its bare
-name (``pymatching``), which is also sinter's name for the same decoder.
+of the label. A decoder without parameters is labelled by its bare name (``pymatching``), which
+is also sinter's name for the same decoder.
+
+Label versions: a recorded label means forever what it meant when it was written. Two kinds of
+string name a decoder. A *request* (``--decoder bposd[osd_order=20]``, ``qdecode.decoder(...)``,
+:meth:`DecoderSpec.create`) takes today's defaults for what it leaves out. A *recorded label*
+(a CSV's ``decoder`` column, a sinter plug-in name, :meth:`DecoderSpec.from_label`) takes each
+parameter's label-implied value (:attr:`Param.implied <qdecode.decoders.params.Param.implied>`).
+The two agree until a default changes. Two cases:
+
+* Options added after results were recorded (``label_default=False``, e.g. sem-OSD's ``prior``,
+  bp's ``dtype``) appear in a label only when they differ from their implied value, so the
+  labels written before them stay valid.
+* When a default changes, the parameter keeps its old default as ``label_implied``. Labels
+  spelled without it keep their old meaning, and the new default is spelled out. For example,
+  ``bposd``'s ``osd_key`` became ``sum4`` (labels without ``osd_key`` mean ``last``), and
+  ``relay-bp``'s ``bits`` became 8 (a sinter name ``qd-relay-bp`` still means ``bits=0``).
+
+The invariants, tested in ``tests/decoders/test_parameters.py``:
+
+* ``DecoderSpec.from_label(spec.label()) == spec`` for every spec;
+* two specs share a label only if they are the same configuration.
 
 Nested decoders: an entry registered with ``nested="inner"`` (the ``window`` decoder) has a
 string parameter naming another registered decoder, and it accepts that decoder's parameters
@@ -24,6 +42,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import re
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from qdecode.decoders.params import DecoderEntry, Param, UnknownDecoderError
@@ -34,7 +53,7 @@ if TYPE_CHECKING:
     from qdecode.problem import DecodingProblem
 
 __all__ = ["BUILTIN_DECODERS", "DecoderEntry", "DecoderSpec", "Param", "UnknownDecoderError", "decoder",
-           "decoder_names", "get_entry", "register"]
+           "decoder_names", "get_entry", "register", "split_label"]
 
 
 #: Every built-in entry: its name -> the module whose ``ENTRIES`` dict defines it. Registration
@@ -65,6 +84,7 @@ BUILTIN_DECODERS: dict[str, str] = {
     "bpuf": "qdecode.decoders.bplsd",
     "chromobius": "qdecode.decoders.chromobius_decoder",
     "tesseract": "qdecode.decoders.tesseract_decoder",
+    "auto": "qdecode.decoders.auto",
 }
 
 _REGISTRY: dict[str, DecoderEntry] = {}  # entries added by register() (plug-ins, tests)
@@ -110,6 +130,37 @@ def _known(name: str) -> DecoderEntry | None:
     return _REGISTRY.get(name) if name not in BUILTIN_DECODERS or name in _REGISTRY else get_entry(name)
 
 
+#: A label's grammar: ``name`` or ``name[key=value,...]`` (values may not contain ``,`` or ``]``).
+_LABEL_RE = re.compile(r"^\s*([A-Za-z0-9_\-]+)\s*(?:\[(.*)\])?\s*$", re.S)
+
+
+def split_label(text: str) -> tuple[str, dict[str, str]]:
+    """``"name[key=value,...]"`` -> ``(name, {key: value})``: the label's syntax, not its values.
+
+    Raises:
+        UnknownDecoderError: not ``name`` or ``name[key=value,...]``, or a key given twice.
+
+    Examples:
+        >>> split_label("bposd[osd_order=4, max_iter=50]")
+        ('bposd', {'osd_order': '4', 'max_iter': '50'})
+    """
+    m = _LABEL_RE.match(text)
+    if not m:
+        raise UnknownDecoderError(f"decoder {text!r} must look like name or name[key=value,...]")
+    params: dict[str, str] = {}
+    for item in (m.group(2) or "").split(","):
+        if not item.strip():
+            continue
+        if "=" not in item:
+            raise UnknownDecoderError(f"decoder {text!r}: parameter {item.strip()!r} must look like key=value")
+        key, value = item.split("=", 1)
+        key = key.strip()
+        if key in params:  # last-one-wins would hide a typo or a stale copy of the key
+            raise UnknownDecoderError(f"decoder {text!r}: parameter {key!r} is given twice")
+        params[key] = value.strip()
+    return m.group(1), params
+
+
 def _format_value(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -130,11 +181,38 @@ class DecoderSpec:
 
     @classmethod
     def create(cls, name: str, params: Mapping[str, Any] | Sequence[str] | None = None) -> "DecoderSpec":
-        """Resolve ``params`` (a mapping, or ``"key=value"`` strings) against the registry.
+        """A request: resolve ``params`` (a mapping, or ``"key=value"`` strings) against the registry.
 
         Unknown names or parameters and unconvertible values raise
-        :class:`UnknownDecoderError` naming the problem. Defaults are filled in.
+        :class:`UnknownDecoderError` naming the problem. Parameters not given take their current
+        defaults; the spec's :meth:`label` spells the result out.
         """
+        return cls._resolve(name, params, recorded=False)
+
+    @classmethod
+    def from_label(cls, label: str) -> "DecoderSpec":
+        """A recorded label, ``name`` or ``name[key=value,...]``, read back with the meaning it had.
+
+        Where :meth:`create` fills in today's defaults, this fills each parameter the label leaves
+        out with its label-implied value (:attr:`Param.implied
+        <qdecode.decoders.params.Param.implied>`): a label written before a default changed keeps
+        its meaning, so ``DecoderSpec.from_label(spec.label()) == spec`` for every spec, today's
+        and every earlier one.
+
+        Examples:
+            >>> spec = DecoderSpec.create("bposd", {"osd_order": 4})
+            >>> DecoderSpec.from_label(spec.label()) == spec
+            True
+            >>> dict(DecoderSpec.from_label("bposd").params)["osd_key"]  # recorded before sum4 was the default
+            'last'
+            >>> dict(DecoderSpec.create("bposd").params)["osd_key"]
+            'sum4'
+        """
+        name, params = split_label(label)
+        return cls._resolve(name, params, recorded=True)
+
+    @classmethod
+    def _resolve(cls, name: str, params: Mapping[str, Any] | Sequence[str] | None, recorded: bool) -> "DecoderSpec":
         entry = get_entry(name)
         given: dict[str, Any] = {}
         if params is None:
@@ -153,7 +231,7 @@ class DecoderSpec:
         inner: Mapping[str, Param] = {}
         where = repr(name)
         if entry.nested is not None:
-            inner, where = _nested_params(entry, given)
+            inner, where = _nested_params(entry, given, recorded)
         unknown = sorted(set(given) - set(entry.params) - set(inner))
         if unknown:
             known = ", ".join([*sorted(entry.params), *sorted(inner)]) or "none"
@@ -161,7 +239,8 @@ class DecoderSpec:
         resolved = []
         for group in (entry.params, inner):
             resolved += sorted(
-                (key, spec.convert(key, given[key], name) if key in given else spec.default)
+                (key, spec.convert(key, given[key], name) if key in given else
+                 (spec.implied if recorded else spec.default))
                 for key, spec in group.items()
             )
         return cls(name=name, params=tuple(resolved))
@@ -173,8 +252,7 @@ class DecoderSpec:
             inner = _known(str(dict(self.params).get(entry.nested)))
             if inner is not None:
                 defs = {**inner.params, **defs}
-        shown = [(k, v) for k, v in self.params
-                 if k not in defs or (defs[k].in_label and (defs[k].label_default or v != defs[k].default))]
+        shown = [(k, v) for k, v in self.params if k not in defs or defs[k].shown_in_label(v)]
         if not shown:
             return self.name
         return f"{self.name}[{','.join(f'{k}={_format_value(v)}' for k, v in shown)}]"
@@ -202,11 +280,13 @@ class DecoderSpec:
             raise type(exc)(f"{self.name}: {exc}") from None
 
 
-def _nested_params(entry: DecoderEntry, given: Mapping[str, Any]) -> tuple[Mapping[str, Param], str]:
+def _nested_params(entry: DecoderEntry, given: Mapping[str, Any],
+                   recorded: bool) -> tuple[Mapping[str, Param], str]:
     """The inner decoder's parameters of a nested entry, and ``"'window' (inner='bposd')"`` for messages."""
     key = entry.nested
     assert key is not None
-    inner_name = entry.params[key].convert(key, given.get(key, entry.params[key].default), entry.name)
+    outer = entry.params[key]
+    inner_name = outer.convert(key, given.get(key, outer.implied if recorded else outer.default), entry.name)
     if inner_name not in decoder_names():
         raise UnknownDecoderError(
             f"decoder {entry.name!r}: {key}={inner_name!r} is not a registered decoder "
@@ -215,7 +295,7 @@ def _nested_params(entry: DecoderEntry, given: Mapping[str, Any]) -> tuple[Mappi
     inner = get_entry(inner_name)
     if inner.kind != entry.kind:
         raise UnknownDecoderError(f"decoder {entry.name!r}: {key}={inner_name!r} is a {inner.kind} decoder")
-    if inner.nested is not None:
+    if inner.nested is not None or inner_name == "auto":  # auto resolves once per model, not per window
         raise UnknownDecoderError(f"decoder {entry.name!r}: {key}={inner_name!r} cannot be nested inside it")
     clash = sorted(set(inner.params) & set(entry.params))
     if clash:

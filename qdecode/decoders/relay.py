@@ -97,6 +97,10 @@ RELAY_PARAMS = {
     "alpha": Param(float, 1.0, "min-sum scaling in (0, 1]", minimum=0, maximum=1, min_exclusive=True),
     "seed": Param(int, 0, "seed of the per-shot gamma draws (hashed with the syndrome)", minimum=0),
     **_FIXED,
+    # 8-bit lanes: the same failures within intervals as float64 lanes at 0.2-0.25x the time
+    # (benchmarks/README, "The accuracy frontier"). A label that leaves ``bits`` out (a sinter
+    # name such as ``qd-relay-bp``) means float64, the default when such labels were recorded.
+    "bits": dataclasses.replace(_FIXED["bits"], default=8, label_implied=0),
 }
 #: Parameters of ``mem-bp`` and :class:`MemBpDecoder`.
 MEM_BP_PARAMS = {

@@ -276,7 +276,9 @@ class WindowDecoder(Decoder):
         last = k_is_last
         backup = None
         if self.fallback == "all" or (self.fallback == "last" and last):
-            backup = DecoderSpec.create("bposd", []).build(sub)
+            # the fallback as it was when window labels were first recorded (osd_key=last):
+            # window's label does not spell the fallback's parameters
+            backup = DecoderSpec.from_label("bposd").build(sub)
         Hc = work.H[:, plan.commit_cols].astype(np.int32).tocsr()
         fwd_rows = np.flatnonzero(np.diff(Hc.indptr))
         return _Window(plan, decoder, fwd_rows, Hc[fwd_rows], work.L[:, plan.commit_cols].astype(np.int32).tocsr(),

@@ -36,9 +36,9 @@ CONFIGS: list[tuple[str, dict]] = [
     ("bp", {"dtype": "float32"}),
     ("bp-ps", {}),
     ("bp-ps", {"schedule": "layered"}),
-    ("bposd", {}),
-    ("bposd-e", {}),
-    ("relay-bp", {"legs": 20}),
+    ("bposd", {"osd_key": "last"}),  # the defaults when the digests were written
+    ("bposd-e", {"osd_key": "last"}),
+    ("relay-bp", {"legs": 20, "bits": 0}),
     ("relay-bp", {"legs": 20, "bits": 8, "frac_bits": 3}),
     ("mem-bp", {}),
     ("gdg", {}),

@@ -72,14 +72,15 @@ def test_history_of_one_is_the_last_posterior(surface5):
 def test_osd_key_parameter_and_labels(surface5):
     prob, dets = surface5
     before = "bposd[alpha=1.0,beta=0.0,bits=0,frac_bits=3,max_iter=80,osd_order=10,schedule=flooding]"
-    assert DecoderSpec.create("bposd", {}).label() == before  # labels recorded before osd_key keep their meaning
-    assert DecoderSpec.create("bposd", {"osd_key": "last"}).label() == before
+    assert DecoderSpec.create("bposd", {"osd_key": "last"}).label() == before  # labels recorded before osd_key
+    assert dict(DecoderSpec.from_label(before).params)["osd_key"] == "last"  # ... keep their meaning
+    assert DecoderSpec.create("bposd", {}).label() == before.replace("osd_order", "osd_key=sum4,osd_order")
     assert "osd_key=sum4" in DecoderSpec.create("bposd", {"osd_key": "sum4"}).label()
     assert "osd_key=sum4" in DecoderSpec.create("bposd-e", {"osd_key": "sum4"}).label()
     with pytest.raises(UnknownDecoderError, match="osd_key"):
         DecoderSpec.create("bposd", {"osd_key": "sum5"})
     assert [history_length(k) for k in ("last", "sum2", "sum8")] == [1, 2, 8]
-    last = BpOsdDecoder(prob, max_iter=12)
+    last = BpOsdDecoder(prob, max_iter=12, osd_key="last")
     assert last.osd_key == "last"
     summed = BpOsdDecoder(prob, max_iter=12, osd_key="sum4")
     for dec in (last, summed):  # OSD answers satisfy the syndrome whatever the order

@@ -394,13 +394,40 @@ INVALID = ['bposd[nope=1]', 'bposd[osd_order=-1]', 'crisp[beam=L]', 'gdg[osd_aft
 
 @pytest.mark.parametrize("text", sorted(RECORDED))
 def test_recorded_labels_resolve_as_before(text):
+    """Read back as a recorded label (DecoderSpec.from_label), every text means what it meant."""
+    name, params, label = RECORDED[text]
+    spec = DecoderSpec.from_label(text)
+    assert spec.name == name
+    assert list(spec.params) == list(params.items())
+    assert spec.label() == label
+    assert DecoderSpec.from_label(label) == spec
+
+
+@pytest.mark.parametrize("text", sorted(RECORDED))
+def test_a_request_gets_todays_defaults_under_a_label_of_its_own(text):
+    """As a request (``--decoder``), a text takes today's defaults. Where one changed since the text
+    was recorded (bposd's osd_key, relay-bp's bits), the label is new, so the two are never pooled;
+    otherwise it is the recorded label."""
     from qdecode.sims.recipe import parse_decoder
 
     name, params, label = RECORDED[text]
     spec = parse_decoder(text)
     assert spec.name == name
-    assert list(spec.params) == list(params.items())
-    assert spec.label() == label
+    assert (spec.label() == label) == (list(spec.params) == list(params.items()))
+    assert DecoderSpec.from_label(spec.label()) == spec
+
+
+def test_changed_defaults_are_spelled_out():
+    """The defaults changed after labels were recorded, and what the old spellings mean."""
+    now = {name: dict(DecoderSpec.create(name).params) for name in ("bposd", "bposd-e", "relay-bp")}
+    assert now["bposd"]["osd_key"] == now["bposd-e"]["osd_key"] == "sum4"
+    assert now["relay-bp"]["bits"] == 8
+    assert "osd_key=sum4" in DecoderSpec.create("bposd").label()
+    assert "osd_key" not in DecoderSpec.create("bposd", {"osd_key": "last"}).label()
+    assert dict(DecoderSpec.from_label("bposd[osd_order=4]").params)["osd_key"] == "last"
+    assert dict(DecoderSpec.from_label("relay-bp[legs=4]").params)["bits"] == 0
+    assert dict(DecoderSpec.from_label("window[inner=bposd]").params)["osd_key"] == "last"
+    assert dict(DecoderSpec.create("window", {"inner": "bposd"}).params)["osd_key"] == "sum4"
 
 
 @pytest.mark.parametrize("text", INVALID)

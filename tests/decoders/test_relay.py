@@ -1,4 +1,8 @@
-"""Relay-BP / Mem-BP: relay-bp 0.2.1 as oracle, an independent numpy reference, determinism, fixed point."""
+"""Relay-BP / Mem-BP: relay-bp 0.2.1 as oracle, an independent numpy reference, determinism, fixed point.
+
+Every decoder here is built with ``bits`` given: float64 lanes (``bits=0``) are relay-bp's own
+arithmetic, which its oracle tests need; the registry default is 8-bit lanes.
+"""
 
 from __future__ import annotations
 
@@ -135,7 +139,7 @@ def test_leg0_bit_exact_against_relay_bp(bb72):
     relay-bp 0.2.1 reports one iteration fewer for a converged leg (pre-PR #37 counter).
     """
     prob, dets, _ = bb72
-    ours = RelayBpDecoder(prob, gamma0=0.15, pre_iter=80, legs=0, stop_after=1)
+    ours = RelayBpDecoder(prob, bits=0, gamma0=0.15, pre_iter=80, legs=0, stop_after=1)
     hard = ours.decode_batch(dets)
     ref = relay_bp.RelayDecoderF64(prob.H, error_priors=prob.priors, gamma0=0.15, pre_iter=80, num_sets=0,
                                    set_max_iter=60, stop_nconv=1)
@@ -152,7 +156,7 @@ def test_relay_legs_bit_exact_with_explicit_gammas(bb72_hard, stop_after):
     prob, dets, _ = bb72_hard
     n = prob.num_errors
     G = np.random.default_rng(5).uniform(-0.24, 0.66, size=(7, n))
-    ours = RelayBpDecoder(prob, gamma0=0.15, pre_iter=20, legs=6, leg_iter=10, stop_after=stop_after,
+    ours = RelayBpDecoder(prob, bits=0, gamma0=0.15, pre_iter=20, legs=6, leg_iter=10, stop_after=stop_after,
                           explicit_gammas=G)
     hard = ours.decode_batch(dets)
     ref = relay_bp.RelayDecoderF64(prob.H, error_priors=prob.priors, gamma0=0.15, pre_iter=20, num_sets=6,
@@ -171,7 +175,7 @@ def test_ler_matches_relay_bp_statistically():
     from qdecode.sims.stats import fit_binomial
 
     prob, dets, obs = _problem(p=0.006, rounds=6, shots=3000, seed=21)
-    ours = RelayBpDecoder(prob).predict_observables_batch(dets)
+    ours = RelayBpDecoder(prob, bits=0).predict_observables_batch(dets)
     ref = relay_bp.RelayDecoderF64(prob.H, error_priors=prob.priors, gamma0=0.15, pre_iter=80, num_sets=300,
                                    set_max_iter=60, stop_nconv=5, gamma_dist_interval=(-0.226, 0.622))
     theirs = observables_from_errors(ref.decode_batch(dets), prob)
@@ -219,11 +223,11 @@ def test_determinism_over_order_threads_and_batches(bb72_hard):
     prob, dets, _ = bb72_hard
     dets = dets[:120]
     kw = dict(pre_iter=20, legs=8, leg_iter=10, stop_after=2, seed=17)
-    a = RelayBpDecoder(prob, threads=1, **kw)
+    a = RelayBpDecoder(prob, bits=0, threads=1, **kw)
     ha = a.decode_batch(dets)
     ia = a.last_info
     perm = np.random.default_rng(0).permutation(len(dets))
-    b = RelayBpDecoder(prob, threads=2, **kw)
+    b = RelayBpDecoder(prob, bits=0, threads=2, **kw)
     hb = b.decode_batch(dets[perm])
     inv = np.argsort(perm)
     assert np.array_equal(hb[inv], ha)
@@ -233,13 +237,13 @@ def test_determinism_over_order_threads_and_batches(bb72_hard):
     parts = np.concatenate([b.decode_batch(dets[i:i + 7]) for i in range(0, len(dets), 7)])
     assert np.array_equal(parts, ha)
     assert np.array_equal(b.decode(dets[5]), ha[5])
-    c = RelayBpDecoder(prob, threads=1, **{**kw, "seed": 18})
+    c = RelayBpDecoder(prob, bits=0, threads=1, **{**kw, "seed": 18})
     assert not np.array_equal(c.decode_batch(dets), ha) or not np.array_equal(c.last_info.iterations, ia.iterations)
 
 
 def test_converged_outputs_satisfy_syndrome_and_predict_observables(bb72_hard):
     prob, dets, obs = bb72_hard
-    dec = RelayBpDecoder(prob, pre_iter=30, legs=20, leg_iter=20, stop_after=2)
+    dec = RelayBpDecoder(prob, bits=0, pre_iter=30, legs=20, leg_iter=20, stop_after=2)
     hard = dec.decode_batch(dets)
     info = dec.last_info
     synd = (prob.H @ hard.T).T % 2
@@ -259,7 +263,7 @@ def test_converged_outputs_satisfy_syndrome_and_predict_observables(bb72_hard):
 def test_mem_bp_is_a_single_leg(bb72):
     prob, dets, _ = bb72
     a = mem_bp(prob, gamma0=0.2, max_iter=30)
-    b = RelayBpDecoder(prob, gamma0=0.2, pre_iter=30, legs=0)
+    b = RelayBpDecoder(prob, bits=0, gamma0=0.2, pre_iter=30, legs=0)
     assert np.array_equal(a.decode_batch(dets), b.decode_batch(dets))
     assert a.last_info.extra["legs"].max() == 0
 
@@ -287,7 +291,7 @@ def test_registry_entries(bb72):
 def test_fixed_point_8bit_sensible(bb72_hard):
     prob, dets, obs = bb72_hard
     kw = dict(pre_iter=40, legs=20, leg_iter=30, stop_after=3)
-    fl = RelayBpDecoder(prob, **kw).predict_observables_batch(dets)
+    fl = RelayBpDecoder(prob, bits=0, **kw).predict_observables_batch(dets)
     fx_dec = RelayBpDecoder(prob, bits=8, frac_bits=3, **kw)
     fx = fx_dec.predict_observables_batch(dets)
     ler_fl = (fl != obs).any(axis=1).mean()
@@ -320,12 +324,12 @@ def test_fixed_point_8bit_sensible(bb72_hard):
 def test_bad_parameters(bb72, kw, match):
     prob = bb72[0]
     with pytest.raises(DecoderInputError, match=match):
-        RelayBpDecoder(prob, **kw)
+        RelayBpDecoder(prob, **{"bits": 0, **kw})
 
 
 def test_bad_syndromes(bb72):
     prob = bb72[0]
-    dec = RelayBpDecoder(prob, legs=1)
+    dec = RelayBpDecoder(prob, bits=0, legs=1)
     with pytest.raises(DecoderInputError):
         dec.decode_batch(np.zeros((2, prob.num_detectors + 1), np.uint8))
     with pytest.raises(DecoderInputError):
@@ -350,7 +354,8 @@ def test_xyz_decoding_on_the_surface_code_dem():
     assert int(np.diff(prob.H.tocsc().indptr).max()) > 2
     dets, obs = circ.compile_detector_sampler(seed=5).sample(1200, separate_observables=True)
     dets, obs = dets.astype(np.uint8), obs.astype(np.uint8)
-    relay = RelayBpDecoder(prob, gamma0=0.65, gamma_interval=(-0.25454, 0.98518), legs=100)  # IBM's surface tuning
+    # IBM's surface tuning
+    relay = RelayBpDecoder(prob, bits=0, gamma0=0.65, gamma_interval=(-0.25454, 0.98518), legs=100)
     errs = relay.decode_batch(dets)
     conv = relay.last_info.converged
     assert conv.mean() > 0.99

@@ -317,7 +317,7 @@ def test_registry_resolves_inner_parameters():
     spec = DecoderSpec.create("window", ["inner=bposd", "W=3", "F=1", "osd_order=10"])
     assert spec.label() == (
         "window[F=1,W=3,inner=bposd,per_round=0,"
-        "alpha=1.0,beta=0.0,bits=0,frac_bits=3,max_iter=80,osd_order=10,schedule=flooding]"
+        "alpha=1.0,beta=0.0,bits=0,frac_bits=3,max_iter=80,osd_key=sum4,osd_order=10,schedule=flooding]"
     )
     assert DecoderSpec.create("window", dict(spec.params)) == spec
     assert pickle.loads(pickle.dumps(spec)) == spec
