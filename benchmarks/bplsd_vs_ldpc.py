@@ -51,7 +51,11 @@ def main() -> None:
         dets, obs = circ.compile_detector_sampler(seed=args.seed).sample(args.shots, separate_observables=True)
         dets = dets.astype(np.uint8)
         obs = obs.astype(np.uint8)
-        specs = [("bplsd", {})] + [("bplsd", {"lsd_order": int(o)}) for o in args.orders.split(",")] + [("bposd", {})]
+        # the configurations of the recorded results: LSD and OSD ordered by the last posterior
+        last = {"lsd_key": "last"}
+        specs = ([("bplsd", {"lsd_order": 0, **last})] + [("bplsd", {"lsd_order": int(o), **last})
+                                                           for o in args.orders.split(",")]
+                 + [("bposd", {"osd_key": "last"})])
         for name, params in specs:
             dec = DecoderSpec.create(name, params).build(problem)  # one thread: NUMBA_NUM_THREADS=1
             dec.predict_observables_batch(dets[:64])

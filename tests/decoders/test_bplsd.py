@@ -36,7 +36,8 @@ def test_lsd0_logical_error_rate_equals_ldpc_within_intervals(bb72):
     """Same shots, same BP (min-sum, alpha 1, 30 iterations): our LSD-0 against ldpc's BpLsdDecoder."""
     ldpc = pytest.importorskip("ldpc")
     prob, dets, obs = bb72
-    ours = DecoderSpec.create("bplsd", {"max_iter": 30}).build(prob).predict_observables_batch(dets)
+    ours = DecoderSpec.create("bplsd", {"max_iter": 30, "lsd_order": 0, "lsd_key": "last"}).build(
+        prob).predict_observables_batch(dets)
     H = prob.H.toarray().astype(np.uint8)
     peer = ldpc.BpLsdDecoder(H, error_channel=list(prob.priors), max_iter=30, bp_method="minimum_sum",
                              ms_scaling_factor=1.0, schedule="parallel", bits_per_step=1, lsd_order=0)
@@ -57,6 +58,17 @@ def test_in_cluster_osd_does_not_lose_to_lsd0(bb72):
             dets)
         f[order] = int(np.any(pred != obs, axis=1).sum())
     assert f[10] <= f[0]
+
+
+def test_history_key_does_not_lose_to_the_last_posterior(bb72):
+    """Clusters grown by the sum of the last four posteriors (the default) fail no more often than by
+    the last one (colour code d = 5: 146 against 549 failures in 20,000 shots, benchmarks/README.md)."""
+    prob, dets, obs = bb72
+    f = {}
+    for key in ("last", "sum4"):
+        dec = DecoderSpec.create("bplsd", {"lsd_key": key, "lsd_order": 0, "max_iter": 30}).build(prob)
+        f[key] = int(np.any(dec.predict_observables_batch(dets) != obs, axis=1).sum())
+    assert f["sum4"] <= f["last"] + 3, f
 
 
 def test_converged_shots_keep_bp_and_zero_syndrome_is_zero(bb72):
@@ -87,7 +99,8 @@ def test_bpuf_is_lsd0_with_whole_neighbourhood_growth(bb72):
     ``bplsd[bits_per_step=0]``."""
     prob, dets, _ = bb72
     a = DecoderSpec.create("bpuf", {"max_iter": 30}).build(prob).decode_batch(dets)
-    b = DecoderSpec.create("bplsd", {"bits_per_step": 0, "max_iter": 30}).build(prob).decode_batch(dets)
+    b = DecoderSpec.create("bplsd", {"bits_per_step": 0, "max_iter": 30, "lsd_order": 0, "lsd_key": "last"}).build(
+        prob).decode_batch(dets)
     assert np.array_equal(a, b)
     H = prob.H.toarray().astype(np.int64)
     assert np.array_equal((a.astype(np.int64) @ H.T) & 1, dets)

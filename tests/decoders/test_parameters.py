@@ -68,6 +68,11 @@ def _python(name: str):
     from qdecode.decoders.union_find import UnionFindDecoder
     from qdecode.decoders.window import WindowDecoder
 
+    def auto_choose(problem, **kw):
+        from qdecode.decoders.auto import choose
+
+        return choose(problem, **kw)
+
     cases = {
         "pymatching": (_problem, lambda p, **kw: MatchingDecoder(p, **kw)),
         "pymatching-correlated": (_problem, lambda p, **kw: MatchingDecoder(p, correlated=True, **kw)),
@@ -93,7 +98,9 @@ def _python(name: str):
         "chromobius": (_color_problem, lambda p, **kw: ChromobiusDecoder(p, **kw)),
         "tesseract": (_problem, lambda p, **kw: TesseractDecoder(p, **kw)),
         "bpuf": (_problem, lambda p, **kw: BpLsdDecoder(p, lsd_order=0, lsd_method="lsd_cs", bits_per_step=0,
-                                                        lsd_grow=1, **kw)),
+                                                        lsd_grow=1, lsd_key="last", **kw)),
+        # auto has no class of its own: from Python it is choose(...), and it builds the chosen class
+        "auto": (_problem, lambda p, **kw: auto_choose(p, **kw).spec.build(p)),
     }
     return cases[name]
 
@@ -136,6 +143,9 @@ def test_every_registered_decoder_is_covered():
 @pytest.mark.parametrize("name", sorted(BUILTIN_DECODERS))
 def test_class_defaults_are_the_registry_defaults(name):
     ours, built, spec = _build_both(name)
+    if name == "auto":  # it builds the decoder it chose, whose parameters are that decoder's own
+        assert type(ours) is type(built)
+        return
     want = dict(spec.params)
     assert {k: ours.params[k] for k in want} == want
     assert {k: built.params[k] for k in want} == want
