@@ -81,7 +81,8 @@ class BpLsdDecoder(Decoder):
     """
 
     def __init__(self, problem: DecodingProblem, *, lsd_order: int, lsd_method: str, bits_per_step: int,
-                 lsd_grow: int, lsd_key: str, max_iter: int, alpha: float, beta: float, schedule: str, bits: int, frac_bits: int,
+                 lsd_grow: int, lsd_key: str, max_iter: int, alpha: float, beta: float, schedule: str, bits: int,
+                 frac_bits: int,
                  threads: int | None = None):
         if lsd_method not in LSD_METHODS:
             raise ValueError(f"lsd_method={lsd_method!r} must be one of {list(LSD_METHODS)}")
