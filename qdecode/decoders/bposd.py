@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from qdecode.decoders.base import DecodeInfo, Decoder, check_syndromes, observables_from_errors
-from qdecode.decoders.bp import BpDecoder, bp_params
+from qdecode.decoders.bp import BP_PARAMS, BpDecoder, bp_params
 from qdecode.decoders.osd import OsdPostProcessor
 from qdecode.decoders.params import DecoderEntry, Param, uses_params
 from qdecode.problem import DecodingProblem
@@ -39,11 +39,11 @@ def history_length(osd_key: str) -> int:
 
 #: Parameters of ``bposd`` and :class:`BpOsdDecoder` (min-sum 80 iterations, OSD-CS order 10).
 BPOSD_PARAMS = {**bp_params(80), "osd_order": Param(int, 10, "OSD order w (clamped to n - rank H)", minimum=0),
-                "osd_key": OSD_KEY_PARAM}
+                "osd_key": OSD_KEY_PARAM, "dtype": BP_PARAMS["dtype"]}
 #: Parameters of ``bposd-e`` and :class:`BpOsdEDecoder` (min-sum 80 iterations, OSD-E order 4).
 BPOSD_E_PARAMS = {**bp_params(80),
                   "osd_order": Param(int, 4, "OSD-E order w (2^w - 1 candidates)", minimum=0, maximum=24),
-                  "osd_key": OSD_KEY_PARAM}
+                  "osd_key": OSD_KEY_PARAM, "dtype": BP_PARAMS["dtype"]}
 
 
 @uses_params(BPOSD_PARAMS)
@@ -73,7 +73,7 @@ class BpOsdDecoder(Decoder):
 
     def __init__(self, problem: DecodingProblem, *, osd_method: str = "osd_cs", osd_order: int, osd_key: str,
                  max_iter: int, alpha: float, beta: float, schedule: str, bits: int, frac_bits: int,
-                 method: str = "minsum", dtype: str = "float64", threads: int | None = None):
+                 method: str = "minsum", dtype: str, threads: int | None = None):
         self.problem = problem
         self.osd_key = osd_key
         self.history = history_length(osd_key)
@@ -134,7 +134,7 @@ class BpOsdEDecoder(BpOsdDecoder):
 
     def __init__(self, problem: DecodingProblem, *, osd_order: int, osd_key: str, max_iter: int, alpha: float,
                  beta: float, schedule: str, bits: int, frac_bits: int, method: str = "minsum",
-                 dtype: str = "float64", threads: int | None = None):
+                 dtype: str, threads: int | None = None):
         super().__init__(problem, osd_method="osd_e", osd_order=osd_order, osd_key=osd_key, max_iter=max_iter,
                          alpha=alpha, beta=beta, schedule=schedule, bits=bits, frac_bits=frac_bits, method=method,
                          dtype=dtype, threads=threads)
