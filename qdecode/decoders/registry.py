@@ -84,6 +84,7 @@ BUILTIN_DECODERS: dict[str, str] = {
     "bpuf": "qdecode.decoders.bplsd",
     "chromobius": "qdecode.decoders.chromobius_decoder",
     "tesseract": "qdecode.decoders.tesseract_decoder",
+    "mwpf": "qdecode.decoders.mwpf_decoder",
     "auto": "qdecode.decoders.auto",
 }
 

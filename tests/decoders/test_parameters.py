@@ -59,6 +59,7 @@ def _python(name: str):
     from qdecode.decoders.gdg import GdgDecoder
     from qdecode.decoders.matching import MatchingDecoder
     from qdecode.decoders.mle import MleDecoder
+    from qdecode.decoders.mwpf_decoder import MwpfDecoder
     from qdecode.decoders.nn_pymatching import NnPymatchingDecoder
     from qdecode.decoders.osd import OsdBlockDecoder
     from qdecode.decoders.polar import ScDecoder, SclDecoder
@@ -97,6 +98,7 @@ def _python(name: str):
         "bplsd": (_problem, lambda p, **kw: BpLsdDecoder(p, **kw)),
         "chromobius": (_color_problem, lambda p, **kw: ChromobiusDecoder(p, **kw)),
         "tesseract": (_problem, lambda p, **kw: TesseractDecoder(p, **kw)),
+        "mwpf": (_problem, lambda p, **kw: MwpfDecoder(p, **kw)),
         "bpuf": (_problem, lambda p, **kw: BpLsdDecoder(p, lsd_order=0, lsd_method="lsd_cs", bits_per_step=0,
                                                         lsd_grow=1, lsd_key="last", **kw)),
         # auto has no class of its own: from Python it is choose(...), and it builds the chosen class
@@ -115,6 +117,7 @@ EXPLICIT = {
     "mle": {"time_limit": 5.0}, "uf": {"growth": "uniform"},
     "bplsd": {"lsd_order": 4, "max_iter": 20}, "bpuf": {"max_iter": 12},
     "tesseract": {"beam": "short", "sparsify": "color", "det_beam": 12},
+    "mwpf": {"solver": "single_hair", "cluster_node_limit": 20},
 }
 
 
