@@ -152,6 +152,17 @@ def split_labels(text: str) -> list[str]:
     return [x for x in [*out, cur.strip()] if x]
 
 
+def print_table(rows: list[dict[str, Any]]) -> None:
+    """The rows as a markdown table, fewest failures first."""
+    print()
+    print("| decoder | failures / shots | LER per shot [interval] | CPU ms per shot | front |")
+    print("|---|---|---|---|---|")
+    for r in sorted(rows, key=lambda r: (r["failures"], r["ms_per_shot"])):
+        name = f"`{r['decoder'][5:]}` (peer)" if r["decoder"].startswith("peer:") else f"`{r['decoder']}`"
+        print(f"| {name} | {r['failures']} / {r['shots']} | {r['ler']:.2e} [{r['ler_low']:.2e}, "
+              f"{r['ler_high']:.2e}] | {r['ms_per_shot']:.3f} | {'yes' if r['front'] else ''} |")
+
+
 def pareto(rows: list[dict[str, Any]]) -> None:
     """Mark ``front`` on rows no other row beats in both failures and time (ties: fewer failures first)."""
     for r in rows:
@@ -225,13 +236,17 @@ def main() -> None:
     ap.add_argument("--json")
     ap.add_argument("--append", action="store_true",
                     help="add the rows to those already in --json (same problem, shots and seed: the same shots)")
-    ap.add_argument("--plot-only", action="store_true", help="redraw --plot from the rows in --json, decode nothing")
+    ap.add_argument("--plot-only", action="store_true",
+                    help="print the table and redraw --plot (if given) from the rows in --json, decode nothing")
     args = ap.parse_args()
     build, title = PROBLEMS[args.problem]
     if args.plot_only:
         with open(args.json) as f:
             saved = json.load(f)
-        plot(saved["rows"], f"{saved['title']}, {saved['rows'][0]['shots']} shots", args.plot)
+        pareto(saved["rows"])
+        print_table(saved["rows"])
+        if args.plot:
+            plot(saved["rows"], f"{saved['title']}, {saved['rows'][0]['shots']} shots", args.plot)
         return
     circuit = build()
     dem = decoding_dem(circuit)  # as sinter derives it: decomposed where stim can
@@ -267,12 +282,7 @@ def main() -> None:
             rows[-1]["label"] = DecoderSpec.create(*split_label(label)).label()
         print(f"  {label}: {k} failures, {rows[-1]['ms_per_shot']:.3f} ms/shot", flush=True)
     pareto(rows)
-    print()
-    print("| decoder | failures / shots | LER per shot [interval] | CPU ms per shot | front |")
-    print("|---|---|---|---|---|")
-    for r in sorted(rows, key=lambda r: (r["failures"], r["ms_per_shot"])):
-        print(f"| {r['decoder']} | {r['failures']} / {r['shots']} | {r['ler']:.2e} [{r['ler_low']:.2e}, "
-              f"{r['ler_high']:.2e}] | {r['ms_per_shot']:.3f} | {'yes' if r['front'] else ''} |")
+    print_table(rows)
     if args.plot:
         plot(rows, f"{title}, {args.shots} shots", args.plot)
     if args.json:
