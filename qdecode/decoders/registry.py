@@ -85,6 +85,7 @@ BUILTIN_DECODERS: dict[str, str] = {
     "chromobius": "qdecode.decoders.chromobius_decoder",
     "tesseract": "qdecode.decoders.tesseract_decoder",
     "mwpf": "qdecode.decoders.mwpf_decoder",
+    "class-escalate": "qdecode.decoders.class_escalate",
     "auto": "qdecode.decoders.auto",
 }
 

@@ -54,6 +54,7 @@ def _python(name: str):
     from qdecode.decoders.bplsd import BpLsdDecoder
     from qdecode.decoders.bposd import BpOsdDecoder, BpOsdEDecoder
     from qdecode.decoders.chromobius_decoder import ChromobiusDecoder
+    from qdecode.decoders.class_escalate import ClassEscalateDecoder
     from qdecode.decoders.classical import binary_generator
     from qdecode.decoders.crisp import CrispDecoder
     from qdecode.decoders.gdg import GdgDecoder
@@ -99,6 +100,7 @@ def _python(name: str):
         "chromobius": (_color_problem, lambda p, **kw: ChromobiusDecoder(p, **kw)),
         "tesseract": (_problem, lambda p, **kw: TesseractDecoder(p, **kw)),
         "mwpf": (_problem, lambda p, **kw: MwpfDecoder(p, **kw)),
+        "class-escalate": (_problem, lambda p, **kw: ClassEscalateDecoder(p, **kw)),
         "bpuf": (_problem, lambda p, **kw: BpLsdDecoder(p, lsd_order=0, lsd_method="lsd_cs", bits_per_step=0,
                                                         lsd_grow=1, lsd_key="last", **kw)),
         # auto has no class of its own: from Python it is choose(...), and it builds the chosen class
