@@ -30,20 +30,23 @@ from qdecode.problem import DecodingProblem
 LSD_METHODS = {"lsd_cs": METHOD_CS, "lsd_e": METHOD_E}
 
 #: Parameters of ``bplsd`` and :class:`BpLsdDecoder` (min-sum 80 iterations as ``bposd``, in-cluster
-#: OSD-CS10 grown by the sum of the last four posteriors). These defaults reach ``bposd``'s failures on
-#: the colour code d = 5 (87 against 83 in 20,000 shots, where LSD-0 by the last posterior, the default
-#: until 2026-12-03, fails 549 times; benchmarks/README.md). Labels recorded before keep their meaning:
-#: an omitted ``lsd_order`` means 0 and an omitted ``lsd_key`` ``last`` (``Param.label_implied``).
+#: OSD-CS of order 30 in clusters grown to nullity 20 x 30, grown by the sum of the last four
+#: posteriors). These defaults reach ``bposd``'s failures on both problems of benchmarks/README.md's
+#: frontier where they were measured: the colour code d = 5 (75 against 83 in 20,000 shots; LSD-0 by
+#: the last posterior, the default until 2026-12-03, fails 549 times; order 10 with growth 10 gives
+#: 87) and [[144,12,12]] at p = 0.003 (16 against 16 in 10,000 shots; order 10: 41, order 20: 31).
+#: Labels recorded before keep their meaning: an omitted ``lsd_order`` means 0, an omitted
+#: ``lsd_key`` ``last`` and an omitted ``lsd_grow`` 10 (``Param.label_implied``).
 BPLSD_PARAMS = {**bp_params(80),
-                "lsd_order": Param(int, 10, "in-cluster OSD order (0: LSD-0, the elimination solution)",
+                "lsd_order": Param(int, 30, "in-cluster OSD order (0: LSD-0, the elimination solution)",
                                    minimum=0, maximum=62, label_implied=0),
                 "lsd_method": Param(str, "lsd_cs", "in-cluster OSD for lsd_order > 0: combination sweep or "
                                     "exhaustive (order <= 20)", tuple(LSD_METHODS), label_default=False),
                 "bits_per_step": Param(int, 1, "bits a cluster adds per growth step (0: its whole neighbourhood)",
                                        minimum=0, label_default=False),
-                "lsd_grow": Param(int, 10, "with lsd_order > 0: grow each valid cluster until its nullity is "
+                "lsd_grow": Param(int, 20, "with lsd_order > 0: grow each valid cluster until its nullity is "
                                   "lsd_grow * lsd_order before the in-cluster OSD", minimum=1,
-                                  label_default=False),
+                                  label_default=False, label_implied=10),
                 "lsd_key": Param(str, "sum4", "the key clusters grow by: the last BP posterior, or sumK = the sum of "
                                  "the last K posteriors (as bposd's osd_key)", OSD_KEYS, label_default=False,
                                  label_implied="last")}
