@@ -68,11 +68,12 @@ RULES: list[Rule] = [
     Rule(("qdecode.problem",), ok=("numpy", "scipy"), lazy=("stim",)),
     # Decoders never see circuits, the harness, the CLI, plots or trainers: they take a
     # DecodingProblem or a code. Optional backends (torch, onnxruntime, pymatching, chromobius,
-    # tesseract) and the neural *runtime* (model files, inference) load lazily, when such a
+    # tesseract, mwpf) and the neural *runtime* (model files, inference) load lazily, when such a
     # decoder is built. Decoders use trainers never: trainers sit above decoders (teachers,
     # baselines), so that is a cycle.
     Rule(("qdecode.decoders*",), ok=(*CORE, "numpy", "scipy", "numba"),
-         lazy=("qdecode.neural", "torch", "onnxruntime", "pymatching", "chromobius", "tesseract_decoder"),
+         lazy=("qdecode.neural", "torch", "onnxruntime", "pymatching", "chromobius", "tesseract_decoder",
+              "mwpf"),
          never=(*TRAINERS, "stim", "sinter", "matplotlib")),
     # Trainers sit above decoders and the harness: they may use decoders as teachers/baselines and
     # the priors they fit (lm_prior), sims to build training circuits, and the neural runtime. Only

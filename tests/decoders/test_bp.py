@@ -199,7 +199,7 @@ def test_bposd_matches_ldpc_bposd_and_solves_syndrome():
     c = build_circuit("bb72_12_6", noise="bb-uniform", p=0.004, rounds=2, basis="Z")
     prob = DecodingProblem.from_dem(decoding_dem(c))
     dets = c.compile_detector_sampler(seed=4).sample(300).astype(np.uint8)
-    ours = DecoderSpec.create("bposd", ["max_iter=20", "osd_order=6"]).build(prob)
+    ours = DecoderSpec.create("bposd", ["max_iter=20", "osd_order=6", "osd_key=last"]).build(prob)  # ldpc's order
     est = ours.decode_batch(dets)
     assert np.array_equal((sp.csr_matrix(prob.H) @ est.T % 2).T, dets)  # OSD always solves H e = s
     ref = ldpc.BpOsdDecoder(prob.H, error_channel=list(prob.priors), max_iter=20, bp_method="minimum_sum",
