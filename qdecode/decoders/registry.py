@@ -149,18 +149,21 @@ def split_label(text: str) -> tuple[str, dict[str, str]]:
     m = _LABEL_RE.match(text)
     if not m:
         raise UnknownDecoderError(f"decoder {text!r} must look like name or name[key=value,...]")
+    return m.group(1), _key_values([x for x in (m.group(2) or "").split(",") if x.strip()], text)
+
+
+def _key_values(items: Sequence[str], where: str) -> dict[str, str]:
+    """``["key=value", ...]`` -> ``{key: value}`` (stripped); a malformed or repeated key is refused."""
     params: dict[str, str] = {}
-    for item in (m.group(2) or "").split(","):
-        if not item.strip():
-            continue
+    for item in items:
         if "=" not in item:
-            raise UnknownDecoderError(f"decoder {text!r}: parameter {item.strip()!r} must look like key=value")
+            raise UnknownDecoderError(f"decoder {where!r}: parameter {item.strip()!r} must look like key=value")
         key, value = item.split("=", 1)
         key = key.strip()
         if key in params:  # last-one-wins would hide a typo or a stale copy of the key
-            raise UnknownDecoderError(f"decoder {text!r}: parameter {key!r} is given twice")
+            raise UnknownDecoderError(f"decoder {where!r}: parameter {key!r} is given twice")
         params[key] = value.strip()
-    return m.group(1), params
+    return params
 
 
 def _format_value(value: Any) -> str:
@@ -216,20 +219,9 @@ class DecoderSpec:
     @classmethod
     def _resolve(cls, name: str, params: Mapping[str, Any] | Sequence[str] | None, recorded: bool) -> "DecoderSpec":
         entry = get_entry(name)
-        given: dict[str, Any] = {}
         if params is None:
             params = {}
-        if not isinstance(params, Mapping):
-            for item in params:
-                if "=" not in item:
-                    raise UnknownDecoderError(f"decoder {name!r}: parameter {item!r} must look like key=value")
-                key, value = item.split("=", 1)
-                key = key.strip()
-                if key in given:  # last-one-wins would hide a typo or a stale copy of the key
-                    raise UnknownDecoderError(f"decoder {name!r}: parameter {key!r} is given twice")
-                given[key] = value.strip()
-        else:
-            given = dict(params)
+        given: dict[str, Any] = dict(params) if isinstance(params, Mapping) else _key_values(params, name)
         inner: Mapping[str, Param] = {}
         where = repr(name)
         if entry.nested is not None:
