@@ -13,11 +13,11 @@ followed by the label. :func:`sinter_decoders` returns
 
 * ``qd-<name>`` for every registered quantum decoder, at the parameters that name has always
   meant (always; see below);
-* for each label asked for, the same :class:`SinterDecoder` under the name as written
-  (``qd-relay-bp[gamma0=0.1]``; surrounding whitespace dropped, and also with every space
-  removed) **and** under its canonical label, ``"qd-" + DecoderSpec.label()``: every parameter,
-  sorted, defaults included (``qd-relay-bp[alpha=...,gamma0=0.1,...]``), the spelling
-  ``qdecode sweep`` writes in its CSV's ``decoder`` column.
+* for each label asked for (written with or without ``qd-``), the same :class:`SinterDecoder`
+  under the name as written with the prefix (``qd-relay-bp[gamma0=0.1]``; surrounding whitespace
+  dropped, and also with every space removed), and under its canonical label
+  (:meth:`DecoderSpec.label <qdecode.decoders.registry.DecoderSpec.label>`) both bare and with
+  ``qd-`` (bare only when it has brackets: ``pymatching`` stays sinter's own decoder).
 
 Sinter records whichever name is passed to ``decoders=`` / ``--decoders`` in its CSV, so a
 sinter name is a recorded label and is read as one (:meth:`DecoderSpec.from_label
@@ -26,6 +26,15 @@ such a label has always meant, not today's default. ``qd-bposd`` is BP+OSD order
 posterior (``osd_key=last``), as it was before ``bposd``'s default became ``sum4``, and
 ``qd-relay-bp`` runs float64 lanes (``bits=0``); spell a parameter out
 (``qd-bposd[osd_key=sum4]``), or use the canonical label, to get today's default.
+
+Pooling with ``qdecode sweep``: one decoder has one name, hence one strong_id, on both sides,
+in either of two ways (tested in ``tests/test_sinter_pooling.py``):
+
+* the sinter name on both sides: ``qdecode sweep --decoder 'qd-bposd[osd_order=20]'`` records
+  the sinter name verbatim, as ``sinter collect --decoders 'qd-bposd[osd_order=20]'`` does;
+* the canonical label on both sides: ``qdecode sweep --decoder 'bposd[osd_order=20]'`` records
+  ``DecoderSpec.parse('bposd[osd_order=20]').label()``, and sinter records the same string when
+  it is given that label as the decoder name.
 
 From Python::
 
@@ -60,18 +69,18 @@ from typing import Iterable
 import numpy as np
 import sinter
 
-from qdecode.decoders.registry import DecoderSpec, decoder_names, get_entry
+from qdecode.decoders.registry import SINTER_PREFIX, DecoderSpec, decoder_names, get_entry
 from qdecode.problem import DecodingProblem
 
 __all__ = ["ENV_VAR", "SEPARATOR", "PREFIX", "SinterDecoder", "SinterCompiledDecoder", "sinter_decoders",
-           "sinter_decoder", "sinter_name", "parse_label"]
+           "sinter_decoder", "sinter_name", "parse_label", "bare_label"]
 
 #: Environment variable naming labelled decoders for sinter's command line.
 ENV_VAR = "QDECODE_SINTER_DECODERS"
 #: Separator of labels in :data:`ENV_VAR` (never inside a label: parameters use ``,``).
 SEPARATOR = ";"
-#: Prefix of every sinter name this module defines.
-PREFIX = "qd-"
+#: Prefix of every sinter name this module defines (the registry's; a sinter name is a recorded label).
+PREFIX = SINTER_PREFIX
 
 class SinterCompiledDecoder(sinter.CompiledDecoder):
     def __init__(self, decoder):
@@ -95,7 +104,8 @@ class SinterDecoder(sinter.Decoder):
 
 
 def parse_label(label: str) -> DecoderSpec:
-    """``"name"`` or ``"name[key=value,...]"`` -> a validated quantum :class:`DecoderSpec`.
+    """``"name"`` or ``"name[key=value,...]"`` (or either with ``qd-`` before it) -> a validated
+    quantum :class:`DecoderSpec`, read as a recorded label.
 
     Raises:
         ValueError: malformed label, unknown or classical decoder, unknown parameter, bad value.
@@ -104,7 +114,7 @@ def parse_label(label: str) -> DecoderSpec:
         >>> parse_label("bposd[osd_order=4]").name
         'bposd'
     """
-    spec = DecoderSpec.from_label(label)
+    spec = DecoderSpec.from_label(bare_label(label))
     if spec.name == "auto":
         raise ValueError("decoder 'auto' resolves per model, and sinter would record 'qd-auto' for whatever it "
                          "chose; name the decoder (qdecode sweep --decoder auto records the concrete one)")
@@ -113,9 +123,16 @@ def parse_label(label: str) -> DecoderSpec:
     return spec
 
 
+def bare_label(label: str) -> str:
+    """``label`` without surrounding whitespace and without the ``qd-`` prefix, if it has one."""
+    label = label.strip()
+    return label[len(PREFIX):] if label.startswith(PREFIX) else label
+
+
 def sinter_name(label: str) -> str:
-    """The sinter name of a label as written: ``"qd-" + label`` (surrounding whitespace dropped)."""
-    return PREFIX + label.strip()
+    """The sinter name of a label as written: ``"qd-" + label`` (surrounding whitespace dropped;
+    a label that already starts with ``qd-`` is its own sinter name)."""
+    return PREFIX + bare_label(label)
 
 
 def sinter_decoder(label: str) -> SinterDecoder:
@@ -137,13 +154,13 @@ def sinter_decoders(*labels: str | Iterable[str], env: bool = True) -> dict[str,
     """Sinter decoders: ``qd-<name>`` for every quantum decoder, plus the labelled ones asked for.
 
     Args:
-        labels: decoder labels (``"relay-bp[gamma0=0.1]"``), iterables of them, or
-            ``;``-separated strings of them.
+        labels: decoder labels (``"relay-bp[gamma0=0.1]"``, with or without ``qd-``), iterables of
+            them, or ``;``-separated strings of them.
         env: also add the labels in :data:`ENV_VAR` (what sinter's command line uses).
 
     Returns:
-        ``{sinter name: SinterDecoder}``; a labelled decoder appears under the name as written
-        and under ``"qd-" + spec.label()`` (module docstring).
+        ``{sinter name: SinterDecoder}``; a labelled decoder appears under its name as written
+        (with ``qd-``) and under its canonical label, bare and with ``qd-`` (module docstring).
 
     Raises:
         ValueError: a bad label; for one from :data:`ENV_VAR` the message names the variable.
@@ -162,6 +179,10 @@ def sinter_decoders(*labels: str | Iterable[str], env: bool = True) -> dict[str,
             if source is None:
                 raise
             raise ValueError(f"{source}: bad decoder label {label!r}: {exc}") from None
-        for name in (sinter_name(label), PREFIX + re.sub(r"\s+", "", label), PREFIX + dec.spec.label()):
+        canonical = dec.spec.label()
+        names = [sinter_name(label), PREFIX + re.sub(r"\s+", "", bare_label(label)), PREFIX + canonical]
+        if "[" in canonical:  # a bare name (``pymatching``) stays sinter's own decoder of that name
+            names.append(canonical)
+        for name in names:
             out[name] = dec
     return out

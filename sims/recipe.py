@@ -60,7 +60,7 @@ try:
 except ModuleNotFoundError:  # pragma: no cover - Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
-from qdecode.decoders.registry import DecoderSpec, split_label
+from qdecode.decoders.registry import SINTER_PREFIX, DecoderSpec, split_label
 from qdecode.sims.classical import ClassicalRecipe
 from qdecode.sims.sweep import SweepOptions
 from qdecode.sims.tasks import CircuitRecipe, Task
@@ -118,9 +118,9 @@ class Recipe:
 
 
 def parse_decoder(text: str) -> DecoderSpec:
-    """``"name"`` or ``"name[key=value,...]"`` -> :class:`DecoderSpec` (validated)."""
-    name, params = split_label(text)
-    return DecoderSpec.create(name, params)
+    """``"name"``, ``"name[key=value,...]"`` or a sinter name ``"qd-..."`` -> :class:`DecoderSpec`
+    (validated; :meth:`DecoderSpec.parse`)."""
+    return DecoderSpec.parse(text)
 
 
 def accepted_params(name: str, params: Mapping[str, str]) -> set[str]:
@@ -143,7 +143,8 @@ def compose_decoders(texts: list[str], shared: list[str]) -> list[DecoderSpec]:
 
     A ``--param key=value`` applies to every decoder that has a parameter ``key`` (its own
     or, for ``window``, its inner decoder's); a value in a decoder's own brackets wins over
-    ``--param``. A ``--param`` that no listed decoder accepts is an error.
+    ``--param``. A ``--param`` that no listed decoder accepts is an error. A sinter name
+    (``qd-...``) is recorded verbatim, so ``--param`` never applies to it.
     """
     common: dict[str, str] = {}
     for item in shared:
@@ -157,6 +158,10 @@ def compose_decoders(texts: list[str], shared: list[str]) -> list[DecoderSpec]:
     used: set[str] = set()
     specs = []
     for text in texts:
+        if text.strip().startswith(SINTER_PREFIX):  # recorded verbatim: a --param it accepts is an error
+            name, own = split_label(text.strip()[len(SINTER_PREFIX):])
+            specs.append(DecoderSpec.parse(text, {k: v for k, v in common.items() if k in accepted_params(name, own)}))
+            continue
         name, own = split_label(text)
         take = {k: v for k, v in common.items() if k in accepted_params(name, own) and k not in own}
         used |= set(take) | (set(common) & set(own))

@@ -124,7 +124,7 @@ class Task:
         else:
             source = "circuit" if self.circuit_text is not None else "dem"
             fields = [("source", f"user {source}"), *self.extra_metadata]
-        fields.append(("decoder", self.decoder.label()))
+        fields.append(("decoder", self.decoder.record_label))
         return ", ".join(f"{k}={v}" for k, v in fields if v is not None)
 
     def circuit(self):
@@ -222,7 +222,7 @@ class CompiledTask:
 
     @property
     def label(self) -> str:
-        return self.task.decoder.label()
+        return self.task.decoder.record_label
 
 
 def describe_task(task: Task) -> CompiledTask:
@@ -230,7 +230,7 @@ def describe_task(task: Task) -> CompiledTask:
     if task.classical is not None:
         meta = task.json_metadata()
         return CompiledTask(task=task, circuit=None, dem=None, json_metadata=meta,
-                            strong_id=task.classical.strong_id(task.decoder.label(), meta))
+                            strong_id=task.classical.strong_id(task.decoder.record_label, meta))
     circuit = task.circuit()
     if circuit is None:
         from qdecode.sims.model_files import parse_dem
@@ -251,6 +251,6 @@ def describe_task(task: Task) -> CompiledTask:
         task = dataclasses.replace(task, decoder=resolve(task.decoder, dem))
     mask = task.postselect.mask(sampled) if task.postselect is not None else None
     meta = task.json_metadata()
-    sid = strong_id(sampled, dem, task.decoder.label(), meta, mask)
+    sid = strong_id(sampled, dem, task.decoder.record_label, meta, mask)
     return CompiledTask(task=task, circuit=circuit, dem=dem, strong_id=sid, json_metadata=meta, sampled=sampled,
                         postselection_mask=mask)

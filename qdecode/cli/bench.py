@@ -155,7 +155,9 @@ def add_parser(sub) -> None:
     )
     add_problem_args(p)
     g = p.add_argument_group("decoder and measurement")
-    g.add_argument("--decoder", required=True, help=f"decoder name, one of: {QUANTUM_DECODER_NAMES}")
+    g.add_argument("--decoder", required=True,
+                   help=f"decoder name or label (bposd[osd_order=4]; a sinter name qd-... too), one of: "
+                        f"{QUANTUM_DECODER_NAMES}")
     g.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                    help="decoder parameter (repeatable; default: the decoder's defaults)")
     g.add_argument("--shots", type=int, default=1000, help="shots to sample and decode (default: %(default)s)")
@@ -241,7 +243,7 @@ def run(args) -> int:
         raise ValueError(f"--warmup must be >= 0, got {args.warmup}")
     from qdecode.cli.progress import Stages
 
-    spec = DecoderSpec.create(args.decoder, args.param)
+    spec = DecoderSpec.parse(args.decoder, args.param)
     stages = Stages("bench", quiet=args.quiet)
     with stages.step("building the problem"):
         lp = load_problem(args)

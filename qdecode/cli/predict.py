@@ -43,7 +43,9 @@ def add_parser(sub) -> None:
                    help="format of --dets; b8 records no width, so pass --num-shots to make sure the file was "
                         "written for --dem's detectors (default: %(default)s)")
     p.add_argument("--num-shots", type=int, metavar="N", help=NUM_SHOTS_HELP)
-    p.add_argument("--decoder", required=True, help=f"decoder name, one of: {QUANTUM_DECODER_NAMES}")
+    p.add_argument("--decoder", required=True,
+                   help=f"decoder name or label (bposd[osd_order=4]; a sinter name qd-... too), one of: "
+                        f"{QUANTUM_DECODER_NAMES}")
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                    help="decoder parameter (repeatable; default: the decoder's defaults)")
     p.add_argument("--time-budget", type=float, metavar="MS",
@@ -78,7 +80,7 @@ def run(args) -> int:
     from qdecode.problem import DecodingProblem
     from qdecode.sims.shot_files import check_shot_count, read_shots
 
-    spec = DecoderSpec.create(args.decoder, args.param + time_budget_param(args.time_budget))
+    spec = DecoderSpec.parse(args.decoder, args.param + time_budget_param(args.time_budget))
     dem = read_dem(args.dem)
     decoding = dem
     if args.learned_noise:

@@ -25,6 +25,14 @@ The two agree until a default changes. Two cases:
   ``bposd``'s ``osd_key`` became ``sum4`` (labels without ``osd_key`` mean ``last``), and
   ``relay-bp``'s ``bits`` became 8 (a sinter name ``qd-relay-bp`` still means ``bits=0``).
 
+Sinter names: ``qd-`` followed by a label (``qd-bposd[osd_order=20]``) is how the sinter plug-in
+names a decoder, and sinter records that name verbatim. It is a recorded label, so
+:meth:`DecoderSpec.parse` reads it with :meth:`DecoderSpec.from_label` and keeps the name as
+written in :attr:`DecoderSpec.recorded_as`; ``qdecode sweep --decoder 'qd-bposd[osd_order=20]'``
+then records the same name, and so the same strong_id, as ``sinter collect`` with that name.
+A request (no prefix) is recorded by its canonical :meth:`DecoderSpec.label`, which the plug-in
+also accepts as a sinter name (``qdecode.sinter_adapter``).
+
 The invariants, tested in ``tests/decoders/test_parameters.py``:
 
 * ``DecoderSpec.from_label(spec.label()) == spec`` for every spec;
@@ -52,8 +60,11 @@ if TYPE_CHECKING:
     from qdecode.decoders.block import BlockDecoder
     from qdecode.problem import DecodingProblem
 
-__all__ = ["BUILTIN_DECODERS", "DecoderEntry", "DecoderSpec", "Param", "UnknownDecoderError", "decoder",
-           "decoder_names", "get_entry", "register", "split_label"]
+__all__ = ["BUILTIN_DECODERS", "DecoderEntry", "DecoderSpec", "Param", "SINTER_PREFIX", "UnknownDecoderError",
+           "decoder", "decoder_names", "get_entry", "register", "split_label"]
+
+#: Prefix of the sinter plug-in's decoder names (``qd-bposd``): a sinter name is a recorded label.
+SINTER_PREFIX = "qd-"
 
 
 #: Every built-in entry: its name -> the module whose ``ENTRIES`` dict defines it. Registration
@@ -124,6 +135,11 @@ def get_entry(name: str) -> DecoderEntry:
         return entry
     module = BUILTIN_DECODERS.get(name)
     if module is None:
+        bare = name[len(SINTER_PREFIX):] if name.startswith(SINTER_PREFIX) else None
+        if bare in BUILTIN_DECODERS or bare in _REGISTRY:
+            raise UnknownDecoderError(f"unknown decoder {name!r}: that is the sinter plug-in's name of {bare!r}; "
+                                      f"write {bare!r} here (or pass the whole sinter name where a decoder is "
+                                      f"parsed from text)")
         raise UnknownDecoderError(f"unknown decoder {name!r}; known decoders: {', '.join(decoder_names())}")
     return importlib.import_module(module).ENTRIES[name]
 
@@ -183,6 +199,46 @@ class DecoderSpec:
 
     name: str
     params: tuple[tuple[str, Any], ...] = ()
+    #: The sinter name this spec was read from (``qd-bposd[osd_order=20]``), recorded verbatim in
+    #: place of :meth:`label`; ``None`` for a request. Not part of the configuration (equality).
+    recorded_as: str | None = dataclasses.field(default=None, compare=False)
+
+    @classmethod
+    def parse(cls, text: str, params: Mapping[str, Any] | Sequence[str] | None = None) -> "DecoderSpec":
+        """A decoder as a user writes it: a request ``name[key=value,...]`` or a sinter name ``qd-...``.
+
+        A request takes today's defaults (:meth:`create`); ``params`` (a mapping or ``"key=value"``
+        strings, e.g. ``--param``) add to its brackets, and a key given in both is an error. A sinter
+        name is a recorded label (:meth:`from_label`) kept verbatim in :attr:`recorded_as`, since sinter
+        records it as written; it takes no ``params``.
+
+        Examples:
+            >>> DecoderSpec.parse("bposd[osd_order=4]") == DecoderSpec.create("bposd", {"osd_order": 4})
+            True
+            >>> spec = DecoderSpec.parse("qd-bposd[osd_order=4]")
+            >>> spec.record_label, dict(spec.params)["osd_key"]
+            ('qd-bposd[osd_order=4]', 'last')
+        """
+        text = text.strip()
+        given: dict[str, Any] = {}
+        if params:
+            given = dict(params) if isinstance(params, Mapping) else _key_values(params, text)
+        if text.startswith(SINTER_PREFIX):
+            if given:
+                raise UnknownDecoderError(f"decoder {text!r} is a sinter name, recorded as written; put its "
+                                          f"parameters inside its brackets")
+            spec = cls.from_label(text[len(SINTER_PREFIX):])
+            return dataclasses.replace(spec, recorded_as=text)
+        name, own = split_label(text)
+        both = sorted(set(own) & set(given))
+        if both:
+            raise UnknownDecoderError(f"decoder {text!r}: parameter {both[0]!r} is given twice")
+        return cls.create(name, {**given, **own})
+
+    @property
+    def record_label(self) -> str:
+        """The name a stats CSV records for this spec: :attr:`recorded_as`, else :meth:`label`."""
+        return self.recorded_as if self.recorded_as is not None else self.label()
 
     @classmethod
     def create(cls, name: str, params: Mapping[str, Any] | Sequence[str] | None = None) -> "DecoderSpec":
@@ -240,6 +296,8 @@ class DecoderSpec:
         return cls(name=name, params=tuple(resolved))
 
     def label(self) -> str:
+        """The canonical label: the name and every parameter that the label cannot leave out
+        (module docstring), sorted: ``from_label(spec.label()) == spec``."""
         entry = _known(self.name)
         defs = dict(entry.params) if entry is not None else {}
         if entry is not None and entry.nested is not None:
@@ -304,14 +362,15 @@ def decoder(name: str, problem_or_dem: Any, **params: Any) -> Decoder | BlockDec
 
     ``problem_or_dem``: a :class:`~qdecode.problem.DecodingProblem` or a ``stim.DetectorErrorModel``
     for quantum decoders, a code object for classical ones. ``decoder("bposd", dem, osd_order=4)``
-    is ``--decoder bposd[osd_order=4]``.
+    and ``decoder("bposd[osd_order=4]", dem)`` are ``--decoder bposd[osd_order=4]``; a sinter name
+    (``"qd-bposd[osd_order=4]"``) is read as the plug-in reads it (:meth:`DecoderSpec.parse`).
 
     Raises:
         UnknownDecoderError: an unknown name or parameter, or a bad value (a bool for a number too).
         TypeError: a quantum decoder given anything but a DecodingProblem or a stim DEM (a path,
             a circuit, None...); the message says what to pass instead.
     """
-    spec = DecoderSpec.create(name, params)
+    spec = DecoderSpec.parse(name, params)
     target = _as_problem(name, problem_or_dem) if spec.kind == "quantum" else problem_or_dem
     return spec.build(target)
 
