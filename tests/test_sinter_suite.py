@@ -38,8 +38,7 @@ SINTER_VERSION = "1.16.0"
 #: on a fresh clone; a hang is what this catches.
 CASE_TIMEOUT_S = 300
 
-_NO_COLOUR = ("chromobius cannot decode this DEM: Expected all detectors to have at least 4 coordinates, with the 4th "
-              "identifying the basis and color (RedX=0, GreenX=1, BlueX=2, RedZ=3, GreenZ=4, BlueZ=5)")
+_NO_COLOUR = "chromobius cannot decode this DEM: each detector needs a 4th coordinate naming its basis and colour"
 _NO_XYT = "nn-pymatching (model d5): every detector needs (x, y, t) coordinates for the neural pre-decoder"
 _NOT_SURFACE = ("nn-pymatching (model d5): detector coordinates must be even x, y and integer t >= 0 "
                 "(stim rotated surface code)")

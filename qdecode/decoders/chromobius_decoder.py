@@ -86,6 +86,13 @@ class ChromobiusDecoder(PackedDecoder):
         self._constant = constant_prediction(problem)
         if self._constant is not None:
             return
+        missing = _first_detector_without_colour(problem.dem)
+        if missing is not None:
+            raise DecoderInputError(
+                f"chromobius cannot decode this DEM: each detector needs a 4th coordinate naming its basis and "
+                f"colour (0-5, or -1 to ignore it), as `--code color` circuits with --basis X or Z have, but "
+                f"detector D{missing[0]} has coordinates {missing[1]} (`--basis XYZ` circuits have none: "
+                f"decode them with bposd or relay-bp)")
         try:
             self._decoder = chromobius.compile_decoder_for_dem(problem.dem)
         except (ValueError, RuntimeError) as exc:
@@ -150,3 +157,14 @@ ENTRIES = {
                                doc="Chromobius mobius colour-code decoder (DEM detectors need the 4th "
                                    "basis/colour coordinate)"),
 }
+
+
+def _first_detector_without_colour(dem) -> tuple[int, list[float]] | None:
+    """``(index, coordinates)`` of the first detector whose 4th coordinate is not a colour/basis
+    code 0-5 or -1 (what Chromobius reads), or None when all have one."""
+    coords = dem.get_detector_coordinates()
+    for index in range(dem.num_detectors):
+        c = list(coords.get(index, []))
+        if len(c) < 4 or c[3] not in (-1, 0, 1, 2, 3, 4, 5):  # -1: a detector Chromobius ignores
+            return index, c
+    return None

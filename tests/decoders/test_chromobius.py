@@ -48,7 +48,7 @@ def test_same_predictions_as_chromobius(path):
 def test_refusals_are_one_line():
     surface = stim.Circuit.generated("surface_code:rotated_memory_z", distance=3, rounds=3,
                                      after_clifford_depolarization=0.01)
-    with pytest.raises(DecoderInputError, match="at least 4 coordinates") as info:
+    with pytest.raises(DecoderInputError, match="needs a 4th coordinate naming its basis and colour") as info:
         build_decoder("chromobius", DecodingProblem.from_dem(surface.detector_error_model()))
     assert "\n" not in str(info.value)
     bare = DecodingProblem.from_check_matrix(np.eye(3, dtype=np.uint8), 0.1, np.ones((1, 3), dtype=np.uint8))

@@ -171,7 +171,7 @@ def test_xyz_basis():
     assert c == ref
     assert circuit_metadata("color", d=5, noise="sd6", p=0.002, basis="XYZ")["basis"] == "XYZ"
     problem = DecodingProblem.from_dem(c.detector_error_model())
-    with pytest.raises(DecoderInputError, match="4 coordinates"):
+    with pytest.raises(DecoderInputError, match=r"4th coordinate .*`--basis XYZ` circuits have none"):
         decoder("chromobius", problem)
     dets, obs = c.compile_detector_sampler(seed=3).sample(400, separate_observables=True)
     pred = decoder("bposd", problem).predict_observables_batch(dets.astype(np.uint8))
