@@ -21,7 +21,10 @@ demo: $(STAMP)
 
 # Two or more workers (one per core; --dist loadfile keeps each file's cached fixtures in one worker):
 # the suite is mostly numba compiles, which parallelise.
+# It first installs Icarus Verilog when missing (make rtl-sim; apt-get, so root), so that the
+# bit-exact RTL tests run here as in CI; without root they skip and say so.
 test: $(STAMP)
+	@$(MAKE) --no-print-directory rtl-sim || echo "warning: could not install iverilog (needs root): the RTL simulation tests will skip"
 	$(VENV)/bin/ruff check .
 	$(PY) -m pytest -q -n auto --dist loadfile -m "not slow and not gpu" tests
 
