@@ -189,11 +189,22 @@ class TaskProgress:
 
 @dataclasses.dataclass(frozen=True)
 class Progress:
-    """What a progress callback receives after each recorded batch."""
+    """What a progress callback receives after each recorded batch.
+
+    Attributes:
+        tasks: every task's live state (its ``total`` includes rows read from the CSV).
+        options: the stopping rules.
+        last: the task that just recorded a batch.
+        row: the row it recorded (``seconds``: the workers' CPU time for that batch, the
+            timing a progress display derives a task's time per shot from).
+        workers: the executor's worker count (for a sweep-wide ETA).
+    """
 
     tasks: Sequence[TaskProgress]
     options: SweepOptions
     last: TaskProgress | None
+    row: StatsRow | None = None
+    workers: int = 1
 
     @property
     def tasks_finished(self) -> int:
@@ -307,19 +318,27 @@ def run_sweep(
         if not isinstance(executor, InlineExecutor) and unfinished:
             warm_up(unfinished)
         limit = max(1, executor.num_workers * options.max_in_flight_per_worker)
+        def submit(key: int, st: TaskProgress) -> bool:
+            size = st.next_batch_size(options)
+            if size <= 0:
+                return False
+            index = st.batches_submitted
+            fut = executor.submit(run_batch, st.compiled.task, key, index, size, st.stream, st.error_cap(options))
+            st.batches_submitted += 1
+            st.in_flight[index] = size
+            pending[fut] = (key, index)
+            return True
+
         while True:
-            # Fill free slots, earliest unfinished tasks first (keeps workers' decoder caches warm).
+            # First batches first: every task's time per shot is then known early (the sweep's cost
+            # estimate). Then fill free slots, earliest unfinished tasks first (keeps workers' decoder
+            # caches warm). Scheduling only: what is recorded never depends on it (module docstring).
             for key, st in enumerate(states):
-                while len(pending) < limit:
-                    size = st.next_batch_size(options)
-                    if size <= 0:
-                        break
-                    index = st.batches_submitted
-                    fut = executor.submit(run_batch, st.compiled.task, key, index, size, st.stream,
-                                          st.error_cap(options))
-                    st.batches_submitted += 1
-                    st.in_flight[index] = size
-                    pending[fut] = (key, index)
+                if len(pending) < limit and st.batches_submitted == 0:
+                    submit(key, st)
+            for key, st in enumerate(states):
+                while len(pending) < limit and submit(key, st):
+                    pass
                 if len(pending) >= limit:
                     break
             if not pending:
@@ -339,7 +358,8 @@ def run_sweep(
                     if writer is not None:
                         writer.append(row)
                     if progress is not None:
-                        progress(Progress(tasks=states, options=options, last=st))
+                        progress(Progress(tasks=states, options=options, last=st, row=row,
+                                          workers=executor.num_workers))
                 if st.stopped:
                     for other, (k, _) in list(pending.items()):
                         if k == key:

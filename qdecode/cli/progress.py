@@ -1,83 +1,391 @@
-"""Progress rendering for long commands: tqdm bars and status lines on stderr.
+"""Progress of long commands: on stderr, with or without a terminal; never on stdout.
 
-The library never prints; it calls a progress callback. The CLI turns those calls
-into one tqdm bar per sweep (tasks finished) with a sinter-style status postfix when
-stderr is a terminal and ``--quiet`` is not given. Without a terminal it prints nothing,
-unless asked for status lines (``qdecode sweep --progress-lines``, for batch-job logs): then
-one line at most every ``interval`` seconds (:class:`SweepProgress`).
+The library never prints; it calls a progress callback. This module turns those calls into
+text on stderr, so a command's stdout is the same with and without progress, and ``--quiet``
+silences all of it.
 
-The other long commands (``bench``, ``tune``, ``learn-noise``, ``train``) use
-:class:`ProgressBar` and :class:`Stages`, which draw **only** when stderr is a terminal
-and ``--quiet`` is not given: in a pipe, a log file or a test they print nothing, and they
-never write to stdout, so a command's stdout is the same with and without progress.
+``qdecode sweep`` (:class:`SweepProgress`, called after each recorded batch):
+
+- On a terminal: a tqdm bar of finished tasks whose postfix is the sweep's ETA and the task that
+  just recorded a batch, with the status table below written above the bar.
+- Without a terminal (a pipe, a batch job's log), or with ``--progress-lines``: plain lines.
+- Either way, the status table (one line for the sweep, one per started unfinished task: label,
+  shots / max_shots, errors / max_errors, time per shot, ETA) is written when the first batch of
+  the sweep lands and then at most once every ``--progress-interval`` seconds (default 30), and
+  a summary line when the sweep ends: wall time, the estimate, and how busy the workers were
+  (CPU time recorded / (wall time x workers); far below 100 % when the machine is shared).
+- Once every task has recorded its first batch, a cost estimate is written once: per decoder the
+  time per shot on its first batches and its share, and the estimated time of the whole sweep.
+  The sweep submits every task's first batch before any second one
+  (:func:`qdecode.sims.sweep.run_sweep`), so the estimate comes early; until then the ETA is a
+  lower bound.
+
+The arithmetic (pure functions, unit tested):
+
+- Time per shot: a task's recorded ``seconds / shots``. ``seconds`` is the sinter-format CSV's
+  column, the worker's CPU time for sampling and decoding (rows from a resumed file included),
+  so it is measured per task in the worker and is not inflated by the sweep waiting for others.
+- Shots still needed (:func:`shots_to_go`): the stopping rule ends a task at ``max_shots`` shots or
+  ``max_errors`` errors, whichever comes first, so ``min(max_shots - shots, (max_errors - errors) /
+  p_hat)``. ``p_hat = (errors + 1) / (shots + 1)`` rather than ``errors / shots``: it is finite
+  with zero errors, and close to ``errors / shots`` once there are a few errors. With zero errors
+  it guesses the next shot fails, so a task that has seen no error yet gets a short (optimistic)
+  ETA that grows as error-free shots pass, rather than the pessimistic ``max_shots`` one.
+- A task's ETA (:func:`seconds_to_go`): shots still needed x its time per shot.
+- The sweep's ETA: the tasks' ETAs summed and divided by the number of workers, i.e. assuming
+  the workers stay busy to the end; tasks not started yet have no time per shot, so the ETA is
+  then printed as a lower bound (``ETA >= ...``).
+- The estimate of the whole sweep's wall time: the time elapsed when every task has recorded its
+  first batch (start-up, numba compilation, decoder builds, first batches) plus the sweep's ETA
+  then. It leaves out the speculative batches the sweep drops and workers idle at the end, and
+  counts CPU time, not the wall time of a machine shared with other work, so it is a rough
+  guide, worded as an estimate. Each decoder's share is its tasks' :func:`task_cost`, / workers.
+
+The other long commands (``bench``, ``tune``, ``learn-noise``) use :class:`ProgressBar` and
+:class:`Stages`: a tqdm bar and stage lines on a terminal, and without a terminal one plain
+line at most every :data:`LINE_INTERVAL` seconds (the first one only after that long, so a
+quick command, or one that fails on bad input, prints only its result or its one-line error).
+``train`` draws its bar in the trainers only on a terminal.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import sys
 import time
 from typing import Iterable, Iterator
 
 log = logging.getLogger("qdecode.cli")
 
+#: Seconds between two plain progress lines when stderr is not a terminal (``bench``, ``tune``,
+#: ``learn-noise``; ``sweep`` takes ``--progress-interval``). Looked up at run time, so tests can set it.
+LINE_INTERVAL = 30.0
 
+
+# ------------------------------------------------------------------ arithmetic (pure)
+def shots_to_go(shots: int, errors: int, max_shots: int, max_errors: int) -> float:
+    """Shots a task still needs under the stopping rule (0 once it holds); see the module docstring."""
+    if shots >= max_shots or errors >= max_errors:
+        return 0.0
+    p_hat = (errors + 1) / (shots + 1)
+    return min(max_shots - shots, (max_errors - errors) / p_hat)
+
+
+def seconds_to_go(shots: int, errors: int, max_shots: int, max_errors: int, seconds: float) -> float | None:
+    """A task's remaining time: :func:`shots_to_go` x ``seconds / shots``; None before its first shot."""
+    to_go = shots_to_go(shots, errors, max_shots, max_errors)
+    if to_go == 0:
+        return 0.0
+    if shots <= 0:
+        return None
+    return to_go * seconds / shots
+
+
+def format_duration(seconds: float) -> str:
+    """``0.4 s``, ``42 s``, ``4m05s``, ``3h12m``: short and unambiguous in a log line."""
+    if not math.isfinite(seconds):
+        return "?"
+    if seconds < 9.95:
+        return f"{max(0.0, seconds):.1f} s"
+    s = round(seconds)
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s // 3600}h{s % 3600 // 60:02d}m"
+
+
+def format_per_shot(seconds: float, shots: int) -> str:
+    """Time per shot in us, ms or s (``?`` before the first shot)."""
+    if shots <= 0:
+        return "?/shot"
+    per = seconds / shots
+    if per < 1e-3:
+        return f"{per * 1e6:.3g} us/shot"
+    if per < 1:
+        return f"{per * 1e3:.3g} ms/shot"
+    return f"{per:.3g} s/shot"
+
+
+# ------------------------------------------------------------------ the sweep's numbers
+def task_eta(st, opts) -> float | None:
+    """:func:`seconds_to_go` of a :class:`~qdecode.sims.sweep.TaskProgress` (0 when it is done)."""
+    if st.done(opts):
+        return 0.0
+    t = st.total
+    return seconds_to_go(t.shots, t.errors, opts.max_shots, opts.max_errors, t.seconds)
+
+
+def sweep_eta(tasks, opts, workers: int) -> tuple[float, int]:
+    """(sum of the known task ETAs / workers, number of unfinished tasks whose ETA is unknown)."""
+    etas = [task_eta(st, opts) for st in tasks]
+    known = sum(e for e in etas if e is not None)
+    return known / max(1, workers), sum(e is None for e in etas)
+
+
+def task_cost(st, opts) -> float:
+    """A task's CPU seconds in this run: time per shot x (shots recorded in this run + shots still needed)."""
+    t = st.total
+    if t.shots <= 0:
+        return 0.0
+    this_run = t.shots - st.shots_at_start
+    to_go = 0.0 if st.done(opts) else shots_to_go(t.shots, t.errors, opts.max_shots, opts.max_errors)
+    return (this_run + to_go) * t.seconds / t.shots
+
+
+def started(st, opts) -> bool:
+    """A batch of the task was recorded in this run, or it needed none (done before the run)."""
+    return st.next_to_record > 0 or st.finished(opts)
+
+
+def decoder_names(tasks) -> dict[str, str]:
+    """Decoder label -> what a status line calls it: the decoder's name, or its full label where
+    another task runs the same decoder with other parameters."""
+    labels_of: dict[str, set[str]] = {}
+    for st in tasks:
+        labels_of.setdefault(st.compiled.task.decoder.name, set()).add(st.label)
+    return {label: (name if len(labels) == 1 else label) for name, labels in labels_of.items() for label in labels}
+
+
+def display_labels(tasks) -> dict[str, str]:
+    """strong_id -> a short task label: :func:`decoder_names`'s name and the metadata keys whose
+    values differ between tasks (all keys if none do)."""
+    names = decoder_names(tasks)
+    metas = [st.compiled.json_metadata for st in tasks]
+    keys = sorted({k for m in metas for k in m})
+    varying = [k for k in keys if len({repr(m.get(k)) for m in metas}) > 1] or keys
+    out = {}
+    for st, meta in zip(tasks, metas):
+        text = ",".join(f"{k}={_short(meta[k])}" for k in varying if k in meta)
+        out[st.compiled.strong_id] = f"{names[st.label]} {text}".strip()
+    return out
+
+
+def _short(value) -> str:
+    """A metadata value for a status line: floats with ``:g``, long text cut."""
+    text = f"{value:g}" if isinstance(value, float) else str(value)
+    return text if len(text) <= 16 else text[:13] + "..."
+
+
+# ------------------------------------------------------------------ rate limit
+def stderr_is_terminal() -> bool:
+    """Whether stderr is a terminal (a live bar) rather than a pipe or a file (plain lines)."""
+    isatty = getattr(sys.stderr, "isatty", None)
+    return bool(isatty and isatty())
+
+
+class Ticker:
+    """Allows one line per ``interval`` seconds: :meth:`due` is True at most that often.
+
+    ``due_at_start``: the first call is due (the sweep's first batch); otherwise the first
+    line comes ``interval`` seconds after the ticker was made.
+    """
+
+    def __init__(self, interval: float, *, due_at_start: bool):
+        self.interval = interval
+        self._last = -math.inf if due_at_start else time.monotonic()
+
+    def due(self) -> bool:
+        now = time.monotonic()
+        if now - self._last < self.interval:
+            return False
+        self._last = now
+        return True
+
+
+def _say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+# ------------------------------------------------------------------ sweep
 class SweepProgress:
-    """Callable progress sink for :func:`qdecode.sims.sweep.run_sweep`."""
+    """Callable progress sink for :func:`qdecode.sims.sweep.run_sweep` (see the module docstring).
 
-    def __init__(self, num_tasks: int, *, quiet: bool = False, interval: float = 10.0, lines: bool = False):
-        self._tty = sys.stderr.isatty() and not quiet and not lines
-        self._lines = lines and not quiet
-        self._interval = interval
-        self._last_log = time.monotonic()
+    Args:
+        num_tasks: tasks in the recipe (the bar's total until the first call says how many are distinct).
+        quiet: no output at all.
+        interval: seconds between two status tables (the first one is written at the first batch).
+        lines: plain lines even on a terminal (``--progress-lines``).
+    """
+
+    def __init__(self, num_tasks: int, *, quiet: bool = False, interval: float = LINE_INTERVAL, lines: bool = False):
+        self.mode = "off" if quiet else ("bar" if stderr_is_terminal() and not lines else "lines")
+        self._t0 = time.monotonic()
+        self._ticker = Ticker(interval, due_at_start=True)
+        self._labels: dict[str, str] | None = None
+        self._first: dict[str, list] = {}  # decoder label -> [shots, seconds, tasks] of the first batches
+        self._seen: set[str] = set()  # strong_ids whose first batch of this run is in _first
+        self._cpu = 0.0  # seconds of the rows recorded in this run (for the summary's utilisation)
+        self._estimate: float | None = None
+        self._last = None
         self._bar = None
-        if self._tty:
+        if self.mode == "bar":
             from tqdm import tqdm
 
             self._bar = tqdm(total=num_tasks, desc="tasks", unit="task", file=sys.stderr, dynamic_ncols=True)
 
     def __call__(self, progress) -> None:
-        st = progress.last
-        opts = progress.options
-        status = ""
-        if st is not None:
-            meta = ",".join(f"{k}={v}" for k, v in sorted(st.compiled.json_metadata.items()))
-            status = (
-                f"{st.label} {meta} shots={st.total.shots}/{opts.max_shots} "
-                f"errors={st.total.errors}/{opts.max_errors}"
-            )
-        finished = progress.tasks_finished
+        if self.mode == "off":
+            return
+        if self._labels is None:
+            self._labels = display_labels(progress.tasks)
+        self._last = progress
+        self._cpu += getattr(getattr(progress, "row", None), "seconds", 0.0)
+        self._note_first_batch(progress)
         if self._bar is not None:
-            self._bar.n = finished
-            self._bar.set_postfix_str(status[:100], refresh=False)
-            self._bar.refresh()
-        elif self._lines and time.monotonic() - self._last_log >= self._interval:
-            self._last_log = time.monotonic()
-            print(f"qdecode: {finished}/{len(progress.tasks)} tasks done; {status}", file=sys.stderr)
+            self._update_bar(progress)
+        if self._ticker.due():
+            self._emit(self.status_lines(progress))
+        if self._estimate is None and all(started(st, progress.options) for st in progress.tasks):
+            self._emit(self.estimate_lines(progress))
+
+    def _note_first_batch(self, progress) -> None:
+        """Add the row just recorded to its decoder's first-batch totals if it is its task's first.
+
+        The first call for a task carries its first row: rows are reported one call each, in order.
+        """
+        st = progress.last
+        if st is None or getattr(progress, "row", None) is None or st.compiled.strong_id in self._seen:
+            return
+        self._seen.add(st.compiled.strong_id)
+        first = self._first.setdefault(st.label, [0, 0.0, 0])
+        first[0] += progress.row.shots
+        first[1] += progress.row.seconds
+        first[2] += 1
+
+    def _elapsed(self) -> float:
+        return time.monotonic() - self._t0
+
+    def _eta_text(self, progress) -> str:
+        eta, unknown = sweep_eta(progress.tasks, progress.options, _workers(progress))
+        if unknown:
+            return f"ETA >= {format_duration(eta)} ({_tasks(unknown)} not measured yet)"
+        return f"ETA ~{format_duration(eta)}"
+
+    def _task_line(self, st, opts) -> str:
+        t = st.total
+        eta = task_eta(st, opts)
+        return (f"  {self._labels.get(st.compiled.strong_id, st.label)}: shots {t.shots}/{opts.max_shots}, "
+                f"errors {t.errors}/{opts.max_errors}, {format_per_shot(t.seconds, t.shots)}, "
+                f"ETA {'?' if eta is None else format_duration(eta)}")
+
+    def status_lines(self, progress) -> list[str]:
+        """The status table: the sweep's line, then one per unfinished task with shots (this run's or
+        a resumed file's), then how many have none yet."""
+        opts = progress.options
+        tasks = progress.tasks
+        lines = [f"qdecode sweep: {progress.tasks_finished}/{len(tasks)} tasks done, "
+                 f"{format_duration(self._elapsed())} elapsed, {_workers_text(_workers(progress))}, "
+                 f"{self._eta_text(progress)}"]
+        waiting = 0
+        for st in tasks:
+            if st.finished(opts):
+                continue
+            if st.total.shots == 0:  # nothing measured, from this run or a resumed file
+                waiting += 1
+            else:
+                lines.append(self._task_line(st, opts))
+        if waiting:
+            lines.append(f"  {_tasks(waiting)} not started yet")
+        return lines
+
+    def estimate_lines(self, progress) -> list[str]:
+        """The cost estimate (written once): per decoder, then the whole sweep."""
+        opts, workers = progress.options, _workers(progress)
+        # what has elapsed (start-up, compilation, first batches) plus the work still to do
+        to_go, _ = sweep_eta(progress.tasks, opts, workers)
+        self._estimate = self._elapsed() + to_go
+        names = decoder_names(progress.tasks)
+        lines = ["qdecode sweep: cost estimate (a rough guide; the ETA lines refine it):"]
+        for label, (shots, seconds, count) in self._first.items():
+            share = sum(task_cost(st, opts) for st in progress.tasks if st.label == label) / workers
+            lines.append(f"  {names[label]}: {format_per_shot(seconds, shots)} on the first batch "
+                         f"({_tasks(count)}), about {format_duration(share)} of the sweep")
+        lines.append(f"qdecode sweep: estimated sweep time ~{format_duration(self._estimate)} with "
+                     f"{_workers_text(workers)}: {format_duration(self._elapsed())} elapsed + "
+                     f"~{format_duration(to_go)} to go (CPU time per shot x the shots the stopping rule implies, "
+                     f"/ workers)")
+        return lines
+
+    def _update_bar(self, progress) -> None:
+        st = progress.last
+        task = "" if st is None else self._task_line(st, progress.options).strip()
+        self._bar.total = len(progress.tasks)
+        self._bar.n = progress.tasks_finished
+        self._bar.set_postfix_str(f"{self._eta_text(progress)} | {task}"[:120], refresh=False)
+        self._bar.refresh()
+
+    def _emit(self, lines: list[str]) -> None:
+        for line in lines:
+            if self._bar is not None:
+                self._bar.write(line, file=sys.stderr)
+            else:
+                _say(line)
+
+    def summary_line(self) -> str | None:
+        """The last line: tasks done, wall time, the estimate, and how busy the workers were
+        (recorded CPU time / (wall time x workers): far below 100 % on a machine shared with other
+        work, which the estimate cannot foresee). None if nothing ran."""
+        if self._last is None:
+            return None
+        p, elapsed = self._last, self._elapsed()
+        text = f"qdecode sweep: progress: {p.tasks_finished}/{len(p.tasks)} tasks done in {format_duration(elapsed)}"
+        if self._estimate is not None:
+            text += f" (estimated ~{format_duration(self._estimate)})"
+        if elapsed > 0:
+            text += f"; workers busy {100 * self._cpu / (elapsed * _workers(p)):.0f}% of the time"
+        return text
 
     def close(self) -> None:
+        if self.mode == "off":
+            return
+        if self._bar is not None and self._last is not None:
+            self._bar.n = self._last.tasks_finished
+            self._bar.refresh()
+        line = self.summary_line()
+        if line is not None:
+            self._emit([line])
         if self._bar is not None:
             self._bar.close()
+            self._bar = None
 
 
+def _tasks(n: int) -> str:
+    return f"{n} task" if n == 1 else f"{n} tasks"
+
+
+def _workers_text(n: int) -> str:
+    return "1 worker" if n == 1 else f"{n} workers"
+
+
+def _workers(progress) -> int:
+    return max(1, int(getattr(progress, "workers", 1)))
+
+
+# ------------------------------------------------------------------ bench, tune, learn-noise
 def progress_enabled(quiet: bool = False) -> bool:
-    """Whether to draw progress: stderr is a terminal and ``--quiet`` was not given."""
-    isatty = getattr(sys.stderr, "isatty", None)
-    return not quiet and bool(isatty and isatty())
+    """Whether to draw a live bar: stderr is a terminal and ``--quiet`` was not given."""
+    return not quiet and stderr_is_terminal()
 
 
 class ProgressBar:
-    """A tqdm bar on stderr when :func:`progress_enabled`, otherwise a no-op with the same methods.
+    """A tqdm bar on stderr when :func:`progress_enabled`; without a terminal, a plain line
+    (count, elapsed, ETA) at most every :data:`LINE_INTERVAL` seconds; nothing with ``quiet``.
 
     Args:
         total: expected count (``None``: unknown, tqdm shows a counter).
         desc, unit: tqdm's label and unit.
-        quiet: ``--quiet`` (no bar).
+        quiet: ``--quiet`` (no output).
     """
 
     def __init__(self, total: int | None = None, *, desc: str, unit: str = "it", quiet: bool = False):
         self.enabled = progress_enabled(quiet)
+        self.total, self.desc, self.unit = total, desc, unit
+        self._count = 0
+        self._t0 = time.monotonic()
+        self._ticker = None if quiet or self.enabled else Ticker(LINE_INTERVAL, due_at_start=False)
         self._bar = None
         if self.enabled:
             from tqdm import tqdm
@@ -85,15 +393,29 @@ class ProgressBar:
             self._bar = tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, dynamic_ncols=True, leave=False)
 
     def update(self, n: int = 1) -> None:
+        self._count += n
         if self._bar is not None:
             self._bar.update(n)
+        elif self._ticker is not None and self._ticker.due():
+            _say(self.line())
+
+    def line(self) -> str:
+        """``qdecode learn-noise: 3000/12000 shot, 12 s elapsed, ETA ~36 s``."""
+        elapsed = time.monotonic() - self._t0
+        text = f"qdecode {self.desc}: {self._count}"
+        if self.total:
+            text += f"/{self.total}"
+        text += f" {self.unit}, {format_duration(elapsed)} elapsed"
+        if self.total and 0 < self._count < self.total:
+            text += f", ETA ~{format_duration(elapsed * (self.total - self._count) / self._count)}"
+        return text
 
     def set_postfix(self, text: str) -> None:
         if self._bar is not None:
             self._bar.set_postfix_str(text[:100])
 
     def write(self, line: str) -> None:
-        """A status line above the bar (nothing when progress is off)."""
+        """A status line above the bar; only on a terminal (the plain lines carry the count instead)."""
         if self._bar is not None:
             self._bar.write(line, file=sys.stderr)
 
@@ -116,24 +438,32 @@ class ProgressBar:
 
 
 class Stages:
-    """The named steps of a command, one status line each on a terminal.
+    """The named steps of a command.
 
-    ``with stages.step("sampling 1000 shots"):`` prints ``qdecode bench: sampling 1000 shots ...``
-    when the step starts and ``done in 0.31 s`` when it ends; nothing when progress is off.
+    On a terminal, ``with stages.step("sampling 1000 shots"):`` prints ``qdecode bench: sampling
+    1000 shots ...`` when the step starts and ``done in 0.31 s`` when it ends. Without a terminal,
+    a step that ends prints ``qdecode bench: sampling 1000 shots: done in 0.31 s`` if the last such
+    line is at least :data:`LINE_INTERVAL` seconds old (the first: that long after the start), so a
+    quick command prints nothing and a failing step leaves its one-line error alone. ``quiet``:
+    nothing.
     """
 
     def __init__(self, command: str, *, quiet: bool = False):
         self.command = command
         self.enabled = progress_enabled(quiet)
+        self._ticker = None if quiet or self.enabled else Ticker(LINE_INTERVAL, due_at_start=False)
 
     def note(self, text: str) -> None:
-        if self.enabled:
-            print(f"qdecode {self.command}: {text}", file=sys.stderr, flush=True)
+        if self.enabled or (self._ticker is not None and self._ticker.due()):
+            _say(f"qdecode {self.command}: {text}")
 
     @contextlib.contextmanager
     def step(self, text: str) -> Iterator[None]:
         if not self.enabled:
+            t0 = time.perf_counter()
             yield
+            if self._ticker is not None and self._ticker.due():
+                _say(f"qdecode {self.command}: {text}: done in {time.perf_counter() - t0:.2f} s")
             return
         print(f"qdecode {self.command}: {text} ...", end="", file=sys.stderr, flush=True)
         t0 = time.perf_counter()

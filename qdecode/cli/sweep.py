@@ -1,4 +1,11 @@
-"""``qdecode sweep``: run a recipe (or the embedded quick-start) or an inline sweep."""
+"""``qdecode sweep``: run a recipe (or the embedded quick-start) or an inline sweep.
+
+Progress goes to stderr (:class:`qdecode.cli.progress.SweepProgress`): a live bar on a terminal,
+plain status lines otherwise or with ``--progress-lines``, at most one table every
+``--progress-interval`` seconds, with per-task and sweep ETAs, a one-time cost estimate once
+every task has recorded its first batch, and a final line; ``--quiet`` silences it. stdout is
+the same with and without progress.
+"""
 
 from __future__ import annotations
 
@@ -87,9 +94,13 @@ def add_parser(sub) -> None:
                          "runs, with a warning)")
     ex.add_argument("--dask-workers", type=int, help="start a Dask LocalCluster with N (>= 1) workers")
     ex.add_argument("--scheduler", help="address of a running Dask scheduler")
-    o.add_argument("--quiet", action="store_true", help="no progress output")
+    o.add_argument("--quiet", action="store_true", help="no progress output (stdout never has any)")
     o.add_argument("--progress-lines", action="store_true",
-                   help="status lines every 10 s instead of a bar, also without a terminal (batch-job logs)")
+                   help="plain status lines instead of the live bar even on a terminal (without a terminal, "
+                        "e.g. a batch job's log, they are the default)")
+    o.add_argument("--progress-interval", type=float, default=30.0, metavar="SECONDS",
+                   help="at most one status table (per task: shots, errors, time per shot, ETA) every SECONDS, "
+                        "besides the one at the first batch, the cost estimate and the final line (default: 30)")
     p.set_defaults(run=run)
 
 
@@ -213,6 +224,12 @@ def _options(base, args):
     return dataclasses.replace(base, **overrides)
 
 
+def _check_progress_interval(seconds: float) -> None:
+    """``--progress-interval`` is a number of seconds >= 0 (0: a table after every batch)."""
+    if not seconds >= 0:  # also refuses nan
+        raise ValueError(f"--progress-interval must be >= 0 seconds, got {seconds:g}")
+
+
 def _check_workers(args) -> None:
     """``--workers`` counts processes (0 runs inline); ``--dask-workers`` starts at least one."""
     if args.workers is not None and args.workers < 0:
@@ -254,6 +271,7 @@ def run(args) -> int:
     if args.learned_noise and args.decoder_dem:
         raise ValueError("give --learned-noise or --decoder-dem, not both")
     _check_workers(args)
+    _check_progress_interval(args.progress_interval)
     recipe = _inline_recipe(args) if inline else load_recipe(args.recipe)
     if args.learned_noise:
         recipe = _with_learned_noise(recipe, args.learned_noise, inline=inline)
@@ -266,7 +284,8 @@ def run(args) -> int:
         _warn_oversubscribed(args.dask_workers, "--dask-workers")
     elif args.scheduler is None:
         _warn_oversubscribed(workers, "--workers" if args.workers is not None else "the recipe's workers")
-    progress = SweepProgress(len(recipe.tasks), quiet=args.quiet, lines=args.progress_lines)
+    progress = SweepProgress(len(recipe.tasks), quiet=args.quiet, interval=args.progress_interval,
+                             lines=args.progress_lines)
     try:
         with make_executor(workers=workers, dask_workers=args.dask_workers, scheduler=args.scheduler) as executor:
             totals = run_sweep(recipe.tasks, out_path=out, options=options, executor=executor, progress=progress)
