@@ -291,6 +291,7 @@ def run_sweep(
     options: SweepOptions = SweepOptions(),
     executor: SweepExecutor | None = None,
     progress: Callable[[Progress], None] | None = None,
+    existing_rows: Sequence[StatsRow] = (),
 ) -> list[StatsRow]:
     """Run every task until its stopping rule holds; return one merged row per task.
 
@@ -301,6 +302,8 @@ def run_sweep(
         options: stopping rules, seed and batching.
         executor: where batches run; default runs them inline.
         progress: called after each recorded batch.
+        existing_rows: rows from elsewhere (other CSVs: sinter's ``existing_data_filepaths``) that
+            count toward the stopping rules of the tasks with their strong_id; never written.
 
     Raises:
         CsvLockedError: another sweep is writing ``out_path``.
@@ -311,7 +314,7 @@ def run_sweep(
     writer = StatsWriter(out_path) if out_path is not None else None
     pending: dict[cf.Future, tuple[int, int]] = {}
     try:
-        existing = merge_rows(read_rows(out_path)) if out_path is not None else {}
+        existing = merge_rows([*(read_rows(out_path) if out_path is not None else []), *existing_rows])
         states = prepare(tasks, existing, options)
         unfinished = [st for st in states if not st.done(options)]
         check_decoders(unfinished)

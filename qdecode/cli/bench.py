@@ -33,8 +33,8 @@ CSV_COLUMNS = (
 
 # ------------------------------------------------------------ shared problem
 def add_problem_args(p, *, alist: bool = False) -> None:
-    """Problem options: ``--code/--d/--rounds/--noise/--p/--basis``, ``--dem`` (and ``--alist``)."""
-    g = p.add_argument_group("problem (one of --code, --dem" + (", --alist" if alist else "") + ")")
+    """Problem options: ``--code/--d/--rounds/--noise/--p/--basis``, ``--circuit``, ``--dem`` (and ``--alist``)."""
+    g = p.add_argument_group("problem (one of --code, --circuit, --dem" + (", --alist" if alist else "") + ")")
     g.add_argument("--code", help="code name (see `qdecode codes`); needs --noise and --p (default: none)")
     g.add_argument("--d", type=int, help="distance (required for surface; default: a fixed code's own distance)")
     g.add_argument("--rounds", type=int, help="syndrome rounds (default: the code's default, d for surface)")
@@ -44,6 +44,9 @@ def add_problem_args(p, *, alist: bool = False) -> None:
                                            + (" and --alist)" if alist else ")"))
     g.add_argument("--basis", default="Z", choices=["X", "Z", "XYZ"],
                    help="memory basis (XYZ: colour code only) (default: %(default)s)")
+    g.add_argument("--circuit", metavar="FILE",
+                   help="stim circuit; shots are sampled from it and decoded with its DEM as sinter derives it "
+                        "(default: none)")
     g.add_argument("--dem", metavar="FILE",
                    help="stim detector error model; shots are sampled from it (default: none)")
     if alist:
@@ -67,9 +70,11 @@ def load_problem(args) -> LoadedProblem:
     from qdecode.problem import DecodingProblem
 
     alist = getattr(args, "alist", None)
-    given = [flag for flag, v in (("--code", args.code), ("--dem", args.dem), ("--alist", alist)) if v]
+    circuit_path = getattr(args, "circuit", None)
+    given = [flag for flag, v in (("--code", args.code), ("--circuit", circuit_path), ("--dem", args.dem),
+                                  ("--alist", alist)) if v]
     if len(given) != 1:
-        choices = "--code, --dem or --alist" if hasattr(args, "alist") else "--code or --dem"
+        choices = "--code, --circuit, --dem or --alist" if hasattr(args, "alist") else "--code, --circuit or --dem"
         raise ValueError(f"give exactly one of {choices}" + (f" (got {', '.join(given)})" if given else ""))
     if args.code:
         missing = [f for f, v in (("--noise", args.noise), ("--p", args.p)) if v is None]
@@ -95,6 +100,8 @@ def load_problem(args) -> LoadedProblem:
     for flag, v in (("--d", args.d), ("--noise", args.noise)):
         if v is not None:
             raise ValueError(f"{flag} applies to --code only")
+    if circuit_path:
+        return _circuit_problem(args, circuit_path)
     if args.dem:
         from qdecode.sims.model_files import read_dem
 
@@ -132,6 +139,27 @@ def load_problem(args) -> LoadedProblem:
     desc = {"source": "alist", "path": os.path.abspath(alist), "p": p, "noise": "code-capacity",
             "sampler": "numpy default_rng(seed).random((shots, n)) < p; syndrome = H e mod 2"}
     return LoadedProblem(problem, sample, desc, None)
+
+
+def _circuit_problem(args, path: str) -> LoadedProblem:
+    """``--circuit FILE``: shots from the circuit, decoded with its DEM derived as sinter derives it."""
+    from qdecode.problem import DecodingProblem
+    from qdecode.sims.model_files import read_circuit
+    from qdecode.sims.tasks import decoding_dem
+
+    if args.p is not None:
+        raise ValueError("--p applies to --code and --alist, not --circuit (the circuit holds the probabilities)")
+    circuit = read_circuit(path)
+    problem = DecodingProblem.from_dem(decoding_dem(circuit))
+
+    def sample(shots, seed):
+        dets, obs = circuit.compile_detector_sampler(seed=seed).sample(shots, separate_observables=True)
+        return dets.astype(np.uint8), obs.astype(np.uint8)
+
+    desc = {"source": "circuit file", "path": os.path.abspath(path), "rounds": args.rounds,
+            "num_collisions": int(problem.num_collisions),
+            "sampler": "stim compile_detector_sampler(seed).sample(shots, separate_observables=True)"}
+    return LoadedProblem(problem, sample, desc, args.rounds)
 
 
 def check_shots(shots: int) -> int:

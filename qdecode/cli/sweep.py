@@ -84,6 +84,13 @@ def add_parser(sub) -> None:
     o.add_argument("--max-errors", type=int, help="stop a task after this many errors (recipe default 100)")
     o.add_argument("--seed", type=int, help="root random seed (recipe default 0)")
     o.add_argument("--max-batch-size", type=int, help="largest batch (recipe default 65536)")
+    o.add_argument("--start-batch-size", "--start_batch_size", dest="min_batch_size", type=int,
+                   help="first batch of each task; batch i has min(max, start * 2^i) shots (recipe default 256)")
+    o.add_argument("--existing-data-filepaths", "--existing_data_filepaths", nargs="+", default=[], metavar="CSV",
+                   help="stats CSVs whose rows count toward --max-shots / --max-errors (matched by strong_id) but "
+                        "are not copied to --out, as sinter's flag")
+    o.add_argument("--also-print-results-to-stdout", "--also_print_results_to_stdout", action="store_true",
+                   help="print each recorded row to stdout too, after sinter's CSV header, as sinter's flag")
     o.add_argument("--out", help="stats CSV (sinter schema); resumed when it exists (default: the recipe's, "
                                  "out/stats.csv inline)")
     o.add_argument("--plot", help="draw the threshold plot here after the sweep")
@@ -201,7 +208,7 @@ def _with_learned_noise(recipe, path: str, *, inline: bool):
 
 #: Flags that override the recipe's stopping and batching options: (flag, SweepOptions field, least value).
 _OPTION_FLAGS = (("--max-shots", "max_shots", 1), ("--max-errors", "max_errors", 1), ("--seed", "seed", 0),
-                 ("--max-batch-size", "max_batch_size", 1))
+                 ("--max-batch-size", "max_batch_size", 1), ("--start-batch-size", "min_batch_size", 1))
 
 
 def _options(base, args):
@@ -219,9 +226,44 @@ def _options(base, args):
         if value < least:
             raise ValueError(f"{flag} must be >= {least}, got {value}")
         overrides[field] = value
-    if "max_batch_size" in overrides:
+    if "max_batch_size" in overrides and "min_batch_size" not in overrides:
         overrides["min_batch_size"] = min(base.min_batch_size, overrides["max_batch_size"])
+    if "min_batch_size" in overrides and "max_batch_size" not in overrides:
+        overrides["max_batch_size"] = max(base.max_batch_size, overrides["min_batch_size"])
+    if overrides.get("min_batch_size", 1) > overrides.get("max_batch_size", overrides.get("min_batch_size", 1)):
+        raise ValueError(f"--start-batch-size {overrides['min_batch_size']} exceeds --max-batch-size "
+                         f"{overrides['max_batch_size']}")
     return dataclasses.replace(base, **overrides)
+
+
+def _existing_rows(paths: list[str], out: str) -> list:
+    """The rows of ``--existing-data-filepaths`` (never the output file itself: it would count twice)."""
+    from qdecode.sims.store import read_rows
+
+    rows = []
+    for path in paths:
+        if not os.path.exists(path):
+            raise ValueError(f"--existing-data-filepaths {path}: no such file")
+        if os.path.exists(out) and os.path.samefile(path, out):
+            raise ValueError(f"--existing-data-filepaths {path}: that is --out itself, whose rows already count")
+        rows += read_rows(path)
+    return rows
+
+
+class _StdoutRows:
+    """A progress callback that prints each recorded row to stdout (sinter's CSV header first),
+    then passes the call on (``--also-print-results-to-stdout``)."""
+
+    def __init__(self, then):
+        from qdecode.sims.store import CSV_HEADER
+
+        self.then = then
+        print(CSV_HEADER, flush=True)
+
+    def __call__(self, progress) -> None:
+        if progress.row is not None:
+            print(progress.row.to_csv_line(), flush=True)
+        self.then(progress)
 
 
 def _check_progress_interval(seconds: float) -> None:
@@ -284,11 +326,14 @@ def run(args) -> int:
         _warn_oversubscribed(args.dask_workers, "--dask-workers")
     elif args.scheduler is None:
         _warn_oversubscribed(workers, "--workers" if args.workers is not None else "the recipe's workers")
+    existing = _existing_rows(args.existing_data_filepaths, out)
     progress = SweepProgress(len(recipe.tasks), quiet=args.quiet, interval=args.progress_interval,
                              lines=args.progress_lines)
+    callback = _StdoutRows(progress) if args.also_print_results_to_stdout else progress
     try:
         with make_executor(workers=workers, dask_workers=args.dask_workers, scheduler=args.scheduler) as executor:
-            totals = run_sweep(recipe.tasks, out_path=out, options=options, executor=executor, progress=progress)
+            totals = run_sweep(recipe.tasks, out_path=out, options=options, executor=executor, progress=callback,
+                               existing_rows=existing)
     finally:
         progress.close()
     shots = sum(t.shots for t in totals)

@@ -124,3 +124,22 @@ def test_bench_window_reports_per_window_latency(tmp_path, capsys):
     assert "(3 windows per shot)" in line  # d=3: 4 detector rounds, W=2, F=1 -> windows at rounds 0, 1, 2
     r = next(csv.DictReader(open(path, newline="")))
     assert 0 <= float(r["win_p50_us"]) <= float(r["win_p99_us"]) <= float(r["win_max_us"])
+
+
+def test_bench_and_tune_take_a_circuit_file(tmp_path, capsys, cli_error):
+    import stim
+
+    c = stim.Circuit.generated("surface_code:rotated_memory_x", distance=3, rounds=2,
+                               after_clifford_depolarization=0.01)
+    (tmp_path / "c.stim").write_text(str(c))
+    path = tmp_path / "b.csv"
+    assert main(["bench", "--circuit", str(tmp_path / "c.stim"), "--rounds", "2", "--decoder", "pymatching",
+                 "--shots", "100", "--warmup", "2", "--csv", str(path)]) == 0
+    r = next(csv.DictReader(open(path, newline="")))
+    assert r["code"] == "c.stim" and r["rounds"] == "2"
+    assert main(["tune", "relay-bp", "--circuit", str(tmp_path / "c.stim"), "--shots", "100", "--gamma0-grid",
+                 "0.1", "--lo-grid", "-0.2", "--hi-grid", "0.6", "--legs", "4", "--quiet"]) == 0
+    assert "exactly one of --code, --circuit or --dem" in cli_error(
+        ["bench", "--circuit", "c.stim", "--dem", "x.dem", "--decoder", "pymatching"])
+    assert "--p applies to" in cli_error(["bench", "--circuit", str(tmp_path / "c.stim"), "--p", "0.1",
+                                          "--decoder", "pymatching"])

@@ -169,7 +169,8 @@ def test_dask_workers_keep_dask_logs_quiet_unless_verbose(tmp_path):
             "--out", str(tmp_path / "s.csv")]  # --quiet: no progress lines (it leaves Dask's log level alone)
     done = subprocess.run(argv, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    # Dask's warning that a loaded machine stalled its event loop is a warning, not an INFO log
-    lines = [ln for ln in done.stderr.splitlines() if ln.strip() and "leaked semaphore" not in ln
-             and "warnings.warn" not in ln and "Event loop was unresponsive" not in ln]
-    assert len(lines) == 1 and lines[0].startswith("qdecode sweep: 1 tasks"), done.stderr
+    # no Dask INFO log (its warnings, e.g. a port in use by another test's cluster, may appear)
+    lines = done.stderr.splitlines()
+    assert not [ln for ln in lines if " - INFO - " in ln], done.stderr
+    ours = [ln for ln in lines if ln.startswith("qdecode")]
+    assert len(ours) == 1 and ours[0].startswith("qdecode sweep: 1 tasks"), done.stderr
