@@ -67,7 +67,7 @@ REFUSALS = {
     ("window", "hyper_text"): "cannot tell the detectors' rounds.*per_round",
     ("uf", "hyper_cc"): "decomposed hyperedges",
     ("uf", "hyper_text"): "decomposed hyperedges",
-    **{("chromobius", kind): "at least 4 coordinates, with the 4th identifying the basis and color"
+    **{("chromobius", kind): "needs a 4th coordinate naming its basis and colour"
        for kind in ("nocoord", "onecoord", "hyper_cc", "hyper_text", "obs_only")},
 }
 #: Decoders that may refuse any of these DEMs (the shipped nn-pymatching models are for the
