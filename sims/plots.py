@@ -1,11 +1,24 @@
-"""Threshold plots from sinter-format stats rows.
+"""Threshold plots from sinter-format stats rows, readable without redrawing.
 
-:func:`plot_threshold` draws what ``sinter plot --type error_rate`` (or ``discard_rate``, or
-an error rate built from a custom count) draws -- the ``fit_binomial`` best estimate of each
-point, with its likelihood-ratio band shaded -- and adds what a threshold plot needs:
-colour per distance and line style per decoder, upper-bound markers for points without
-errors, the threshold estimate with its interval, optional least-squares fits of every
-curve (:class:`LineFit`), and axis labels that say whether the rate is per shot or per round.
+:func:`plot_threshold` draws what ``sinter plot --type error_rate`` (or ``discard_rate``, or a
+rate built from a custom count) draws -- the ``fit_binomial`` best estimate of each point, with
+its likelihood-ratio band shaded -- and adds what a reader needs to use the figure as it is:
+
+* short legend labels: a decoder's name plus only the parameters that tell its curves apart
+  (:func:`short_decoder_labels`; a sinter ``qd-`` prefix is dropped);
+* one colour per decoder, from the colour-blind-safe Okabe-Ito palette, and one marker per
+  distance (or per the other grouping key); when several curves share colours, markers and line
+  styles, the legend lists each once instead of every curve;
+* a subtitle naming the code, noise, basis and rounds that every drawn row shares
+  (:func:`subtitle_text`, sinter's ``{common}``);
+* the threshold estimate with its interval, and notes about estimates that cannot be drawn, in a
+  box kept inside the axes (never over the tick labels);
+* integer ticks on integer axes (x = d, rounds, n...);
+* reference curves (bounds, approximations; :class:`Reference`) in grey with dash patterns that
+  no data curve uses, inside the automatic y range;
+* optional least-squares fits of every curve (:class:`LineFit`), and axis labels that say
+  whether the rate is per shot or per round.
+
 :class:`PlotOptions` collects the choices of the y quantity, the fits and the axes.
 
 matplotlib is imported inside the functions, and the figure is drawn on an Agg canvas of
@@ -16,32 +29,38 @@ worker processes.
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import os
+import re
+import textwrap
 from typing import Any, Iterable, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
-from qdecode.sims.stats import (
-    Fit,
-    _group_value,  # same grouping rule as the threshold fits
-    fit_binomial,
-    metadata_number,
-    shot_error_rate_to_per_round,
-)
+from qdecode.decoders.registry import SINTER_PREFIX, split_label
+from qdecode.sims.stats import Fit, fit_binomial, metadata_number, shot_error_rate_to_per_round
 from qdecode.sims.store import StatsRow, merge_rows
 from qdecode.sims.threshold import ThresholdEstimate
 
-__all__ = ["PlotOptions", "LineFit", "plot_threshold", "fit_curves", "parse_y", "hits_and_trials",
-           "check_custom_key", "short_decoder_labels"]
+__all__ = ["PlotOptions", "LineFit", "Reference", "plot_threshold", "fit_curves", "parse_y", "hits_and_trials",
+           "y_denominator", "check_custom_key", "short_decoder_labels", "split_decoder_label",
+           "common_metadata", "subtitle_text"]
 
 SCALES = ("linear", "log")
-Y_QUANTITIES = ("error_rate", "discard_rate", "custom:KEY")
+Y_QUANTITIES = ("error_rate", "discard_rate", "KEY", "custom:KEY", "KEY/KEY")
 
+#: Okabe & Ito's colour-blind-safe palette without black (black and grey are the threshold and
+#: reference lines), yellow last because it is faint on white.
+OKABE_ITO = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442")
 _MARKERS = ("o", "s", "^", "D", "P", "X", "*", "h", "<", ">", "p", "d")  # 'v' marks upper bounds
-_LINESTYLES = ("-", "--", ":", "-.", (0, (5, 1, 1, 1, 1, 1)), (0, (1, 3)), (0, (8, 2)))
+_LINESTYLES = ("-", "--", "-.", (0, (3, 1, 1, 1, 1, 1)))  # data curves; none of them is a reference's
 _FIT_LINESTYLE = (0, (2, 2))
+_THRESHOLD_LINESTYLE = (0, (4, 2))
+_REF_COLOUR = "0.45"
+_REF_DASHES = ((0, (10, 3)), (0, (1, 2)), (0, (10, 3, 1, 3)), (0, (5, 5)))
 _METHOD_NAMES = {"fss": "finite-size-scaling fit", "pairwise": "median of pairwise crossings"}
+_MAX_FIXED_TICKS = 12
 
 
 # ---------------------------------------------------------------------------------------
@@ -50,28 +69,63 @@ _METHOD_NAMES = {"fss": "finite-size-scaling fit", "pairwise": "median of pairwi
 
 
 def parse_y(y: str) -> tuple[str, str | None]:
-    """``("error_rate", None)``, ``("discard_rate", None)`` or ``("custom", KEY)`` for ``"custom:KEY"``.
+    """``("error_rate", None)``, ``("discard_rate", None)`` or ``("custom", KEY)``.
+
+    ``KEY`` is a custom_counts key, written ``custom:KEY`` or bare (``--y detection_events``), or
+    a ratio of two keys ``NUM/DEN`` (e.g. ``detection_events/detectors_checked``), kept whole here.
+    Whether such a key exists is checked against the rows by :func:`check_custom_key`.
 
     Raises:
-        ValueError: anything else (an unknown quantity, or ``custom:`` without a key).
+        ValueError: an empty key (``custom:``), a key with spaces, or a malformed ratio.
     """
     if y in ("error_rate", "discard_rate"):
         return y, None
-    if isinstance(y, str) and y.startswith("custom:") and len(y) > len("custom:"):
-        return "custom", y[len("custom:"):]
-    raise ValueError(f"unknown y quantity {y!r}; use error_rate, discard_rate or custom:KEY (a custom_counts key)")
+    key = y[len("custom:"):] if isinstance(y, str) and y.startswith("custom:") else y
+    parts = key.split("/") if isinstance(key, str) else []
+    if not parts or len(parts) > 2 or not all(p and not any(c.isspace() for c in p) for p in parts):
+        raise ValueError(f"unknown y quantity {y!r}; use error_rate, discard_rate, a custom_counts KEY "
+                         f"(or custom:KEY) or NUM/DEN, a ratio of two custom_counts keys")
+    return "custom", key
 
 
-def hits_and_trials(row: StatsRow, y: str) -> tuple[int, int]:
-    """The binomial ``(hits, trials)`` whose ratio the quantity ``y`` of ``row`` is.
+def _ratio(key: str) -> tuple[str, str | None]:
+    num, _, den = key.partition("/")
+    return num, den or None
+
+
+def y_denominator(rows: Iterable[StatsRow], y: str) -> str | None:
+    """The custom_counts key that a custom quantity ``y`` is divided by, or None (the kept shots).
+
+    ``NUM/DEN`` divides by ``DEN``; a bare ``detection_events`` divides by ``detectors_checked``
+    when any row records it (what ``--count-detection-events`` and sinter write), so that it
+    plots the fraction of detectors that fired; every other key, and any ``custom:KEY``, is
+    counted per kept shot.
+    """
+    kind, key = parse_y(y)
+    if kind != "custom":
+        return None
+    num, den = _ratio(key)
+    if den is None and num == "detection_events" and not y.startswith("custom:"):
+        if any("detectors_checked" in (row.custom_counts or {}) for row in rows):
+            return "detectors_checked"
+    return den
+
+
+def hits_and_trials(row: StatsRow, y: str, denominator: str | None = None) -> tuple[int, int]:
+    """The ``(hits, trials)`` whose ratio the quantity ``y`` of ``row`` is.
 
     * ``error_rate``: ``(errors, shots - discards)`` (sinter's error rate);
     * ``discard_rate``: ``(discards, shots)``;
-    * ``custom:KEY``: ``(custom_counts[KEY], shots - discards)``, 0 hits where the row has no
-      such count (as ``sinter plot --custom_error_count_keys``).
+    * a custom count ``KEY``: ``(custom_counts[KEY], shots - discards)``, 0 hits where the row
+      has no such count (as ``sinter plot --custom_error_count_keys``);
+    * ``NUM/DEN``, or ``KEY`` with ``denominator`` (see :func:`y_denominator`):
+      ``(custom_counts[NUM], custom_counts[DEN])``, 0 trials (the row is skipped) without DEN.
+
+    A custom count may exceed its trials (``bit_errors``, ``detection_events`` per shot); the
+    plot then draws a mean count rather than a rate (:func:`plot_threshold`).
 
     Raises:
-        ValueError: an unknown ``y``, or a custom count larger than the kept shots.
+        ValueError: an unknown ``y``.
     """
     kind, key = parse_y(y)
     kept = row.shots - row.discards
@@ -79,17 +133,23 @@ def hits_and_trials(row: StatsRow, y: str) -> tuple[int, int]:
         return row.errors, kept
     if kind == "discard_rate":
         return row.discards, row.shots
-    hits = int((row.custom_counts or {}).get(key, 0))
-    if hits > kept:
-        raise ValueError(
-            f"custom count {key!r} = {hits} exceeds the kept shots ({kept}) of row {row.strong_id[:12]}; "
-            f"it is not a rate per kept shot"
-        )
-    return hits, kept
+    counts = row.custom_counts or {}
+    num, den = _ratio(key)
+    den = den or denominator
+    hits = int(counts.get(num, 0))
+    return (hits, kept) if den is None else (hits, int(counts.get(den, 0)))
+
+
+def _known_keys(present: set[str]) -> str:
+    listed = sorted(present)
+    if not listed:
+        return "the rows have no custom_counts at all"
+    shown = ", ".join(listed[:20]) + (f", ... ({len(listed)} keys)" if len(listed) > 20 else "")
+    return f"keys present: {shown}"
 
 
 def check_custom_key(rows: Iterable[StatsRow], y: str) -> None:
-    """For ``y = "custom:KEY"``: at least one row must have KEY in its custom_counts.
+    """For a custom quantity ``y``: at least one row must have each key it names.
 
     A row without the count is 0 hits (as sinter), which is right for a counter that
     stayed at zero in some rows, but when *no* row has it the key is a typo, and the
@@ -97,7 +157,7 @@ def check_custom_key(rows: Iterable[StatsRow], y: str) -> None:
     merged row drops counts that sum to zero), so a count written as 0 still counts as present.
 
     Raises:
-        ValueError: no row has the key; the message lists the custom_counts keys that exist.
+        ValueError: no row has a key; the message lists the custom_counts keys that exist.
     """
     kind, key = parse_y(y)
     if kind != "custom":
@@ -105,15 +165,14 @@ def check_custom_key(rows: Iterable[StatsRow], y: str) -> None:
     present: set[str] = set()
     for row in rows:
         present.update(row.custom_counts or {})
-        if key in present:
-            return
-    listed = sorted(present)
-    if not listed:
-        known = "the rows have no custom_counts at all"
-    else:
-        shown = ", ".join(listed[:20]) + (f", ... ({len(listed)} keys)" if len(listed) > 20 else "")
-        known = f"keys present: {shown}"
-    raise ValueError(f"no row has the custom count {key!r} asked for by y='custom:{key}' ({known})")
+    num, den = _ratio(key)
+    if num not in present:
+        if y.startswith("custom:"):
+            raise ValueError(f"no row has the custom count {num!r} asked for by y={y!r} ({_known_keys(present)})")
+        raise ValueError(f"unknown y quantity {y!r}: not error_rate, discard_rate or a custom_counts key of the "
+                         f"rows ({_known_keys(present)})")
+    if den is not None and den not in present:
+        raise ValueError(f"no row has the custom count {den!r} that y={y!r} divides by ({_known_keys(present)})")
 
 
 def _check_limits(name: str, low: float | None, high: float | None) -> None:
@@ -127,14 +186,16 @@ class PlotOptions:
 
     Attributes:
         y: ``"error_rate"`` (errors / (shots - discards)), ``"discard_rate"``
-            (discards / shots) or ``"custom:KEY"`` (custom_counts[KEY] / (shots - discards));
-            see :func:`hits_and_trials`.
+            (discards / shots), a custom_counts key ``"KEY"`` or ``"custom:KEY"``
+            (custom_counts[KEY] / (shots - discards)) or ``"NUM/DEN"`` (one count over another;
+            ``detection_events`` alone is ``detection_events/detectors_checked`` when the rows
+            record ``detectors_checked``); see :func:`hits_and_trials` and :func:`y_denominator`.
         fit: draw a weighted least-squares line through every curve (:class:`LineFit`).
         yscale: ``"log"`` or ``"linear"``.
         xmin, xmax, ymin, ymax: axis limits; None leaves that end automatic.
 
     Raises:
-        ValueError: unknown ``y`` or ``yscale``, or ``xmin >= xmax`` / ``ymin >= ymax``.
+        ValueError: malformed ``y``, unknown ``yscale``, or ``xmin >= xmax`` / ``ymin >= ymax``.
     """
 
     y: str = "error_rate"
@@ -157,6 +218,17 @@ class _Point(NamedTuple):
     hits: int
     trials: int
     fit: Fit  # per round when the plot is
+    counting: bool  # a mean count per trial with a Poisson band, not a binomial rate
+
+
+class _Data(NamedTuple):
+    """The curves ``{group: {x: _Point}}``, whether the plot shows mean counts, the rows drawn,
+    and whether every x value is an integer in the metadata (so the x ticks must be too)."""
+
+    curves: dict
+    counting: bool
+    rows: list
+    integer_x: bool
 
 
 def _rounds_of(row: StatsRow, md: Mapping) -> float:
@@ -169,18 +241,48 @@ def _rounds_of(row: StatsRow, md: Mapping) -> float:
     return metadata_number(row, key, "the number of rounds of a per-round rate")
 
 
-def _collect_points(
-    merged: Sequence[StatsRow], *, x_key: str, group_keys: tuple, per_round: bool, factor: float, y: str,
-    xscale: str,
-) -> dict[tuple, dict[float, _Point]]:
-    """``{group: {x: _Point}}``: each row's ``fit_binomial(trials, hits, factor)`` of quantity ``y``,
-    converted per round when asked. Rows without ``x_key`` or without trials are skipped."""
-    if per_round and parse_y(y)[0] == "discard_rate":
-        raise ValueError("--per-round does not apply to discard_rate (a discard is not a parity of rounds)")
-    curves: dict[tuple, dict[float, _Point]] = {}
+def _group_value(row: StatsRow, key: str) -> Any:
+    """The curve-grouping value of ``row``: its decoder label for ``"decoder"``, else the metadata
+    value (None if absent, JSON text if unhashable). The same rule as the threshold fits'
+    grouping in :mod:`qdecode.sims.stats`, whose helper is private to that module."""
+    if key == "decoder":
+        return row.decoder
+    value = row.json_metadata.get(key) if isinstance(row.json_metadata, Mapping) else None
+    try:
+        hash(value)
+        return value
+    except TypeError:
+        return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+def _poisson_band(hits: int, trials: int, factor: float) -> Fit:
+    """Mean count per trial, ``hits / trials``, with the Poisson likelihood-ratio band: the means
+    ``m`` with ``L(m) >= L(best) / factor``, ``L(m) = (m T)^hits exp(-m T)``. This is the band
+    :func:`~qdecode.sims.stats.fit_binomial` draws, for a count that is not one hit per trial."""
+    from scipy.optimize import brentq
+
+    best = hits / trials
+    g = math.log(factor)
+    if g <= 0:
+        return Fit(best, best, best)
+
+    def drop(mu: float) -> float:  # ln L(hits) - ln L(mu) - ln(factor), mu = m T
+        return (hits * math.log(hits / mu) if hits else 0.0) + mu - hits - g
+
+    low = 0.0 if hits == 0 else brentq(drop, hits * math.exp(-2.0 - g / hits), hits, xtol=1e-12 * hits)
+    top = hits + g + 1.0
+    while drop(top) <= 0:
+        top *= 2
+    high = brentq(drop, max(hits, 1e-300), top, xtol=1e-12 * top)
+    return Fit(low / trials, best, high / trials)
+
+
+def _usable_rows(merged, x_key: str, y: str, per: str | None, xscale: str) -> list[tuple]:
+    """``(row, x, hits, trials)`` of every row with ``x_key`` and trials > 0."""
+    out = []
     for row in merged:
         md = row.json_metadata if isinstance(row.json_metadata, Mapping) else {}
-        hits, trials = hits_and_trials(row, y)
+        hits, trials = hits_and_trials(row, y, per)
         if md.get(x_key) is None or trials <= 0:
             continue
         x = metadata_number(row, x_key, "the x axis")
@@ -188,9 +290,41 @@ def _collect_points(
             raise ValueError(
                 f"{x_key}={x} cannot be drawn on a log x axis (row {row.strong_id[:12]}); use xscale='linear'"
             )
-        fit = fit_binomial(num_shots=trials, num_hits=hits, max_likelihood_factor=factor)
+        out.append((row, x, hits, trials))
+    if not out:
+        raise ValueError(f"nothing to plot: no row has {x_key!r} in json_metadata and trials > 0 for {y}")
+    return out
+
+
+def _check_per_round(y: str, per: str | None, counting: bool) -> None:
+    if parse_y(y)[0] == "discard_rate":
+        raise ValueError("--per-round does not apply to discard_rate (a discard is not a parity of rounds)")
+    if per is not None:
+        raise ValueError(f"--per-round does not apply to y={y} (a fraction of {per}, not of shots)")
+    if counting:
+        raise ValueError(f"--per-round does not apply to y={y}: some rows count more than one per shot, so it "
+                         f"is drawn as a mean count per kept shot")
+
+
+def _collect_points(
+    merged: Sequence[StatsRow], *, x_key: str, group_keys: tuple, per_round: bool, factor: float, y: str,
+    xscale: str, per: str | None = None,
+) -> _Data:
+    """Each row's ``fit_binomial(trials, hits, factor)`` of quantity ``y`` (converted per round when
+    asked) by curve and x. When any row counts more hits than trials (``bit_errors``...), every
+    point is a mean count per trial with a Poisson band instead (``counting``)."""
+    usable = _usable_rows(merged, x_key, y, per, xscale)
+    counting = any(hits > trials for _, _, hits, trials in usable)
+    if per_round:
+        _check_per_round(y, per, counting)
+    curves: dict[tuple, dict[float, _Point]] = {}
+    for row, x, hits, trials in usable:
+        if counting:
+            fit = _poisson_band(hits, trials, factor)
+        else:
+            fit = fit_binomial(num_shots=trials, num_hits=hits, max_likelihood_factor=factor)
         if per_round:
-            fit = shot_error_rate_to_per_round(fit, _rounds_of(row, md))
+            fit = shot_error_rate_to_per_round(fit, _rounds_of(row, row.json_metadata))
         group = tuple(_group_value(row, k) for k in group_keys)
         points = curves.setdefault(group, {})
         if x in points:
@@ -198,50 +332,56 @@ def _collect_points(
                 f"two rows of the curve {dict(zip(group_keys, group))} share {x_key}={x}; add the metadata key "
                 f"that tells them apart to group_keys or filter the rows"
             )
-        points[x] = _Point(hits, trials, fit)
-    if not curves:
-        raise ValueError(f"nothing to plot: no row has {x_key!r} in json_metadata and trials > 0 for {y}")
-    return curves
+        points[x] = _Point(hits, trials, fit, counting)
+    integer_x = all(isinstance(row.json_metadata[x_key], (int, np.integer)) and not isinstance(
+        row.json_metadata[x_key], bool) for row, *_ in usable)
+    return _Data(curves, counting, [u[0] for u in usable], integer_x)
 
 
 # ---------------------------------------------------------------------------------------
-# Curve labels and styles
+# Curve labels and the subtitle
 # ---------------------------------------------------------------------------------------
 
-
-def _sort_key(value: Any) -> tuple:
-    """Sort numbers numerically before strings, None last, without comparing mixed types."""
-    if value is None:
-        return (2, "")
-    if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool):
-        return (0, float(value))
-    return (1, str(value))
+# The decoder label syntax of qdecode.decoders.registry.split_label. Plots read CSVs only (the
+# layering rule of qdecode.sims.plots), so they parse labels themselves rather than import it.
+def split_decoder_label(label: str) -> tuple[str, dict[str, str]] | None:
+    """``(name, {key: value})`` of a decoder label ``name`` or ``name[key=value,...]``
+    (:func:`~qdecode.decoders.registry.split_label`), with the ``qd-`` prefix of a sinter decoder
+    name dropped; None for a label of any other form (it is then shown whole)."""
+    try:
+        name, params = split_label(label)
+    except (ValueError, TypeError):
+        return None
+    if name.startswith(SINTER_PREFIX) and len(name) > len(SINTER_PREFIX):
+        name = name[len(SINTER_PREFIX):]
+    return name, params
 
 
 def short_decoder_labels(names: Iterable[str]) -> dict[str, str]:
-    """Legend names for decoder labels: within a family (the text before ``[``) of two or more
-    configurations, the parameters every member shares are dropped, so that
-    ``sem-osd[beam=8,...,prior=transformer,...]`` next to ``sem-osd[beam=8,...]`` reads
-    ``sem-osd[prior=transformer]`` and ``sem-osd``. A family's only member keeps its full label.
+    """Legend names for decoder labels: the decoder's name plus only the parameters whose values
+    differ between the labels of that name, so that ``bposd[alpha=1.0,...,osd_order=10,...]``
+    alone reads ``bposd`` and ``scl[crc=auto,list_size=8]`` next to ``scl[crc=auto,list_size=32]``
+    reads ``scl[list_size=8]``. A parameter that some labels of the name lack counts as differing
+    (it is shown where present). A sinter ``qd-`` prefix is dropped. Labels that would read the
+    same (``qd-bposd`` next to ``bposd``) keep their full text.
     """
-    names = sorted(set(names))
-    parsed: dict[str, tuple[str, list[str]]] = {}
-    for name in names:
-        family, sep, rest = name.partition("[")
-        params = rest[:-1].split(",") if sep and rest.endswith("]") and rest[:-1] else []
-        parsed[name] = (family, params)
+    parsed = {name: split_decoder_label(name) for name in sorted(set(names))}
+    by_name: dict[str, list[dict[str, str]]] = {}
+    for p in parsed.values():
+        if p is not None:
+            by_name.setdefault(p[0], []).append(p[1])
     out = {}
-    for name, (family, params) in parsed.items():
-        members = [p for f, p in parsed.values() if f == family]
-        if len(members) < 2 or not params:
-            out[name] = name
+    for label, p in parsed.items():
+        if p is None:
+            out[label] = label
             continue
-        shared = set.intersection(*(set(m) for m in members))
-        kept = [p for p in params if p not in shared]
-        out[name] = f"{family}[{','.join(kept)}]" if kept else family
-    if len(set(out.values())) < len(out):  # never merge two curves under one name
-        return {name: name for name in names}
-    return out
+        name, params = p
+        differing = [k for k in params if len({m.get(k) for m in by_name[name]}) > 1]
+        out[label] = f"{name}[{','.join(f'{k}={params[k]}' for k in differing)}]" if differing else name
+    shown: dict[str, int] = {}
+    for short in out.values():
+        shown[short] = shown.get(short, 0) + 1
+    return {label: (short if shown[short] == 1 else label) for label, short in out.items()}
 
 
 def _value_text(value: Any) -> str:
@@ -251,73 +391,212 @@ def _value_text(value: Any) -> str:
     return str(value)
 
 
-def _curve_labels(groups: Sequence[tuple], group_keys: tuple) -> tuple[dict[tuple, str], str | None]:
+def _part(key: str, value: Any, short: Mapping[str, str]) -> str:
+    """One key of a curve's label: the short decoder label, or ``key=value``."""
+    if key == "decoder":
+        return short.get(str(value), str(value))
+    return f"{key}={_value_text(value)}"
+
+
+def _curve_labels(groups: Sequence[tuple], group_keys: tuple, said: Iterable[str] = ()
+                  ) -> tuple[dict[tuple, str], str | None]:
     """``({group: legend label}, legend title)``: a key with one value across all curves is said
-    once, in the title, rather than in every label (a lone curve keeps its full label)."""
+    once, in the title, rather than in every label (a lone curve keeps its full label), and not at
+    all when the subtitle already says it (``said``)."""
+    said = set(said)
     constant = [i for i, k in enumerate(group_keys) if len({g[i] for g in groups}) == 1]
     dec_index = group_keys.index("decoder") if "decoder" in group_keys else None
     short = short_decoder_labels(str(g[dec_index]) for g in groups) if dec_index is not None else {}
     many = len(groups) > 1
-
-    def part(i: int, value: Any) -> str:
-        if group_keys[i] == "decoder":
-            return short.get(str(value), str(value))
-        return f"{group_keys[i]}={_value_text(value)}"
-
     labels = {}
     for g in groups:
-        parts = [part(i, v) for i, v in enumerate(g) if not (i in constant and many)]
+        parts = [_part(group_keys[i], v, short) for i, v in enumerate(g) if not (i in constant and many)]
         labels[g] = ", ".join(parts) or "all"
     first = next(iter(groups))
-    title = ", ".join(part(i, first[i]) for i in constant) if many and constant else None
+    title_parts = [_part(group_keys[i], first[i], short) for i in constant if group_keys[i] not in said]
+    title = ", ".join(title_parts) if many and title_parts else None
     return labels, title
+
+
+def _is_scalar(value: Any) -> bool:
+    return value is None or isinstance(value, (str, int, float, np.integer, np.floating))
+
+
+def common_metadata(rows: Iterable[StatsRow], exclude: Iterable[str] = ()) -> dict[str, Any]:
+    """The json_metadata entries (scalars only) that every row has with one value, keys in
+    ``exclude`` left out (sinter's ``{common}``, except that a key some rows lack is not common)."""
+    exclude = set(exclude)
+    common: dict[str, Any] | None = None
+    for row in rows:
+        md = row.json_metadata if isinstance(row.json_metadata, Mapping) else {}
+        mine = {k: v for k, v in md.items() if k not in exclude and _is_scalar(v)}
+        if common is None:
+            common = mine
+        else:
+            common = {k: v for k, v in common.items() if k in mine and mine[k] == v and type(mine[k]) is type(v)}
+    return common or {}
+
+
+def _rounds_per_distance(rows: Sequence[StatsRow]) -> int | None:
+    """k when every row has integer rounds ``r = k d`` (one k for all), else None."""
+    ks = set()
+    for row in rows:
+        md = row.json_metadata if isinstance(row.json_metadata, Mapping) else {}
+        r, d = md.get("r", md.get("rounds")), md.get("d")
+        if not (isinstance(r, int) and isinstance(d, int)) or d <= 0 or r % d:
+            return None
+        ks.add(r // d)
+    return ks.pop() if len(ks) == 1 else None
+
+
+_SUBTITLE_FORMATS = {
+    "code": "{} code", "noise": "{} noise", "b": "basis {}", "basis": "basis {}", "r": "rounds = {}",
+    "rounds": "rounds = {}", "ebn0": "Eb/N0 = {} dB",
+}
+_SUBTITLE_ORDER = ("code", "n", "k", "noise", "b", "basis", "r", "rounds", "d", "p", "ebn0")
+
+
+def subtitle_text(rows: Iterable[StatsRow], exclude: Iterable[str] = ()) -> tuple[str, list[str]]:
+    """``(text, keys)``: what every drawn row shares, e.g. ``"surface code, sd6 noise, basis Z,
+    rounds = d"``, and the metadata keys the text names. Keys in ``exclude`` (the x axis and the keys
+    that separate curves) are left out; code, noise, basis, rounds, d and p come first, then the
+    other shared keys in name order. Rounds that vary as ``r = d`` (or ``k d``) read ``rounds = d``."""
+    rows = list(rows)
+    exclude = set(exclude)
+    common = common_metadata(rows, exclude)
+    if not any(k in common for k in ("r", "rounds")) and not {"r", "rounds"} & exclude:
+        k = _rounds_per_distance(rows)
+        if k is not None:
+            common["r"] = "d" if k == 1 else f"{k}d"
+    order = [k for k in _SUBTITLE_ORDER if k in common] + sorted(k for k in common if k not in _SUBTITLE_ORDER)
+    parts = []
+    for key in order:
+        value = _value_text(common[key])
+        if key in _SUBTITLE_FORMATS:
+            parts.append(_SUBTITLE_FORMATS[key].format(value))
+        else:
+            parts.append(f"{key} = {value}")
+    return ", ".join(parts), order
+
+
+def _subtitle(subtitle: str | None, rows: Sequence[StatsRow], exclude: Iterable[str]) -> tuple[str, list[str]]:
+    """The subtitle to draw and the metadata keys it says: automatic for None, none for ``""``,
+    else the given text with ``{common}`` (as in sinter) replaced by the automatic text."""
+    if subtitle is not None and "{common}" not in subtitle:
+        return subtitle, []
+    auto, keys = subtitle_text(rows, exclude)
+    return (auto if subtitle is None else subtitle.replace("{common}", auto)), keys
+
+
+# ---------------------------------------------------------------------------------------
+# Curve styles
+# ---------------------------------------------------------------------------------------
+
+
+def _natural(text: str) -> tuple:
+    """Sort key that puts ``list_size=8`` before ``list_size=32``."""
+    return tuple((0, int(t)) if t.isdigit() else (1, t) for t in re.split(r"(\d+)", text) if t)
+
+
+def _sort_key(value: Any) -> tuple:
+    """Sort numbers numerically before strings (digits in them numerically), None last."""
+    if value is None:
+        return (2, ())
+    if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool):
+        return (0, float(value))
+    return (1, _natural(str(value)))
+
+
+def _tuple_key(values: tuple) -> tuple:
+    return tuple(_sort_key(v) for v in values)
+
+
+def _marker_index(group_keys: tuple) -> int | None:
+    """The key that picks markers: ``d``, else ``code``, else the last key that is not the decoder."""
+    for key in ("d", "code"):
+        if key in group_keys:
+            return group_keys.index(key)
+    others = [i for i, k in enumerate(group_keys) if k != "decoder"]
+    return others[-1] if others else None
+
+
+def _palette(n: int, ordered: bool) -> list:
+    """``n`` colours: Okabe-Ito up to 7; beyond that no palette stays colour-blind safe, so an
+    ordered key (distances) gets viridis and categories get tab20."""
+    import matplotlib as mpl
+
+    if n <= len(OKABE_ITO):
+        return list(OKABE_ITO[:n])
+    if ordered:
+        return [mpl.colormaps["viridis"](v) for v in np.linspace(0, 0.9, n)]
+    return [mpl.colormaps["tab20"](i % 20) for i in range(n)]
 
 
 @dataclasses.dataclass(frozen=True)
 class _Styles:
-    """Colour and marker follow ``"d"`` if it is a group key (else the last key); line style the other keys."""
+    """How curves look. The key at ``marker_index`` (d) picks the marker; the others form the
+    curve's family. Colour follows ``colour_indices`` (the decoder when there are several, else
+    the whole family, else the marker key), line style the family keys that colour does not show."""
 
-    colour_index: int | None
+    marker_index: int | None
+    family_indices: tuple
+    colour_indices: tuple
     style_indices: tuple
     colours: dict
     markers: dict
     linestyles: dict
 
-    def colour_value(self, g: tuple) -> Any:
-        return g[self.colour_index] if self.colour_index is not None else None
+    def family(self, g: tuple) -> tuple:
+        return tuple(g[i] for i in self.family_indices)
 
-    def style_value(self, g: tuple) -> tuple:
-        return tuple(g[i] for i in self.style_indices)
+    def marker_value(self, g: tuple) -> Any:
+        return g[self.marker_index] if self.marker_index is not None else self.family(g)
 
     def of(self, g: tuple) -> tuple:
         """(colour, marker, linestyle) of curve ``g``."""
-        c = self.colour_value(g)
-        return self.colours[c], self.markers[c], self.linestyles[self.style_value(g)]
+        return (self.colours[tuple(g[i] for i in self.colour_indices)], self.markers[self.marker_value(g)],
+                self.linestyles[tuple(g[i] for i in self.style_indices)])
+
+    @property
+    def colour_by_family(self) -> bool:
+        return self.marker_index is None or self.colour_indices != (self.marker_index,)
+
+    def family_colour(self, family: tuple) -> Any:
+        """The colour of a family's curves (for its threshold line), None if colour follows d."""
+        if not self.colour_by_family or len(family) != len(self.family_indices):
+            return None
+        value = tuple(family[self.family_indices.index(i)] for i in self.colour_indices)
+        return self.colours.get(value)
+
+    def family_linestyle(self, family: tuple) -> Any:
+        """The line style of a family's curves when line style tells families apart, else None."""
+        if len(self.linestyles) < 2 or len(family) != len(self.family_indices):
+            return None
+        return self.linestyles.get(tuple(family[self.family_indices.index(i)] for i in self.style_indices))
 
     def order(self, groups: Iterable[tuple]) -> list[tuple]:
-        """Curves sorted by line style, then colour (the legend order)."""
-        return sorted(groups, key=lambda g: (tuple(_sort_key(v) for v in self.style_value(g)),
-                                             _sort_key(self.colour_value(g))))
+        """Curves sorted by family, then marker (the legend order)."""
+        return sorted(groups, key=lambda g: (_tuple_key(self.family(g)), _sort_key(self.marker_value(g))))
 
 
 def _styles(groups: Sequence[tuple], group_keys: tuple) -> _Styles:
-    import matplotlib as mpl
-
-    colour_key = "d" if "d" in group_keys else (group_keys[-1] if group_keys else None)
-    colour_index = group_keys.index(colour_key) if colour_key is not None else None
-    style_indices = tuple(i for i in range(len(group_keys)) if i != colour_index)
-    colour_values = sorted({g[colour_index] if colour_index is not None else None for g in groups}, key=_sort_key)
-    style_values = sorted({tuple(g[i] for i in style_indices) for g in groups},
-                          key=lambda t: tuple(_sort_key(v) for v in t))
-    if len(colour_values) <= 10:
-        palette = [mpl.colormaps["tab10"](i) for i in range(len(colour_values))]
-    else:
-        palette = [mpl.colormaps["viridis"](v) for v in np.linspace(0, 0.92, len(colour_values))]
+    m = _marker_index(group_keys)
+    family = tuple(i for i in range(len(group_keys)) if i != m)
+    dec = group_keys.index("decoder") if "decoder" in group_keys else None
+    colour = (dec,) if dec is not None and len({g[dec] for g in groups}) > 1 else family
+    if m is not None and len({tuple(g[i] for i in colour) for g in groups}) < 2:
+        colour = (m,)  # one family: its distances get the colours
+    style = tuple(i for i in family if i not in colour)
+    colour_values = sorted({tuple(g[i] for i in colour) for g in groups}, key=_tuple_key)
+    style_values = sorted({tuple(g[i] for i in style) for g in groups}, key=_tuple_key)
+    marker_values = sorted({g[m] if m is not None else tuple(g[i] for i in family) for g in groups},
+                           key=lambda v: _tuple_key(v) if isinstance(v, tuple) else _sort_key(v))
+    ordered = colour == (m,) and all(_sort_key(v[0])[0] == 0 for v in colour_values)
+    palette = _palette(len(colour_values), ordered)
     return _Styles(
-        colour_index=colour_index,
-        style_indices=style_indices,
+        marker_index=m, family_indices=family, colour_indices=colour, style_indices=style,
         colours={v: palette[i] for i, v in enumerate(colour_values)},
-        markers={v: _MARKERS[i % len(_MARKERS)] for i, v in enumerate(colour_values)},
+        markers={v: _MARKERS[i % len(_MARKERS)] for i, v in enumerate(marker_values)},
         linestyles={v: _LINESTYLES[i % len(_LINESTYLES)] for i, v in enumerate(style_values)},
     )
 
@@ -341,8 +620,9 @@ class LineFit:
     * ``"exponential"`` (linear x axis, e.g. Eb/N0): ``ln y = intercept + slope x``.
 
     Each point with at least one hit is weighted by ``hits / (1 - hits/trials)``, the
-    inverse of the delta-method binomial variance of ``ln(rate)``; points without hits are
-    left out (the per-round conversion is taken to keep the relative uncertainty).
+    inverse of the delta-method binomial variance of ``ln(rate)`` (``hits``, the Poisson one,
+    for a mean count); points without hits are left out (the per-round conversion is taken to
+    keep the relative uncertainty).
 
     Attributes:
         label: the curve's legend label.
@@ -392,7 +672,8 @@ def _fit_line(points: Mapping[float, _Point], model: str, label: str) -> LineFit
         return None
     xs = np.array([x for x, _ in used], dtype=np.float64)
     ys = np.log([pt.fit.best for _, pt in used])
-    weights = np.array([pt.hits / max(1.0 - pt.hits / pt.trials, 0.5 / pt.trials) for _, pt in used])
+    weights = np.array([pt.hits if pt.counting else pt.hits / max(1.0 - pt.hits / pt.trials, 0.5 / pt.trials)
+                        for _, pt in used])
     u = np.log(xs) if model == "power" else xs
     slope, intercept = np.polyfit(u, ys, 1, w=np.sqrt(weights))  # polyfit's w multiplies the residuals
     return LineFit(label=label, model=model, slope=float(slope), intercept=float(intercept),
@@ -414,10 +695,10 @@ def fit_curves(
     with fewer than two x values with hits have no fit (and no key).
     """
     group_keys = tuple(group_keys)
-    if isinstance(rows, Mapping):
-        rows = rows.values()
+    rows = list(rows.values() if isinstance(rows, Mapping) else rows)
     curves = _collect_points(list(merge_rows(rows).values()), x_key=x_key, group_keys=group_keys,
-                             per_round=per_round, factor=1.0, y=y, xscale=xscale)
+                             per_round=per_round, factor=1.0, y=y, xscale=xscale,
+                             per=y_denominator(rows, y)).curves
     labels, _ = _curve_labels(list(curves), group_keys)
     model = _fit_model(x_key, xscale)
     fits = {labels[g]: _fit_line(curves[g], model, labels[g]) for g in curves}
@@ -480,16 +761,21 @@ def _threshold_label(prefix: str, m: _Marker) -> str:
     return text
 
 
-def _draw_thresholds(ax, markers: Sequence[_Marker], styles: _Styles, x_range: tuple[float, float]):
-    """Dashed vertical line (and shaded interval) per threshold inside ``x_range``.
+
+
+def _draw_thresholds(ax, markers: Sequence[_Marker], styles: _Styles, family_labels: Mapping[tuple, str],
+                     x_range: tuple[float, float]):
+    """Dashed vertical line (and shaded interval) per threshold inside ``x_range``, in the colour of
+    its decoder's curves when colour follows the decoder (and in their line style when line style
+    tells apart curves of one colour, e.g. the X and Z bases).
 
     Returns ``(handles, labels, notes)``: legend entries of the drawn lines, and one text line
     per threshold that is not drawn (no crossing, or an estimate outside the data's x range).
     """
     handles, labels, notes = [], [], []
-    several = len(set(styles.linestyles)) > 1
+    several = len(family_labels) > 1 or len({m.group for m in markers}) > 1
     for m in markers:
-        name = ", ".join(str(v) for v in m.group)
+        name = family_labels.get(m.group) or ", ".join(str(v) for v in m.group)
         prefix = f"threshold ({name})" if name and several else "threshold"
         if not np.isfinite(m.p_th):
             # The full reason is in the estimate's note; the plot only says that there is none.
@@ -499,13 +785,58 @@ def _draw_thresholds(ax, markers: Sequence[_Marker], styles: _Styles, x_range: t
             notes.append(f"{prefix}: estimate {m.p_th:.3g} outside the data range "
                          f"[{x_range[0]:.3g}, {x_range[1]:.3g}], not drawn")
             continue
+        colour = (styles.family_colour(m.group) if several else None) or "0.15"
+        linestyle = (styles.family_linestyle(m.group) if several else None) or _THRESHOLD_LINESTYLE
         if np.isfinite(m.low) and np.isfinite(m.high):
-            ax.axvspan(m.low, m.high, color="0.3", alpha=0.15, linewidth=0, zorder=-200, gid="threshold-span")
-        # Same line style as the curves of that decoder, when the estimate's group names one.
-        line_style = styles.linestyles.get(m.group, (0, (4, 2))) if several else (0, (4, 2))
-        handles.append(ax.axvline(m.p_th, color="0.15", linestyle=line_style, linewidth=1.2, gid="threshold"))
+            ax.axvspan(m.low, m.high, color=colour, alpha=0.12, linewidth=0, zorder=-200, gid="threshold-span")
+        handles.append(ax.axvline(m.p_th, color=colour, linestyle=linestyle, linewidth=1.3, gid="threshold"))
         labels.append(_threshold_label(prefix, m))
     return handles, labels, notes
+
+
+# ---------------------------------------------------------------------------------------
+# Reference curves
+# ---------------------------------------------------------------------------------------
+
+
+class Reference(NamedTuple):
+    """A curve that is not data (a bound, an approximation), drawn thin and grey.
+
+    Attributes:
+        label: legend text.
+        xs, ys: the curve; points with a non-finite or non-positive y are left out.
+        kind: curves of one kind share a dash pattern (none a data curve uses) and, when the
+            legend lists colours and markers once, one legend entry; default: the label.
+        group: metadata of the data the curve belongs to (e.g. ``{"code": "polar32_16"}``);
+            where the plot's marker key is in it, the curve carries that marker (hollow).
+    """
+
+    label: str
+    xs: Sequence[float]
+    ys: Sequence[float]
+    kind: str = ""
+    group: Mapping[str, Any] | None = None
+
+
+def _draw_references(ax, references: Sequence, styles: _Styles, group_keys: tuple) -> list[tuple]:
+    """Draw every reference; returns ``(line, kind, dash pattern)`` per curve."""
+    refs = [r if isinstance(r, Reference) else Reference(*r) for r in references]
+    kinds = list(dict.fromkeys(r.kind or r.label for r in refs))
+    several = len(styles.markers) > 1  # one marker for all curves would tie a reference to nothing
+    marker_key = group_keys[styles.marker_index] if styles.marker_index is not None and several else None
+    out = []
+    for ref in refs:
+        rx, ry = np.asarray(ref.xs, dtype=np.float64), np.asarray(ref.ys, dtype=np.float64)
+        keep = np.isfinite(ry) & (ry > 0)
+        value = (ref.group or {}).get(marker_key) if marker_key else None
+        marker = styles.markers.get(value, "") or ("x" if keep.sum() < 10 else "")
+        kind = ref.kind or ref.label
+        dash = _REF_DASHES[kinds.index(kind) % len(_REF_DASHES)]
+        line, = ax.plot(rx[keep], ry[keep], color=_REF_COLOUR, linewidth=1.1, zorder=-50, linestyle=dash, marker=marker,
+                        markevery=max(1, int(keep.sum()) // 6), markersize=5, markerfacecolor="none",
+                        label=ref.label, gid=f"ref:{ref.label}")
+        out.append((line, kind, dash))
+    return out
 
 
 # ---------------------------------------------------------------------------------------
@@ -513,17 +844,27 @@ def _draw_thresholds(ax, markers: Sequence[_Marker], styles: _Styles, x_range: t
 # ---------------------------------------------------------------------------------------
 
 
-def _ylabel(y: str, per_round: bool) -> str:
+def _ylabel(y: str, per_round: bool, per: str | None, counting: bool) -> str:
     kind, key = parse_y(y)
     if kind == "discard_rate":
         return "Discard rate per shot"
     if kind == "custom":
-        return f"Rate of {key} per round" if per_round else f"Rate of {key} per kept shot"
+        num, _ = _ratio(key)
+        if num == "detection_events" and per == "detectors_checked" and not counting:
+            return "Fraction of detectors that fired (detection_events / detectors_checked)"
+        if per is not None:
+            return f"{num} / {per}" + (" (mean per trial)" if counting else "")
+        if counting:
+            return f"Mean {num} per kept shot"
+        return f"Rate of {num} per round" if per_round else f"Rate of {num} per kept shot"
     return "Logical error probability per round" if per_round else "Logical error rate per shot"
 
 
-def _apply_limits(ax, options: PlotOptions, xscale: str, y_shown: Sequence[float]) -> None:
-    """Automatic y range on a log axis (a factor 5 below / 3 above the data), then the explicit limits.
+def _apply_limits(ax, options: PlotOptions, xscale: str, y_data: Sequence[float], y_refs: Sequence[float],
+                  rates: bool) -> None:
+    """Automatic y range on a log axis (a factor 5 below / 3 above the data and the reference
+    curves, capped at 1 for rates; references at most 4 decades below the data), then the
+    explicit limits.
 
     Raises:
         ValueError: a non-positive limit on a log axis, or a one-sided limit beyond the other end.
@@ -532,9 +873,13 @@ def _apply_limits(ax, options: PlotOptions, xscale: str, y_shown: Sequence[float
                                ("ymin", options.ymin, options.yscale), ("ymax", options.ymax, options.yscale)):
         if value is not None and scale == "log" and not value > 0:
             raise ValueError(f"--{name} {value:g} cannot be used on a log axis")
-    y = np.array([v for v in y_shown if v > 0])
+    y = np.array([v for v in y_data if v > 0])
     if options.yscale == "log" and len(y):
-        ax.set_ylim(max(y.min() / 5, 1e-300), min(1.0, y.max() * 3))
+        refs = np.array([v for v in y_refs if v > 0])
+        low, high = y.min(), y.max()
+        if len(refs):
+            low, high = min(low, max(refs.min(), low * 1e-4)), max(high, refs.max())
+        ax.set_ylim(max(low / 5, 1e-300), min(1.0, high * 3) if rates else high * 3)
     if options.xmin is not None or options.xmax is not None:
         ax.set_xlim(left=options.xmin, right=options.xmax)
     if options.ymin is not None or options.ymax is not None:
@@ -544,12 +889,94 @@ def _apply_limits(ax, options: PlotOptions, xscale: str, y_shown: Sequence[float
             raise ValueError(f"the {axis} limits [{lo:g}, {hi:g}] are empty; give both --{axis}min and --{axis}max")
 
 
-# ---------------------------------------------------------------------------------------
-# The plot
-# ---------------------------------------------------------------------------------------
+def _integer_ticks(ax, xs: Iterable[float], xscale: str) -> None:
+    """Ticks only at integers on an axis of integers (d = 3, 5, 7; never 3.5): at the data's
+    values when there are few, else wherever MaxNLocator puts integers."""
+    from matplotlib.ticker import FixedLocator, MaxNLocator, NullLocator, ScalarFormatter
+
+    values = sorted(set(xs))
+    if len(values) <= _MAX_FIXED_TICKS:
+        ax.xaxis.set_major_locator(FixedLocator(values))
+    elif xscale == "linear":
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    else:
+        return  # a log axis over many integers: its decades are integers already
+    if xscale == "log":
+        ax.xaxis.set_major_formatter(ScalarFormatter())
+        ax.xaxis.set_minor_locator(NullLocator())
 
 
-def _draw_curve(ax, xs, points, style, label, factor, log_y):
+def _text_width_chars(fig, ax, fontsize_pt: float, fraction: float = 0.92) -> int:
+    """About how many characters of ``fontsize_pt`` fit in ``fraction`` of the axes' width."""
+    width_px = ax.get_position().width * fig.get_figwidth() * fig.dpi * fraction
+    return max(20, int(width_px / (0.55 * fontsize_pt * fig.dpi / 72)))
+
+
+def _wrap(text: str, width: int) -> str:
+    return "\n".join(textwrap.fill(line, width, subsequent_indent="  ") for line in text.split("\n"))
+
+
+def _overlap(a, b) -> float:
+    w = min(a.x1, b.x1) - max(a.x0, b.x0)
+    h = min(a.y1, b.y1) - max(a.y0, b.y0)
+    return w * h if w > 0 and h > 0 else 0.0
+
+
+def _note_box(fig, ax, text: str, loc: str, size: float):
+    from matplotlib.offsetbox import AnchoredText
+
+    note = AnchoredText(_wrap(text, _text_width_chars(fig, ax, size)), loc=loc, prop=dict(size=size),
+                        frameon=True, borderpad=0.6)
+    note.patch.set(boxstyle="round,pad=0.3", facecolor="white", edgecolor="0.7", alpha=0.9)
+    note.set_gid("threshold-note")
+    return note
+
+
+def _curve_samples(ax, prefixes: tuple) -> np.ndarray:
+    """Points along every line whose gid starts with one of ``prefixes``, in display coordinates:
+    its markers and 24 points on each segment between them (what a box placed on top would hide)."""
+    t = np.linspace(0.0, 1.0, 25)[:, None]
+    out = [np.empty((0, 2))]
+    for line in ax.get_lines():
+        if not (line.get_gid() or "").startswith(prefixes) or not len(line.get_xdata()):
+            continue
+        xy = ax.transData.transform(np.column_stack(line.get_data()).astype(float))
+        xy = xy[np.all(np.isfinite(xy), axis=1)]
+        out.append(xy if len(xy) < 2 or line.get_linestyle() in ("None", "none", "", " ")
+                   else np.concatenate([a + t * (b - a) for a, b in zip(xy[:-1], xy[1:])]))
+    return np.concatenate(out)
+
+
+def _place_note(fig, ax, text: str):
+    """A wrapped text box inside the axes, in the corner that covers the fewest data points and
+    the least of the legend; the font shrinks until it fits the axes (never over tick labels,
+    never past the figure's edge)."""
+    renderer = fig.canvas.get_renderer()
+    points = _curve_samples(ax, ("curve:", "upper:", "ref:", "fit:"))
+    legend = ax.get_legend()
+    legend_box = legend.get_window_extent(renderer) if legend is not None else None
+    axes_box = ax.get_window_extent(renderer)
+    best = None
+    for size in (8.0, 7.0, 6.0, 5.0):
+        for loc in ("lower right", "lower left", "upper left", "upper right", "center right", "center left"):
+            note = _note_box(fig, ax, text, loc, size)
+            ax.add_artist(note)
+            box = note.get_window_extent(renderer)
+            note.remove()
+            if not (axes_box.x0 <= box.x0 <= box.x1 <= axes_box.x1 and axes_box.y0 <= box.y0 <= box.y1 <= axes_box.y1):
+                continue
+            inside = int(np.sum((points[:, 0] >= box.x0) & (points[:, 0] <= box.x1)
+                                & (points[:, 1] >= box.y0) & (points[:, 1] <= box.y1)))
+            cost = inside * 1e6 + (_overlap(box, legend_box) if legend_box is not None else 0.0)
+            if best is None or cost < best[0]:
+                best = (cost, loc, size)
+        if best is not None:
+            break
+    _, loc, size = best if best is not None else (0, "lower right", 5.0)
+    return ax.add_artist(_note_box(fig, ax, text, loc, size))
+
+
+def _draw_curve(ax, xs, points, style, label, factor, log_y, alpha):
     """Markers and line at the best estimates, the band, and upper-bound markers for zero hits.
 
     Returns the y values shown (for the automatic y range) and whether upper bounds were drawn.
@@ -564,7 +991,7 @@ def _draw_curve(ax, xs, points, style, label, factor, log_y):
             label=label, gid=f"curve:{label}")
     shown = list(best[has])
     if factor > 1 and has.sum() > 1:
-        ax.fill_between(xs[has], low[has], high[has], color=colour, alpha=0.2, linewidth=0, zorder=-100)
+        ax.fill_between(xs[has], low[has], high[has], color=colour, alpha=alpha, linewidth=0, zorder=-100)
     elif factor > 1 and has.sum() == 1:
         ax.errorbar(xs[has], best[has], yerr=([best[has][0] - low[has][0]], [high[has][0] - best[has][0]]),
                     color=colour, marker="", linestyle="none", elinewidth=1, capsize=4)
@@ -590,6 +1017,150 @@ def _fit_legend_text(model: str, x_key: str) -> str:
     return f"least-squares fit: rate = A exp(k {x_key})"
 
 
+# ---------------------------------------------------------------------------------------
+# The legend
+# ---------------------------------------------------------------------------------------
+
+
+def _factored_entries(styles: _Styles, groups: Sequence[tuple], group_keys: tuple):
+    """Legend entries that list each colour, line style and marker once (``bposd``, ``b=X``,
+    ``d=5``) instead of every curve, or None when that would not be shorter, or would not say
+    everything (colour follows d)."""
+    from matplotlib.lines import Line2D
+
+    if not styles.colour_by_family or styles.marker_index is None:
+        return None
+    short = short_decoder_labels(str(g[group_keys.index("decoder")]) for g in groups) \
+        if "decoder" in group_keys else {}
+
+    constant = {i for i in range(len(group_keys)) if len({g[i] for g in groups}) == 1}  # said in the title
+
+    def text(indices: tuple, values: tuple) -> str:
+        parts = [_part(group_keys[i], v, short) for i, v in zip(indices, values) if i not in constant]
+        return ", ".join(parts) or ", ".join(_part(group_keys[i], v, short) for i, v in zip(indices, values))
+
+    entries = [(Line2D([], [], color=c, linewidth=2), text(styles.colour_indices, v))
+               for v, c in sorted(styles.colours.items(), key=lambda t: _tuple_key(t[0]))]
+    if len(styles.linestyles) > 1:
+        entries += [(Line2D([], [], color="0.3", linestyle=ls), text(styles.style_indices, v))
+                    for v, ls in sorted(styles.linestyles.items(), key=lambda t: _tuple_key(t[0]))]
+    if len(styles.markers) > 1:
+        entries += [(Line2D([], [], color="0.3", marker=mk, linestyle="none"),
+                     _part(group_keys[styles.marker_index], v, short))
+                    for v, mk in sorted(styles.markers.items(), key=lambda t: _sort_key(t[0]))]
+    return entries if len(entries) < len(groups) else None
+
+
+def _legend_covers_data(fig, ax) -> bool:
+    """Whether the legend (inside the axes) lies over a data curve or its points (:func:`_curve_samples`)."""
+    legend = ax.get_legend()
+    if legend is None:
+        return False
+    fig.canvas.draw()  # "best" is resolved at draw time
+    box = legend.get_window_extent(fig.canvas.get_renderer())
+    pts = _curve_samples(ax, ("curve:", "upper:", "fit:"))
+    return bool(np.any((pts[:, 0] >= box.x0) & (pts[:, 0] <= box.x1) & (pts[:, 1] >= box.y0) & (pts[:, 1] <= box.y1)))
+
+
+def _reference_entries(drawn: Sequence[tuple], factored: bool):
+    """One entry per reference curve, or per kind when the legend is factored (the marker then says
+    which curve the reference belongs to)."""
+    from matplotlib.lines import Line2D
+
+    if not factored:
+        return [(line, line.get_label()) for line, _, _ in drawn]
+    first = {}
+    for line, kind, dash in drawn:
+        first.setdefault(kind, (line, dash))
+    return [(Line2D([], [], color=line.get_color(), linestyle=dash, linewidth=line.get_linewidth()), kind)
+            for kind, (line, dash) in first.items()]
+
+
+def _extra_entries(factor: float, any_upper: bool, fit_model: str | None, x_key: str):
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    entries = []
+    if factor > 1:
+        entries.append((Patch(color="0.5", alpha=0.3, linewidth=0), f"likelihood within {factor:g}x of max"))
+    if any_upper:
+        entries.append((Line2D([], [], color="0.3", marker="v", markerfacecolor="none", linestyle="none"),
+                        "no errors (upper bound)"))
+    if fit_model is not None:
+        entries.append((Line2D([], [], color="0.3", linestyle=_FIT_LINESTYLE, linewidth=1.0),
+                        _fit_legend_text(fit_model, x_key)))
+    return entries
+
+
+def _draw_legend(ax, entries: Sequence[tuple], title: str | None, curve_labels: Sequence[str],
+                 outside: bool = False) -> bool:
+    """The legend inside the axes ("best" place) when it is short, else (or when ``outside``) to
+    the right of them. Returns whether it is outside."""
+    labels = [t for _, t in entries]
+    outside = outside or len(labels) > 8 or max((len(t) for t in curve_labels), default=0) > 40
+    placement = dict(loc="upper left", bbox_to_anchor=(1.02, 1.0)) if outside else dict(loc="best")
+    ax.legend([h for h, _ in entries], labels, title=title, fontsize="small", title_fontsize="small",
+              framealpha=0.85, **placement)
+    return outside
+
+
+# ---------------------------------------------------------------------------------------
+# The plot
+# ---------------------------------------------------------------------------------------
+
+
+def _draw_all_curves(ax, data: _Data, styles: _Styles, labels: Mapping, factor: float, options: PlotOptions,
+                     model: str):
+    """Every curve (and its fit); returns ``(y values shown, any upper bounds, any fits)``."""
+    y_shown: list[float] = []
+    any_upper = any_fit = False
+    alpha = 0.2 if len(data.curves) <= 6 else 0.12  # many overlapping bands would hide each other
+    for g in styles.order(data.curves):
+        xs = np.array(sorted(data.curves[g]), dtype=np.float64)
+        fit = _fit_line(data.curves[g], model, labels[g]) if options.fit else None
+        label = labels[g] + (f" ({fit.describe()})" if fit is not None else "")
+        shown, upper = _draw_curve(ax, xs, data.curves[g], styles.of(g), label, factor, options.yscale == "log",
+                                   alpha)
+        y_shown.extend(shown)
+        any_upper = any_upper or upper
+        if fit is not None:
+            _draw_fit(ax, fit, styles.of(g)[0])
+            any_fit = True
+    return y_shown, any_upper, any_fit
+
+
+def _family_labels(groups: Sequence[tuple], group_keys: tuple, styles: _Styles) -> dict[tuple, str]:
+    """``{family: label}`` (a family is a curve's keys other than the marker's, e.g. the decoder)."""
+    families = list(dict.fromkeys(styles.family(g) for g in groups))
+    keys = tuple(group_keys[i] for i in styles.family_indices)
+    return _curve_labels(families, keys)[0] if families and keys else {}
+
+
+def _reference_ys(drawn: Sequence[tuple], x_range: tuple[float, float]) -> list[float]:
+    """The y values of the reference curves over the data's x range (for the automatic y range)."""
+    out: list[float] = []
+    for line, _, _ in drawn:
+        x, y = (np.asarray(v, dtype=np.float64) for v in line.get_data())
+        out.extend(y[(x >= x_range[0]) & (x <= x_range[1])])
+    return out
+
+
+def _titles(fig, ax, title: str | None, subtitle: str) -> None:
+    """The subtitle (wrapped to the axes' width) right above the axes, the title above it."""
+    if subtitle:
+        ax.set_title(_wrap(subtitle, _text_width_chars(fig, ax, 9.0)), fontsize=9, color="0.25")
+        if title:
+            fig.suptitle(title)
+    elif title:
+        ax.set_title(title)
+
+
+def _save(fig, out_path, dpi: int, tight: bool) -> None:
+    parent = os.path.dirname(os.path.abspath(os.fspath(out_path)))
+    os.makedirs(parent, exist_ok=True)
+    fig.savefig(out_path, dpi=dpi, bbox_inches="tight" if tight else None)
+
+
 def plot_threshold(
     rows: Iterable[StatsRow] | Mapping[str, StatsRow],
     *,
@@ -600,13 +1171,15 @@ def plot_threshold(
     highlight_max_likelihood_factor: float | None = 1e3,
     threshold: Any = None,
     title: str | None = None,
+    subtitle: str | None = None,
     xlabel: str | None = None,
     ylabel: str | None = None,
     xscale: str = "log",
     dpi: int = 150,
     figsize: tuple[float, float] = (7.0, 5.0),
-    references: Sequence[tuple[str, Sequence[float], Sequence[float]]] = (),
+    references: Sequence[Reference | tuple] = (),
     options: PlotOptions | None = None,
+    check_keys: bool = True,
 ):
     """Plot a rate (by default the logical error rate) against ``x_key`` (by default p).
 
@@ -614,22 +1187,30 @@ def plot_threshold(
     point is ``fit_binomial(trials, hits, highlight_max_likelihood_factor)`` of the quantity
     ``options.y`` (:func:`hits_and_trials`; for the error rate ``trials = shots - discards``,
     ``hits = errors``), exactly as ``sinter plot`` computes it: the marker sits at the best
-    estimate and the band (alpha 0.2) spans the rates whose likelihood is within that factor
-    of the best. With ``per_round`` every value is converted with
-    ``P_round = 1/2 - 1/2 (1 - 2 P_shot)^(1/r)`` using the ``r`` (or ``rounds``) metadata.
-    On a log y axis points without hits have no best estimate; they are drawn as hollow
-    'v' markers at their upper bound. Colour (and marker) follow the distance, line style
-    the decoder (more precisely: colour follows ``"d"`` if it is a group key, else the last
-    key; line style the other keys). With ``options.fit`` every curve gets a dotted
-    :class:`LineFit` and its legend label says the fitted Lambda or exponent.
+    estimate and the band spans the rates whose likelihood is within that factor of the best.
+    When a custom count exceeds its trials in some row (``bit_errors``, ``detection_events``
+    per shot) every point is instead the mean count per trial with its Poisson likelihood band.
+    With ``per_round`` every value is converted with ``P_round = 1/2 - 1/2 (1 - 2 P_shot)^(1/r)``
+    using the ``r`` (or ``rounds``) metadata. On a log y axis points without hits have no best
+    estimate; they are drawn as hollow 'v' markers at their upper bound.
+
+    Styles: the marker follows ``d`` (else ``code``, else the last key that is not the decoder);
+    the colour (Okabe-Ito) follows the decoder when there are several, else the other keys, and
+    when all curves share those, the distance; line style follows keys the colour does not show
+    (e.g. the basis). When that makes the legend shorter, it lists each colour, line style and
+    marker once instead of every curve. Decoder labels are shortened (:func:`short_decoder_labels`).
+    With ``options.fit`` every curve gets a dotted :class:`LineFit` and its legend label says the
+    fitted Lambda or exponent.
 
     Args:
         rows: stats rows (merged by strong_id here) or the dict from ``merge_rows``. Rows
             without ``x_key`` in their metadata or with no trials are skipped.
         out_path: where to save the figure (format from the suffix, e.g. ``.png``, ``.pdf``);
             None to only return it. Parent folders are created.
-        per_round: plot the rate per round instead of per shot (not for discard rates).
-        x_key: metadata key of the x value.
+        per_round: plot the rate per round instead of per shot (not for discard rates, count
+            ratios or mean counts).
+        x_key: metadata key of the x value. When every x value is an integer in the metadata
+            (d, rounds...), the ticks are integers.
         group_keys: keys separating curves; ``"decoder"`` is the decoder label, others are
             metadata keys.
         highlight_max_likelihood_factor: Bayes factor of the band (>= 1); None or 1 for no
@@ -640,33 +1221,38 @@ def plot_threshold(
             ``estimate_thresholds``). An estimate inside the data's x range is drawn as a
             dashed vertical line with its interval shaded, and labelled with the method and
             the kind of interval (e.g. "95% bootstrap interval"); an estimate outside the
-            range, or one without a crossing, is written in a box on the plot instead.
+            range, or one without a crossing, is written in a box inside the axes instead.
         title: figure title.
+        subtitle: text under the title; None (default) names what every drawn row shares
+            (:func:`subtitle_text`: code, noise, basis, rounds...), ``""`` draws none, and
+            ``{common}`` in a given text is replaced by that automatic text (as in sinter).
         xlabel: x-axis label; default "Physical error rate p" for ``x_key="p"``, else the key.
         ylabel: y-axis label; default from the quantity, e.g. "Logical error rate per shot"
             or "Logical error probability per round".
         xscale: "log" (default) or "linear".
         dpi: resolution of the saved file.
         figsize: (width, height) in inches.
-        references: extra ``(label, xs, ys)`` curves drawn as thin black lines (e.g. the
-            normal approximation or an ML lower bound on block-error plots), ``gid="ref:<label>"``.
+        references: curves that are not data (the normal approximation, an ML lower bound):
+            :class:`Reference` or ``(label, xs, ys)`` tuples, drawn thin and grey with a dash
+            pattern per kind, ``gid="ref:<label>"``, and inside the automatic y range.
         options: the y quantity, line fits, y scale and axis limits (:class:`PlotOptions`);
             default ``PlotOptions()`` (error rate, log y, automatic limits, no fits).
+        check_keys: refuse a custom count that no row has (:func:`check_custom_key`). Pass
+            False for rows already merged after that check on the rows as read: summing rows
+            drops counts that stayed 0.
 
     Returns:
         The ``matplotlib.figure.Figure``. Its curve lines carry ``gid="curve:<label>"``,
-        upper-bound markers ``gid="upper:<label>"``, fitted lines ``gid="fit:<label>"`` and
-        threshold lines ``gid="threshold"``.
+        upper-bound markers ``gid="upper:<label>"``, fitted lines ``gid="fit:<label>"``,
+        threshold lines ``gid="threshold"`` and the box of notes ``gid="threshold-note"``.
 
     Raises:
         ValueError: no plottable rows, two rows of one curve at the same x (a metadata key
-            is missing from ``group_keys``), non-positive x or limits on a log axis, or
-            per-round without rounds metadata.
+            is missing from ``group_keys``), non-positive x or limits on a log axis, a custom
+            count no row has, or per-round without rounds metadata.
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
-    from matplotlib.lines import Line2D
-    from matplotlib.patches import Patch
 
     options = options or PlotOptions()
     if xscale not in SCALES:
@@ -675,12 +1261,17 @@ def plot_threshold(
     if not factor >= 1:
         raise ValueError(f"highlight_max_likelihood_factor must be >= 1, got {highlight_max_likelihood_factor}")
     group_keys = tuple(group_keys)
-    if isinstance(rows, Mapping):
-        rows = rows.values()
-    curves = _collect_points(list(merge_rows(rows).values()), x_key=x_key, group_keys=group_keys,
-                             per_round=per_round, factor=factor, y=options.y, xscale=xscale)
-    styles = _styles(list(curves), group_keys)
-    labels, legend_title = _curve_labels(list(curves), group_keys)
+    rows = list(rows.values() if isinstance(rows, Mapping) else rows)
+    if check_keys:
+        check_custom_key(rows, options.y)
+    per = y_denominator(rows, options.y)
+    data = _collect_points(list(merge_rows(rows).values()), x_key=x_key, group_keys=group_keys,
+                           per_round=per_round, factor=factor, y=options.y, xscale=xscale, per=per)
+    groups = list(data.curves)
+    styles = _styles(groups, group_keys)
+    varying = {k for i, k in enumerate(group_keys) if len({g[i] for g in groups}) > 1}
+    sub, said = _subtitle(subtitle, data.rows, {x_key, "decoder"} | varying)
+    labels, legend_title = _curve_labels(groups, group_keys, said)
     model = _fit_model(x_key, xscale)
 
     fig = Figure(figsize=figsize)
@@ -688,59 +1279,35 @@ def plot_threshold(
     ax = fig.add_subplot(1, 1, 1)
     ax.set_xscale(xscale)
     ax.set_yscale(options.yscale)
+    y_shown, any_upper, any_fit = _draw_all_curves(ax, data, styles, labels, factor, options, model)
+    refs = _draw_references(ax, references, styles, group_keys)
+    all_x = [x for points in data.curves.values() for x in points]
+    x_range = (min(all_x), max(all_x))
+    th_handles, th_labels, notes = _draw_thresholds(ax, _threshold_items(threshold), styles,
+                                                    _family_labels(groups, group_keys, styles), x_range)
 
-    y_shown: list[float] = []
-    any_upper = any_fit = False
-    for g in styles.order(curves):
-        xs = np.array(sorted(curves[g]), dtype=np.float64)
-        fit = _fit_line(curves[g], model, labels[g]) if options.fit else None
-        label = labels[g] + (f" ({fit.describe()})" if fit is not None else "")
-        shown, upper = _draw_curve(ax, xs, curves[g], styles.of(g), label, factor, options.yscale == "log")
-        y_shown.extend(shown)
-        any_upper = any_upper or upper
-        if fit is not None:
-            _draw_fit(ax, fit, styles.of(g)[0])
-            any_fit = True
-
-    for i, (ref_label, ref_x, ref_y) in enumerate(references):
-        rx, ry = np.asarray(ref_x, dtype=np.float64), np.asarray(ref_y, dtype=np.float64)
-        keep = np.isfinite(ry) & (ry > 0)
-        ax.plot(rx[keep], ry[keep], color="0.1", linestyle=((0, (5, 2)), (0, (1, 1)), "-.")[i % 3], linewidth=1.0,
-                marker="x" if keep.sum() < 10 else "", markersize=5, label=ref_label, gid=f"ref:{ref_label}")
-    handles, legend_labels = ax.get_legend_handles_labels()
-    all_x = [x for points in curves.values() for x in points]
-    th_handles, th_labels, notes = _draw_thresholds(ax, _threshold_items(threshold), styles, (min(all_x), max(all_x)))
-    if notes:
-        ax.text(0.98, 0.02, "\n".join(notes), transform=ax.transAxes, ha="right", va="bottom",
-                fontsize="small", bbox=dict(boxstyle="round", facecolor="white", edgecolor="0.7", alpha=0.85))
-    extra_handles, extra_labels = list(th_handles), list(th_labels)
-    if factor > 1:
-        extra_handles.append(Patch(color="0.5", alpha=0.3, linewidth=0))
-        extra_labels.append(f"likelihood within {factor:g}x of max")
-    if any_upper:
-        extra_handles.append(Line2D([], [], color="0.3", marker="v", markerfacecolor="none", linestyle="none"))
-        extra_labels.append("no errors (upper bound)")
-    if any_fit:
-        extra_handles.append(Line2D([], [], color="0.3", linestyle=_FIT_LINESTYLE, linewidth=1.0))
-        extra_labels.append(_fit_legend_text(model, x_key))
-
-    _apply_limits(ax, options, xscale, y_shown)
+    _apply_limits(ax, options, xscale, y_shown, _reference_ys(refs, x_range), rates=not data.counting)
     ax.grid(True, which="major", alpha=0.5)
     ax.grid(True, which="minor", alpha=0.15)
+    if data.integer_x:
+        _integer_ticks(ax, all_x, xscale)
     ax.set_xlabel(xlabel or ("Physical error rate p" if x_key == "p" else x_key))
-    ax.set_ylabel(ylabel or _ylabel(options.y, per_round))
-    # Many or long curve entries would cover the curves: the legend then goes to the right of the axes.
-    all_labels = legend_labels + extra_labels
-    outside = len(all_labels) > 8 or max((len(t) for t in legend_labels), default=0) > 40
-    placement = dict(loc="upper left", bbox_to_anchor=(1.02, 1.0)) if outside else dict(loc="best")
-    ax.legend(handles + extra_handles, all_labels, title=legend_title, fontsize="small", title_fontsize="small",
-              ncol=2 if len(all_labels) > 12 and not outside else 1, framealpha=0.85, **placement)
-    if title:
-        ax.set_title(title)
+    ax.set_ylabel(ylabel or _ylabel(options.y, per_round, per, data.counting))
+    factored = None if any_fit else _factored_entries(styles, groups, group_keys)
+    curve_entries = factored or [(line, line.get_label()) for line in ax.get_lines()
+                                 if (line.get_gid() or "").startswith("curve:")]
+    entries = (curve_entries + _reference_entries(refs, factored is not None) + list(zip(th_handles, th_labels))
+               + _extra_entries(factor, any_upper, model if any_fit else None, x_key))
+    curve_labels = [t for _, t in curve_entries]
+    outside = _draw_legend(ax, entries, legend_title, curve_labels)
+    _titles(fig, ax, title, sub)
     if not outside:  # an outside legend is fitted by bbox_inches="tight" when saving instead
         fig.tight_layout()
+        if _legend_covers_data(fig, ax):  # no empty corner: the legend goes beside the axes
+            ax.get_legend().remove()
+            outside = _draw_legend(ax, entries, legend_title, curve_labels, outside=True)
+    if notes:
+        _place_note(fig, ax, "\n".join(notes))
     if out_path is not None:
-        parent = os.path.dirname(os.path.abspath(os.fspath(out_path)))
-        os.makedirs(parent, exist_ok=True)
-        fig.savefig(out_path, dpi=dpi, bbox_inches="tight" if outside else None)
+        _save(fig, out_path, dpi, outside)
     return fig

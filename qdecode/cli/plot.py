@@ -17,6 +17,24 @@ from typing import Any, Iterable, Mapping, Sequence
 _AXIS_KEYS = {"d", "p", "r", "rounds", "ebn0", "n", "k"}
 _SCALES = ("linear", "log")
 DEFAULT_FACTOR = 1000.0
+DEFAULT_DPI = 150
+DEFAULT_FIG_SIZE = (1050, 750)  # pixels: 7 x 5 inches at 150 dpi
+
+
+def _positive_int(flag: str):
+    """An argparse type: a positive integer, else a one-line error naming ``flag``."""
+    import argparse
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = 0
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"{flag} takes positive integers, got {text!r}")
+        return value
+
+    return parse
 
 
 def add_plot_parser(sub) -> None:
@@ -34,9 +52,14 @@ def add_plot_parser(sub) -> None:
     p.add_argument("--x", metavar="KEY", dest="x_key",
                    help="json_metadata key on the x axis (default: p, or ebn0 when the rows have ebn0)")
     p.add_argument("--y", default="error_rate", metavar="QUANTITY",
-                   help="error_rate = errors / (shots - discards); discard_rate = discards / shots; "
-                        "custom:KEY = custom_counts[KEY] / (shots - discards), e.g. custom:not_converged or "
-                        "custom:obs_mistake_mask=E_ (default: error_rate)")
+                   help="error_rate = errors / (shots - discards); discard_rate = discards / shots; KEY (or "
+                        "custom:KEY), a custom_counts key = custom_counts[KEY] / (shots - discards), e.g. "
+                        "not_converged or obs_mistake_mask=E_; detection_events = detection_events / "
+                        "detectors_checked when the rows record detectors_checked (--count-detection-events); "
+                        "NUM/DEN = custom_counts[NUM] / custom_counts[DEN]. A rate is drawn with sinter's "
+                        "binomial band; when a count exceeds its shots in some row (bit_errors, detection_events "
+                        "without detectors_checked) every point is the mean count per kept shot with its Poisson "
+                        "band (default: error_rate)")
     p.add_argument("--per-round", action="store_true",
                    help="convert rates to per round, 1/2 - 1/2 (1 - 2 P_shot)^(1/r), with the r or rounds "
                         "metadata (default: per shot; not for discard_rate)")
@@ -57,8 +80,9 @@ def add_plot_parser(sub) -> None:
     p.add_argument("--highlight-max-likelihood-factor", type=float, default=DEFAULT_FACTOR, metavar="F",
                    help="shade, around every point, the rates whose binomial likelihood is within a factor F "
                         "of the best; 1 for no band (default: 1000, as sinter)")
-    p.add_argument("--fit", action="store_true",
-                   help="draw a least-squares line through every curve and print its parameters to stderr: "
+    p.add_argument("--fit", "--line_fits", "--line-fits", dest="fit", action="store_true",
+                   help="draw a least-squares line through every curve and print its parameters to stderr "
+                        "(--line_fits is sinter's name for it): "
                         "against d, ln LER linear in d, LER = A / Lambda^((d+1)/2) (prints Lambda); against a log "
                         "x (p), a power law LER = A p^k (prints k); against another linear x, ln LER linear in x; "
                         "points weighted by errors / (1 - rate), the inverse binomial variance of ln rate, points "
@@ -67,6 +91,19 @@ def add_plot_parser(sub) -> None:
                    help="do not estimate and mark the threshold (default: marked when x is p and y is "
                         "error_rate, and only if the estimate lies inside the data's p range)")
     p.add_argument("--title", help="figure title (default: none)")
+    p.add_argument("--subtitle", metavar="TEXT",
+                   help="text above the axes; {common} in it stands for what every drawn row shares, as in "
+                        "sinter; '' for none (default: {common}: the code, noise, basis, rounds and any other "
+                        "json_metadata value that is the same in every drawn row)")
+    p.add_argument("--dpi", type=_positive_int("--dpi"), default=DEFAULT_DPI,
+                   help=f"resolution of a bitmap file, dots per inch (default: {DEFAULT_DPI})")
+    p.add_argument("--fig_size", "--fig-size", dest="fig_size", nargs=2, type=_positive_int("--fig_size"),
+                   metavar=("W", "H"), default=list(DEFAULT_FIG_SIZE),
+                   help="figure width and height in pixels at --dpi, as sinter; a legend too long for the axes "
+                        f"widens it (default: {list(DEFAULT_FIG_SIZE)})")
+    p.add_argument("--show", action="store_true",
+                   help="also show the figure in a window after writing --out (needs an interactive matplotlib "
+                        "backend; default: only write the file)")
     p.set_defaults(run=run_plot)
 
 
@@ -196,12 +233,15 @@ def _has_key(rows: Iterable, key: str) -> bool:
     return any(isinstance(r.json_metadata, Mapping) and key in r.json_metadata for r in rows)
 
 
-def classical_references(rows) -> list[tuple[str, list[float], list[float]]]:
+def classical_references(rows) -> list:
     """Normal-approximation curves (one per (n, k)) and the ML lower bound (max over decoders of
-    ``ml_lb / shots`` at each (code, Eb/N0)) for block-error plots."""
+    ``ml_lb / shots`` at each (code, Eb/N0)) for block-error plots, as
+    :class:`~qdecode.sims.plots.Reference` (label, xs, ys, kind, group): the kind names the bound,
+    the group ``{"code": ...}`` ties it to its code's marker."""
     import numpy as np
 
     from qdecode.sims.finite_length import na_bler
+    from qdecode.sims.plots import Reference
 
     refs = []
     by_code: dict[tuple, dict[float, float]] = {}
@@ -220,10 +260,13 @@ def classical_references(rows) -> list[tuple[str, list[float], list[float]]]:
             pts[x] = max(pts.get(x, 0.0), rate)
     for (code, n, k), xs in sorted(xs_all.items(), key=lambda t: str(t[0])):
         grid = np.linspace(min(xs) - 0.25, max(xs) + 0.25, 60)
-        refs.append((f"normal approximation ({code}, n={n}, k={k})", list(grid), list(na_bler(n, k, grid))))
+        group = {"code": code}
+        refs.append(Reference(f"normal approximation ({code}, n={n}, k={k})", list(grid), list(na_bler(n, k, grid)),
+                              "normal approximation", group))
         if (code, n, k) in by_code:
             pts = sorted(by_code[(code, n, k)].items())
-            refs.append((f"ML lower bound ({code})", [p[0] for p in pts], [p[1] for p in pts]))
+            refs.append(Reference(f"ML lower bound ({code})", [p[0] for p in pts], [p[1] for p in pts],
+                                  "ML lower bound", group))
     return refs
 
 
@@ -240,14 +283,17 @@ def _threshold_estimates(rows, keys: tuple, per_round: bool):
 
 def draw(rows, *, out_path: str, per_round: bool = False, threshold: bool = True, group: str | None = None,
          title=None, x_key: str | None = None, xscale: str | None = None, options=None,
-         highlight_max_likelihood_factor: float = DEFAULT_FACTOR):
+         highlight_max_likelihood_factor: float = DEFAULT_FACTOR, subtitle: str | None = None,
+         dpi: int = DEFAULT_DPI, fig_size: Sequence[int] = DEFAULT_FIG_SIZE, show: bool = False):
     """Plot ``rows`` to ``out_path`` and return the curves' line fits (``{label: LineFit}``, empty
     unless ``options.fit``).
 
     Quantum rows: ``options.y`` against ``x_key`` (default p, log axis), one curve per group
     and per d (or p) not on the x axis, with the threshold estimates when x is p and y the
     error rate. Classical rows (``ebn0`` metadata): block error rate vs Eb/N0 (linear axis)
-    with the normal approximation and the ML lower bound.
+    with the normal approximation and the ML lower bound. ``subtitle``: see
+    :func:`~qdecode.sims.plots.plot_threshold` (None: what the rows share). ``fig_size``: width
+    and height in pixels at ``dpi``. ``show``: also show the figure in a window (:func:`show_figure`).
     """
     from qdecode.sims.plots import PlotOptions, fit_curves, plot_threshold
 
@@ -263,16 +309,59 @@ def draw(rows, *, out_path: str, per_round: bool = False, threshold: bool = True
         if per_round:
             raise ValueError("--per-round does not apply to classical block codes")
         curve_keys = _unique((() if "code" in keys else ("code",)) + keys)
+        if x_key == "ebn0":
+            extra = dict(xlabel="Eb/N0 (dB)")
         if x_key == "ebn0" and options.y == "error_rate":
-            extra = dict(xlabel="Eb/N0 (dB)", ylabel="Block error rate", references=classical_references(rows))
+            extra.update(ylabel="Block error rate", references=classical_references(rows))
     else:
         curve_keys = _unique(keys + tuple(k for k in ("d", "p") if k != x_key and _has_key(rows, k)))
         if threshold and x_key == "p" and options.y == "error_rate":
             estimates = _threshold_estimates(rows, keys, per_round)
     common = dict(per_round=per_round, x_key=x_key, group_keys=curve_keys, xscale=xscale)
-    plot_threshold(rows, out_path=out_path, threshold=estimates, title=title, options=options,
-                   highlight_max_likelihood_factor=highlight_max_likelihood_factor, **common, **extra)
+    # The custom count was checked on the rows as read (_read); merged rows lack counts that stayed 0.
+    fig = plot_threshold(rows, out_path=out_path, threshold=estimates, title=title, subtitle=subtitle,
+                         options=options, highlight_max_likelihood_factor=highlight_max_likelihood_factor,
+                         dpi=dpi, figsize=(fig_size[0] / dpi, fig_size[1] / dpi), check_keys=False, **common,
+                         **extra)
+    if show:
+        show_figure(fig)
     return fit_curves(rows, y=options.y, **common) if options.fit else {}
+
+
+def interactive_backend(backend: str) -> bool:
+    """Whether matplotlib's ``backend`` opens windows (Agg, PDF, SVG... do not)."""
+    name = backend.lower()
+    if name.startswith("module://"):  # a third-party backend (e.g. a notebook's): assume it shows figures
+        return True
+    try:
+        from matplotlib.backends import BackendFilter, backend_registry  # matplotlib >= 3.9
+    except ImportError:
+        from matplotlib import rcsetup
+
+        return name in {b.lower() for b in rcsetup.interactive_bk}
+    return name in backend_registry.list_builtin(BackendFilter.INTERACTIVE)
+
+
+def show_figure(fig) -> bool:
+    """Show ``fig`` (drawn on its own Agg canvas) in a pyplot window and wait until it is closed.
+
+    Returns False, with a note on stderr, when matplotlib's backend cannot open windows (Agg, a
+    headless session): the file is written either way.
+    """
+    import matplotlib.pyplot as plt
+
+    backend = plt.get_backend()
+    if not interactive_backend(backend):
+        print(f"qdecode plot: --show: matplotlib's backend {backend!r} cannot open a window (set MPLBACKEND, "
+              f"e.g. to tkagg or qtagg); the figure is only written to the file", file=sys.stderr)
+        return False
+    holder = plt.figure(figsize=fig.get_size_inches())  # a pyplot window, lent to our figure
+    manager = holder.canvas.manager
+    manager.canvas.figure = fig
+    fig.set_canvas(manager.canvas)
+    plt.show()
+    plt.close(holder)
+    return True
 
 
 # ---------------------------------------------------------------------------------------
@@ -311,7 +400,8 @@ def run_plot(args) -> int:
     rows = apply_filters(_read(args.csv, y=options.y), args.filter)
     fits = draw(rows, out_path=args.out, per_round=args.per_round, threshold=not args.no_threshold, group=args.group,
                 title=args.title, x_key=args.x_key, xscale=xscale, options=options,
-                highlight_max_likelihood_factor=factor)
+                highlight_max_likelihood_factor=factor, subtitle=args.subtitle, dpi=args.dpi,
+                fig_size=args.fig_size, show=args.show)
     for label, fit in fits.items():
         print(f"qdecode plot: fit {label}: {_fit_line_text(fit)}", file=sys.stderr)
     if args.fit and not fits:

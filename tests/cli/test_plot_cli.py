@@ -153,7 +153,8 @@ def test_threshold_marker_only_inside_the_data_range(tmp_path, capsys):
     assert any("finite-size-scaling fit" in t and "95% bootstrap interval" in t for t in texts), texts
     fig = plot_threshold(fig_rows, out_path=None, threshold=est)
     assert not [line for line in fig.axes[0].get_lines() if line.get_gid() == "threshold"]
-    assert any("outside the data range" in t.get_text() for t in fig.axes[0].texts)
+    notes = [a.txt.get_text() for a in fig.axes[0].artists if a.get_gid() == "threshold-note"]
+    assert any("outside the data range" in t for t in notes)
 
 
 def test_help_states_defaults(capsys):
@@ -161,7 +162,8 @@ def test_help_states_defaults(capsys):
         main(["plot", "--help"])
     text = " ".join(capsys.readouterr().out.split())
     for flag in ("--x KEY", "--y QUANTITY", "--filter", "--xscale", "--yscale", "--xmin", "--ymax",
-                 "--highlight-max-likelihood-factor", "--fit", "--no-threshold", "--per-round", "--group"):
+                 "--highlight-max-likelihood-factor", "--fit", "--no-threshold", "--per-round", "--group",
+                 "--line_fits", "--line-fits", "--subtitle TEXT", "--dpi", "--fig_size W H", "--fig-size", "--show"):
         assert flag in text
     assert text.count("(default:") >= 15
     assert "default: 1000, as sinter" in text
@@ -179,3 +181,67 @@ def test_classical_rows_default_to_ebn0(tmp_path, capsys, cli_error):
     _plot(capsys, [str(path), "--out", str(tmp_path / "ml.png"), "--y", "custom:ml_lb"])
     assert "does not apply to classical" in cli_error(["plot", str(path), "--out", str(tmp_path / "x.png"),
                                                           "--per-round"])
+
+
+def _png_size(path) -> tuple[int, int]:
+    data = path.read_bytes()
+    assert data.startswith(PNG_MAGIC)
+    return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+
+
+def test_sinter_figure_flags(tmp_path, capsys, stats_csv, cli_error):
+    one = ["--filter", "b=X", "--filter", "decoder=pymatching", "--filter", "d=5", "--filter", "d=9"]
+    out = tmp_path / "size.png"
+    _plot(capsys, [stats_csv, "--out", str(out), *one, "--dpi", "80", "--fig_size", "640", "480"])
+    assert _png_size(out) == (640, 480)  # a short legend stays inside: the size asked for
+    _plot(capsys, [stats_csv, "--out", str(out), *one, "--dpi", "100", "--fig-size", "500", "400",
+                   "--subtitle", "{common}, my run", "--title", "T"])
+    width, height = _png_size(out)  # too small to hold the legend inside: it goes beside the axes
+    assert width > 500 and 380 <= height <= 400
+    _plot(capsys, [stats_csv, "--out", str(out), *one, "--subtitle", ""])
+    assert _png_size(out) == (1050, 750)  # the defaults: 7 x 5 inches at 150 dpi
+    assert "--dpi takes positive integers, got '0'" in cli_error(["plot", stats_csv, "--out", str(out), "--dpi", "0"])
+    assert "--fig_size" in cli_error(["plot", stats_csv, "--out", str(out), "--fig_size", "10"])
+
+
+def test_line_fits_is_fit(tmp_path, capsys, stats_csv):
+    args = [stats_csv, "--x", "d", "--filter", "b=Z", "--filter", "decoder=pymatching"]
+    fit = _plot(capsys, [*args, "--out", str(tmp_path / "a.png"), "--fit"])
+    for flag in ("--line_fits", "--line-fits"):
+        line_fits = _plot(capsys, [*args, "--out", str(tmp_path / "a.png"), flag])
+        assert line_fits == fit and "Lambda = " in fit
+
+
+def test_show_parses_and_still_writes_the_file(tmp_path, capsys, stats_csv, monkeypatch):
+    import matplotlib
+
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    matplotlib.use("Agg")  # non-interactive: --show says it cannot open a window
+    out = tmp_path / "show.png"
+    err = _plot(capsys, [stats_csv, "--out", str(out), "--filter", "b=X", "--show"])
+    assert out.read_bytes().startswith(PNG_MAGIC)
+    assert "--show: matplotlib's backend 'agg' cannot open a window" in err.lower()
+    from qdecode.cli.plot import interactive_backend
+
+    assert interactive_backend("TkAgg") and interactive_backend("module://matplotlib_inline.backend_inline")
+    assert not interactive_backend("agg") and not interactive_backend("pdf")
+
+
+def test_y_takes_custom_counts_keys(tmp_path, capsys, cli_error):
+    path = tmp_path / "det.csv"
+    with StatsWriter(path, fsync=False) as w:
+        for d in (3, 5):
+            for p in (0.002, 0.004):
+                w.append(StatsRow(f"{d}-{p}", "pymatching", {"d": d, "p": p, "r": d}, shots=1000, errors=20,
+                                  custom_counts={"detection_events": int(8e5 * p) * d, "detectors_checked": 8000 * d,
+                                                 "not_converged": 3}))
+    for y in ("detection_events", "detection_events/detectors_checked", "custom:detection_events", "not_converged"):
+        out = tmp_path / f"{y.replace('/', '_').replace(':', '_')}.png"
+        _plot(capsys, [str(path), "--out", str(out), "--y", y])
+        assert out.read_bytes().startswith(PNG_MAGIC)
+    err = cli_error(["plot", str(path), "--out", str(tmp_path / "x.png"), "--y", "detection_event"])
+    assert "unknown y quantity 'detection_event'" in err and "keys present: detection_events, detectors_checked" in err
+    err = cli_error(["plot", str(path), "--out", str(tmp_path / "x.png"), "--y", "detection_events/shots"])
+    assert "no row has the custom count 'shots' that y='detection_events/shots' divides by" in err
+    err = cli_error(["plot", str(path), "--out", str(tmp_path / "x.png"), "--y", "detection_events", "--per-round"])
+    assert "--per-round does not apply to y=detection_events" in err

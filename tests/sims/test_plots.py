@@ -38,6 +38,12 @@ def _gids(fig, prefix):
     return [line for line in ax.get_lines() if (line.get_gid() or "").startswith(prefix)]
 
 
+def _notes(fig):
+    """The lines of the box of threshold notes (an AnchoredText inside the axes), [] without one."""
+    boxes = [a for a in fig.axes[0].artists if a.get_gid() == "threshold-note"]
+    return [line for box in boxes for line in box.txt.get_text().split("\n")]
+
+
 def test_plot_writes_png_with_one_line_per_curve(tmp_path):
     rows = _rows()
     est = estimate_thresholds(rows, n_bootstrap=20)
@@ -52,11 +58,12 @@ def test_plot_writes_png_with_one_line_per_curve(tmp_path):
     assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
     assert ax.get_xlabel() == "Physical error rate p"
     assert ax.get_ylabel() == "Logical error rate per shot"
-    # Colour follows d, line style follows the decoder.
+    # Colour follows the decoder, the marker follows d.
     by_label = {line.get_label(): line for line in curves}
-    assert by_label["pymatching, d=3"].get_color() == by_label["bp, d=3"].get_color()
-    assert by_label["pymatching, d=3"].get_color() != by_label["pymatching, d=5"].get_color()
-    assert by_label["pymatching, d=3"].get_linestyle() != by_label["bp, d=3"].get_linestyle()
+    assert by_label["pymatching, d=3"].get_color() != by_label["bp, d=3"].get_color()
+    assert by_label["pymatching, d=3"].get_color() == by_label["pymatching, d=5"].get_color()
+    assert by_label["pymatching, d=3"].get_marker() == by_label["bp, d=3"].get_marker()
+    assert by_label["pymatching, d=3"].get_marker() != by_label["pymatching, d=5"].get_marker()
     # One band per curve.
     assert len(ax.collections) >= 6
 
@@ -115,7 +122,7 @@ def test_plot_says_when_there_is_no_crossing():
     assert not est[("pm",)].found
     fig = plot_threshold(rows, out_path=None, threshold=est)
     assert not _gids(fig, "threshold")
-    assert [t.get_text() for t in fig.axes[0].texts] == ["threshold: no crossing in range"]
+    assert _notes(fig) == ["threshold: no crossing in range"]
 
 
 def test_decoder_labels_drop_shared_family_parameters():
@@ -124,7 +131,7 @@ def test_decoder_labels_drop_shared_family_parameters():
     names = ["bm", "osd[order=2]", "sem-osd[beam=8,context=decoded,order=2]",
              "sem-osd[beam=8,context=genie,order=2]", "sem-osd[beam=8,context=decoded,order=2,prior=transformer]"]
     short = short_decoder_labels(names)
-    assert short["bm"] == "bm" and short["osd[order=2]"] == "osd[order=2]"  # lone family members keep all
+    assert short["bm"] == "bm" and short["osd[order=2]"] == "osd"  # a decoder alone in its name: just the name
     assert short["sem-osd[beam=8,context=decoded,order=2]"] == "sem-osd[context=decoded]"
     assert short["sem-osd[beam=8,context=genie,order=2]"] == "sem-osd[context=genie]"
     assert (short["sem-osd[beam=8,context=decoded,order=2,prior=transformer]"]
@@ -135,13 +142,22 @@ def test_decoder_labels_drop_shared_family_parameters():
 
 
 def test_long_legends_go_outside_the_axes(tmp_path):
+    # Labels that stay long after shortening: the differing parameters of one decoder name.
+    decs = ("sem-osd[beam=8,context=decoded,lam=1.0,lm_order=4,omega=1,order=2,top_k=8]",
+            "sem-osd[beam=16,context=genie,lam=0.5,lm_order=5,omega=2,order=3,top_k=16]")
     rows = [StatsRow(f"{dec}-{p}", dec, {"d": 3, "p": p}, shots=1000, errors=e)
-            for dec in ("sem-osd[beam=8,context=decoded,lam=1.0,lm_order=4,omega=1,order=2,top_k=8]", "osd[order=2]")
-            for p, e in ((0.001, 5), (0.002, 20))]
+            for dec in decs for p, e in ((0.001, 5), (0.002, 20))]
     fig = plot_threshold(rows, out_path=tmp_path / "l.png")
     legend = fig.axes[0].get_legend()
     assert legend._loc == 2  # "upper left", anchored to the right of the axes
     assert (tmp_path / "l.png").read_bytes().startswith(PNG_MAGIC)
+    # Short labels stay inside.
+    rows = [StatsRow(f"{dec}-{p}", dec, {"d": 3, "p": p}, shots=1000, errors=e)
+            for dec in ("sem-osd[beam=8,context=decoded,lam=1.0]", "osd[order=2]")
+            for p, e in ((0.001, 5), (0.002, 20))]
+    fig = plot_threshold(rows, out_path=None)
+    assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()][:2] == ["osd", "sem-osd"]
+    assert fig.axes[0].get_legend()._loc != 2
 
 
 def test_threshold_label_names_the_interval_and_out_of_range_estimates_are_not_drawn():
@@ -156,8 +172,7 @@ def test_threshold_label_names_the_interval_and_out_of_range_estimates_are_not_d
     # The same estimate outside the p range of the data is named, not drawn.
     fig = plot_threshold(rows, out_path=None, threshold=Fit(0.02, 0.03, 0.04))
     assert not _gids(fig, "threshold")
-    (note,) = [t.get_text() for t in fig.axes[0].texts]
-    assert "estimate 0.03 outside the data range [0.003, 0.012], not drawn" in note
+    assert "estimate 0.03 outside the data range [0.003, 0.012], not drawn" in " ".join(_notes(fig))
 
 
 def _discard_rows():
@@ -180,8 +195,15 @@ def test_y_quantities_discard_rate_and_custom_counts():
     fig = plot_threshold(rows, out_path=None, options=PlotOptions(y="custom:not_converged"))
     assert fig.axes[0].get_ylabel() == "Rate of not_converged per kept shot"
     assert len(_gids(fig, "upper:")) == 1  # d=3, p=0.002 has no such count
-    with pytest.raises(ValueError, match="unknown y quantity 'errors'"):
-        PlotOptions(y="errors")
+    with pytest.raises(ValueError, match="unknown y quantity 'custom:'"):
+        PlotOptions(y="custom:")
+    with pytest.raises(ValueError, match="unknown y quantity 'a/b/c'"):
+        PlotOptions(y="a/b/c")
+    # A bare key is a custom count; one that no row has is an unknown quantity.
+    with pytest.raises(ValueError, match="unknown y quantity 'errors': .*keys present: not_converged"):
+        plot_threshold(rows, out_path=None, options=PlotOptions(y="errors"))
+    fig = plot_threshold(rows, out_path=None, options=PlotOptions(y="not_converged"))
+    assert fig.axes[0].get_ylabel() == "Rate of not_converged per kept shot"
     with pytest.raises(ValueError, match="does not apply to discard_rate"):
         plot_threshold(rows, out_path=None, per_round=True, options=PlotOptions(y="discard_rate"))
 
