@@ -18,6 +18,13 @@ from typing import TYPE_CHECKING
 
 __version__ = "0.1.0"
 
+# First, before any module with @numba.njit(cache=True) functions can be imported: key numba's disk
+# cache on the source of all jitted code (see qdecode.compile_cache). Stdlib only; numba stays out.
+from qdecode.compile_cache import configure as _configure_compile_cache  # noqa: E402
+
+_configure_compile_cache()
+del _configure_compile_cache
+
 from qdecode.problem import DecodingProblem  # noqa: E402
 
 if TYPE_CHECKING:  # the lazy attributes' real types, for type checkers and IDEs

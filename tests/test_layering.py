@@ -52,7 +52,12 @@ class Rule:
 RULES: list[Rule] = [
     # The package root is the public face: `import qdecode` must stay light (numpy + scipy via
     # DecodingProblem), so everything else it offers is reached lazily through __getattr__.
-    Rule(("qdecode",), ok=("qdecode.problem",), lazy=("qdecode.decoders", "qdecode.sims", "qdecode.sinter_adapter")),
+    # It configures the compile cache first (stdlib only), before any jitted module can be imported.
+    Rule(("qdecode",), ok=("qdecode.problem", "qdecode.compile_cache"),
+         lazy=("qdecode.decoders", "qdecode.sims", "qdecode.sinter_adapter")),
+    # Numba's cache directory, keyed on the jitted sources: the standard library only (it runs
+    # inside `import qdecode`, which must stay light, and must not import numba).
+    Rule(("qdecode.compile_cache*",), ok=("qdecode.compile_cache",)),
     # Kernels are the numba bottom layer: numpy and numba only, nothing else of qdecode, so they
     # can be read, compiled and benchmarked alone. (scipy belongs in the layer that builds inputs.)
     Rule(("qdecode.kernels*",), ok=("qdecode.kernels", "numpy", "numba")),
