@@ -81,11 +81,13 @@ def time_kernel(mod, dec, items, clock=time.perf_counter_ns, max_iters=0):
         g = dec.windows[k].decoder
         if k not in works:
             n, m = g.problem.num_errors, g.problem.num_detectors
+            # older kernel copies (--baseline) name the work constructor ``_make_work``
+            make = getattr(mod, "make_gdg_work", None) or getattr(mod, "_make_work")
             if hasattr(mod, "pushes_per_branch"):  # current kernel: record slots for replayed branches
-                works[k] = mod._make_work(n, m, g.graph[1].shape[0], g.max_guess, 1, g.side_step,
-                                          mod.pushes_per_branch(g.max_tree_depth, g.side_step))
+                works[k] = make(n, m, g.graph[1].shape[0], g.max_guess, 1, g.side_step,
+                                mod.pushes_per_branch(g.max_tree_depth, g.side_step))
             else:  # an older kernel copy (--baseline)
-                works[k] = mod._make_work(n, m, g.graph[1].shape[0], g.max_guess)
+                works[k] = make(n, m, g.graph[1].shape[0], g.max_guess)
         out = np.zeros(g.problem.num_errors, np.uint8)
         t0 = clock()
         ok, it, br = mod.gdg_decode(*g.graph, g.llr, s, g.pre_iter, g.step_iter, g.max_step, g.max_tree_depth,

@@ -6,7 +6,7 @@ IBM's gross-code tuning for all three (as ``relay_vs_relaybp.py``): gamma0 0.15,
 
 Per p and per message format (``--bits``: 0 = float64 on the float64 lanes kernel, 8 = 8-bit fixed
 point with 3 fraction bits on the 8-bit lanes kernel): ``predict_observables_batch`` with ``--threads``
-threads on the lanes kernel (qdecode's batch path) and on the scalar kernel (``_MIN_LANE_SHOTS`` raised
+threads on the lanes kernel (qdecode's batch path) and on the scalar kernel (``MIN_LANE_SHOTS`` raised
 so every batch takes the scalar path; the per-shot outputs must be identical), and relay-bp's
 ``ObservableDecoderRunner.decode_observables_batch(parallel=True)`` (``RelayDecoderF64`` and
 ``RelayDecoderF32``) on a rayon pool of ``--threads`` threads (``RAYON_NUM_THREADS``). Shots/s (ratio to
@@ -73,15 +73,15 @@ def main() -> None:
             pred = ours.predict_observables_batch(dets)
             runs.append((f"qdecode relay-bp {label}, {kernel}", pred, time.perf_counter() - t, ours.last_info))
             if not args.skip_scalar:
-                saved = relay_mod._MIN_LANE_SHOTS
-                relay_mod._MIN_LANE_SHOTS = 1 << 62  # every batch on the scalar kernel
+                saved = relay_mod.MIN_LANE_SHOTS
+                relay_mod.MIN_LANE_SHOTS = 1 << 62  # every batch on the scalar kernel
                 try:
                     t = time.perf_counter()
                     pred_s = ours.predict_observables_batch(dets)
                     runs.append((f"qdecode relay-bp {label}, scalar", pred_s, time.perf_counter() - t,
                                  ours.last_info))
                 finally:
-                    relay_mod._MIN_LANE_SHOTS = saved
+                    relay_mod.MIN_LANE_SHOTS = saved
                 a, b = runs[-2][3], runs[-1][3]
                 same = np.array_equal(pred, pred_s) and np.array_equal(a.iterations, b.iterations) \
                     and np.array_equal(a.extra["weight"], b.extra["weight"])

@@ -72,9 +72,9 @@ from llvmlite import ir
 from numba.core import cgutils, types
 from numba.extending import intrinsic
 
-from qdecode.kernels.arith import _clip
+from qdecode.kernels.arith import clip
 from qdecode.kernels.minsum import check_magnitude, fold_min, negative, signed
-from qdecode.kernels.minsum_lanes import _load_lane, make_lane_state
+from qdecode.kernels.minsum_lanes import load_lane, make_lane_state
 
 OPS_SWEEP = 41  # element operations + accesses per edge-lane-iteration of the compressed-state sweep
 OPS_MICRO = 6  # ... per element of the micro loop
@@ -251,7 +251,7 @@ def _init_lanes(var_ptr, var_chks, llr0, syndromes, msg_lim, dt):
     W = syndromes.shape[0]
     st = make_lane_state(var_chks.shape[0], syndromes.shape[1], var_ptr.shape[0] - 1, W, dt)
     for w in range(W):
-        _load_lane(w, w, var_ptr, var_chks, llr0, syndromes, False, 0, msg_lim, st)
+        load_lane(w, w, var_ptr, var_chks, llr0, syndromes, False, 0, msg_lim, st)
     return st
 
 
@@ -297,12 +297,12 @@ def make_sweep(level: int):
                     cbuf[k - lo, w] = c
                     total[w] += c
             for w in range(W):
-                total[w] = _clip(total[w], post_lim)  # (decode_batch keeps no posteriors: no store)
+                total[w] = clip(total[w], post_lim)  # (decode_batch keeps no posteriors: no store)
             if LEVEL >= 2:
                 for k in range(lo, hi):
                     i = var_chks[k]
                     for w in range(W):
-                        v = _clip(total[w] - cbuf[k - lo, w], msg_lim)
+                        v = clip(total[w] - cbuf[k - lo, w], msg_lim)
                         neg = negative(v)
                         sgn[k, w] = neg
                         par_n[i, w] ^= neg

@@ -23,15 +23,17 @@ import numpy as np
 
 from .css import CSSCode
 
-__all__ = ["circulant", "gb_code", "gb_dimension", "GBInstance", "GB_INSTANCES", "gb_instance"]
+__all__ = ["circulant", "exponents", "gb_code", "gb_dimension", "GBInstance", "GB_INSTANCES", "gb_instance"]
 
 _KP = "Kovalev & Pryadko, PRA 88, 012311 (2013), arXiv:1212.6703"
 _PK = "Panteleev & Kalachev, Quantum 5, 585 (2021), arXiv:1904.02703"
 _WM = "Wang & Mueller, arXiv:2408.10001"
 
 
-def _exponents(poly: Sequence[int], l: int, what: str = "polynomial") -> tuple[int, ...]:
-    """Exponents reduced mod ``l``; a repeated exponent cancels (coefficients are in F2)."""
+def exponents(poly: Sequence[int], l: int, what: str = "polynomial") -> tuple[int, ...]:
+    """Exponents of a polynomial in F2[x]/(x^l - 1), reduced mod ``l``; a repeated exponent cancels
+    (coefficients are in F2). ``what`` names the polynomial in the ``ValueError`` a bad entry raises.
+    Shared with :mod:`qdecode.codes.lifted_product` (ring entries)."""
     if isinstance(poly, (str, bytes)):
         raise ValueError(f"{what} must be a list of exponents such as (0, 2, 8), got {poly!r}")
     odd: set[int] = set()
@@ -59,7 +61,7 @@ def circulant(poly: Sequence[int], l: int) -> np.ndarray:
     if l < 1:
         raise ValueError(f"ring size l must be >= 1, got {l}")
     coeff = np.zeros(l, dtype=np.uint8)
-    coeff[list(_exponents(poly, l))] = 1
+    coeff[list(exponents(poly, l))] = 1
     r, c = np.indices((l, l))
     return coeff[(r - c) % l]
 
@@ -87,7 +89,7 @@ def _poly_gcd(a: int, b: int) -> int:
 
 def gb_dimension(a: Sequence[int], b: Sequence[int], l: int) -> int:
     """``k = 2 deg gcd(a(x), b(x), x^l - 1)`` of the GB code (an independent check of the rank count)."""
-    g = _poly_gcd(_poly_gcd(_poly_int(_exponents(a, l)), _poly_int(_exponents(b, l))), (1 << l) | 1)
+    g = _poly_gcd(_poly_gcd(_poly_int(exponents(a, l)), _poly_int(exponents(b, l))), (1 << l) | 1)
     return 2 * (g.bit_length() - 1)
 
 
@@ -117,7 +119,7 @@ def gb_code(
         >>> c.n, c.k
         (48, 6)
     """
-    ea, eb = _exponents(a, l, "a"), _exponents(b, l, "b")
+    ea, eb = exponents(a, l, "a"), exponents(b, l, "b")
     A, B = circulant(ea, l), circulant(eb, l)
     hx = np.hstack([A, B])
     hz = np.hstack([B.T, A.T])

@@ -25,7 +25,7 @@ from typing import Sequence, Union
 
 import numpy as np
 
-from .bicycle import _exponents, circulant
+from .bicycle import circulant, exponents
 from .css import CSSCode
 
 __all__ = [
@@ -61,7 +61,7 @@ def poly_matrix(entries: Sequence[Sequence[Entry]], l: int) -> np.ndarray:
     for i, r in enumerate(rows):
         for j, e in enumerate(r):
             exps = () if e is None else (e,) if isinstance(e, (int, np.integer)) else e
-            P[i, j, list(_exponents(exps, int(l), f"entry ({i}, {j})"))] = 1
+            P[i, j, list(exponents(exps, int(l), f"entry ({i}, {j})"))] = 1
     return P
 
 

@@ -106,7 +106,6 @@ class StepLoop:
 
     def __init__(self, out: Path, total: int, initial: int, desc: str, progress: bool) -> None:
         self.t0 = time.time()
-        self.start_step = initial
         self.bar = None
         if progress:
             from tqdm import tqdm

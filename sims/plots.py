@@ -48,7 +48,6 @@ __all__ = ["PlotOptions", "LineFit", "Reference", "plot_threshold", "fit_curves"
            "common_metadata", "subtitle_text"]
 
 SCALES = ("linear", "log")
-Y_QUANTITIES = ("error_rate", "discard_rate", "KEY", "custom:KEY", "KEY/KEY")
 
 #: Okabe & Ito's colour-blind-safe palette without black (black and grey are the threshold and
 #: reference lines), yellow last because it is faint on white.

@@ -221,7 +221,8 @@ def _decoders_and_metadata(entry: Mapping[str, Any], where: str, required: tuple
     return decoders, tuple(sorted(metadata.items()))
 
 
-def _is_classical(code: Any) -> bool:
+def is_classical(code: Any) -> bool:
+    """Whether ``code`` names a classical code of the catalogue (a classical point: channel + source, no circuit)."""
     from qdecode.codes.catalog import CATALOG
 
     entry = CATALOG.get(str(code))
@@ -388,7 +389,7 @@ def expand_tasks(entry: Mapping[str, Any], where: str, base_dir: str | None = No
     if "code" not in entry:
         raise RecipeError(f"{where}: missing required key 'code' (or 'circuit' / 'dem' for your own models)")
     _check_code(entry["code"], where)
-    if _is_classical(entry.get("code")):
+    if is_classical(entry.get("code")):
         for key in ("decoder_dem", "postselect", "count_observable_error_combos", "count_detection_events"):
             if key in entry:
                 raise RecipeError(f"{where}: key {key!r} applies to circuits and DEMs, "

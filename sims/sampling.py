@@ -101,6 +101,9 @@ class _DemShots:
         self._sampler = dem.compile_sampler(seed=seed)
 
     def sample(self, shots: int, *, separate_observables: bool = True, bit_packed: bool = True):
+        """(packed detection events, packed observables): the only output the sweep asks for."""
+        if not (separate_observables and bit_packed):
+            raise ValueError("a DEM task's sampler returns bit-packed, separated observables only")
         dets, obs, _ = self._sampler.sample(shots, bit_packed=True)
         return dets, obs
 

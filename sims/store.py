@@ -39,7 +39,7 @@ import json
 import logging
 import os
 from collections import Counter
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Iterable, Mapping
 
 log = logging.getLogger("qdecode.sims.store")
 
@@ -376,11 +376,3 @@ class StatsWriter:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def iter_groups(rows: Iterable[StatsRow], key) -> Iterator[tuple[Any, list[StatsRow]]]:
-    """Group merged rows by ``key(row)`` preserving first-seen order."""
-    groups: dict[Any, list[StatsRow]] = {}
-    for row in rows:
-        groups.setdefault(key(row), []).append(row)
-    yield from groups.items()

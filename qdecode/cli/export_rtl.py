@@ -18,7 +18,7 @@ _DEFAULTS = {"bits": 8, "frac_bits": 3, "alpha": 0.625, "beta": 0.0, "max_iter":
 
 
 def add_parser(sub) -> None:
-    from qdecode.cli.bench import add_problem_args
+    from qdecode.cli.common import add_problem_args
 
     p = sub.add_parser(
         "export-rtl",
@@ -53,7 +53,7 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from qdecode.cli.bench import load_problem
+    from qdecode.cli.common import load_problem
     from qdecode.decoders.bp import BpDecoder
     from qdecode.hw.rtl import design_from_decoder, design_from_vectors, export_rtl
     from qdecode.hw.rtl.synth import ICE40_DEVICES, TARGETS

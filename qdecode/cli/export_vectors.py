@@ -13,7 +13,7 @@ import sys
 
 
 def add_parser(sub) -> None:
-    from qdecode.cli.bench import add_problem_args
+    from qdecode.cli.common import add_problem_args
 
     p = sub.add_parser(
         "export-vectors",
@@ -58,7 +58,7 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from qdecode.cli.bench import check_shots, load_problem
+    from qdecode.cli.common import check_shots, load_problem
     from qdecode.decoders.bp import BpDecoder
     from qdecode.hw.vectors import export_vectors, replay_vectors
 
@@ -101,7 +101,7 @@ def run(args) -> int:
 
 
 def _run_relay(args, shots: int) -> int:
-    from qdecode.cli.bench import load_problem
+    from qdecode.cli.common import load_problem
     from qdecode.decoders.relay import RelayBpDecoder
     from qdecode.hw.relay_vectors import export_relay_vectors, gamma_table
 

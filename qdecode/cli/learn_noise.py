@@ -129,7 +129,7 @@ def _sampled(circuit, shots: int, seed: int | None, batch: int = BATCH_SHOTS):
 
 
 def _from_file(args):
-    from qdecode.cli.predict import read_dem
+    from qdecode.sims.model_files import read_dem
     from qdecode.sims.shot_files import check_shot_count, check_shot_file
     from qdecode.sims.tasks import decoding_dem
 

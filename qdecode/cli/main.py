@@ -15,10 +15,6 @@ _COMMANDS = ("sweep", "plot", "threshold", "combine", "circuit", "predict", "cod
              "export-rtl", "tune", "train", "learn-noise")
 
 
-class CliError(ValueError):
-    """A command-line problem reported as one line, exit code 2."""
-
-
 class _UsageError(Exception):
     """An argument the parser rejected; ``main`` prints it as one line (exit status 2)."""
 

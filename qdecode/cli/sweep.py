@@ -141,7 +141,7 @@ def _task_options(args) -> dict:
 
 def _inline_recipe(args):
     from qdecode.decoders.auto import time_budget_param
-    from qdecode.sims.recipe import _is_classical, compose_decoders, parse_recipe
+    from qdecode.sims.recipe import compose_decoders, is_classical, parse_recipe
 
     if not args.decoder:
         raise ValueError("an inline sweep needs --decoder")
@@ -173,10 +173,10 @@ def _inline_recipe(args):
     elif args.p is not None:
         task["p"] = args.p
     if args.source is not None:
-        if not _is_classical(args.code):
+        if not is_classical(args.code):
             raise ValueError("--source applies to classical codes only")
         task["source"] = args.source
-    if not _is_classical(args.code):
+    if not is_classical(args.code):
         task["basis"] = args.basis
     if args.d:
         task["d"] = args.d

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 
-from qdecode.cli.bench import add_problem_args, check_shots, load_problem
+from qdecode.cli.common import add_problem_args, check_shots, load_problem
 from qdecode.cli.help_text import HelpFormatter
 
 

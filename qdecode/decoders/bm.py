@@ -25,7 +25,6 @@ code can correct (``2 L + f > n - k``), or the errata locator does not have exac
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
@@ -102,19 +101,14 @@ class BmDecoder(BlockDecoder):
     def decode_hard_batch(self, words: Any, erasures: Any = None) -> np.ndarray:
         """Correct received hard words: uint8 bits ``(S, n)`` -> uint8 ``(S, n)``.
 
-        Failed words are returned unchanged (``last_info.converged`` false). For RS codes,
-        ``(S, n_sym)`` symbol words (with optional ``erasures``) are still accepted here but
-        deprecated: use :meth:`decode_symbols_batch`.
+        Failed words are returned unchanged (``last_info.converged`` false). RS symbol words
+        (and erasures) go to :meth:`decode_symbols_batch`.
 
         Raises:
             DecoderInputError: wrong shape, values out of range, or erasures given for BCH.
         """
         if self.kind == "bch" and erasures is not None:
             raise DecoderInputError("erasure decoding is implemented for Reed-Solomon codes only, not BCH")
-        if self.kind == "rs" and np.ndim(words) == 2 and np.shape(words)[1] == self.n_sym:
-            warnings.warn("BmDecoder.decode_hard_batch on RS symbols is deprecated; use decode_symbols_batch "
-                          "(decode_hard_batch takes the binary image's bits)", DeprecationWarning, stacklevel=2)
-            return self.decode_symbols_batch(words, erasures)
         if erasures is not None:
             raise DecoderInputError("erasures are per symbol: use decode_symbols_batch(symbols, erasures)")
         return self._decode_hard_batch(self.check_words(words))
@@ -169,14 +163,6 @@ class BmDecoder(BlockDecoder):
                    w.shape[0], self.threads)
         self._set_info(nerr)
         return out.astype(np.int64)
-
-    def decode_symbols(self, word: Any, erasures: Any = None) -> np.ndarray:
-        """One RS word: ``(n_sym,)`` symbols -> ``(n_sym,)`` (the batch path with S = 1)."""
-        w = np.asarray(word)
-        if w.ndim != 1:
-            raise DecoderInputError(f"decode_symbols takes one word of shape ({self.n_sym},), got {w.shape}")
-        e = None if erasures is None else np.asarray(erasures)[None, :]
-        return self.decode_symbols_batch(w[None, :], e)[0]
 
     def _set_info(self, nerr: np.ndarray) -> None:
         failed = nerr < 0

@@ -43,10 +43,10 @@ from qdecode.decoders.base import DecodeInfo, Decoder, DecoderInputError, check_
 from qdecode.decoders.osd import OsdPostProcessor, normalize_osd_method
 from qdecode.decoders.params import DecoderEntry, Param, uses_params
 from qdecode.kernels.gdg import (
-    _make_work,
     gdg_decode_branch_parallel,
     gdg_decode_range,
     gdg_decode_range_work,
+    make_gdg_work,
     pushes_per_branch,
     reliability_key,
     reliability_keys,
@@ -212,11 +212,11 @@ class GdgDecoder(Decoder):
         self._local = threading.local()  # per-thread work buffers of the one-thread path
 
     def _own_work(self):
-        """This thread's reusable :func:`_make_work` buffers (one-thread decodes, e.g. a stream's windows)."""
+        """This thread's reusable :func:`make_gdg_work` buffers (one-thread decodes, e.g. a stream's windows)."""
         work = getattr(self._local, "work", None)
         if work is None:
             n, m, nnz = self.problem.num_errors, self.problem.num_detectors, self.graph[1].shape[0]
-            work = _make_work(n, m, nnz, self.max_guess, 1, self.side_step,
+            work = make_gdg_work(n, m, nnz, self.max_guess, 1, self.side_step,
                               pushes_per_branch(self.max_tree_depth, self.side_step))
             self._local.work = work
         return work
@@ -230,7 +230,7 @@ class GdgDecoder(Decoder):
             n, m, nnz = self.problem.num_errors, self.problem.num_detectors, self.graph[1].shape[0]
             pushes = pushes_per_branch(self.max_tree_depth, self.side_step)
             slots = 2 * T + self.max_side_depth  # the main branch queues up to max_side_depth meanwhile
-            works = [_make_work(n, m, nnz, self.max_guess, slots if t == 0 else 1, self.side_step, pushes)
+            works = [make_gdg_work(n, m, nnz, self.max_guess, slots if t == 0 else 1, self.side_step, pushes)
                      for t in range(T)]
             self._local.parallel_works = works
         return works

@@ -141,11 +141,6 @@ class NnPymatchingDecoder(Decoder):
             out[a:b] = self.layout.gather(self.runner.logits(self.layout.inputs(s[a:b])))
         return out
 
-    def column_probabilities(self, syndromes: np.ndarray) -> np.ndarray:
-        """float64 ``(S, n)`` calibrated probabilities that each column fired."""
-        z = self.column_logits(syndromes).astype(np.float64)
-        return 0.5 * (1.0 + np.tanh(0.5 * z))
-
     # ------------------------------------------------------------------ decoding
     def predict_observables_batch(self, syndromes: np.ndarray) -> np.ndarray:
         """uint8 ``(S, m)`` -> uint8 ``(S, k)``: ``O_C xor MWPM(residual)``."""

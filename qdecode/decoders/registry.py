@@ -49,7 +49,6 @@ receives all of them as keyword arguments.
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import re
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
@@ -67,37 +66,131 @@ __all__ = ["BUILTIN_DECODERS", "DecoderEntry", "DecoderSpec", "Param", "SINTER_P
 SINTER_PREFIX = "qd-"
 
 
-#: Every built-in entry: its name -> the module whose ``ENTRIES`` dict defines it. Registration
-#: happens here, in one place; a module is imported only when one of its entries is needed
-#: (built, or its parameters read), so importing the registry imports no decoder.
-BUILTIN_DECODERS: dict[str, str] = {
-    "pymatching": "qdecode.decoders.matching",
-    "pymatching-correlated": "qdecode.decoders.matching",
-    "relay-bp": "qdecode.decoders.relay",
-    "mem-bp": "qdecode.decoders.relay",
-    "gdg": "qdecode.decoders.gdg",
-    "bp": "qdecode.decoders.bp",
-    "bp-ps": "qdecode.decoders.bp",
-    "bposd": "qdecode.decoders.bposd",
-    "bposd-e": "qdecode.decoders.bposd",
-    "bp-pymatching": "qdecode.decoders.bp_matching",
-    "nn-pymatching": "qdecode.decoders.nn_pymatching",
-    "window": "qdecode.decoders.window",
-    "bm": "qdecode.decoders.classical",
-    "osd": "qdecode.decoders.classical",
-    "sc": "qdecode.decoders.classical",
-    "scl": "qdecode.decoders.classical",
-    "sem-osd": "qdecode.decoders.classical",
-    "crisp": "qdecode.decoders.crisp",
-    "mle": "qdecode.decoders.mle",
-    "uf": "qdecode.decoders.union_find",
-    "bplsd": "qdecode.decoders.bplsd",
-    "bpuf": "qdecode.decoders.bplsd",
-    "chromobius": "qdecode.decoders.chromobius_decoder",
-    "tesseract": "qdecode.decoders.tesseract_decoder",
-    "mwpf": "qdecode.decoders.mwpf_decoder",
-    "class-escalate": "qdecode.decoders.class_escalate",
-    "auto": "qdecode.decoders.auto",
+# One loader per decoder module: a plain import (go-to-definition leads to the module's ``ENTRIES``),
+# run only when the loader is called, so importing the registry imports no decoder.
+
+
+def _matching() -> Mapping[str, DecoderEntry]:
+    from qdecode.decoders.matching import ENTRIES
+    return ENTRIES
+
+
+def _relay() -> Mapping[str, DecoderEntry]:
+    from qdecode.decoders.relay import ENTRIES
+    return ENTRIES
+
+
+def _gdg() -> Mapping[str, DecoderEntry]:
+    from qdecode.decoders.gdg import ENTRIES
+    return ENTRIES
+
+
+def _bp() -> Mapping[str, DecoderEntry]:
+    from qdecode.decoders.bp import ENTRIES
+    return ENTRIES
+
+
+def _bposd() -> Mapping[str, DecoderEntry]:
+    from qdecode.decoders.bposd import ENTRIES
+    return ENTRIES
+
+
+def _bp_matching() -> Mapping[str, DecoderEntry]:
+    from qdecode.decoders.bp_matching import ENTRIES
+    return ENTRIES
+
+
+def _nn_pymatching() -> Mapping[str, DecoderEntry]:
+    from qdecode.decoders.nn_pymatching import ENTRIES
+    return ENTRIES
+
+
+def _window() -> Mapping[str, DecoderEntry]:
+    from qdecode.decoders.window import ENTRIES
+    return ENTRIES
+
+
+def _classical() -> Mapping[str, DecoderEntry]:
+    from qdecode.decoders.classical import ENTRIES
+    return ENTRIES
+
+
+def _crisp() -> Mapping[str, DecoderEntry]:
+    from qdecode.decoders.crisp import ENTRIES
+    return ENTRIES
+
+
+def _mle() -> Mapping[str, DecoderEntry]:
+    from qdecode.decoders.mle import ENTRIES
+    return ENTRIES
+
+
+def _union_find() -> Mapping[str, DecoderEntry]:
+    from qdecode.decoders.union_find import ENTRIES
+    return ENTRIES
+
+
+def _bplsd() -> Mapping[str, DecoderEntry]:
+    from qdecode.decoders.bplsd import ENTRIES
+    return ENTRIES
+
+
+def _chromobius_decoder() -> Mapping[str, DecoderEntry]:
+    from qdecode.decoders.chromobius_decoder import ENTRIES
+    return ENTRIES
+
+
+def _tesseract_decoder() -> Mapping[str, DecoderEntry]:
+    from qdecode.decoders.tesseract_decoder import ENTRIES
+    return ENTRIES
+
+
+def _mwpf_decoder() -> Mapping[str, DecoderEntry]:
+    from qdecode.decoders.mwpf_decoder import ENTRIES
+    return ENTRIES
+
+
+def _class_escalate() -> Mapping[str, DecoderEntry]:
+    from qdecode.decoders.class_escalate import ENTRIES
+    return ENTRIES
+
+
+def _auto() -> Mapping[str, DecoderEntry]:
+    from qdecode.decoders.auto import ENTRIES
+    return ENTRIES
+
+
+#: Every built-in entry: its name -> the loader of the ``ENTRIES`` dict that defines it. Registration
+#: happens here, in one place; a decoder module is imported only when one of its entries is needed
+#: (built, or its parameters read).
+BUILTIN_DECODERS: dict[str, Callable[[], Mapping[str, DecoderEntry]]] = {
+    "pymatching": _matching,
+    "pymatching-correlated": _matching,
+    "relay-bp": _relay,
+    "mem-bp": _relay,
+    "gdg": _gdg,
+    "bp": _bp,
+    "bp-ps": _bp,
+    "bposd": _bposd,
+    "bposd-e": _bposd,
+    "bp-pymatching": _bp_matching,
+    "nn-pymatching": _nn_pymatching,
+    "window": _window,
+    "bm": _classical,
+    "osd": _classical,
+    "sc": _classical,
+    "scl": _classical,
+    "sem-osd": _classical,
+    "crisp": _crisp,
+    "mle": _mle,
+    "uf": _union_find,
+    "bplsd": _bplsd,
+    "bpuf": _bplsd,
+    "chromobius": _chromobius_decoder,
+    "tesseract": _tesseract_decoder,
+    "mwpf": _mwpf_decoder,
+    "class-escalate": _class_escalate,
+    "auto": _auto,
 }
 
 _REGISTRY: dict[str, DecoderEntry] = {}  # entries added by register() (plug-ins, tests)
@@ -133,15 +226,15 @@ def get_entry(name: str) -> DecoderEntry:
     entry = _REGISTRY.get(name)
     if entry is not None:
         return entry
-    module = BUILTIN_DECODERS.get(name)
-    if module is None:
+    loader = BUILTIN_DECODERS.get(name)
+    if loader is None:
         bare = name[len(SINTER_PREFIX):] if name.startswith(SINTER_PREFIX) else None
         if bare in BUILTIN_DECODERS or bare in _REGISTRY:
             raise UnknownDecoderError(f"unknown decoder {name!r}: that is the sinter plug-in's name of {bare!r}; "
                                       f"write {bare!r} here (or pass the whole sinter name where a decoder is "
                                       f"parsed from text)")
         raise UnknownDecoderError(f"unknown decoder {name!r}; known decoders: {', '.join(decoder_names())}")
-    return importlib.import_module(module).ENTRIES[name]
+    return loader()[name]
 
 
 def _known(name: str) -> DecoderEntry | None:

@@ -45,7 +45,7 @@ from qdecode.problem import DecodingProblem
 GAMMA_FRAC_BITS = 8  # fixed-point gamma = g / 256
 _CHUNK_ENTRIES = 1 << 24  # shots per kernel call bounded to ~16M (shots x n) entries
 _MAX_SEED = (1 << 64) - 1
-_MIN_LANE_SHOTS = 4  # batches of fewer shots run the scalar kernel (single-shot latency)
+MIN_LANE_SHOTS = 4  # batches of fewer shots run the scalar kernel (single-shot latency)
 
 
 @dataclasses.dataclass
@@ -232,7 +232,7 @@ class RelayBpDecoder(Decoder):
             MessageArith(self.alpha, self.alpha_num, ALPHA_SHIFT, GAMMA_FRAC_BITS, self.msg_lim, self.post_lim),
             np.uint64(self.seed), syndromes, hard, conv, iters, legs, weight,
         )
-        if S >= _MIN_LANE_SHOTS:  # persistent lanes; a thread's range drains on compacted lanes
+        if S >= MIN_LANE_SHOTS:  # persistent lanes; a thread's range drains on compacted lanes
             if self.i8_lanes:
                 run_ranges(relay_lanes_i8_range, (*args, RELAY_NARROW_LANES), S, self.threads)
             else:

@@ -46,14 +46,14 @@ from qdecode.hw.vectors import (
     ReplayReport,
     VectorFormatError,
     VectorSet,
-    _digits,
-    _read_lines,
-    _write_lines,
     h_sha256,
+    hex_digits,
     int_from_hex,
     int_to_hex,
     load_vectors,
+    read_lines,
     write_decoded_files,
+    write_lines,
 )
 from qdecode.problem import DecodingProblem
 
@@ -128,15 +128,15 @@ def export_relay_vectors(problem: DecodingProblem, decoder: RelayBpDecoder, synd
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     write_decoded_files(out, problem.H, priors_q, dec.bits, s, hard, iters, conv)
-    _write_lines(out / "expected_legs.txt", (str(int(x)) for x in legs))
-    _write_lines(out / "expected_weight.txt", (str(int(x)) for x in weight))
-    _write_lines(out / "gammas_q.hex", (" ".join(int_to_hex(row, gbits)) for row in G))
+    write_lines(out / "expected_legs.txt", (str(int(x)) for x in legs))
+    write_lines(out / "expected_weight.txt", (str(int(x)) for x in weight))
+    write_lines(out / "gammas_q.hex", (" ".join(int_to_hex(row, gbits)) for row in G))
     from qdecode import __version__
 
     lines = lambda what, count: {"lines": count, "line": "s + 1 = shot s", "content": what}  # noqa: E731
     files = {
         "H.alist": {"format": "alist", "content": f"check matrix H, {m} x {n}"},
-        "priors_q.hex": {"format": "hex-signed", "word_bits": dec.bits, "hex_digits": _digits(dec.bits), "lines": n,
+        "priors_q.hex": {"format": "hex-signed", "word_bits": dec.bits, "hex_digits": hex_digits(dec.bits), "lines": n,
                          "content": "quantised prior LLR lambda_j (also the integer solution weight w_j)"},
         "syndromes.hex": {"format": "hex-bitvector", "width_bits": m, **lines("syndrome of shot s", S)},
         "expected_hard.hex": {"format": "hex-bitvector", "width_bits": n,
@@ -145,7 +145,7 @@ def export_relay_vectors(problem: DecodingProblem, decoder: RelayBpDecoder, synd
         "expected_converged.txt": {"format": "01", **lines("1 when some leg converged", S)},
         "expected_legs.txt": {"format": "decimal", **lines("legs run after leg 0", S)},
         "expected_weight.txt": {"format": "decimal", **lines("W of the returned decision (sum of priors_q)", S)},
-        "gammas_q.hex": {"format": "hex-signed", "word_bits": gbits, "hex_digits": _digits(gbits),
+        "gammas_q.hex": {"format": "hex-signed", "word_bits": gbits, "hex_digits": hex_digits(gbits),
                          "lines": int(G.shape[0]), "words_per_line": n,
                          "content": "row r = gamma numerators g (gamma = g / 256) of legs r' >= 1 with r' % R = r"},
     }
@@ -195,7 +195,7 @@ def load_relay_vectors(path: str | os.PathLike) -> tuple[VectorSet, dict[str, An
 
     def parse(name, count, fn):
         out = []
-        for i, ln in enumerate(_read_lines(d / name, count)):
+        for i, ln in enumerate(read_lines(d / name, count)):
             try:
                 out.append(fn(ln.strip()))
             except ValueError as exc:

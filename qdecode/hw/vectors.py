@@ -89,7 +89,8 @@ class VectorFormatError(ValueError):
 
 
 # ------------------------------------------------------------------- encodings
-def _digits(width: int) -> int:
+def hex_digits(width: int) -> int:
+    """Hex digits of one ``width``-bit word (``ceil(width / 4)``, at least 1): the files' fixed field width."""
     return max(1, (int(width) + 3) // 4)
 
 
@@ -113,7 +114,7 @@ def int_to_hex(values: Iterable[int] | np.ndarray, bits: int) -> list[str]:
         bad = int(v[(v < lo) | (v > hi)][0])
         raise ValueError(f"value {bad} does not fit a {bits}-bit two's-complement word [{lo}, {hi}]")
     mask = (1 << bits) - 1
-    width = _digits(bits)
+    width = hex_digits(bits)
     return [format(int(x) & mask, f"0{width}x") for x in v]
 
 
@@ -124,7 +125,7 @@ def int_from_hex(text: str, bits: int) -> int:
         >>> int_from_hex("fd", 8), int_from_hex("05", 8), int_from_hex("3f", 6)
         (-3, 5, -1)
     """
-    width = _digits(bits)
+    width = hex_digits(bits)
     if len(text) != width:
         raise ValueError(f"expected {width} hex digits for a {bits}-bit word, got {text!r}")
     try:
@@ -149,7 +150,7 @@ def bits_to_hex(rows: np.ndarray) -> list[str]:
     if a.ndim == 1:
         a = a[None, :]
     S, w = a.shape
-    width = _digits(w)
+    width = hex_digits(w)
     padded = np.zeros((S, 4 * width), dtype=np.uint8)
     padded[:, :w] = a & 1
     msb_first = padded[:, ::-1].reshape(S, width, 4)
@@ -164,7 +165,7 @@ def bits_from_hex(lines: Sequence[str], width: int) -> np.ndarray:
         ValueError: a line with the wrong number of digits, a non-hex character, or a
             bit set at or above ``width`` (the message gives the 0-based line index).
     """
-    digits = _digits(width)
+    digits = hex_digits(width)
     out = np.zeros((len(lines), width), dtype=np.uint8)
     for s, line in enumerate(lines):
         if len(line) != digits:
@@ -268,14 +269,15 @@ def write_decoded_files(out: Path, H: Any, priors_q: np.ndarray, bits: int, synd
     ``syndromes.hex`` / ``expected_hard.hex`` (``(S, m)`` / ``(S, n)`` uint8 bit vectors),
     ``expected_iters.txt`` and ``expected_converged.txt`` (``(S,)`` ints / bools)."""
     write_alist(H, out / "H.alist")
-    _write_lines(out / "priors_q.hex", int_to_hex(priors_q, bits))
-    _write_lines(out / "syndromes.hex", bits_to_hex(syndromes))
-    _write_lines(out / "expected_hard.hex", bits_to_hex(hard))
-    _write_lines(out / "expected_iters.txt", (str(int(x)) for x in iters))
-    _write_lines(out / "expected_converged.txt", ("1" if c else "0" for c in conv))
+    write_lines(out / "priors_q.hex", int_to_hex(priors_q, bits))
+    write_lines(out / "syndromes.hex", bits_to_hex(syndromes))
+    write_lines(out / "expected_hard.hex", bits_to_hex(hard))
+    write_lines(out / "expected_iters.txt", (str(int(x)) for x in iters))
+    write_lines(out / "expected_converged.txt", ("1" if c else "0" for c in conv))
 
 
-def _write_lines(path: Path, lines: Iterable[str]) -> None:
+def write_lines(path: Path, lines: Iterable[str]) -> None:
+    """Write ``lines`` to ``path`` as ASCII, each ended by a line feed (the vector files' line format)."""
     with open(path, "w", encoding="ascii", newline="\n") as f:
         for line in lines:
             f.write(line)
@@ -330,16 +332,16 @@ def export_vectors(
     word = lambda bits, what: {  # noqa: E731
         "format": "hex-signed",
         "word_bits": bits,
-        "hex_digits": _digits(bits),
-        "encoding": f"two's complement, value mod 2^{bits} zero-extended to {_digits(bits)} lower-case hex digits",
+        "hex_digits": hex_digits(bits),
+        "encoding": f"two's complement, value mod 2^{bits} zero-extended to {hex_digits(bits)} lower-case hex digits",
         "content": what,
     }
     bitvec = lambda width, what: {  # noqa: E731
         "format": "hex-bitvector",
         "width_bits": width,
-        "hex_digits": _digits(width),
+        "hex_digits": hex_digits(width),
         "bit_order": (
-            f"bit i of the {width}-bit vector = 2^i of the hex number; MSB first; exactly {_digits(width)} "
+            f"bit i of the {width}-bit vector = 2^i of the hex number; MSB first; exactly {hex_digits(width)} "
             f"hex digits, unused high bits 0; $readmemh into reg [{max(width, 1) - 1}:0] mem[0:{max(S, 1) - 1}] "
             f"gives mem[s][i] = bit i"
         ),
@@ -366,7 +368,7 @@ def export_vectors(
             if arr.shape[0] and not np.array_equal((arr[-1] <= 0).astype(np.uint8), hard[k]):
                 raise RuntimeError(f"shot {k}: single-shot kernel's final hard decision differs from the batch kernel")
             name = f"post_shot{k}.hex"
-            _write_lines(out / name, (" ".join(int_to_hex(row, dec.bits + 2)) for row in arr))
+            write_lines(out / name, (" ".join(int_to_hex(row, dec.bits + 2)) for row in arr))
             files[name] = {
                 **word(dec.bits + 2, f"posterior LLRs of shot {k} after each iteration (saturated to +-post_lim)"),
                 "lines": int(arr.shape[0]),
@@ -434,7 +436,12 @@ class VectorSet:
     dumps: dict[int, np.ndarray]
 
 
-def _read_lines(path: Path, count: int | None) -> list[str]:
+def read_lines(path: Path, count: int | None) -> list[str]:
+    """The lines of vector file ``path`` (trailing carriage returns dropped), exactly ``count`` when given.
+
+    Raises:
+        VectorFormatError: the file is missing, or has the wrong number of lines (message names the file).
+    """
     if not path.exists():
         raise VectorFormatError(f"{path}: file missing")
     text = path.read_text(encoding="ascii", errors="replace")
@@ -518,15 +525,15 @@ def load_vectors(path: str | os.PathLike) -> VectorSet:
         return lambda t: int_from_hex(t, width)
 
     p = d / "priors_q.hex"
-    priors = np.array(_parse_each(p, _read_lines(p, n), signed(bits)), dtype=np.int64).reshape(n)
+    priors = np.array(_parse_each(p, read_lines(p, n), signed(bits)), dtype=np.int64).reshape(n)
     p = d / "syndromes.hex"
-    synd = np.array(_parse_each(p, _read_lines(p, S), _bitvec_line(m)), dtype=np.uint8).reshape(S, m)
+    synd = np.array(_parse_each(p, read_lines(p, S), _bitvec_line(m)), dtype=np.uint8).reshape(S, m)
     p = d / "expected_hard.hex"
-    hard = np.array(_parse_each(p, _read_lines(p, S), _bitvec_line(n)), dtype=np.uint8).reshape(S, n)
+    hard = np.array(_parse_each(p, read_lines(p, S), _bitvec_line(n)), dtype=np.uint8).reshape(S, n)
     p = d / "expected_iters.txt"
-    iters = np.array(_parse_each(p, _read_lines(p, S), _decimal), dtype=np.int64).reshape(S)
+    iters = np.array(_parse_each(p, read_lines(p, S), _decimal), dtype=np.int64).reshape(S)
     p = d / "expected_converged.txt"
-    conv = np.array(_parse_each(p, _read_lines(p, S), _int01), dtype=bool).reshape(S)
+    conv = np.array(_parse_each(p, read_lines(p, S), _int01), dtype=bool).reshape(S)
 
     dumps: dict[int, np.ndarray] = {}
     for name, info in manifest["files"].items():
@@ -542,7 +549,7 @@ def load_vectors(path: str | os.PathLike) -> VectorSet:
                 raise ValueError(f"{len(words)} words, expected n = {n}")
             return [int_from_hex(w, width) for w in words]
 
-        dumps[k] = np.array(_parse_each(p, _read_lines(p, int(info["lines"])), row), dtype=np.int64).reshape(-1, n)
+        dumps[k] = np.array(_parse_each(p, read_lines(p, int(info["lines"])), row), dtype=np.int64).reshape(-1, n)
     return VectorSet(d, manifest, H, priors, synd, hard, iters, conv, dumps)
 
 

@@ -36,10 +36,12 @@ allocated once per range.
 
 from __future__ import annotations
 
+import math
+
 import numba
 import numpy as np
 
-from qdecode.kernels.arith import _clip
+from qdecode.kernels.arith import clip
 from qdecode.kernels.minsum import (
     alpha_at,
     check_magnitude,
@@ -137,7 +139,7 @@ def _productsum_check(i, chk_ptr, v2c, c2v, syndrome, scratch, msg_lim):
     acc = 1.0
     for k in range(deg):
         scratch[k] = acc
-        t = np.tanh(0.5 * v2c[lo + k])
+        t = math.tanh(0.5 * v2c[lo + k])  # math: libm in both modes (numpy's scalar tanh differs by an ulp)
         scratch[half + k] = t
         acc *= t
     acc = 1.0
@@ -149,7 +151,7 @@ def _productsum_check(i, chk_ptr, v2c, c2v, syndrome, scratch, msg_lim):
             prod = 1.0 - 1e-15
         elif prod < -1.0 + 1e-15:
             prod = -1.0 + 1e-15
-        c2v[lo + k] = _clip(sgn * 2.0 * np.arctanh(prod), msg_lim)
+        c2v[lo + k] = clip(sgn * 2.0 * math.atanh(prod), msg_lim)
 
 
 # ------------------------------------------------------- variable side, parity
@@ -162,7 +164,7 @@ def _variable_update(j, var_ptr, var_edges, var_chks, llr0, v2c, c2v, post, hard
     total = llr0[j]
     for k in range(var_ptr[j], var_ptr[j + 1]):
         total += c2v[var_edges[k]]
-    total = _clip(total, post_lim)
+    total = clip(total, post_lim)
     post[j] = total
     for k in range(var_ptr[j], var_ptr[j + 1]):
         e = var_edges[k]
@@ -172,19 +174,6 @@ def _variable_update(j, var_ptr, var_edges, var_chks, llr0, v2c, c2v, post, hard
         hard[j] = h
         return flip_decision(j, var_ptr, var_chks, parity)
     return 0
-
-
-@numba.njit(cache=True, nogil=True)
-def syndrome_matches(chk_ptr, chk_var, hard, syndrome):
-    """True when ``H @ hard == syndrome (mod 2)``."""
-    m = chk_ptr.shape[0] - 1
-    for i in range(m):
-        parity = syndrome[i] & 1
-        for e in range(chk_ptr[i], chk_ptr[i + 1]):
-            parity ^= hard[chk_var[e]]
-        if parity:
-            return False
-    return True
 
 
 # ------------------------------------------------------- posterior history
@@ -229,7 +218,7 @@ def posterior_history(ring, converged, max_iter, post, out):
 
 
 @numba.njit(cache=True, nogil=True)
-def _minsum_flooding(
+def minsum_flooding(
     var_ptr, var_chks, llr0, syndrome, max_iter,
     alpha, alpha_num, alpha_shift, adaptive, beta, msg_lim, post_lim,
     sgn, min1, min2, arg, par, out1, out2, cbuf, parity, post, hard, ring,
@@ -252,7 +241,7 @@ def _minsum_flooding(
     m = syndrome.shape[0]
     cur = 0
     prior_state(var_ptr, var_chks, llr0, msg_lim, sgn, min1[cur], min2[cur], arg[cur], par[cur])
-    unsat = 0
+    unsat = np.int64(0)  # numba widens the uint8 parities it sums to int64; numpy would keep uint8
     for i in range(m):
         par[cur, i] ^= syndrome[i] & 1
         parity[i] = syndrome[i] & 1
@@ -283,7 +272,7 @@ def _minsum_flooding(
                 c = signed(out2[i] if arg[cur, i] == j else out1[i], par[cur, i] ^ sgn[k])
                 cbuf[k - lo] = c
                 total += c
-            total = _clip(total, post_lim)
+            total = clip(total, post_lim)
             post[j] = total
             for k in range(lo, hi):
                 i = var_chks[k]
@@ -319,7 +308,7 @@ def bp_decode(
     """Decode one shot. Returns ``(converged, iterations)``.
 
     Flooding min-sum runs the variable-centric compressed kernel
-    (:func:`_minsum_flooding`); product-sum and the layered schedule run the
+    (:func:`minsum_flooding`); product-sum and the layered schedule run the
     two-phase kernel over explicit edge messages (:func:`_bp_two_phase`).
 
     Args:
@@ -340,7 +329,7 @@ def bp_decode(
     """
     v2c, c2v, scratch, parity, sgn, min1, min2, arg, par, out1, out2, cbuf = work
     if method == 0 and not layered:
-        return _minsum_flooding(
+        return minsum_flooding(
             var_ptr, var_chks, llr0, syndrome, max_iter, alpha, alpha_num, alpha_shift, adaptive, beta,
             msg_lim, post_lim, sgn, min1, min2, arg, par, out1, out2, cbuf, parity, post, hard, ring,
         )
@@ -405,9 +394,9 @@ def _bp_two_phase(
         hard[j] = 0
         for k in range(var_ptr[j], var_ptr[j + 1]):
             e = var_edges[k]
-            v2c[e] = _clip(llr0[j], msg_lim)
+            v2c[e] = clip(llr0[j], msg_lim)
             c2v[e] = v2c[e] - v2c[e]
-    unsat = 0
+    unsat = np.int64(0)  # numba widens the uint8 parities it sums to int64; numpy would keep uint8
     for i in range(m):
         unsat += parity[i]
     for j in range(n):
@@ -421,13 +410,13 @@ def _bp_two_phase(
                 lo = chk_ptr[i]
                 hi = chk_ptr[i + 1]
                 for e in range(lo, hi):  # refresh incoming from current posteriors
-                    v2c[e] = _clip(post[chk_var[e]] - c2v[e], msg_lim)
+                    v2c[e] = clip(post[chk_var[e]] - c2v[e], msg_lim)
                 if method == 0:
                     _minsum_check(i, chk_ptr, v2c, c2v, syndrome, a, num, shift, beta, msg_lim)
                 else:
                     _productsum_check(i, chk_ptr, v2c, c2v, syndrome, scratch, msg_lim)
                 for e in range(lo, hi):
-                    post[chk_var[e]] = _clip(v2c[e] + c2v[e], post_lim)
+                    post[chk_var[e]] = clip(v2c[e] + c2v[e], post_lim)
             for j in range(n):
                 h = 1 if post[j] <= 0 else 0
                 if h != hard[j]:

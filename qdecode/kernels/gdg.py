@@ -427,7 +427,7 @@ class BranchRecords(NamedTuple):
 
 
 class GdgWork(NamedTuple):
-    """Work buffers of :func:`gdg_decode` (sized for the whole problem; :func:`_make_work`).
+    """Work buffers of :func:`gdg_decode` (sized for the whole problem; :func:`make_gdg_work`).
 
     The ``l*`` arrays hold the shortened graph (kept column ``v`` is column ``order[v]``);
     in the branch-parallel schedule the shared set's graph, queue, records and ``ctl`` are
@@ -466,7 +466,7 @@ class GdgWork(NamedTuple):
 
 
 @numba.njit(cache=True, nogil=True)
-def _make_work(n, m, nnz, max_guess, slots, side_step, pushes):
+def make_gdg_work(n, m, nnz, max_guess, slots, side_step, pushes):
     """Scratch buffers (:class:`GdgWork`) for :func:`gdg_decode` (sized for the whole problem).
 
     ``slots`` branch records (:func:`_branch`) of ``side_step`` steps and ``pushes`` pending
@@ -903,7 +903,7 @@ def gdg_decode(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndrome,
             runs; after it, branches stop at the first step boundary where the total reaches the
             budget and no further alternative starts (a deadline for real-time use; the choice is
             made among the branches finished so far).
-        work: :class:`GdgWork` buffers (:func:`_make_work`; at least one record slot of ``side_step`` steps and
+        work: :class:`GdgWork` buffers (:func:`make_gdg_work`; at least one record slot of ``side_step`` steps and
             ``max(1, min(max_tree_depth, side_step))`` pushes).
     """
     finished, conv, iters = _prepare(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndrome, pre_iter,
@@ -965,7 +965,7 @@ def gdg_decode_range(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, synd
     """:func:`gdg_decode` on shots ``start:stop`` of ``syndromes`` with fresh work buffers (releases the GIL)."""
     n = var_ptr.shape[0] - 1
     m = chk_ptr.shape[0] - 1
-    work = _make_work(n, m, var_chks.shape[0], max_guess, 1, side_step, max(1, min(max_tree_depth, side_step)))
+    work = make_gdg_work(n, m, var_chks.shape[0], max_guess, 1, side_step, max(1, min(max_tree_depth, side_step)))
     gdg_decode_range_work(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndromes,
                           pre_iter, step_iter, max_step, max_tree_depth, max_side_depth, side_step, new_n_cap,
                           low_error, alpha, max_iters, work, out, converged_out, iters_out, branches_out, start, stop)
@@ -975,7 +975,7 @@ def gdg_decode_range(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, synd
 def gdg_decode_range_work(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndromes,
                           pre_iter, step_iter, max_step, max_tree_depth, max_side_depth, side_step, new_n_cap,
                           low_error, alpha, max_iters, work, out, converged_out, iters_out, branches_out, start, stop):
-    """:func:`gdg_decode_range` on caller-owned ``work`` buffers (:func:`_make_work`), e.g. kept by a
+    """:func:`gdg_decode_range` on caller-owned ``work`` buffers (:func:`make_gdg_work`), e.g. kept by a
     decoder between the one-shot calls of a real-time stream (allocating them costs more than a
     typical window decode's pre-BP)."""
     for s in range(start, stop):
@@ -995,7 +995,7 @@ def gdg_decode_branch_parallel(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr,
                                low_error, alpha, max_iters, works, out):
     """:func:`gdg_decode` with the queued alternatives replayed by ``len(works)`` threads; same results.
 
-    ``works[0]``: :func:`_make_work` buffers with at least ``2 * len(works)`` record slots (the
+    ``works[0]``: :func:`make_gdg_work` buffers with at least ``2 * len(works)`` record slots (the
     shared state: shortened graph, queue, records, the chosen decision); every ``works[t]`` is
     also thread ``t``'s scratch. Requires ``step_iter >= 4`` (a replayed branch then depends only
     on its queue entry, not on the posterior history a previous branch left behind).
@@ -1014,7 +1014,7 @@ def gdg_decode_branch_parallel(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr,
     """
     import threading
 
-    from qdecode.kernels.threads import _executor
+    from qdecode.kernels.threads import shared_executor
 
     shared = works[0]
     finished, conv, iters = _prepare(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndrome, pre_iter,
@@ -1108,7 +1108,7 @@ def gdg_decode_branch_parallel(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr,
         ended = main_part()
         if ended:
             break
-    futures = [] if ended else [_executor().submit(worker, work_loop, w) for w in works[1:]]
+    futures = [] if ended else [shared_executor().submit(worker, work_loop, w) for w in works[1:]]
     try:
         worker(lambda _s: (None if ended else main_loop(), work_loop(shared)), shared)
     finally:

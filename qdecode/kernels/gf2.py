@@ -26,6 +26,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 from numba.cpython.unsafe.numbers import trailing_zeros
+from numba.extending import overload
 
 __all__ = [
     "num_words",
@@ -60,10 +61,23 @@ def popcount64(x):
     return np.int64((x * np.uint64(0x0101010101010101)) >> np.uint64(56))
 
 
+def _trailing_zeros64(x):
+    """Trailing zero bits of the uint64 ``x`` (64 for 0), as LLVM's ``cttz``. The Python body is the
+    reference; jitted code runs numba's ``trailing_zeros`` intrinsic (:func:`_trailing_zeros64_overload`)."""
+    x = int(x) & 0xFFFFFFFFFFFFFFFF
+    return np.uint64((x & -x).bit_length() - 1 if x else 64)
+
+
+@overload(_trailing_zeros64, inline="always", jit_options={"cache": True})
+def _trailing_zeros64_overload(x):
+    """numba's ``trailing_zeros`` intrinsic (LLVM ``cttz``, defined at 0) for jitted callers."""
+    return lambda x: trailing_zeros(x)
+
+
 @numba.njit(cache=True, nogil=True, inline="always")
 def ctz64(x):
     """Index of the lowest set bit of a nonzero uint64."""
-    return np.int64(trailing_zeros(np.uint64(x)))
+    return np.int64(_trailing_zeros64(np.uint64(x)))
 
 
 @numba.njit(cache=True, nogil=True)

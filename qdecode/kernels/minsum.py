@@ -39,7 +39,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from qdecode.kernels.arith import _clip, _scale
+from qdecode.kernels.arith import clip, scale
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -58,14 +58,16 @@ def fold_min(a, j, min1, min2, arg):
 def check_magnitude(minimum, alpha, num, shift, beta, msg_lim):
     """Outgoing magnitude ``clip(max(scale(minimum) - beta, 0), msg_lim)`` (message dtype)."""
     zero = msg_lim - msg_lim
-    v = _scale(minimum, alpha, num, shift) - beta
-    return _clip(v if v > zero else zero, msg_lim)
+    v = scale(minimum, alpha, num, shift) - beta
+    return clip(v if v > zero else zero, msg_lim)
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
 def signed(mag, neg):
-    """``-mag`` when ``neg`` (0 or 1) is 1, else ``mag``, without a branch (exact in floats and integers)."""
-    return mag * (1 - 2 * neg)
+    """``-mag`` when ``neg`` (0 or 1) is 1, else ``mag``, without a branch (exact in floats and integers).
+
+    ``neg`` as int64 is what numba computes ``1 - 2 * neg`` in; numpy would keep a uint8 ``neg``'s type (255)."""
+    return mag * (1 - 2 * np.int64(neg))
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -80,7 +82,7 @@ def alpha_at(t, alpha, alpha_num, alpha_shift, adaptive):
 @numba.njit(cache=True, nogil=True, inline="always")
 def extrinsic(total, c, msg_lim):
     """Variable-to-check message ``clip(total - c, msg_lim)``: the posterior less the check's own message."""
-    return _clip(total - c, msg_lim)
+    return clip(total - c, msg_lim)
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -129,7 +131,7 @@ def prior_state(var_ptr, var_chks, llr0, msg_lim, sgn0, min1_0, min2_0, arg0, pa
         arg0[i] = -1
         par0[i] = 0
     for j in range(n):
-        x = _clip(llr0[j], msg_lim)
+        x = clip(llr0[j], msg_lim)
         neg = negative(x)
         a = abs(x)
         for k in range(var_ptr[j], var_ptr[j + 1]):

@@ -1,6 +1,6 @@
 """Flooding min-sum on ``LANES`` shots at once: the batch throughput kernel.
 
-Same arithmetic as :func:`qdecode.kernels.bp._minsum_flooding` (so the results are
+Same arithmetic as :func:`qdecode.kernels.bp.minsum_flooding` (so the results are
 bit-identical to the single-shot kernel), with every state array given a trailing
 lane axis of ``LANES`` independent shots. The innermost loops run over lanes, which
 LLVM turns into SIMD code (the lane count is a runtime value on purpose: with a
@@ -25,7 +25,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-from qdecode.kernels.arith import _clip
+from qdecode.kernels.arith import clip
 from qdecode.kernels.minsum import alpha_at, check_magnitude, extrinsic, fold_min, history_start, negative, signed
 
 LANES = 32  # shots decoded side by side (see the module docstring for why 32)
@@ -71,7 +71,7 @@ def make_lane_state(nnz, m, n, W, dt):
 
 
 @numba.njit(cache=True, nogil=True)
-def _load_lane(w, s, var_ptr, var_chks, llr0, syndromes, per_shot, cur, msg_lim, st):
+def load_lane(w, s, var_ptr, var_chks, llr0, syndromes, per_shot, cur, msg_lim, st):
     """Initialise lane ``w`` of :class:`LaneState` ``st`` with shot ``s``: check state from the channel
     LLRs, decisions, parity."""
     sgn, min1, min2, arg, par, parity, post, hard = st.sgn, st.min1, st.min2, st.arg, st.par, st.parity, \
@@ -91,7 +91,7 @@ def _load_lane(w, s, var_ptr, var_chks, llr0, syndromes, per_shot, cur, msg_lim,
         count += parity[i, w]
     for j in range(n):
         lam = llr0[row, j]
-        x = _clip(lam, msg_lim)
+        x = clip(lam, msg_lim)
         neg = negative(x)
         a = abs(x)
         for k in range(var_ptr[j], var_ptr[j + 1]):
@@ -116,7 +116,7 @@ def _load_lane(w, s, var_ptr, var_chks, llr0, syndromes, per_shot, cur, msg_lim,
 
 @numba.njit(cache=True, nogil=True)
 def _load_lane_from_template(w, s, syndromes, cur, tmpl, st):
-    """:func:`_load_lane` for shared priors: copy lane 0 of the zero-syndrome state ``tmpl``, then XOR
+    """:func:`load_lane` for shared priors: copy lane 0 of the zero-syndrome state ``tmpl``, then XOR
     the syndrome in.
 
     With shared priors the initial check state does not depend on the shot except through
@@ -146,7 +146,7 @@ def _load_lane_from_template(w, s, syndromes, cur, tmpl, st):
 def _load(w, s, var_ptr, var_chks, llr0, syndromes, per_shot, cur, msg_lim, tmpl, st):
     """Load shot ``s`` into lane ``w``: from the template (shared priors) or from its own LLRs."""
     if per_shot:
-        _load_lane(w, s, var_ptr, var_chks, llr0, syndromes, per_shot, cur, msg_lim, st)
+        load_lane(w, s, var_ptr, var_chks, llr0, syndromes, per_shot, cur, msg_lim, st)
     else:
         _load_lane_from_template(w, s, syndromes, cur, tmpl, st)
 
@@ -204,7 +204,7 @@ def _step(var_ptr, var_chks, llr0, syndromes, per_shot, keep_post, cur, lane_it,
                 cbuf[e - lo, w] = c
                 total[w] += c
         for w in range(W):
-            total[w] = _clip(total[w], post_lim)
+            total[w] = clip(total[w], post_lim)
         if keep_post:
             for w in range(W):
                 post[j, w] = total[w]
@@ -350,7 +350,7 @@ def minsum_lanes_range(
     # zero-syndrome initial state of one lane, shared by every shot when priors are shared
     tmpl = make_lane_state(nnz, m, n, 1, dt)
     if not per_shot:
-        _load_lane(0, 0, var_ptr, var_chks, llr0, np.zeros((1, m), dtype=np.uint8), False, 0, msg_lim, tmpl)
+        load_lane(0, 0, var_ptr, var_chks, llr0, np.zeros((1, m), dtype=np.uint8), False, 0, msg_lim, tmpl)
     cur = 0
     for w in range(W):
         s = next_shot(w, q)

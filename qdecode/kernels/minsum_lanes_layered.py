@@ -21,7 +21,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from qdecode.kernels.arith import _clip
+from qdecode.kernels.arith import clip
 from qdecode.kernels.minsum import alpha_at, check_magnitude, fold_min, negative, signed
 from qdecode.kernels.minsum_lanes import make_lane_queue, next_shot, retire_lane
 
@@ -58,7 +58,7 @@ def _layered_iteration(W, chk_ptr, chk_var, syn, post, c2v, v2c, a_f, num, shf, 
             j = chk_var[e]
             t = e - lo
             for w in range(W):
-                v2c[t, w] = _clip(post[j, w] - c2v[e, w], msg_lim)
+                v2c[t, w] = clip(post[j, w] - c2v[e, w], msg_lim)
                 x = v2c[t, w]
                 par[w] ^= negative(x)
                 min1[w], min2[w], arg[w] = fold_min(abs(x), e, min1[w], min2[w], arg[w])
@@ -70,7 +70,7 @@ def _layered_iteration(W, chk_ptr, chk_var, syn, post, c2v, v2c, a_f, num, shf, 
             t = e - lo
             for w in range(W):
                 c2v[e, w] = signed(o2[w] if e == arg[w] else o1[w], par[w] ^ negative(v2c[t, w]))
-                post[j, w] = _clip(v2c[t, w] + c2v[e, w], post_lim)
+                post[j, w] = clip(v2c[t, w] + c2v[e, w], post_lim)
 
 
 @numba.njit(cache=True, nogil=True)

@@ -50,7 +50,7 @@ from numba import types
 from numba.core.compiler import CompilerBase, DefaultPassBuilder
 from numba.extending import overload
 
-from qdecode.kernels.arith import _clip
+from qdecode.kernels.arith import clip, numba_scalar
 from qdecode.kernels.minsum import check_magnitude, fold_min
 from qdecode.kernels.minsum_lanes import make_lane_queue, next_shot, retire_lane
 
@@ -160,8 +160,13 @@ def _run_lanes(st_a, st_b, ld, sw, cf, W, max_iter, start, stop, keep_post, hard
 
 
 def _as(x, like):
-    """``x`` cast to the type of the scalar ``like``; jitted code only."""
-    raise NotImplementedError
+    """``x`` cast to the type of the scalar ``like`` (integers wrap, floats truncate toward zero, as numba's
+    casts). The Python body is the reference; jitted code runs :func:`_as_for`."""
+    t = np.dtype(type(numba_scalar(like))).type
+    x = numba_scalar(x)
+    if issubclass(t, np.integer) and isinstance(x, (np.integer, np.bool_)):
+        return t(np.int64(x) if isinstance(x, np.bool_) else x)  # numpy scalar -> scalar casts wrap
+    return t(x)
 
 
 @overload(_as, inline="always")
@@ -199,7 +204,7 @@ def negate_if(x, neg):
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _scale_int(x, num, shift, beta, ml, zc):
+def scale_int(x, num, shift, beta, ml, zc):
     """Outgoing magnitude ``clip(max(((x * num) >> shift) - beta, 0), ml)`` of a minimum (int32 math),
     in the check-state type of ``zc``."""
     v = I32(I32(I32(x) * num) >> shift)
@@ -225,8 +230,8 @@ def _sweep_int_body(W, var_ptr, var_chks, slot, pri, num, shift, prm, syn, m1c, 
     m = syn.shape[0]
     for i in range(m):  # check pass: scaled outgoing magnitudes of the current state; reset the next one
         for w in range(W):
-            o1[i, w] = _scale_int(m1c[i, w], num[w], shift[w], beta32, ml32, zc)
-            o2[i, w] = _scale_int(m2c[i, w], num[w], shift[w], beta32, ml32, zc)
+            o1[i, w] = scale_int(m1c[i, w], num[w], shift[w], beta32, ml32, zc)
+            o2[i, w] = scale_int(m2c[i, w], num[w], shift[w], beta32, ml32, zc)
             b = syn[i, w]
             m1n[i, w] = mlu
             m2n[i, w] = mlu
@@ -367,7 +372,7 @@ def _load_lane(w, s, state, ld):
         for j in range(n):
             lam = llr0[s, j]
             pri[j, w] = _as(lam, zs)
-            x = _clip(lam, ml32)
+            x = clip(lam, ml32)
             neg = U8(x <= 0)
             a = _as(abs(x), zc)
             for k in range(var_ptr[j], var_ptr[j + 1]):
@@ -560,7 +565,7 @@ def _sweep_f32_body(W, var_ptr, var_chks, slot, pri, a_f, prm,
                 cbuf[t, w] = c
                 total[w] = total[w] + c
         for w in range(W):
-            v = _clip(total[w], post_lim)
+            v = clip(total[w], post_lim)
             total[w] = v
             hard[j, w] = U8(v <= F0)
         if keep_post:
@@ -574,7 +579,7 @@ def _sweep_f32_body(W, var_ptr, var_chks, slot, pri, a_f, prm,
             s = slot[k]
             t = k - lo
             for w in range(W):
-                v = _clip(total[w] - cbuf[t, w], msg_lim)
+                v = clip(total[w] - cbuf[t, w], msg_lim)
                 neg = U8(v <= F0)
                 sgn[k, w] = neg
                 pan[i, w] = U8(pan[i, w] ^ neg)
@@ -746,13 +751,19 @@ def narrow_lanes(kernel) -> int:
 
 
 def _step(cur, nxt, sw):
-    """One iteration (:func:`_step_int` / :func:`_step_f32`); jitted code only."""
-    raise NotImplementedError
+    """One iteration (:func:`_step_int` for integer check state, else :func:`_step_f32`). The Python body is
+    the reference, choosing by the check state's dtype; jitted code runs :func:`_step_for`."""
+    if np.issubdtype(cur[0].dtype, np.integer):
+        return _step_int(cur, nxt, sw)
+    return _step_f32(cur, nxt, sw)
 
 
 def _coeffs(w, it, cf):
-    """A lane's check scaling (:func:`_coeffs_int` / :func:`_coeffs_f32`); jitted code only."""
-    raise NotImplementedError
+    """A lane's check scaling (:func:`_coeffs_int` for the 6-tuple ``cf`` of fixed point, else
+    :func:`_coeffs_f32`). The Python body is the reference; jitted code runs :func:`_coeffs_for`."""
+    if len(cf) == 6:
+        return _coeffs_int(w, it, cf)
+    return _coeffs_f32(w, it, cf)
 
 
 def _format_impl(fixed, f32, is_fixed):

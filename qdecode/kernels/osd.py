@@ -85,6 +85,7 @@ __all__ = [
     "osd_solve",
     "osd_batch",
     "osd_classical_scratch",
+    "classical_mrb",
     "osd_classical_solve",
     "osd_classical_range",
 ]
@@ -572,8 +573,9 @@ def osd_classical_scratch(k, n, order):
 
 
 @numba.njit(cache=True, nogil=True)
-def _classical_mrb(llr, g_packed, perm, tmp, negrel, rel, G, piv, hd, d0, kbuf, ktmp):
-    """Shared front end: reliabilities, hard decisions, MRB elimination, order-0 ``d0``. Returns the rank."""
+def classical_mrb(llr, g_packed, perm, tmp, negrel, rel, G, piv, hd, d0, kbuf, ktmp):
+    """Shared front end of classical OSD and sem-OSD (:mod:`qdecode.kernels.sem_osd`): reliabilities, hard
+    decisions, MRB elimination, order-0 ``d0``, on :func:`osd_classical_scratch` buffers. Returns the rank."""
     n = llr.shape[0]
     k = g_packed.shape[0]
     Wn = g_packed.shape[1]
@@ -785,7 +787,7 @@ def osd_classical_solve(llr, g_packed, order, out, scratch):
      kbuf, ktmp) = scratch
     n = llr.shape[0]
     Wn = g_packed.shape[1]
-    rk = _classical_mrb(llr, g_packed, perm, tmp, negrel, rel, G, piv, hd, d0, kbuf, ktmp)
+    rk = classical_mrb(llr, g_packed, perm, tmp, negrel, rel, G, piv, hd, d0, kbuf, ktmp)
     best = _bit_cost(d0, Wn, rel, 0.0, np.inf)
     for q in range(Wn):
         best_d[q] = d0[q]

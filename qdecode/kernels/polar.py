@@ -68,6 +68,8 @@ a level are unsigned, so numba emits no negative-index fix-ups (about 20% on SCL
 
 from __future__ import annotations
 
+import math
+
 import numba
 import numpy as np
 
@@ -150,7 +152,7 @@ def _hard(x):
 @numba.njit(cache=True, nogil=True, inline="always")
 def _softplus(z):
     """``log(1 + e^z)`` without overflow."""
-    return (z if z > 0.0 else 0.0) + np.log1p(np.exp(-abs(z)))
+    return (z if z > 0.0 else 0.0) + math.log1p(math.exp(-abs(z)))
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -160,7 +162,7 @@ def _boxplus(a, b, exact):
     ab = abs(b)
     mag = aa if aa < ab else ab
     if exact:
-        mag += np.log1p(np.exp(-(aa + ab))) - np.log1p(np.exp(-abs(aa - ab)))
+        mag += math.log1p(math.exp(-(aa + ab))) - math.log1p(math.exp(-abs(aa - ab)))
         if mag < 0.0:  # rounding only; the exact magnitude is >= 0
             mag = 0.0
     return np.copysign(mag, a * b)
@@ -573,7 +575,7 @@ def scl_decode_range(llr, ops, info_pos, taps, M, crc_rows, use_crc, L, exact,
                         p = plist[t]
                         x = abs(lam[t])
                         if exact:
-                            base = np.log1p(np.exp(-x))
+                            base = math.log1p(math.exp(-x))
                             ckey[t] = pm[p] + base
                             ckey[nact + t] = pm[p] + x + base
                         else:

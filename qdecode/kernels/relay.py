@@ -46,7 +46,7 @@ in 64-bit then saturated. Weights ``W(e)`` always use the float64 prior LLRs.
 
 The kernels keep the check state compressed (two smallest magnitudes, the variable holding the
 smallest, sign parity) and sweep the variables once per iteration, as
-:func:`qdecode.kernels.bp._minsum_flooding` does; the syndrome of the hard decision is tracked
+:func:`qdecode.kernels.bp.minsum_flooding` does; the syndrome of the hard decision is tracked
 incrementally, so the convergence test is a counter test. The check state of ``nu = lambda``
 (the start of every leg) depends only on the priors, so it is computed once per range and copied.
 """
@@ -60,7 +60,7 @@ import numpy as np
 from numba import types
 from numba.extending import overload
 
-from qdecode.kernels.arith import _clip
+from qdecode.kernels.arith import clip, numba_scalar, wrap_int64
 from qdecode.kernels.minsum import check_magnitude, flip_decision, fold_min, negative, new_prior_state, signed
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -132,11 +132,19 @@ class RelayWork(NamedTuple):
 # ------------------------------------------------------------------ arithmetic
 
 
-def _mix(lam, post, g, gnum, shift):  # pragma: no cover - replaced by the overload in jitted code
-    raise NotImplementedError
+def mix_prior(lam, post, g, gnum, shift):
+    """Memory prior ``(1 - g) lam + g post``: relay-bp's float expression, or the fixed-point rule (int64,
+    rounded: ``(lam (2^shift - gnum) + post gnum + 2^(shift-1)) >> shift``). The Python body is the reference;
+    jitted code runs :func:`_mix_overload`."""
+    if isinstance(lam, (int, np.integer)):
+        one = 1 << int(shift)
+        acc = int(wrap_int64(int(lam) * int(wrap_int64(one - int(gnum))) + int(post) * int(gnum)))
+        return np.int64(int(wrap_int64(acc + (one >> 1))) >> int(shift))
+    lam, post, g = numba_scalar(lam), numba_scalar(post), numba_scalar(g)
+    return lam * (np.float64(1.0) - g) + post * g
 
 
-@overload(_mix, jit_options={"cache": True})
+@overload(mix_prior, jit_options={"cache": True})
 def _mix_overload(lam, post, g, gnum, shift):
     """Memory prior ``(1 - g) lam + g post``: relay-bp's float expression, or the fixed-point rule."""
     if isinstance(lam, types.Integer):
@@ -234,7 +242,7 @@ def _leg(graph, arith, work, syndrome, max_iter, unsat):
         for j in range(n):
             lo = var_ptr[j]
             hi = var_ptr[j + 1]
-            b = _clip(_mix(llr0[j], post[j], gam[j], gnum[j], gamma_shift), post_lim)
+            b = clip(mix_prior(llr0[j], post[j], gam[j], gnum[j], gamma_shift), post_lim)
             total = b
             deg = hi - lo
             for t in range(deg):  # unsigned indices: no negative-index wraparound code
@@ -245,14 +253,14 @@ def _leg(graph, arith, work, syndrome, max_iter, unsat):
                 cbuf[d] = c
                 pbuf[d] = total
                 total += c
-            tot = _clip(total, post_lim)
+            tot = clip(total, post_lim)
             post[j] = tot
             acc = zero
             for t in range(deg - 1, -1, -1):
                 k = np.uint64(lo + t)
                 d = np.uint64(t)
                 i = var_chks[k]
-                v = _clip(pbuf[d] + acc, msg_lim)
+                v = clip(pbuf[d] + acc, msg_lim)
                 acc += cbuf[d]
                 neg = negative(v)
                 sgn[k] = neg
@@ -334,7 +342,7 @@ def relay_decode(graph, sched, arith, syndrome, key, work, best):
         post[j] = llr0[j]
         gam[j] = gamma0
         gnum[j] = g0n
-    unsat = 0
+    unsat = np.int64(0)  # numba widens the uint8 parities it sums to int64; numpy would keep uint8
     for i in range(m):
         parity[i] = syndrome[i] & 1
         unsat += parity[i]

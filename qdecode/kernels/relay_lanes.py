@@ -26,9 +26,9 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-from qdecode.kernels.arith import _clip
+from qdecode.kernels.arith import clip
 from qdecode.kernels.minsum import check_magnitude, flip_decision, fold_min, negative, new_prior_state, signed
-from qdecode.kernels.relay import _mix, draw_gammas, shot_key
+from qdecode.kernels.relay import draw_gammas, mix_prior, shot_key
 
 LANES = 32  # shots decoded side by side (see qdecode.kernels.minsum_lanes for why 32)
 
@@ -238,7 +238,7 @@ def _step(graph, arith, syndromes, cur, width, st, sc, ct):
         deg = hi - lo
         lam = llr0[j]
         for w in range(W):
-            total[w] = _clip(_mix(lam, post[j, w], gam[j, w], gnum[j, w], gamma_shift), post_lim)
+            total[w] = clip(mix_prior(lam, post[j, w], gam[j, w], gnum[j, w], gamma_shift), post_lim)
         for t in range(deg):
             k = np.uint64(lo + t)
             d = np.uint64(t)
@@ -252,7 +252,7 @@ def _step(graph, arith, syndromes, cur, width, st, sc, ct):
                 pb[w] = total[w]
                 total[w] += c
         for w in range(W):
-            post[j, w] = _clip(total[w], post_lim)
+            post[j, w] = clip(total[w], post_lim)
             acc[w] = zero
         for t in range(deg - 1, -1, -1):
             k = np.uint64(lo + t)
@@ -260,7 +260,7 @@ def _step(graph, arith, syndromes, cur, width, st, sc, ct):
             i = var_chks[k]
             pb, cb, sg, pr, r1, r2, ra = pbuf[d], cbuf[d], sgn[k], pn[i], m1n[i], m2n[i], agn[i]
             for w in range(W):
-                v = _clip(pb[w] + acc[w], msg_lim)
+                v = clip(pb[w] + acc[w], msg_lim)
                 acc[w] += cb[w]
                 neg = negative(v)
                 sg[w] = neg

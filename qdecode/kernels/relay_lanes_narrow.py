@@ -46,10 +46,10 @@ from qdecode.kernels.minsum_lanes_narrow import (
     U255,
     Z32,
     NoAliasCompiler,
-    _scale_int,
     blend_u8,
     edge_slots,
     negate_if,
+    scale_int,
     select_int,
 )
 from qdecode.kernels.relay import draw_gammas, make_relay_work, relay_decode, shot_key
@@ -131,8 +131,8 @@ def _sweep_body(W, var_ptr, var_chks, slot, lam, prm, syn, fresh, m1c, m2c, agc,
             y = blend_u8(f, tm2, m2c[i, w])
             agc[i, w] = blend_u8(f, ta, agc[i, w])
             pac[i, w] = blend_u8(f, U8(tp ^ b), pac[i, w])
-            o1[i, w] = _scale_int(x, num, shift, Z32, ml32, zc)
-            o2[i, w] = _scale_int(y, num, shift, Z32, ml32, zc)
+            o1[i, w] = scale_int(x, num, shift, Z32, ml32, zc)
+            o2[i, w] = scale_int(y, num, shift, Z32, ml32, zc)
             m1n[i, w] = mlu
             m2n[i, w] = mlu
             agn[i, w] = U255

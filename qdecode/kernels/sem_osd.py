@@ -43,11 +43,13 @@ output is that of scoring every candidate. Scratch: :func:`sem_osd_scratch`.
 
 from __future__ import annotations
 
+import math
+
 import numba
 import numpy as np
 
 from qdecode.kernels.gf2 import ctz64
-from qdecode.kernels.osd import _classical_mrb, osd_classical_scratch
+from qdecode.kernels.osd import classical_mrb, osd_classical_scratch
 
 __all__ = [
     "kn_dist",
@@ -109,7 +111,7 @@ def kn_dist(ctx, clen, p1, keys, lvl_start, ent_ptr, ent_byte, ent_cnt, ctx_tot,
     if inv_temp != 1.0:
         s = 0.0
         for b in range(256):
-            v = np.exp(inv_temp * np.log(out[b]))
+            v = math.exp(inv_temp * (math.log(out[b]) if out[b] > 0.0 else -math.inf))
             out[b] = v
             s += v
         for b in range(256):
@@ -267,7 +269,7 @@ def fb_prior(ctx, clen, llr_info, nb, hdepth, beam, prune, p1, keys, lvl_start, 
             if le[j, b] > m:
                 m = le[j, b]
         for b in range(256):
-            ev[j, b] = np.exp(le[j, b] - m)
+            ev[j, b] = math.exp(le[j, b] - m)
     hd = max(hdepth, 0)
     B = min(beam, 256, trow.shape[1])
     calls = 0
@@ -370,7 +372,7 @@ def fb_prior(ctx, clen, llr_info, nb, hdepth, beam, prune, p1, keys, lvl_start, 
             s += pred[j, b] * beta[j, b]
         for b in range(256):
             v = pred[j, b] * beta[j, b] / s
-            out[j, b] = np.log(v) if v > 0.0 else _LOG_FLOOR
+            out[j, b] = math.log(v) if v > 0.0 else _LOG_FLOOR
             if out[j, b] < _LOG_FLOOR:
                 out[j, b] = _LOG_FLOOR
     return calls
@@ -405,7 +407,7 @@ def _fused_from_evidence(llr, nb, lam, logpri, le, e, out):
             if v > m:
                 m = v
         for b in range(256):
-            e[b] = np.exp(e[b] - m)
+            e[b] = math.exp(e[b] - m)
         for l in range(8):
             s0 = 0.0
             s1 = 0.0
@@ -419,7 +421,7 @@ def _fused_from_evidence(llr, nb, lam, logpri, le, e, out):
             elif s1 <= 0.0:
                 out[8 * j + l] = 745.0
             else:
-                out[8 * j + l] = np.log(s0) - np.log(s1)
+                out[8 * j + l] = math.log(s0) - math.log(s1)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -768,7 +770,7 @@ def _enumerate(order_llr, g_packed, order, hd_ch, rel_ch, lamlp, nb, ctab, tol, 
      kbuf, ktmp) = mrb
     fmin, zw, mu, mtab, e0, pmask, delta, smin, wr, r1 = bnd
     Wn = g_packed.shape[1]
-    rk = _classical_mrb(order_llr, g_packed, perm, tmp, negrel, rel, G, piv, hd, d0, kbuf, ktmp)
+    rk = classical_mrb(order_llr, g_packed, perm, tmp, negrel, rel, G, piv, hd, d0, kbuf, ktmp)
     for q in range(Wn):
         part[0, q] = d0[q] ^ hd[q]  # order-0 codeword
     if order > rk:

@@ -24,7 +24,9 @@ def num_threads() -> int:
     return max(1, int(numba.get_num_threads()))
 
 
-def _executor() -> cf.ThreadPoolExecutor:
+def shared_executor() -> cf.ThreadPoolExecutor:
+    """The process-wide thread pool (one worker per CPU, created on first use) that :func:`run_ranges` and
+    GDG's work-sharing loop (:mod:`qdecode.kernels.gdg`) submit range kernels to."""
     global _pool
     with _lock:
         if _pool is None:
@@ -40,7 +42,7 @@ def run_ranges(kernel, args: tuple, total: int, threads: int | None = None) -> N
             kernel(*args, 0, total)
         return
     bounds = [(k * total // t, (k + 1) * total // t) for k in range(t)]
-    futures = [_executor().submit(kernel, *args, a, b) for a, b in bounds]
+    futures = [shared_executor().submit(kernel, *args, a, b) for a, b in bounds]
     for f in futures:
         f.result()
 

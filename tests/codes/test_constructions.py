@@ -285,13 +285,3 @@ def test_user_bb_spec_circuit_needs_rounds():
     stated = spec[:-1] + ",d=6]"
     assert build_circuit(stated, noise="bb-uniform", p=0.001).num_detectors == \
         build_circuit("bb72_12_6", noise="bb-uniform", p=0.001).num_detectors
-
-
-@pytest.mark.parametrize("module", ["bicycle", "hgp", "lifted_product", "toric", "distance"])
-def test_docstring_examples(module):
-    import doctest
-    import importlib
-
-    mod = importlib.import_module(f"qdecode.codes.{module}")
-    result = doctest.testmod(mod, optionflags=doctest.NORMALIZE_WHITESPACE)
-    assert result.failed == 0 and result.attempted > 0

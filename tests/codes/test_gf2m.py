@@ -126,12 +126,3 @@ def test_bad_primitive_polynomials():
         gf2m(4).mul([16], [1])
     with pytest.raises(ZeroDivisionError):
         gf2m(4).inv([0])
-
-
-@pytest.mark.parametrize("module", ["qdecode.codes.gf2m", "qdecode.codes.bch", "qdecode.codes.rs"])
-def test_doctests(module):
-    import doctest
-    import importlib
-
-    result = doctest.testmod(importlib.import_module(module), optionflags=doctest.NORMALIZE_WHITESPACE)
-    assert result.failed == 0 and result.attempted > 0

@@ -278,12 +278,3 @@ def test_bch127_64_bler_6db_many_errors():
     n, hits = _measure_bler(code, 6.0, 1_500_000, seed=606)
     fit = fit_binomial(num_shots=n, num_hits=hits)
     assert fit.low <= exact <= fit.high and hits >= 150
-
-
-def test_doctests():
-    import doctest
-
-    import qdecode.decoders.bm as mod
-
-    result = doctest.testmod(mod, optionflags=doctest.NORMALIZE_WHITESPACE)
-    assert result.failed == 0 and result.attempted > 0

@@ -46,3 +46,56 @@ def test_unknown_names_and_params_are_named(toy_decoder):
         DecoderSpec.create(toy_decoder, ["alpha"])
     with pytest.raises(UnknownDecoderError, match="not a valid bool"):
         DecoderSpec.create(toy_decoder, ["flooding=maybe"])
+
+
+def _loader_source(loader) -> str:
+    """The one module a built-in loader imports: its body must be ``from M import ENTRIES; return ENTRIES``."""
+    import ast
+    import inspect
+    import textwrap
+
+    fn = ast.parse(textwrap.dedent(inspect.getsource(loader))).body[0]
+    assert isinstance(fn, ast.FunctionDef) and len(fn.body) == 2, ast.dump(fn)
+    imp, ret = fn.body
+    assert isinstance(imp, ast.ImportFrom) and imp.level == 0 and [a.name for a in imp.names] == ["ENTRIES"]
+    assert isinstance(ret, ast.Return) and isinstance(ret.value, ast.Name) and ret.value.id == "ENTRIES"
+    return imp.module
+
+
+def test_builtin_entries_are_static_imports_defined_where_they_say():
+    """Every built-in name leads, by a plain import that go-to-definition follows, to the module
+    whose ``ENTRIES`` defines it, and its factory (class or function) is defined in that module."""
+    import importlib
+
+    from qdecode.decoders import registry
+
+    assert registry.BUILTIN_DECODERS
+    for name, loader in registry.BUILTIN_DECODERS.items():
+        assert loader.__module__ == registry.__name__, name  # defined in the registry, next to the table
+        module = _loader_source(loader)
+        assert module.startswith("qdecode.decoders."), (name, module)
+        entries = loader()
+        assert entries is importlib.import_module(module).ENTRIES, name
+        entry = entries[name]
+        assert entry.name == name and registry.get_entry(name) is entry
+        assert callable(entry.factory) and entry.factory.__module__ == module, (name, entry.factory)
+
+
+def test_registry_imports_decoders_statically_and_lazily():
+    """No module path is built from a string (``importlib``), and importing the registry imports no decoder."""
+    import ast
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from qdecode.decoders import registry
+
+    tree = ast.parse(Path(registry.__file__).read_text(encoding="utf-8"))
+    names = {a.name for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom)) for a in node.names}
+    calls = {node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
+             for node in ast.walk(tree) if isinstance(node, ast.Call)}
+    assert "importlib" not in names and not {"import_module", "__import__"} & calls
+    modules = sorted({_loader_source(loader) for loader in registry.BUILTIN_DECODERS.values()})
+    code = ("import sys, qdecode.decoders.registry as r; r.decoder_names(); "
+            f"loaded = [m for m in {modules!r} if m in sys.modules]; assert not loaded, loaded")
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -98,11 +98,3 @@ def test_append_csv(tmp_path):
 
 def test_cpu_model():
     assert isinstance(cpu_model(), str) and cpu_model()
-
-
-def test_doctests():
-    import doctest
-    import importlib
-
-    result = doctest.testmod(importlib.import_module("qdecode.hw.latency"), optionflags=doctest.NORMALIZE_WHITESPACE)
-    assert result.failed == 0 and result.attempted > 0

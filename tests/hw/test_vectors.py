@@ -297,11 +297,3 @@ def test_cli_errors(tmp_path, capsys, cli_error):
                                           "--bits", "30"])
     assert "--out" in cli_error(["export-vectors", "--code", "surface"])
     assert "manifest.json" in cli_error(["export-vectors", "--replay", str(tmp_path)])
-
-
-def test_doctests():
-    import doctest
-    import importlib
-
-    result = doctest.testmod(importlib.import_module("qdecode.hw.vectors"), optionflags=doctest.NORMALIZE_WHITESPACE)
-    assert result.failed == 0 and result.attempted > 0

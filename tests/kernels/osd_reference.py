@@ -1,7 +1,7 @@
 """Unpruned classical OSD (Fossorier-Lin order-i reprocessing), the reference for tests.
 
 The plain enumeration that :func:`qdecode.kernels.osd.osd_classical_solve` must equal bit for bit:
-after the shared MRB front end (``_classical_mrb``: reliability order, Gauss-Jordan, order-0
+after the shared MRB front end (``classical_mrb``: reliability order, Gauss-Jordan, order-0
 difference), every test pattern of weight ``1..order`` on the MRB is costed in full, weight by
 weight and lexicographically, by the same sequential discrepancy sum (``_bit_cost``), and a
 candidate replaces the incumbent only if strictly better. No pruning, so it is the definition the
@@ -14,7 +14,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from qdecode.kernels.osd import _ONE, _bit_cost, _classical_mrb, osd_classical_scratch
+from qdecode.kernels.osd import _ONE, _bit_cost, classical_mrb, osd_classical_scratch
 from qdecode.kernels.threads import run_ranges
 
 
@@ -26,7 +26,7 @@ def osd_classical_solve_ref(llr, g_packed, order, out, scratch):
      kbuf, ktmp) = scratch
     n = llr.shape[0]
     Wn = g_packed.shape[1]
-    rk = _classical_mrb(llr, g_packed, perm, tmp, negrel, rel, G, piv, hd, d0, kbuf, ktmp)
+    rk = classical_mrb(llr, g_packed, perm, tmp, negrel, rel, G, piv, hd, d0, kbuf, ktmp)
     inf = np.inf
     best = _bit_cost(d0, Wn, rel, 0.0, inf)
     for q in range(Wn):

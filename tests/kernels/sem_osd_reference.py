@@ -12,7 +12,7 @@ agree bit for bit. Written as the plain definition, without the bounds or the ch
    its ``top_k`` most probable other values (``lamlp + channel evidence``).
 
 The first strict minimum wins. Shared with the production kernel, because they are not what the
-pruning changes: the MRB front end (``_classical_mrb``), the metric, the top-list insertion, the
+pruning changes: the MRB front end (``classical_mrb``), the metric, the top-list insertion, the
 per-byte value ranking (``_top_states``), and the fused LLRs / byte evidence. This replaces the
 production kernel's former ``reference=`` flag.
 """
@@ -22,7 +22,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from qdecode.kernels.osd import _classical_mrb, osd_classical_scratch
+from qdecode.kernels.osd import classical_mrb, osd_classical_scratch
 from qdecode.kernels.sem_osd import _cost, _fused_from_evidence, _keep, _top_states, byte_evidence
 from qdecode.kernels.threads import run_ranges
 
@@ -46,7 +46,7 @@ def _all_teps(order_llr, g_packed, order, hd, rel, lamlp, nb, mrb, x, best, best
     (perm, tmp, negrel, mrel, G, piv, mhd, d0, part, best_d, idx, prel, tail, info, cand, pw, pl1, pc,
      kbuf, ktmp) = mrb
     Wn = g_packed.shape[1]
-    rk = _classical_mrb(order_llr, g_packed, perm, tmp, negrel, mrel, G, piv, mhd, d0, kbuf, ktmp)
+    rk = classical_mrb(order_llr, g_packed, perm, tmp, negrel, mrel, G, piv, mhd, d0, kbuf, ktmp)
     c0 = d0 ^ mhd  # order-0 codeword
     cost = _cost(c0, hd, Wn, rel, lamlp, nb, x)
     count[0] += 1

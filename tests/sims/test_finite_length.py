@@ -89,12 +89,3 @@ def test_bad_input():
         biawgn_capacity_dispersion(-1.0)
     with pytest.raises(ValueError, match="sigma2"):
         biawgn_capacity_dispersion(float("nan"))
-
-
-@pytest.mark.parametrize("module", ["qdecode.sims.finite_length", "qdecode.sims.channels"])
-def test_doctests(module):
-    import doctest
-    import importlib
-
-    result = doctest.testmod(importlib.import_module(module), optionflags=doctest.NORMALIZE_WHITESPACE)
-    assert result.failed == 0 and result.attempted > 0

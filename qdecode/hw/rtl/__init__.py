@@ -12,7 +12,7 @@ directory (:mod:`qdecode.hw.vectors`) and :func:`simulate` runs it in Icarus Ver
   contract (:class:`RtlConfig`) and the mutation catalogue; :mod:`.graph` edge numbering;
   :mod:`.verilog` spelling helpers; :mod:`.emit` the output directory; :mod:`.readme` its README.
 
-The contract is :func:`qdecode.kernels.bp._minsum_flooding`; the compressed check state
+The contract is :func:`qdecode.kernels.bp.minsum_flooding`; the compressed check state
 (min1, min2, argmin, sign parity) is the standard min-sum simplification, e.g. as used by the
 fully parallel FPGA decoders of arXiv:2510.21600.
 """

@@ -1,7 +1,7 @@
 """Partially parallel (folded) flooding min-sum decoder: ``P`` check and ``P`` variable processing elements.
 
 Same arithmetic, ports and bench as the fully parallel :mod:`qdecode.hw.rtl.top` (bit-exact with
-:func:`qdecode.kernels.bp._minsum_flooding`); only the schedule differs. With ``P`` check PEs and
+:func:`qdecode.kernels.bp.minsum_flooding`); only the schedule differs. With ``P`` check PEs and
 ``P`` variable PEs:
 
 * check slot ``c`` (``0 .. FC-1``, ``FC = ceil(m / P)``): PE ``p`` processes check ``i = c*P + p``

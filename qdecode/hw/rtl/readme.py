@@ -26,7 +26,7 @@ Variable degrees: {vdeg}{empty_v}.
 
 Plain Verilog-2005, one file `bp_top.v`: one `bp_cnu_d<D>` per distinct check degree, one
 `bp_vnu_d<V>` per distinct variable degree, and `bp_top`. Bit-exact with
-`qdecode.kernels.bp._minsum_flooding` (the fixed-point reference model of `qdecode export-vectors`).
+`qdecode.kernels.bp.minsum_flooding` (the fixed-point reference model of `qdecode export-vectors`).
 
 ## Arithmetic
 
@@ -100,7 +100,7 @@ Check degrees: {cdeg}. Variable degrees: {vdeg}.
 
 Plain Verilog-2005 in `bp_top.v`: `bp_cnu_d{dc}` ({P} check PEs), `bp_vpe_d{dv}` ({P} variable PEs,
 prior on an input port), `bp_syndrome_test` and `bp_top`. Bit-exact with
-`qdecode.kernels.bp._minsum_flooding`, like the fully parallel design: same arithmetic
+`qdecode.kernels.bp.minsum_flooding`, like the fully parallel design: same arithmetic
 ({w}-bit messages, `msg_lim = {cfg.msg_lim}`, `post_lim = {cfg.post_lim}`, scaling
 `(min * {cfg.alpha_num}) >> 8`, offset {cfg.beta_q}, {cfg.max_iter} iterations at most), same ports
 (`clk, rst, start, syndrome[{g.m}], done, converged, iterations[{iw}], hard[{g.n}]`).

@@ -9,7 +9,7 @@ Ports (``MW = bits - 1``; input/output ``k`` = the variable's ``k``-th check, as
 * out ``mag[dv*MW]``, ``neg[dv]``: the new message ``v_k`` as ``|v_k|`` and ``[v_k <= 0]``;
   ``hard``: ``[posterior <= 0]``.
 
-Arithmetic (``qdecode.kernels.bp._minsum_flooding``, ``SW`` = :func:`~qdecode.hw.rtl.arith.sum_width`):
+Arithmetic (``qdecode.kernels.bp.minsum_flooding``, ``SW`` = :func:`~qdecode.hw.rtl.arith.sum_width`):
 
 * ``c_k = (par_k ^ own_k) ? -m_k : m_k`` with ``m_k = sel_k ? o2_k : o1_k``;
 * ``S = LAM + sum_k c_k`` exact in ``SW`` bits; ``post = clip(S, +-post_lim)`` (a no-op, and not
