@@ -18,12 +18,20 @@ Bad input is one line naming the file and the problem (exit status 2):
   another detector count whose size still divides is caught only by ``--num-shots N``;
 * a DEM without detectors (observables only) cannot be matched to a shot file.
 
+With ``--gap-out PATH`` it also writes each kept shot's confidence, the gap in dB
+(:mod:`qdecode.decoders.confidence`), as text: one line per shot, ``%.3f``, ``inf`` (no other
+logical class) or ``nan`` (the decoder cannot tell). A decoder without a confidence is refused
+(one line, exit status 2) before any shot is read.
+
 A shot file with **zero shots** (a really empty file, 0 bytes) against a non-empty DEM is
 valid: the prediction file is written empty, exit status 0 (the natural end of a pipeline
 that had nothing to decode).
 """
 
 from __future__ import annotations
+
+import math
+from typing import Iterable
 
 from qdecode.cli.help_text import NUM_SHOTS_HELP, QUANTUM_DECODER_NAMES, HelpFormatter
 
@@ -62,14 +70,11 @@ def add_parser(sub) -> None:
     p.add_argument("--discards-out-format", default="01", choices=FORMATS, help="format of --discards-out")
     p.add_argument("--obs-out-format", default="01", choices=FORMATS,
                    help="format of --obs-out (default: %(default)s)")
+    p.add_argument("--gap-out", metavar="PATH",
+                   help="also write each shot's confidence: the gap in dB between the best correction and the best "
+                        "one of another logical class, one text line per shot (%%.3f, inf, nan); decoders with a "
+                        "confidence: mle, pymatching, pymatching-correlated")
     p.set_defaults(run=run)
-
-
-def read_dem(path: str):
-    """The DEM in ``path`` via :func:`qdecode.sims.model_files.read_dem` (one-line errors)."""
-    from qdecode.sims.model_files import read_dem as read_model
-
-    return read_model(path)
 
 
 def run(args) -> int:
@@ -78,9 +83,16 @@ def run(args) -> int:
     from qdecode.decoders.auto import time_budget_param
     from qdecode.decoders.registry import DecoderSpec
     from qdecode.problem import DecodingProblem
+    from qdecode.sims.model_files import read_dem
     from qdecode.sims.shot_files import check_shot_count, read_shots
 
     spec = DecoderSpec.parse(args.decoder, args.param + time_budget_param(args.time_budget))
+    if args.gap_out is not None:
+        from qdecode.decoders.confidence import no_confidence_error
+        from qdecode.decoders.registry import get_entry
+
+        if not get_entry(spec.name).has_confidence:  # refused before reading or decoding anything
+            raise no_confidence_error(spec.name)
     dem = read_dem(args.dem)
     decoding = dem
     if args.learned_noise:
@@ -107,8 +119,19 @@ def run(args) -> int:
         dets = dets[~discard]
     problem = DecodingProblem.from_dem(decoding)
     decoder = spec.build(problem)
-    predictions = decoder.predict_observables_packed(dets)
+    if args.gap_out is not None:
+        predictions, gaps = decoder.predict_with_confidence_packed(dets)
+        write_gaps(args.gap_out, gaps)
+    else:
+        predictions = decoder.predict_observables_packed(dets)
     stim.write_shot_data_file(
         data=predictions, path=args.obs_out, format=args.obs_out_format, num_observables=dem.num_observables
     )
     return 0
+
+
+def write_gaps(path: str, gaps: Iterable[float]) -> None:
+    """Write float ``(S,)`` gaps in dB to ``path``: one line per shot, ``%.3f``, ``inf`` or ``nan``."""
+    lines = ["nan" if math.isnan(x) else ("inf" if x == math.inf else "%.3f" % x) for x in map(float, gaps)]
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("".join(line + "\n" for line in lines))

@@ -12,6 +12,14 @@ Shapes and dtypes (S = shots, m = detectors, n = error mechanisms, k = observabl
 
 ``last_info`` holds per-shot diagnostics of the latest call (``DecodeInfo``), e.g. BP
 convergence flags and iteration counts; decoders without such notions leave it ``None``.
+
+Soft output (decoders with ``has_confidence = True``; the unit is defined in
+:mod:`qdecode.decoders.confidence`):
+
+* ``predict_with_confidence(syndromes (S, m)) -> (observables uint8 (S, k), gap_db float32 (S,))``
+* ``predict_with_confidence_packed(packed (S, ceil(m/8))) -> (packed (S, ceil(k/8)), gap_db (S,))``
+
+Other decoders raise :class:`~qdecode.decoders.confidence.NoConfidenceError` from both.
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ from typing import Mapping
 import numpy as np
 import scipy.sparse as sp
 
+from qdecode.decoders.confidence import ConfidentPrediction, no_confidence_error
 from qdecode.problem import DecodingProblem
 
 
@@ -157,6 +166,9 @@ class Decoder(abc.ABC):
 
     problem: DecodingProblem
     last_info: DecodeInfo | None = None
+    #: Whether :meth:`predict_with_confidence` gives a gap (the registry entry says the same:
+    #: ``DecoderEntry.has_confidence``).
+    has_confidence: bool = False
 
     @classmethod
     def from_dem(cls, dem, **params):
@@ -187,6 +199,32 @@ class Decoder(abc.ABC):
         dets = np.unpackbits(packed, axis=1, count=m, bitorder="little")
         obs = self.predict_observables_batch(dets)
         return np.packbits(obs, axis=1, bitorder="little")
+
+    def predict_with_confidence(self, syndromes: np.ndarray) -> ConfidentPrediction:
+        """uint8 ``(S, m)`` -> (uint8 ``(S, k)`` observables, float32 ``(S,)`` gap in dB).
+
+        The observables are those of :meth:`predict_observables_batch`; the gap is defined in
+        :mod:`qdecode.decoders.confidence`. This default is for decoders without one.
+
+        Raises:
+            NoConfidenceError: the decoder gives no confidence (``has_confidence`` is False).
+        """
+        raise no_confidence_error(self)
+
+    def predict_with_confidence_packed(self, packed: np.ndarray) -> ConfidentPrediction:
+        """Bit-packed ``(S, ceil(m/8))`` -> (bit-packed ``(S, ceil(k/8))`` observables, float32 ``(S,)`` gap).
+
+        Unpacks, calls :meth:`predict_with_confidence` and packs its observables (little-endian bits).
+
+        Raises:
+            NoConfidenceError: the decoder gives no confidence.
+        """
+        if not self.has_confidence:  # before the unpacking: the error is the same, sooner
+            raise no_confidence_error(self)
+        m = self.problem.num_detectors
+        dets = np.unpackbits(check_packed(packed, m), axis=1, count=m, bitorder="little")
+        obs, gap = self.predict_with_confidence(dets)
+        return ConfidentPrediction(np.packbits(obs, axis=1, bitorder="little"), gap)
 
 
 class PackedDecoder(Decoder):

@@ -4,13 +4,18 @@ Built from the problem's source DEM when it has one (so ``^`` decompositions of
 hyperedges are honoured, exactly as sinter's built-in ``pymatching`` does), else
 from the check matrix with weights ``ln((1-p)/p)``. The observable path runs
 PyMatching's bit-packed ``decode_batch`` directly: no unpacking, no Python loop.
+
+Confidence (:meth:`MatchingDecoder.predict_with_confidence`, unit in
+:mod:`qdecode.decoders.confidence`): the matching gap of :mod:`qdecode.decoders.matching_gap`,
+``k + 1`` matchings per shot (the best one, then one per observable).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from qdecode.decoders.base import Decoder, DecoderInputError, check_packed, check_syndromes
+from qdecode.decoders.base import DecodeInfo, Decoder, DecoderInputError, check_packed, check_syndromes
+from qdecode.decoders.confidence import ConfidentPrediction, gap_db
 from qdecode.decoders.graphlike import unmatchable_syndromes_refused
 from qdecode.decoders.params import DecoderEntry, uses_params
 from qdecode.problem import DecodingProblem
@@ -86,7 +91,13 @@ class MatchingDecoder(Decoder):
     of detection events. It has no iteration cap and needs none: there is no search and no loop
     that waits for convergence. ``correlated=True`` (registry ``pymatching-correlated``) runs
     PyMatching's two-pass correlated matching. No parameter sets the bound.
+
+    Confidence: :meth:`predict_with_confidence` gives the matching gap (``k + 1`` matchings per
+    shot; with ``correlated=True`` one more, the uncorrelated best matching, and the gap is that of
+    the uncorrelated graph: an estimate that ignores the correlated reweighting).
     """
+
+    has_confidence = True
 
     def __init__(self, problem: DecodingProblem, *, correlated: bool = False):
         pm = _import_pymatching()
@@ -117,6 +128,8 @@ class MatchingDecoder(Decoder):
                 problem.H, weights=problem.llr, faults_matrix=problem.L if problem.num_observables else None
             )
         self._error_matching = None  # built lazily by decode_batch (per-column predictions)
+        self._gap = None  # MatchingGap, built lazily by predict_with_confidence
+        self._reference = None  # uncorrelated matching of the same graph (correlated mode's gap)
 
     # complemented p > 1/2 errors (correlated mode), bit-packed: the shot offset and the prediction offset
     _det_flip: np.ndarray | None = None
@@ -146,6 +159,43 @@ class MatchingDecoder(Decoder):
             out = self._matching.decode_batch(s, enable_correlations=self.correlated)
         return np.asarray(out, dtype=np.uint8).reshape(s.shape[0], self.problem.num_observables)
 
+    def predict_with_confidence(self, syndromes: np.ndarray) -> ConfidentPrediction:
+        """uint8 ``(S, m)`` -> (uint8 ``(S, k)`` observables, float32 ``(S,)`` matching gap in dB).
+
+        The observables are those of :meth:`predict_observables_batch`. ``last_info.extra`` holds
+        ``weight_best`` and ``weight_other`` (float64 ``(S,)``, PyMatching's solution weights).
+        ``nan`` gaps where an observable has no detector potential on this graph
+        (:mod:`qdecode.decoders.matching_gap`).
+
+        Examples:
+            >>> import numpy as np
+            >>> rep3 = DecodingProblem.from_check_matrix([[1, 1, 0], [0, 1, 1]], 0.1, L=[[1, 0, 0]])
+            >>> obs, gap = MatchingDecoder(rep3).predict_with_confidence(np.array([[0, 0], [1, 0]], np.uint8))
+            >>> obs.ravel().tolist(), [round(float(g), 2) for g in gap]  # 3 flips against none; 2 against 1
+            ([0, 1], [28.63, 9.54])
+        """
+        from qdecode.decoders.matching_gap import MatchingGap
+
+        s = check_syndromes(syndromes, self.problem.num_detectors)
+        m, k = self.problem.num_detectors, self.problem.num_observables
+        if self._gap is None:
+            pm = _import_pymatching()
+            if self.correlated:  # the gap of the uncorrelated graph of the original model
+                self._reference = pm.Matching.from_detector_error_model(self.problem.dem)
+            else:
+                self._reference = self._matching
+            self._gap = MatchingGap(self._reference, m, k)
+        with unmatchable_syndromes_refused(self._name):
+            raw, weight_best = self._reference.decode_batch(s, return_weights=True)
+        ref_obs = np.zeros((len(s), k), dtype=np.uint8)
+        if len(s) and k:  # (without observables a check-matrix graph's fault ids are its columns: nothing to keep)
+            ref_obs[:] = np.asarray(raw, dtype=np.uint8).reshape(len(s), -1)[:, :k]
+        obs = self.predict_observables_batch(s) if self.correlated and k else ref_obs
+        weight_best = np.asarray(weight_best, dtype=np.float64)
+        weight_other = self._gap.other_class_weights(s, ref_obs)
+        self.last_info = DecodeInfo(extra={"weight_best": weight_best, "weight_other": weight_other})
+        return ConfidentPrediction(obs, gap_db(weight_best, weight_other))
+
     def decode_batch(self, syndromes: np.ndarray) -> np.ndarray:
         """Error estimates per merged column; needs a graphlike H (<= 2 detectors per column)."""
         s = check_syndromes(syndromes, self.problem.num_detectors)
@@ -164,8 +214,9 @@ class MatchingDecoder(Decoder):
 
 ENTRIES = {
     "pymatching": DecoderEntry("pymatching", lambda problem: MatchingDecoder(problem, correlated=False), {},
-                               doc="minimum-weight perfect matching (PyMatching)"),
+                               doc="minimum-weight perfect matching (PyMatching)", has_confidence=True),
     "pymatching-correlated": DecoderEntry(
         "pymatching-correlated", lambda problem: MatchingDecoder(problem, correlated=True), {},
-        doc="PyMatching two-pass correlated matching (needs a DEM with decomposed hyperedges)"),
+        doc="PyMatching two-pass correlated matching (needs a DEM with decomposed hyperedges)",
+        has_confidence=True),
 }

@@ -128,7 +128,12 @@ class Param:
 
 @dataclasses.dataclass(frozen=True)
 class DecoderEntry:
-    """A registry entry: ``factory(problem_or_code, **params) -> decoder`` and its parameter table."""
+    """A registry entry: ``factory(problem_or_code, **params) -> decoder`` and its parameter table.
+
+    ``has_confidence``: the decoder's ``predict_with_confidence`` gives a gap
+    (:mod:`qdecode.decoders.confidence`); asked through ``get_entry(name).has_confidence`` without
+    building a decoder (``qdecode predict --gap-out`` refuses the others before decoding).
+    """
 
     name: str
     factory: Callable[..., Any]
@@ -136,6 +141,7 @@ class DecoderEntry:
     doc: str
     nested: str | None = None  # a str parameter naming a decoder whose parameters this one also takes
     kind: str = "quantum"  # "quantum": factory(DecodingProblem) -> Decoder; "classical": factory(code) -> BlockDecoder
+    has_confidence: bool = False  # predict_with_confidence gives a gap (same as the decoder's class attribute)
 
     def __post_init__(self) -> None:
         if self.kind not in ("quantum", "classical"):
