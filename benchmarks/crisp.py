@@ -8,7 +8,7 @@ decoder sees the same blocks (seed ``--seed``, batch index and Eb/N0 index), one
 (numba threads = 1, onnxruntime intra-op threads = 1). Throughput is blocks per second of
 decode wall time summed over the batches (shared machine: compare ratios, not absolutes).
 
-SC and SCL are the min-sum kernels of :mod:`qdecode.decoders.polar`; OSD-4 on the code's
+SC and SCL are the min-sum kernels of :mod:`qdecode.decoders.sc_scl`; OSD-4 on the code's
 generator matrix is ~ML for k <= 22 (OSD-4 equals the ML lower bound there; benchmarks/README.md);
 CRISP is the shipped (or ``--model``) onnxruntime model of :mod:`qdecode.decoders.crisp`.
 
@@ -41,10 +41,10 @@ from qdecode.sims.channels import BpskAwgn  # noqa: E402
 
 
 def build(name: str, code, model: str | None):
-    from qdecode.decoders.classical import binary_generator
+    from qdecode.decoders.classical_entries import binary_generator
     from qdecode.decoders.crisp import CrispDecoder
     from qdecode.decoders.osd import OsdBlockDecoder
-    from qdecode.decoders.polar import ScDecoder, SclDecoder
+    from qdecode.decoders.sc_scl import ScDecoder, SclDecoder
 
     if name == "sc":
         return ScDecoder(code, threads=1)

@@ -121,7 +121,7 @@ def micro(fn, repeats: int) -> float:
 def kernels(repeats: int, shots: int) -> list[tuple[str, float]]:
     """ns per edge-lane-iteration of the narrow lane kernels on the gross-code DEM (one thread)."""
     from qdecode.decoders.bp import ALPHA_SHIFT, BpDecoder
-    from qdecode.decoders.relay import GAMMA_FRAC_BITS, RelayBpDecoder
+    from qdecode.decoders.relay_bp import GAMMA_FRAC_BITS, RelayBpDecoder
     from qdecode.kernels.relay import MessageArith, RelayGraph, RelaySchedule
     from qdecode.problem import DecodingProblem
     from qdecode.sims.circuits import build_circuit

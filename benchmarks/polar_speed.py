@@ -126,7 +126,7 @@ def main() -> None:
     import numba
 
     from qdecode.codes.catalog import get_code
-    from qdecode.decoders.polar import ScDecoder, SclDecoder
+    from qdecode.decoders.sc_scl import ScDecoder, SclDecoder
 
     numba.set_num_threads(1)
     print(f"BPSK-AWGN Eb/N0 = {args.ebn0} dB, 1 thread, median of {args.repeats}; numpy {np.__version__}, "

@@ -39,8 +39,8 @@ def main() -> None:
     import numpy as np
     import relay_bp
 
-    import qdecode.decoders.relay as relay_mod
-    from qdecode.decoders.relay import RelayBpDecoder
+    import qdecode.decoders.relay_bp as relay_mod
+    from qdecode.decoders.relay_bp import RelayBpDecoder
     from qdecode.kernels.relay_lanes import LANES
     from qdecode.kernels.relay_lanes_narrow import RELAY_NARROW_LANES
     from qdecode.problem import DecodingProblem

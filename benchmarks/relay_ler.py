@@ -31,7 +31,7 @@ def main() -> None:
     args = ap.parse_args()
 
     from qdecode.decoders.bposd import BpOsdDecoder
-    from qdecode.decoders.relay import RelayBpDecoder
+    from qdecode.decoders.relay_bp import RelayBpDecoder
     from qdecode.problem import DecodingProblem
     from qdecode.sims.circuits import build_circuit
     from qdecode.sims.stats import fit_binomial

@@ -44,7 +44,7 @@ def main() -> None:
 
     import relay_bp
 
-    from qdecode.decoders.relay import RelayBpDecoder
+    from qdecode.decoders.relay_bp import RelayBpDecoder
     from qdecode.problem import DecodingProblem
     from qdecode.sims.circuits import build_circuit
     from qdecode.sims.stats import fit_binomial

@@ -486,7 +486,7 @@ def optional_relay_lanes(prob, syndromes, repeats, nnz, relay_kw, micros):
     """The Relay-BP lane kernels (float64 / int32 ``relay_lanes_range``, 8-bit ``relay_lanes_i8_range``),
     called like ``relay_decode_range`` (+ ``lanes``)."""
     from qdecode.decoders.bp import ALPHA_SHIFT
-    from qdecode.decoders.relay import GAMMA_FRAC_BITS, RelayBpDecoder
+    from qdecode.decoders.relay_bp import GAMMA_FRAC_BITS, RelayBpDecoder
     from qdecode.kernels.relay import MessageArith, RelayGraph, RelaySchedule
     from qdecode.kernels.relay_lanes import LANES as RELAY_LANES
     from qdecode.kernels.relay_lanes import relay_lanes_range

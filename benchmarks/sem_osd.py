@@ -29,10 +29,10 @@ import time
 import numpy as np
 
 from qdecode.decoders.bm import BmDecoder
-from qdecode.decoders.classical import binary_generator
+from qdecode.decoders.classical_entries import binary_generator
 from qdecode.decoders.osd import OsdBlockDecoder
 from qdecode.decoders.sem_osd import SemOsdDecoder, message_bytes
-from qdecode.sims.classical import ClassicalRecipe
+from qdecode.sims.classical_points import ClassicalRecipe
 from qdecode.sims.text_source import bytes_to_bits, text_batch
 
 

@@ -55,6 +55,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from qdecode.decoders.crisp import torch_decode_v
 from qdecode.neural import train_common
 from qdecode.neural.crisp_model import (  # noqa: F401 - encode_v .. with_sc_column: part of this module's API
     CrispArch,
@@ -70,7 +71,6 @@ from qdecode.neural.crisp_teacher import MapTeacher
 from qdecode.neural.model_file import write_checkpoint
 from qdecode.neural.runtime import CRISP_FORMAT as FORMAT
 from qdecode.neural.runtime import CRISP_FORMAT_VERSION as FORMAT_VERSION
-from qdecode.neural.runtime import crisp_torch_decode_v as torch_decode_v
 from qdecode.neural.runtime import load_crisp_torch as load_torch_model  # noqa: F401 - re-exported
 from qdecode.sims.channels import ebn0_to_sigma2
 
@@ -210,7 +210,7 @@ def _lr(cfg: CrispConfig, step: int) -> float:
 def validate_bler(net, code, cfg: CrispConfig, salt: int = 1) -> dict[str, dict[str, float]]:
     """BLER of the network and of SC on the same fixed blocks at each ``cfg.val_ebn0`` (and of the
     sequential-MAP teacher when ``cfg.targets == "map"``)."""
-    from qdecode.decoders.polar import ScDecoder
+    from qdecode.decoders.sc_scl import ScDecoder
 
     sc = ScDecoder(code)
     teacher = None

@@ -1,9 +1,9 @@
 """Training the byte-level Transformer prior of sem-OSD: data, checkpoints, calibration, export.
 
 Data (fresh every step, never stored), from the LM part of the corpus only
-(:func:`qdecode.text_corpus.lm_split`, never the channel-test part): its first
+(:func:`qdecode.language_model.corpus.lm_split`, never the channel-test part): its first
 ``1 - HELDOUT_FRACTION`` (90 %) trains, its last 10 % is held out (validation, temperature) --
-the same split as the n-gram's counts / temperature text (:mod:`qdecode.ngram_fit`). A sample
+the same split as the n-gram's counts / temperature text (:mod:`qdecode.language_model.ngram`). A sample
 is a block of ``nb`` consecutive bytes at a random start (a multiple of ``align``: 8 gives the 8-byte-aligned windows
 of the channel's blocking, 1 any offset, i.e. 8x more distinct windows) with its left context
 (up to ``context`` bytes; with probability ``p_short`` cut to a uniform random length in
@@ -41,15 +41,15 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from qdecode.language_model.corpus import lm_split, lm_text_hash
+from qdecode.language_model.ngram import fit_inverse_temperature
 from qdecode.neural import train_common
 from qdecode.neural.lm_model import LmArch, build_model, count_parameters, export_onnx
 from qdecode.neural.model_file import read_checkpoint, write_checkpoint
 from qdecode.neural.runtime import LM_FORMAT as FORMAT
 from qdecode.neural.runtime import LM_FORMAT_VERSION as FORMAT_VERSION
 from qdecode.neural.runtime import load_lm_torch as load_torch_model  # noqa: F401 - re-exported
-from qdecode.ngram_fit import fit_inverse_temperature
 from qdecode.sims.channels import ebn0_to_sigma2
-from qdecode.text_corpus import lm_split, lm_text_hash
 
 
 @dataclasses.dataclass

@@ -1,6 +1,6 @@
 """The neural runtime: shipped model files, their lookup, and inference (``qdecode.neural.runtime``).
 
-What decoders need at decode time, and nothing of training. Decoders
+What decoders need at decode time, and nothing of training; generic across model families. Decoders
 (:mod:`qdecode.decoders.crisp`, :mod:`qdecode.decoders.lm_transformer`,
 :mod:`qdecode.decoders.nn_pymatching` through :mod:`qdecode.neural.predecoder_runtime`) use this
 module; trainers (``qdecode.neural.*_train``) import it too, never the other way round.
@@ -14,11 +14,12 @@ module; trainers (``qdecode.neural.*_train``) import it too, never the other way
 * **ONNX inference**: :func:`onnx_session` (one onnxruntime session builder),
   :func:`open_onnx_model` (session + checked metadata), :func:`read_card` (the JSON card beside a
   model file).
-* **torch inference** (``backend="torch"``): :func:`load_crisp_torch`,
-  :func:`crisp_torch_decode_v`, :func:`load_lm_torch`. The pre-decoder's runners are in
+* **torch model files** (``backend="torch"``): :func:`load_crisp_torch`, :func:`load_lm_torch`
+  (network in eval mode + descriptors). Family-specific inference is not here: CRISP's decoding
+  loops (onnx and torch) are in :mod:`qdecode.decoders.crisp`, the pre-decoder's runners in
   :mod:`qdecode.neural.predecoder_runtime`, built on this module.
 
-No torch and no onnxruntime at module level: importing this module needs only numpy; each
+No torch and no onnxruntime at module level: importing this module needs only the standard library; each
 function imports the backend it runs (ImportError naming the ``qdecode[neural]`` extra when it is
 missing).
 """
@@ -30,13 +31,11 @@ import os
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 __all__ = [
     "MODELS_DIR", "BACKENDS", "CRISP_FORMAT", "CRISP_FORMAT_VERSION", "LM_FORMAT", "LM_FORMAT_VERSION",
     "PREDECODER_FORMAT", "PREDECODER_FORMAT_VERSION", "models_dir", "shipped_models", "resolve_model_file",
     "card_path", "read_card", "onnx_session", "onnx_cuda_available", "open_onnx_model", "load_crisp_torch",
-    "crisp_torch_decode_v", "load_lm_torch",
+    "load_lm_torch",
 ]
 
 #: ``qdecode/neural/models``: the one place shipped model files are looked up.
@@ -192,51 +191,6 @@ def load_crisp_torch(path: str | os.PathLike):
     blob = read_model_blob(path, CRISP_FORMAT, CRISP_FORMAT_VERSION, "CRISP model")
     net = load_weights(build_model(CrispArch.from_dict(json.loads(blob["arch"]))), blob, path)
     return net, json.loads(blob["code"]), json.loads(blob.get("card", "{}"))
-
-
-def crisp_torch_decode_v(net, llr: np.ndarray, frozen: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
-    """Sequential CRISP decoding with the torch network: ``(S, N)`` LLRs -> ``(S, N)`` uint8 ``v``.
-
-    ``frozen``: ``(N,)`` bool (forced to 0); ``rows``: the rows of ``T G_N``
-    (:func:`qdecode.neural.crisp_model.code_rows`), needed for ``inputs='cancel'`` models.
-    """
-    torch = _torch("backend='torch'")
-    import torch.nn.functional as F
-
-    from qdecode.neural.crisp_model import with_sc_column
-
-    with torch.no_grad():
-        net.eval()
-        x = torch.as_tensor(np.asarray(llr, dtype=np.float32))
-        S, N = x.shape
-        v = np.zeros((S, N), dtype=np.uint8)
-        prev = torch.zeros(S, 2)
-        if net.arch.kind == "gru":
-            h = net.initial_hidden(S)
-            cancel = net.arch.inputs in ("cancel", "cancel+sc")
-            if cancel:
-                if rows is None:
-                    raise ValueError("inputs='cancel' needs the code's rows (code_rows(code))")
-                part = np.zeros((S, N), dtype=np.uint8)
-            for t in range(N):
-                xin = x * torch.as_tensor(1.0 - 2.0 * part, dtype=torch.float32) if cancel else x
-                if net.arch.inputs == "cancel+sc":
-                    xin = torch.as_tensor(with_sc_column(xin.numpy(), t))
-                logit, h = net.step(xin, prev, h)
-                bit = np.zeros(S, dtype=np.uint8) if frozen[t] else (logit.numpy() > 0).astype(np.uint8)
-                v[:, t] = bit
-                if cancel:
-                    part ^= bit[:, None] & rows[t][None, :]
-                prev = F.one_hot(torch.as_tensor(bit, dtype=torch.long), 2).float()
-        else:
-            seq = torch.zeros(S, N, 2)
-            for t in range(N):
-                logit = net(x, seq)[:, t]
-                bit = np.zeros(S, dtype=np.uint8) if frozen[t] else (logit.numpy() > 0).astype(np.uint8)
-                v[:, t] = bit
-                if t + 1 < N:
-                    seq[:, t + 1] = F.one_hot(torch.as_tensor(bit, dtype=torch.long), 2).float()
-    return v
 
 
 def load_lm_torch(path: str | os.PathLike):

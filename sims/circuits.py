@@ -91,7 +91,7 @@ def _resolve(code: str, d: Any, rounds: Any, noise: str, p: Any, basis: Any, sch
         schedule = "coloration"  # no dedicated circuit: the generic one
     supported = COLORATION_NOISE if schedule is not None else SUPPORTED_NOISE[family]
     if noise not in NOISE_MODELS:
-        from .classical import CHANNELS
+        from .classical_points import CHANNELS
 
         if noise in CHANNELS:
             raise ValueError(f"{noise!r} is a channel for classical codes, not a circuit noise model; "

@@ -33,6 +33,7 @@ task's ``metadata`` table adds to or overrides it::
     postselect = "coord4"               # or [3, 17], or "c3=1:" (see qdecode.sims.postselection)
     count_observable_error_combos = true
     count_detection_events = true
+    # gap_histogram = true            # shots and errors per 1 dB bin of the decoder's gap (mle, pymatching)
     # decoder_dem = "other.dem"         # decode with another model than the one sampled
 
 A classical code (``bch127_64``, ``rs16_8``, ``polar64_22``, ...) takes a channel instead of a
@@ -61,7 +62,7 @@ except ModuleNotFoundError:  # pragma: no cover - Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
 from qdecode.decoders.registry import SINTER_PREFIX, DecoderSpec, split_label
-from qdecode.sims.classical import ClassicalRecipe
+from qdecode.sims.classical_points import ClassicalRecipe
 from qdecode.sims.sweep import SweepOptions
 from qdecode.sims.tasks import CircuitRecipe, Task
 
@@ -101,6 +102,7 @@ TASK_KEYS = {
     "postselect": "postselected detectors: 'coord4', a list of indices, or 'c<k>=lo:hi'",
     "count_observable_error_combos": "count obs_mistake_mask=... patterns in custom_counts (sinter's flag)",
     "count_detection_events": "count detection_events and detectors_checked in custom_counts (sinter's flag)",
+    "gap_histogram": "count shots and errors per 1 dB bin of the decoder's gap in custom_counts (g12, g12E, ...)",
 }
 
 
@@ -297,7 +299,7 @@ def _check_task_types(entry: Mapping[str, Any], where: str) -> None:
     _check_type(entry, "circuit", (str,), "a path, a glob, or a list of them", where, listable=True)
     _check_type(entry, "dem", (str,), "a path to a .dem file", where)
     _check_type(entry, "decoder_dem", (str,), "a path to a .dem file", where)
-    for key in ("memory_basis_only", "count_observable_error_combos", "count_detection_events"):
+    for key in ("memory_basis_only", "count_observable_error_combos", "count_detection_events", "gap_histogram"):
         _check_type(entry, key, (bool,), "true or false", where)
     for key in ("metadata", "channel"):
         if key in entry and not isinstance(entry[key], Mapping):
@@ -333,6 +335,7 @@ def _user_options(entry: Mapping[str, Any], where: str, base_dir: str | None) ->
     out: dict[str, Any] = {
         "count_observable_error_combos": bool(entry.get("count_observable_error_combos", False)),
         "count_detection_events": bool(entry.get("count_detection_events", False)),
+        "gap_histogram": bool(entry.get("gap_histogram", False)),
     }
     if "postselect" in entry:
         try:
@@ -390,7 +393,8 @@ def expand_tasks(entry: Mapping[str, Any], where: str, base_dir: str | None = No
         raise RecipeError(f"{where}: missing required key 'code' (or 'circuit' / 'dem' for your own models)")
     _check_code(entry["code"], where)
     if is_classical(entry.get("code")):
-        for key in ("decoder_dem", "postselect", "count_observable_error_combos", "count_detection_events"):
+        for key in ("decoder_dem", "postselect", "count_observable_error_combos", "count_detection_events",
+                    "gap_histogram"):
             if key in entry:
                 raise RecipeError(f"{where}: key {key!r} applies to circuits and DEMs, "
                                   f"not to the classical code {entry['code']!r}")

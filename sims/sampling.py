@@ -30,7 +30,8 @@ from typing import Any
 import numpy as np
 
 from qdecode.problem import DecodingProblem
-from qdecode.sims.classical import run_classical_batch
+from qdecode.sims.classical_points import run_classical_batch
+from qdecode.sims.gap_bins import gap_bin_counts
 from qdecode.sims.tasks import CompiledTask, Task, describe_task
 
 # Largest chunk: bounds a worker's memory for large batches.
@@ -168,7 +169,10 @@ def decode_chunk(ct: CompiledTask, dets: np.ndarray, obs: np.ndarray) -> tuple[i
         obs: (S, ceil(k / 8)) uint8 packed actual observable flips.
 
     Returns:
-        ``(errors, discards, custom_counts)``; errors count among the kept shots.
+        ``(errors, discards, custom_counts)``; errors count among the kept shots. With the
+        task's ``gap_histogram`` the decoder's ``predict_with_confidence_packed`` decodes, and
+        the kept shots and their errors are also counted per gap bin
+        (:func:`qdecode.sims.gap_bins.gap_bin_counts`).
     """
     task = ct.task
     counts: collections.Counter = collections.Counter()
@@ -184,8 +188,13 @@ def decode_chunk(ct: CompiledTask, dets: np.ndarray, obs: np.ndarray) -> tuple[i
             dets, obs = dets[~drop], obs[~drop]
     if dets.shape[0] == 0:
         return 0, discards, dict(counts)
-    predicted = ct.decoder.predict_observables_packed(dets)
-    errors = count_errors(predicted, obs)
+    if task.gap_histogram:  # the decoder's confidence too: shots and errors per gap bin
+        predicted, gaps = ct.decoder.predict_with_confidence_packed(dets)
+        errors = count_errors(predicted, obs)
+        counts.update(gap_bin_counts(gaps, np.any(predicted != obs, axis=1)))
+    else:
+        predicted = ct.decoder.predict_observables_packed(dets)
+        errors = count_errors(predicted, obs)
     if task.count_observable_error_combos and errors:
         counts.update(observable_error_combos(predicted, obs, ct.dem.num_observables))
     info = getattr(ct.decoder, "last_info", None)

@@ -17,7 +17,9 @@ import hashlib
 import json
 from typing import Any
 
-from qdecode.decoders.registry import DecoderSpec
+from qdecode.decoders.confidence import no_confidence_error
+from qdecode.decoders.registry import DecoderSpec, get_entry
+from qdecode.sims.gap_bins import GAP_BINS_KEY, GAP_BINS_TAG
 
 
 @dataclasses.dataclass(frozen=True)
@@ -68,7 +70,7 @@ class Task:
     Exactly one sample source is set: ``recipe`` (a generated catalogue circuit),
     ``circuit_text`` (a user's stim circuit), ``dem_text`` (a user's detector error model,
     sampled directly when there is no circuit) or ``classical`` (a
-    :class:`qdecode.sims.classical.ClassicalRecipe`; it needs a classical decoder and vice versa).
+    :class:`qdecode.sims.classical_points.ClassicalRecipe`; it needs a classical decoder and vice versa).
 
     ``decoder_dem``: text of a detector error model the decoder is built from instead of the
     sampled model's own (``--decoder-dem``; ``qdecode learn-noise`` output for
@@ -80,6 +82,11 @@ class Task:
     (:mod:`qdecode.sims.postselection`). ``count_observable_error_combos`` /
     ``count_detection_events``: sinter's optional ``custom_counts`` (``obs_mistake_mask=E_...``
     per mispredicted-observable pattern; ``detection_events`` and ``detectors_checked``).
+    ``gap_histogram``: decode with the decoder's confidence and count shots and errors per 1 dB
+    bin of the gap (:mod:`qdecode.sims.gap_bins`); unlike the two counts above (sinter's flags,
+    outside sinter's strong_id) it is recorded in the json_metadata (``gap_bins``) and so in the
+    strong_id, because the post-selection curve needs every shot of a row in the histogram. It
+    needs a decoder with a confidence (``get_entry(name).has_confidence``).
     """
 
     decoder: DecoderSpec
@@ -93,6 +100,7 @@ class Task:
     postselect: Any = None
     count_observable_error_combos: bool = False
     count_detection_events: bool = False
+    gap_histogram: bool = False
 
     def __post_init__(self) -> None:
         given = sum(x is not None for x in (self.recipe, self.circuit_text, self.dem_text, self.classical))
@@ -104,6 +112,11 @@ class Task:
             raise ValueError(f"decoder {self.decoder.name!r} is a {self.decoder.kind} decoder and cannot decode {what}")
         if self.classical is not None and (self.decoder_dem is not None or self.postselect is not None):
             raise ValueError("a decoder DEM and postselection apply to circuits and DEMs, not to classical codes")
+        if self.gap_histogram:
+            if self.classical is not None:
+                raise ValueError("a gap histogram applies to circuits and DEMs, not to classical codes")
+            if not get_entry(self.decoder.name).has_confidence:
+                raise no_confidence_error(self.decoder.name)
         if self.decoder_dem_key not in ("decoder_dem", "learned_noise"):
             raise ValueError(f"decoder_dem_key must be 'decoder_dem' or 'learned_noise', got {self.decoder_dem_key!r}")
 
@@ -145,6 +158,8 @@ class Task:
         meta.update(dict(self.extra_metadata))
         if self.decoder_dem is not None:
             meta[self.decoder_dem_key] = learned_noise_id(self.decoder_dem)
+        if self.gap_histogram:
+            meta[GAP_BINS_KEY] = GAP_BINS_TAG
         return meta
 
 

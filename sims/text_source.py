@@ -23,7 +23,7 @@ SOURCES = ("uniform", "text")
 @functools.lru_cache(maxsize=4)
 def heldout_text_blocks(nb: int) -> np.ndarray:
     """The channel-test text as ``(B, nb)`` uint8 blocks (the tail shorter than a block dropped)."""
-    from qdecode.text_corpus import corpus_split
+    from qdecode.language_model.corpus import corpus_split
 
     _, test = corpus_split()
     t = np.frombuffer(test, dtype=np.uint8)

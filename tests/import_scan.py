@@ -2,7 +2,8 @@
 
 Every ``.py`` under ``qdecode/``, ``sims/``, ``codes/`` and ``neural/`` maps to its module name as in
 pyproject's ``package-dir`` (``sims/ -> qdecode.sims``, ``codes/ -> qdecode.codes``, ``neural/ ->
-qdecode.neural``). :func:`all_imports` lists every ``import`` / ``from ... import`` anywhere in a
+qdecode.neural``), read from ``pyproject.toml`` itself (:data:`SOURCES`), the one place the mapping is
+stated. :func:`all_imports` lists every ``import`` / ``from ... import`` anywhere in a
 module (module scope, functions, methods, ``try`` blocks), relative imports resolved, skipping only
 bodies of ``if TYPE_CHECKING:``; an import inside a function or lambda is *lazy*. ``from pkg import
 name`` targets ``pkg.name`` when that is a module, else ``pkg``.
@@ -14,8 +15,16 @@ import ast
 from dataclasses import dataclass
 from pathlib import Path
 
+try:
+    import tomllib
+except ImportError:  # Python 3.10: the tomli backport (a dependency there)
+    import tomli as tomllib
+
 ROOT = Path(__file__).resolve().parents[1]
-SOURCES = {"qdecode": "qdecode", "sims": "qdecode.sims", "codes": "qdecode.codes", "neural": "qdecode.neural"}
+#: Source folder -> package name, from pyproject's ``[tool.setuptools] package-dir``.
+SOURCES = {folder: package for package, folder in
+           tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
+           ["package-dir"].items()}
 
 
 @dataclass(frozen=True)

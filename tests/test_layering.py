@@ -32,9 +32,9 @@ from tests.import_scan import ROOT, Import, all_imports, modules
 #: for distillation.
 TRAINERS = ("qdecode.neural.*_train", "qdecode.neural.train_common", "qdecode.neural.crisp_teacher")
 #: sims modules that read and analyse the stats CSVs.
-CSV_READERS = ("qdecode.sims.store", "qdecode.sims.stats", "qdecode.sims.threshold")
+CSV_READERS = ("qdecode.sims.store", "qdecode.sims.stats", "qdecode.sims.threshold", "qdecode.sims.gap_bins")
 #: The text source's leaves: the corpus (bytes, splits, hashes) and the n-gram fitting on it.
-TEXT = ("qdecode.text_corpus", "qdecode.ngram_fit")
+TEXT = ("qdecode.language_model",)
 #: The layers below the simulation harness, usable by everything above them.
 CORE = ("qdecode.decoders", "qdecode.kernels", "qdecode.codes", "qdecode.problem", *TEXT)
 
@@ -64,10 +64,11 @@ RULES: list[Rule] = [
     # Codes are data (matrices, generator polynomials, catalogues): nothing above kernels, no
     # circuits (stim), plots or models; a code can be built and inspected without any decoder.
     Rule(("qdecode.codes*",), ok=("qdecode.codes", "qdecode.kernels", "numpy", "scipy")),
-    # The text corpus is data (stdlib + numpy); the n-gram fit on it uses the sem-OSD kernels only.
+    # The language model (sem-OSD's priors): the text corpus is data (stdlib + numpy); the n-gram fit
+    # on it uses the sem-OSD kernels only.
     # Both sit beside codes, below decoders (lm_prior), sims (text_source) and trainers (lm_train).
-    Rule(("qdecode.text_corpus",), ok=("numpy",)),
-    Rule(("qdecode.ngram_fit",), ok=("qdecode.text_corpus", "qdecode.kernels", "numpy")),
+    Rule(("qdecode.language_model.corpus",), ok=("numpy",)),
+    Rule(("qdecode.language_model*",), ok=("qdecode.language_model.corpus", "qdecode.kernels", "numpy")),
     # DecodingProblem is the currency between sims and decoders: numpy/scipy only; stim lazily in
     # from_dem, because decoders (and `import qdecode`) must work without stim.
     Rule(("qdecode.problem",), ok=("numpy", "scipy"), lazy=("stim",)),

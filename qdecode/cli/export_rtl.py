@@ -103,7 +103,7 @@ def _run_relay(args, targets: list[str]) -> int:
     from pathlib import Path
 
     from qdecode.hw.relay_vectors import load_relay_vectors
-    from qdecode.hw.rtl.relay import TOP, generate_relay, relay_config_from_vectors
+    from qdecode.hw.rtl.relay_top import TOP, generate_relay, relay_config_from_vectors
 
     if args.code or args.dem or args.alist:
         raise ValueError("a relay-bp vector set defines the decoder: drop the problem options")

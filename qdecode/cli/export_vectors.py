@@ -102,7 +102,7 @@ def run(args) -> int:
 
 def _run_relay(args, shots: int) -> int:
     from qdecode.cli.common import load_problem
-    from qdecode.decoders.relay import RelayBpDecoder
+    from qdecode.decoders.relay_bp import RelayBpDecoder
     from qdecode.hw.relay_vectors import export_relay_vectors, gamma_table
 
     if args.dump_messages:

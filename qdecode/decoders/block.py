@@ -8,7 +8,7 @@ same checks.
 
 Shapes and dtypes (S = blocks, n = code length in bits, k = message bits). Reed-Solomon codes
 are decoded on their binary image, so ``n = n_sym m`` and ``k = k_sym m`` there (the numbers
-``qdecode.sims.classical.BinaryCode`` uses):
+``qdecode.sims.classical_points.BinaryCode`` uses):
 
 * ``decode_llr_batch(llr float (S, n)) -> codewords uint8 (S, n)``. Channel LLRs
   ``log P(y | bit 0) / P(y | bit 1)``: **positive = bit 0 more likely** (BPSK ``0 -> +1``;

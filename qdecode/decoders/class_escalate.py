@@ -43,7 +43,7 @@ import scipy.sparse as sp
 from qdecode.decoders.base import DecodeInfo, Decoder, DecoderInputError, check_syndromes
 from qdecode.decoders.bposd import BpOsdDecoder
 from qdecode.decoders.params import DecoderEntry, Param, uses_params
-from qdecode.decoders.relay import RelayBpDecoder
+from qdecode.decoders.relay_bp import RelayBpDecoder
 from qdecode.problem import DecodingProblem
 
 #: Parameters of ``class-escalate`` and :class:`ClassEscalateDecoder`.

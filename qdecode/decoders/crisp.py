@@ -12,7 +12,9 @@ information positions take ``logit > 0 -> 1``. The codeword is re-encoded from `
 contribution removed (sign flips by the partial re-encoding, kept per block); ``"cancel+sc"``
 models also get the min-sum SC LLR of the current bit on that block as one more column. A
 dilated-conv model (a whole-sequence ONNX graph) is run once per position on the prefix.
-``backend="torch"`` runs the ``.pt`` file with torch instead (optional).
+``backend="torch"`` runs the ``.pt`` file with torch instead (optional; :func:`torch_decode_v`,
+the model file read by :func:`qdecode.neural.runtime.load_crisp_torch`). All of CRISP's inference
+is here; :mod:`qdecode.neural.runtime` only finds, checks and opens model files.
 
 Models: ``model="auto"`` (the shipped model named after the code, e.g. ``polar32_16``), a
 shipped name (``crisp_NAME.onnx`` in ``qdecode/neural/models/``, e.g. ``polar32_16_map``, the
@@ -42,11 +44,12 @@ from qdecode.decoders.base import DecodeInfo
 from qdecode.decoders.block import BlockDecoder
 from qdecode.decoders.params import DecoderEntry, Param, uses_params
 
-__all__ = ["CrispDecoder", "CrispModelError", "models_dir", "shipped_models", "resolve_model", "CRISP_PARAMS"]
+__all__ = ["CrispDecoder", "CrispModelError", "models_dir", "shipped_models", "resolve_model", "torch_decode_v",
+           "CRISP_PARAMS"]
 
 
 def _runtime():
-    """:mod:`qdecode.neural.runtime` (model files, onnxruntime / torch inference), imported when needed."""
+    """:mod:`qdecode.neural.runtime` (model files, onnxruntime sessions), imported when needed."""
     from qdecode.neural import runtime
 
     return runtime
@@ -287,7 +290,7 @@ class CrispDecoder(BlockDecoder):
         return v[np.arange(B), best]
 
     def _decode_chunk_torch(self, llr: np.ndarray) -> np.ndarray:
-        return _runtime().crisp_torch_decode_v(self._net, llr, self.frozen, self._rows)
+        return torch_decode_v(self._net, llr, self.frozen, self._rows)
 
     def decode_v(self, llr: Any) -> np.ndarray:
         """``(S, N)`` LLRs -> ``(S, N)`` uint8 decided ``v`` (data on ``A``, zeros on ``F``)."""
@@ -312,6 +315,60 @@ class CrispDecoder(BlockDecoder):
 
     def _message_bits(self, codewords: np.ndarray) -> np.ndarray:
         return self.code.extract(codewords)
+
+
+def torch_decode_v(net: Any, llr: np.ndarray, frozen: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+    """Sequential CRISP decoding with the torch network: ``(S, N)`` LLRs -> ``(S, N)`` uint8 ``v``.
+
+    The ``backend="torch"`` path of :class:`CrispDecoder` (greedy), also the validation decode of
+    :mod:`qdecode.neural.crisp_train`. ``net``: a CRISP network in eval mode
+    (:func:`qdecode.neural.runtime.load_crisp_torch`, or a trainer's); ``frozen``: ``(N,)`` bool
+    (forced to 0); ``rows``: the rows of ``T G_N`` (:func:`qdecode.neural.crisp_model.code_rows`),
+    needed for ``inputs='cancel'`` models.
+
+    Raises:
+        ValueError: an ``inputs='cancel'`` model without ``rows``.
+        ImportError: torch is not installed.
+    """
+    try:
+        import torch
+        import torch.nn.functional as F
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError(f"backend='torch' needs torch: pip install 'qdecode[neural]' ({exc})") from None
+    from qdecode.neural.crisp_model import with_sc_column
+
+    with torch.no_grad():
+        net.eval()
+        x = torch.as_tensor(np.asarray(llr, dtype=np.float32))
+        S, N = x.shape
+        v = np.zeros((S, N), dtype=np.uint8)
+        prev = torch.zeros(S, 2)
+        if net.arch.kind == "gru":
+            h = net.initial_hidden(S)
+            cancel = net.arch.inputs in ("cancel", "cancel+sc")
+            if cancel:
+                if rows is None:
+                    raise ValueError("inputs='cancel' needs the code's rows (code_rows(code))")
+                part = np.zeros((S, N), dtype=np.uint8)
+            for t in range(N):
+                xin = x * torch.as_tensor(1.0 - 2.0 * part, dtype=torch.float32) if cancel else x
+                if net.arch.inputs == "cancel+sc":
+                    xin = torch.as_tensor(with_sc_column(xin.numpy(), t))
+                logit, h = net.step(xin, prev, h)
+                bit = np.zeros(S, dtype=np.uint8) if frozen[t] else (logit.numpy() > 0).astype(np.uint8)
+                v[:, t] = bit
+                if cancel:
+                    part ^= bit[:, None] & rows[t][None, :]
+                prev = F.one_hot(torch.as_tensor(bit, dtype=torch.long), 2).float()
+        else:
+            seq = torch.zeros(S, N, 2)
+            for t in range(N):
+                logit = net(x, seq)[:, t]
+                bit = np.zeros(S, dtype=np.uint8) if frozen[t] else (logit.numpy() > 0).astype(np.uint8)
+                v[:, t] = bit
+                if t + 1 < N:
+                    seq[:, t + 1] = F.one_hot(torch.as_tensor(bit, dtype=torch.long), 2).float()
+    return v
 
 
 def _sc_llr_at(llr: np.ndarray, t: int) -> np.ndarray:

@@ -21,12 +21,12 @@ temperature: 27 MB and a fraction of a second for the order-4 corpus model) inst
 evaluating them.
 
 The corpus (CPython's ``pydoc_data.topics`` text, its 80 / 20 split) is
-:mod:`qdecode.text_corpus`; the n-gram's training (counts, temperature) and its disk cache are
-:mod:`qdecode.ngram_fit`. This module keeps what decoding needs: :class:`KneserNey` scores with
+:mod:`qdecode.language_model.corpus`; the n-gram's training (counts, temperature) and its disk cache are
+:mod:`qdecode.language_model.ngram`. This module keeps what decoding needs: :class:`KneserNey` scores with
 fitted arrays (:meth:`KneserNey.train` and :func:`load_kneser_ney`, the cached corpus model, call
-:mod:`qdecode.ngram_fit`), and the priors. The names
-``corpus_bytes`` and ``corpus_split`` are re-exported from :mod:`qdecode.text_corpus`;
-:class:`LmPriorError` is :class:`qdecode.text_corpus.CorpusError`.
+:mod:`qdecode.language_model.ngram`), and the priors. The names
+``corpus_bytes`` and ``corpus_split`` are re-exported from :mod:`qdecode.language_model.corpus`;
+:class:`LmPriorError` is :class:`qdecode.language_model.corpus.CorpusError`.
 """
 
 from __future__ import annotations
@@ -37,11 +37,11 @@ from typing import Any
 
 import numpy as np
 
-from qdecode import ngram_fit
 from qdecode.kernels import sem_osd as ksem
 from qdecode.kernels.threads import run_ranges
-from qdecode.text_corpus import CorpusError as LmPriorError
-from qdecode.text_corpus import corpus_bytes, corpus_split  # noqa: F401 - re-exported (__all__)
+from qdecode.language_model import ngram
+from qdecode.language_model.corpus import CorpusError as LmPriorError
+from qdecode.language_model.corpus import corpus_bytes, corpus_split  # noqa: F401 - re-exported (__all__)
 
 __all__ = ["LmPriorError", "BatchedPrior", "corpus_bytes", "corpus_split", "KneserNey", "load_kneser_ney",
            "NgramPrior", "ngram_prior"]
@@ -55,11 +55,11 @@ class KneserNey:
     """Interpolated Kneser-Ney byte n-gram (one absolute discount per level, ``D = n1 / (n1 + 2 n2)``).
 
     Arrays as :mod:`qdecode.kernels.sem_osd` describes them. :meth:`train` counts in numpy
-    (seconds, :mod:`qdecode.ngram_fit`); :meth:`dist` evaluates one context; ``inv_temp`` is
+    (seconds, :mod:`qdecode.language_model.ngram`); :meth:`dist` evaluates one context; ``inv_temp`` is
     ``1 / temperature``.
     """
 
-    _FIELDS = ngram_fit.FIELDS
+    _FIELDS = ngram.FIELDS
 
     def __init__(self, order: int, arrays: dict[str, np.ndarray], inv_temp: float = 1.0) -> None:
         self.order = int(order)
@@ -73,8 +73,9 @@ class KneserNey:
 
     @classmethod
     def train(cls, text: bytes, order: int) -> "KneserNey":
-        """The model of ``text`` at ``order`` (:func:`qdecode.ngram_fit.count_kneser_ney`), ``inv_temp`` 1."""
-        return cls(order, ngram_fit.count_kneser_ney(text, order))
+        """The model of ``text`` at ``order`` (:func:`qdecode.language_model.ngram.count_kneser_ney`),
+        ``inv_temp`` 1."""
+        return cls(order, ngram.count_kneser_ney(text, order))
 
     def dist_table(self) -> np.ndarray:
         """Every next-byte distribution of the model at its current temperature,
@@ -110,7 +111,7 @@ class KneserNey:
         return self.dist_batch(row, np.array([c.size]))[0]
 
     def _windows(self, text: bytes, max_positions: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        return ngram_fit.context_windows(text, self.order, max_positions)
+        return ngram.context_windows(text, self.order, max_positions)
 
     def cross_entropy(self, text: bytes, max_positions: int = 50000) -> float:
         """Bits per byte of ``text`` under the (tempered) model, full contexts only."""
@@ -121,8 +122,8 @@ class KneserNey:
 
 def load_kneser_ney(order: int = 4, *, cache: bool = True) -> KneserNey:
     """The KN model of ``order`` trained on the corpus' LM part (cached; temperature fitted;
-    :func:`qdecode.ngram_fit.corpus_kneser_ney`)."""
-    arrays, inv_temp = ngram_fit.corpus_kneser_ney(order, cache=cache)
+    :func:`qdecode.language_model.ngram.corpus_kneser_ney`)."""
+    arrays, inv_temp = ngram.corpus_kneser_ney(order, cache=cache)
     return KneserNey(order, arrays, inv_temp)
 
 

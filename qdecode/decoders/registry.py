@@ -76,7 +76,7 @@ def _matching() -> Mapping[str, DecoderEntry]:
 
 
 def _relay() -> Mapping[str, DecoderEntry]:
-    from qdecode.decoders.relay import ENTRIES
+    from qdecode.decoders.relay_bp import ENTRIES
     return ENTRIES
 
 
@@ -111,7 +111,7 @@ def _window() -> Mapping[str, DecoderEntry]:
 
 
 def _classical() -> Mapping[str, DecoderEntry]:
-    from qdecode.decoders.classical import ENTRIES
+    from qdecode.decoders.classical_entries import ENTRIES
     return ENTRIES
 
 

@@ -26,7 +26,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from qdecode.decoders.base import DecoderInputError
-from qdecode.decoders.relay import RelayBpDecoder, mem_bp
+from qdecode.decoders.relay_bp import RelayBpDecoder, mem_bp
 from qdecode.problem import DecodingProblem
 
 DEFAULT_GAMMA0_GRID = tuple(float(x) for x in np.round(np.linspace(0.0, 1.0, 21), 10))

@@ -1,6 +1,6 @@
 """Fixed-point Relay-BP test vectors (``export-vectors --decoder relay-bp``) and their replay.
 
-The reference model is :class:`~qdecode.decoders.relay.RelayBpDecoder` with ``bits > 0`` and an
+The reference model is :class:`~qdecode.decoders.relay_bp.RelayBpDecoder` with ``bits > 0`` and an
 explicit gamma table (relay-bp's ``explicit_gammas``: leg ``r >= 1`` uses row ``r % R``), i.e. the
 kernel :func:`qdecode.kernels.relay.relay_decode` on saturating integers:
 
@@ -37,7 +37,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from qdecode.decoders.relay import GAMMA_FRAC_BITS, RelayBpDecoder
+from qdecode.decoders.relay_bp import GAMMA_FRAC_BITS, RelayBpDecoder
 from qdecode.hw.vectors import (
     FORMAT_NAME,
     FORMAT_VERSION,

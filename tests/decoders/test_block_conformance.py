@@ -39,7 +39,7 @@ from qdecode.decoders.base import DecoderInputError
 from qdecode.decoders.block import BlockDecoder
 from qdecode.decoders.registry import DecoderSpec, decoder_names, get_entry
 from qdecode.sims.channels import BpskAwgn
-from qdecode.sims.classical import BinaryCode
+from qdecode.sims.classical_points import BinaryCode
 
 CLASSICAL = [name for name in decoder_names() if get_entry(name).kind == "classical"]
 

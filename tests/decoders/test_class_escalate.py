@@ -10,7 +10,7 @@ from qdecode.decoders import DecoderInputError
 from qdecode.decoders.base import observables_from_errors
 from qdecode.decoders.bposd import BpOsdDecoder
 from qdecode.decoders.class_escalate import ClassEscalateDecoder, syndrome_ok
-from qdecode.decoders.relay import RelayBpDecoder
+from qdecode.decoders.relay_bp import RelayBpDecoder
 from qdecode.problem import DecodingProblem
 from qdecode.sims.tasks import decoding_dem
 

@@ -55,7 +55,7 @@ def _python(name: str):
     from qdecode.decoders.bposd import BpOsdDecoder, BpOsdEDecoder
     from qdecode.decoders.chromobius_decoder import ChromobiusDecoder
     from qdecode.decoders.class_escalate import ClassEscalateDecoder
-    from qdecode.decoders.classical import binary_generator
+    from qdecode.decoders.classical_entries import binary_generator
     from qdecode.decoders.crisp import CrispDecoder
     from qdecode.decoders.gdg import GdgDecoder
     from qdecode.decoders.matching import MatchingDecoder
@@ -63,8 +63,8 @@ def _python(name: str):
     from qdecode.decoders.mwpf_decoder import MwpfDecoder
     from qdecode.decoders.nn_pymatching import NnPymatchingDecoder
     from qdecode.decoders.osd import OsdBlockDecoder
-    from qdecode.decoders.polar import ScDecoder, SclDecoder
-    from qdecode.decoders.relay import MemBpDecoder, RelayBpDecoder
+    from qdecode.decoders.relay_bp import MemBpDecoder, RelayBpDecoder
+    from qdecode.decoders.sc_scl import ScDecoder, SclDecoder
     from qdecode.decoders.sem_osd import SemOsdDecoder
     from qdecode.decoders.tesseract_decoder import TesseractDecoder
     from qdecode.decoders.union_find import UnionFindDecoder
@@ -187,13 +187,13 @@ def _classes():
         matching,
         nn_pymatching,
         osd,
-        polar,
-        relay,
+        relay_bp,
+        sc_scl,
         sem_osd,
         window,
     )
 
-    mods = (bm, bp, bp_matching, bposd, crisp, gdg, matching, nn_pymatching, osd, polar, relay, sem_osd, window)
+    mods = (bm, bp, bp_matching, bposd, crisp, gdg, matching, nn_pymatching, osd, relay_bp, sc_scl, sem_osd, window)
     return [v for m in mods for v in vars(m).values() if isinstance(v, type) and v.__module__ == m.__name__]
 
 

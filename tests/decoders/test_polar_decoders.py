@@ -12,7 +12,7 @@ from qdecode.codes.catalog import get_code
 from qdecode.codes.pac import PacCode
 from qdecode.codes.polar import PolarCode, polar_transform
 from qdecode.decoders import DecoderInputError
-from qdecode.decoders.polar import ScDecoder, SclDecoder
+from qdecode.decoders.sc_scl import ScDecoder, SclDecoder
 from qdecode.sims.stats import fit_binomial
 
 

@@ -12,7 +12,7 @@ import scipy.sparse as sp
 
 from qdecode.decoders import DecoderInputError
 from qdecode.decoders.base import observables_from_errors
-from qdecode.decoders.relay import GAMMA_FRAC_BITS, RelayBpDecoder, mem_bp
+from qdecode.decoders.relay_bp import GAMMA_FRAC_BITS, RelayBpDecoder, mem_bp
 from qdecode.problem import DecodingProblem
 from qdecode.sims.circuits import build_circuit
 from qdecode.sims.tasks import decoding_dem

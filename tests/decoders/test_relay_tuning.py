@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from qdecode.decoders.base import DecoderInputError
-from qdecode.decoders.relay import RelayBpDecoder, mem_bp
+from qdecode.decoders.relay_bp import RelayBpDecoder, mem_bp
 from qdecode.decoders.relay_tuning import tune_relay
 from qdecode.problem import DecodingProblem
 

@@ -10,7 +10,7 @@ import pytest
 
 from qdecode.codes.catalog import get_code
 from qdecode.decoders import lm_prior
-from qdecode.decoders.classical import binary_generator
+from qdecode.decoders.classical_entries import binary_generator
 from qdecode.decoders.lm_prior import KneserNey, LmPriorError, NgramPrior, corpus_split
 from qdecode.decoders.osd import OsdBlockDecoder
 from qdecode.decoders.sem_osd import SemOsdDecoder, message_bytes

@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 from qdecode.cli.main import main
-from qdecode.decoders.relay import RelayBpDecoder
+from qdecode.decoders.relay_bp import RelayBpDecoder
 from qdecode.hw.relay_vectors import export_relay_vectors, gamma_table, load_relay_vectors, replay_relay_vectors
 from qdecode.hw.rtl import check_vectors, design_from_vectors, simulate
-from qdecode.hw.rtl.relay import RELAY_MUTATIONS, generate_relay, relay_config_from_vectors
+from qdecode.hw.rtl.relay_top import RELAY_MUTATIONS, generate_relay, relay_config_from_vectors
 from qdecode.hw.vectors import VectorFormatError, load_vectors, replay_vectors
 from tests.hw.rtl_cases import needs_iverilog
 

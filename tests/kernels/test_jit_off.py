@@ -106,7 +106,7 @@ def decode_all() -> dict[str, np.ndarray]:
     from qdecode.decoders.base import DecoderInputError
     from qdecode.decoders.registry import decoder
     from qdecode.sims.channels import BpskAwgn
-    from qdecode.sims.classical import BinaryCode
+    from qdecode.sims.classical_points import BinaryCode
 
     problem, dets = _problem()
     out: dict[str, np.ndarray] = {}
@@ -135,7 +135,7 @@ def decode_all() -> dict[str, np.ndarray]:
         _info(out, label, dec.last_info)
     for label, (kwargs, code_name) in POLAR_EXACT.items():
         from qdecode.codes.catalog import get_code
-        from qdecode.decoders.polar import ScDecoder, SclDecoder
+        from qdecode.decoders.sc_scl import ScDecoder, SclDecoder
 
         code = get_code(code_name)
         rng = np.random.default_rng(8)

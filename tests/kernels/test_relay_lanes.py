@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from qdecode.decoders.bp import ALPHA_SHIFT
-from qdecode.decoders.relay import GAMMA_FRAC_BITS, RelayBpDecoder
+from qdecode.decoders.relay_bp import GAMMA_FRAC_BITS, RelayBpDecoder
 from qdecode.kernels.relay import MessageArith, RelayGraph, RelaySchedule, relay_decode_range
 from qdecode.kernels.relay_lanes import relay_lanes_range
 from qdecode.kernels.relay_lanes_narrow import relay_i8_accepts, relay_lanes_i8_range

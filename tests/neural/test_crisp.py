@@ -172,7 +172,7 @@ def test_cancel_sc_model_with_zero_head_is_sc(tmp_path, cname):
     torch = _torch()
     pytest.importorskip("onnxruntime")
     from qdecode.decoders.crisp import CrispDecoder, _sc_llr_at
-    from qdecode.decoders.polar import ScDecoder
+    from qdecode.decoders.sc_scl import ScDecoder
     from qdecode.neural.crisp_model import CrispArch, build_model
     from qdecode.neural.crisp_train import CrispConfig, save_model, sc_llr_zero_prefix
     from qdecode.sims.channels import BpskAwgn
@@ -276,8 +276,8 @@ def test_shipped_polar32_16_matches_sc():
     pytest.importorskip("onnxruntime")
     _shipped("polar32_16")
     from qdecode.decoders.crisp import CrispDecoder
-    from qdecode.decoders.polar import ScDecoder
     from qdecode.decoders.registry import get_entry
+    from qdecode.decoders.sc_scl import ScDecoder
     from qdecode.sims.channels import BpskAwgn
 
     code = get_code("polar32_16")
@@ -376,8 +376,8 @@ def test_beam_search_on_the_shipped_model_beats_greedy_and_sc():
     (measured 190 vs 389 / 391 errors; OSD-4 ~ ML ~165), through the registry with labels."""
     pytest.importorskip("onnxruntime")
     _shipped("polar32_16_map")
-    from qdecode.decoders.polar import ScDecoder
     from qdecode.decoders.registry import DecoderSpec, get_entry
+    from qdecode.decoders.sc_scl import ScDecoder
 
     code = get_code("polar32_16")
     x, llr = _blocks(code, 2.0, 3000, 77)

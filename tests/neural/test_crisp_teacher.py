@@ -61,7 +61,7 @@ def test_teacher_matches_brute_force(pac):
 def test_teacher_sequential_map_is_near_ml_on_polar32_16():
     """Greedy successive decoding with the teacher's conditionals at 3 dB: ~ML (OSD-4), far below SC."""
     _torch()
-    from qdecode.decoders.polar import ScDecoder
+    from qdecode.decoders.sc_scl import ScDecoder
     from qdecode.neural.crisp_teacher import MapTeacher
     from qdecode.neural.crisp_train import encode_v, sample_batch
 
@@ -129,8 +129,8 @@ def test_shipped_map_models_load_through_registry(name, cname, other):
     """
     pytest.importorskip("onnxruntime")
     from qdecode.decoders.crisp import CrispDecoder, models_dir, shipped_models
-    from qdecode.decoders.polar import ScDecoder
     from qdecode.decoders.registry import get_entry
+    from qdecode.decoders.sc_scl import ScDecoder
     from qdecode.sims.channels import BpskAwgn
 
     if not (models_dir() / f"crisp_{name}.onnx").exists():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from qdecode.decoders.registry import DecoderSpec
-from qdecode.sims.classical import BinaryCode, ClassicalRecipe, run_classical_batch
+from qdecode.sims.classical_points import BinaryCode, ClassicalRecipe, run_classical_batch
 from qdecode.sims.recipe import RecipeError, parse_recipe
 from qdecode.sims.tasks import describe_task
 

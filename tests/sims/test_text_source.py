@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from qdecode.decoders.lm_prior import corpus_bytes, corpus_split
-from qdecode.sims.classical import ClassicalRecipe, run_classical_batch
+from qdecode.sims.classical_points import ClassicalRecipe, run_classical_batch
 from qdecode.sims.text_source import bits_to_bytes, bytes_to_bits, heldout_text_blocks, text_batch
 
 

@@ -90,7 +90,7 @@ def simulate(design_dir: str | Path, vectors_dir: str | Path, *, simulator: str 
     top = str(mf.get("top", "bp_top"))
     if mf.get("decoder") == "relay-bp":
         from qdecode.hw.relay_vectors import load_relay_vectors
-        from qdecode.hw.rtl.relay import check_relay_vectors
+        from qdecode.hw.rtl.relay_top import check_relay_vectors
 
         vs, relay = load_relay_vectors(vdir)
         check_relay_vectors(mf, vs, relay)

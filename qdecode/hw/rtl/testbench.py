@@ -68,7 +68,7 @@ def emit_testbench(m: int, n: int, shots: int, iter_bits: int, max_iter: int, *,
     ``cycles_per_iteration`` clock cycles per iteration (the ``cycles`` field checks
     ``iterations * cycles_per_iteration + 2``).
 
-    ``relay = (legs_bits, weight_bits, legs)``: the bench of :mod:`qdecode.hw.rtl.relay`'s
+    ``relay = (legs_bits, weight_bits, legs)``: the bench of :mod:`qdecode.hw.rtl.relay_top`'s
     ``relay_top`` instead: it also reads ``expected_legs.txt`` and ``expected_weight.txt``, compares
     ``legs_run`` and ``weight``, checks ``cycles == iterations + legs_run + 2`` and appends
     ``legs=<k> weight=<k>`` to the ``RESULT`` line."""

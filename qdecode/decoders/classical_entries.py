@@ -23,7 +23,7 @@ import numpy as np
 from qdecode.decoders.bm import BmDecoder
 from qdecode.decoders.osd import OSD_BLOCK_PARAMS, OsdBlockDecoder
 from qdecode.decoders.params import DecoderEntry
-from qdecode.decoders.polar import SCL_PARAMS, ScDecoder, SclDecoder
+from qdecode.decoders.sc_scl import SCL_PARAMS, ScDecoder, SclDecoder
 from qdecode.decoders.sem_osd import SEM_OSD_PARAMS
 
 

@@ -8,7 +8,7 @@ downloaded. It is split once (:func:`corpus_split`):
 * the first ``TRAIN_FRACTION`` (80 %) is the language models' part; :func:`lm_split` cuts it
   again into training text (its first 90 %) and held-out text (its last ``HELDOUT_FRACTION``,
   10 %: temperature fits and validation) -- the same cut for the n-gram
-  (:mod:`qdecode.ngram_fit`) and the byte Transformer (:mod:`qdecode.neural.lm_train`);
+  (:mod:`qdecode.language_model.ngram`) and the byte Transformer (:mod:`qdecode.neural.lm_train`);
 * the last 20 % is the channel-test text (:mod:`qdecode.sims.text_source`), never seen in training.
 
 This module imports only numpy, so decoders (:mod:`qdecode.decoders.lm_prior`), trainers and

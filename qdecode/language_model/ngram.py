@@ -7,13 +7,13 @@ Training side of :class:`qdecode.decoders.lm_prior.KneserNey` (which only scores
 * :func:`fit_kn_temperature`: the inverse temperature minimising the held-out cross-entropy,
   with :func:`fit_inverse_temperature` (a golden-section search shared with
   :mod:`qdecode.neural.lm_train`);
-* :func:`corpus_kneser_ney`: the model of the corpus' LM part (:func:`qdecode.text_corpus.lm_split`:
+* :func:`corpus_kneser_ney`: the model of the corpus' LM part (:func:`qdecode.language_model.corpus.lm_split`:
   counts on its first 90 %, temperature on its last 10 %), trained at first use and cached as
   ``.npz`` under ``$QDECODE_LM_CACHE`` if set, else ``$XDG_CACHE_HOME/qdecode/lm``
   (``~/.cache/qdecode/lm``); the file name carries the order and a hash of the training text.
-  A cache file that cannot be read raises :class:`~qdecode.text_corpus.CorpusError` naming it.
+  A cache file that cannot be read raises :class:`~qdecode.language_model.corpus.CorpusError` naming it.
 
-Imports numpy, :mod:`qdecode.kernels.sem_osd` and :mod:`qdecode.text_corpus` only.
+Imports numpy, :mod:`qdecode.kernels.sem_osd` and :mod:`qdecode.language_model.corpus` only.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from qdecode.kernels import sem_osd as ksem
-from qdecode.text_corpus import CorpusError, lm_split, lm_text_hash
+from qdecode.language_model.corpus import CorpusError, lm_split, lm_text_hash
 
 __all__ = ["FIELDS", "CACHE_VERSION", "count_kneser_ney", "check_arrays", "context_windows",
            "fit_inverse_temperature", "fit_kn_temperature", "cache_dir", "save_cache", "load_cache",
