@@ -39,13 +39,14 @@ from typing import Any, Iterable, Mapping, NamedTuple, Sequence
 import numpy as np
 
 from qdecode.decoders.registry import SINTER_PREFIX, split_label
+from qdecode.sims.gap_bins import GAP_BINS_KEY, discard_curve, has_gap_bins
 from qdecode.sims.stats import Fit, fit_binomial, metadata_number, shot_error_rate_to_per_round
 from qdecode.sims.store import StatsRow, merge_rows
 from qdecode.sims.threshold import ThresholdEstimate
 
 __all__ = ["PlotOptions", "LineFit", "Reference", "plot_threshold", "fit_curves", "parse_y", "hits_and_trials",
            "y_denominator", "check_custom_key", "short_decoder_labels", "split_decoder_label",
-           "common_metadata", "subtitle_text"]
+           "common_metadata", "subtitle_text", "plot_discard_vs_error", "DISCARD_X_KEY"]
 
 SCALES = ("linear", "log")
 
@@ -1179,6 +1180,7 @@ def plot_threshold(
     references: Sequence[Reference | tuple] = (),
     options: PlotOptions | None = None,
     check_keys: bool = True,
+    notes: Sequence[str] = (),
 ):
     """Plot a rate (by default the logical error rate) against ``x_key`` (by default p).
 
@@ -1239,6 +1241,7 @@ def plot_threshold(
         check_keys: refuse a custom count that no row has (:func:`check_custom_key`). Pass
             False for rows already merged after that check on the rows as read: summing rows
             drops counts that stayed 0.
+        notes: lines of text for the box of notes inside the axes (before any threshold note).
 
     Returns:
         The ``matplotlib.figure.Figure``. Its curve lines carry ``gid="curve:<label>"``,
@@ -1282,8 +1285,9 @@ def plot_threshold(
     refs = _draw_references(ax, references, styles, group_keys)
     all_x = [x for points in data.curves.values() for x in points]
     x_range = (min(all_x), max(all_x))
-    th_handles, th_labels, notes = _draw_thresholds(ax, _threshold_items(threshold), styles,
-                                                    _family_labels(groups, group_keys, styles), x_range)
+    th_handles, th_labels, th_notes = _draw_thresholds(ax, _threshold_items(threshold), styles,
+                                                       _family_labels(groups, group_keys, styles), x_range)
+    notes = [*notes, *th_notes]
 
     _apply_limits(ax, options, xscale, y_shown, _reference_ys(refs, x_range), rates=not data.counting)
     ax.grid(True, which="major", alpha=0.5)
@@ -1310,3 +1314,110 @@ def plot_threshold(
     if out_path is not None:
         _save(fig, out_path, dpi, outside)
     return fig
+
+
+# ---------------------------------------------------------------------------------------
+# Post-selection by the decoder's gap: kept-shot error rate against discard rate
+# ---------------------------------------------------------------------------------------
+
+#: The x key of the points of :func:`plot_discard_vs_error` (the fraction of shots discarded).
+DISCARD_X_KEY = "discard_rate"
+
+
+def _discard_points(rows: Sequence[StatsRow], xscale: str, group_keys: tuple) -> tuple[list[StatsRow], dict]:
+    """One row per post-selection threshold of every gap-histogram row, and the rows' 0 % points.
+
+    Each point row has ``shots = kept``, ``errors = kept errors`` and the discard rate in its
+    json_metadata under :data:`DISCARD_X_KEY`, so that :func:`plot_threshold` draws kept-shot
+    error rates with its own binomial bands and styles. A curve stops at its first threshold
+    whose kept shots have no error (larger ones only weaken that upper bound). On a log x axis a
+    point without discards cannot be drawn; it is returned instead, ``{strong_id: (row, LER)}``.
+    The ``gap_bins`` metadata key is dropped from the points (every drawn row has it) unless it
+    separates curves.
+    """
+    out: list[StatsRow] = []
+    zero: dict[str, tuple] = {}
+    for row in rows:
+        md = row.json_metadata if isinstance(row.json_metadata, Mapping) else {}
+        if GAP_BINS_KEY not in md and not has_gap_bins(row.custom_counts or {}):
+            continue
+        for pt in discard_curve(row.shots, row.errors, row.discards, row.custom_counts or {}):
+            if xscale == "log" and pt.discard_rate <= 0:
+                zero[row.strong_id] = (row, pt.kept_errors / pt.kept)
+            else:
+                meta = {k: v for k, v in md.items() if k != GAP_BINS_KEY or k in group_keys}
+                out.append(StatsRow(strong_id=f"{row.strong_id}:gap>={pt.threshold}", decoder=row.decoder,
+                                    json_metadata={**meta, DISCARD_X_KEY: pt.discard_rate}, shots=pt.kept,
+                                    errors=pt.kept_errors))
+            if pt.kept_errors == 0:
+                break
+    if not out and not zero:
+        raise ValueError("no row has a gap histogram (sweep with --gap-histogram, or gap_histogram = true in a "
+                         "recipe, with a decoder that gives a confidence)")
+    return out, zero
+
+
+def plot_discard_vs_error(
+    rows: Iterable[StatsRow] | Mapping[str, StatsRow],
+    *,
+    out_path: str | os.PathLike | None,
+    group_keys: Sequence[str] = ("decoder", "d", "p"),
+    xscale: str = "log",
+    per_round: bool = False,
+    options: PlotOptions | None = None,
+    **kwargs: Any,
+):
+    """Logical error rate among kept shots against the discard rate, post-selecting on the gap.
+
+    For every row with a gap histogram (:mod:`qdecode.sims.gap_bins`; a sweep with
+    ``--gap-histogram``), the shots with the smallest gaps are discarded: threshold ``t`` keeps
+    the shots with gap >= ``t`` dB, and every bin edge ``t = 0, 1, 2, ...`` is one point, at
+    ``x`` = the fraction of the row's shots discarded (detector postselection's discards
+    included) and ``y`` = ``errors / shots`` among the kept ones, with sinter's binomial band
+    (:func:`~qdecode.sims.stats.fit_binomial`). One curve per row (``group_keys``: decoder, d, p
+    and whatever else separates rows), in :func:`plot_threshold`'s styles: Okabe-Ito colour per
+    decoder, marker per d, short legend labels, the subtitle of what the rows share. A curve ends
+    at its first point without kept errors (an upper bound, a hollow 'v').
+
+    On a log x axis (the default) the point without post-selection (0 % discarded) has no place:
+    it is drawn as a grey horizontal line over the curve's x range, with the curve's marker, so
+    the reader sees the gain. ``per_round`` converts kept-shot rates per round. ``options`` sets
+    the axes (its ``y`` is ignored: the quantity is this one); other keyword arguments go to
+    :func:`plot_threshold` (``title``, ``subtitle``, ``dpi``, ``figsize``,
+    ``highlight_max_likelihood_factor``).
+
+    Returns:
+        The figure (curve lines ``gid="curve:<label>"``, the 0 % lines ``gid="ref:<label>"``).
+
+    Raises:
+        ValueError: no row has a gap histogram, or a histogram that does not add up to its row.
+    """
+    rows = list(rows.values() if isinstance(rows, Mapping) else rows)
+    group_keys = tuple(group_keys)
+    points, zero = _discard_points(list(merge_rows(rows).values()), xscale, group_keys)
+    refs = []
+    if zero and points:
+        xs = [r.json_metadata[DISCARD_X_KEY] for r in points]
+        span = [min(xs), max(xs)]
+        marker_key = next((k for k in ("d", "code") if k in group_keys), None)
+        decoders = {row.decoder for row, _ in zero.values()}
+        short = short_decoder_labels(decoders) if len(decoders) > 1 else {}
+        for row, ler in sorted(zero.values(), key=lambda t: (t[0].decoder, _sort_key(t[0].json_metadata.get(
+                marker_key)))):
+            md = row.json_metadata if isinstance(row.json_metadata, Mapping) else {}
+            group = {marker_key: md.get(marker_key)} if marker_key else None
+            parts = ([short[row.decoder]] if short else []) + ([f"{marker_key}={md.get(marker_key)}"] if marker_key
+                                                                else [])
+            label = "no post-selection" + (f" ({', '.join(parts)})" if parts else "")
+            refs.append(Reference(label, span, [ler, ler], "no post-selection (0 % discarded)", group))
+    if not points:
+        raise ValueError("every gap-histogram row discards nothing at its first threshold with errors; "
+                         "use xscale='linear' to draw the 0 % points")
+    options = dataclasses.replace(options or PlotOptions(), y="error_rate")
+    note = "discard the shots whose gap is below t dB; one point per t = 0, 1, 2, ... (1 dB bins)"
+    return plot_threshold(points, out_path=out_path, x_key=DISCARD_X_KEY, group_keys=group_keys, xscale=xscale,
+                          per_round=per_round, options=options, references=refs, check_keys=False,
+                          xlabel="Discard rate (fraction of shots discarded)",
+                          ylabel=("Logical error probability per round among kept shots" if per_round
+                                  else "Logical error rate among kept shots"),
+                          notes=kwargs.pop("notes", [note]), **kwargs)

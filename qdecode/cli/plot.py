@@ -59,7 +59,11 @@ def add_plot_parser(sub) -> None:
                         "NUM/DEN = custom_counts[NUM] / custom_counts[DEN]. A rate is drawn with sinter's "
                         "binomial band; when a count exceeds its shots in some row (bit_errors, detection_events "
                         "without detectors_checked) every point is the mean count per kept shot with its Poisson "
-                        "band (default: error_rate)")
+                        "band; discard_vs_error = post-selection on the decoder's gap (rows of a sweep with "
+                        "--gap-histogram): the logical error rate among kept shots against the fraction of shots "
+                        "discarded, one point per gap threshold (1 dB bins), one curve per row; x is the discard "
+                        "rate (log unless --xscale linear; the 0%% point is then a grey line), --x does not apply "
+                        "(default: error_rate)")
     p.add_argument("--per-round", action="store_true",
                    help="convert rates to per round, 1/2 - 1/2 (1 - 2 P_shot)^(1/r), with the r or rounds "
                         "metadata (default: per shot; not for discard_rate)")
@@ -125,6 +129,12 @@ def add_threshold_parser(sub) -> None:
                    help="keep rows whose json_metadata[KEY] equals VALUE, as for `qdecode plot` (default: all rows)")
     p.add_argument("--bootstrap", type=int, default=200, help="bootstrap resamples (default: 200)")
     p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap resampling (default: 0)")
+    p.add_argument("--max-discard", type=float, metavar="FRACTION",
+                   help="instead of the threshold: per row with a gap histogram (--gap-histogram sweeps), the "
+                        "logical error rate among kept shots when the shots with the smallest gaps are discarded, "
+                        "at the largest gap threshold that discards at most FRACTION of the shots (e.g. 0.01), "
+                        "with its binomial interval (likelihood within 1000x of the max, as sinter) and the "
+                        "fraction actually discarded: bins are 1 dB wide, so it is at or below FRACTION")
     p.set_defaults(run=run_threshold)
 
 
@@ -391,10 +401,47 @@ def _fit_line_text(fit) -> str:
     return f"{fit.describe()} (ln rate = a + k x; {span})"
 
 
+def draw_discard(rows, *, out_path: str, per_round: bool = False, group: str | None = None, title=None,
+                 xscale: str | None = None, options=None, highlight_max_likelihood_factor: float = DEFAULT_FACTOR,
+                 subtitle: str | None = None, dpi: int = DEFAULT_DPI, fig_size: Sequence[int] = DEFAULT_FIG_SIZE,
+                 show: bool = False):
+    """``--y discard_vs_error``: :func:`~qdecode.sims.plots.plot_discard_vs_error` of ``rows``, one curve
+    per row (the decoder and the varying metadata keys, plus d and p), to ``out_path``."""
+    from qdecode.sims.plots import plot_discard_vs_error
+
+    rows = list(rows)
+    keys = _unique(group_keys_for(rows, group) + tuple(k for k in ("d", "p") if _has_key(rows, k)))
+    fig = plot_discard_vs_error(rows, out_path=out_path, group_keys=keys, xscale=xscale or "log",
+                                per_round=per_round, options=options, title=title, subtitle=subtitle,
+                                highlight_max_likelihood_factor=highlight_max_likelihood_factor, dpi=dpi,
+                                figsize=(fig_size[0] / dpi, fig_size[1] / dpi))
+    if show:
+        show_figure(fig)
+
+
+def _run_discard_plot(args, factor: float) -> int:
+    """``qdecode plot --y discard_vs_error``."""
+    from qdecode.sims.plots import PlotOptions
+
+    for flag, value in (("--x", args.x_key), ("--fit", args.fit)):
+        if value:
+            raise ValueError(f"{flag} does not apply to --y discard_vs_error (x is the discard rate)")
+    options = PlotOptions(yscale=_scale("yscale", args.yscale), xmin=args.xmin, xmax=args.xmax, ymin=args.ymin,
+                          ymax=args.ymax)
+    rows = apply_filters(_read(args.csv), args.filter)
+    draw_discard(rows, out_path=args.out, per_round=args.per_round, group=args.group, title=args.title,
+                 xscale=_scale("xscale", args.xscale), options=options, highlight_max_likelihood_factor=factor,
+                 subtitle=args.subtitle, dpi=args.dpi, fig_size=args.fig_size, show=args.show)
+    print(f"qdecode plot: {args.out}", file=sys.stderr)
+    return 0
+
+
 def run_plot(args) -> int:
     factor = args.highlight_max_likelihood_factor
     if not factor >= 1:
         raise ValueError(f"--highlight-max-likelihood-factor must be >= 1, got {factor:g}")
+    if args.y == "discard_vs_error":
+        return _run_discard_plot(args, factor)
     options = _plot_options(args)
     xscale = _scale("xscale", args.xscale)
     rows = apply_filters(_read(args.csv, y=options.y), args.filter)
@@ -410,11 +457,59 @@ def run_plot(args) -> int:
     return 0
 
 
+def _row_name(row, keys: Sequence[str]) -> str:
+    """``pymatching, d=5, p=0.003``: the decoder and the row's values of ``keys``."""
+    md = row.json_metadata if isinstance(row.json_metadata, Mapping) else {}
+    parts = [row.decoder] + [f"{k}={md[k]}" for k in keys if k != "decoder" and k in md]
+    return ", ".join(parts)
+
+
+def max_discard_lines(rows, max_discard: float, keys: Sequence[str]) -> list[str]:
+    """The ``--max-discard`` table: a header, then one line per row with a gap histogram.
+
+    Columns: kept-shot logical error rate at the largest gap threshold whose discard rate is at
+    most ``max_discard`` (:func:`~qdecode.sims.gap_bins.at_max_discard`), its binomial interval,
+    the threshold (``gap>=T dB``; ``-`` for none), the fraction discarded, kept shots and errors,
+    and the error rate without post-selection.
+
+    Raises:
+        ValueError: ``max_discard`` outside [0, 1], or no row with a gap histogram.
+    """
+    from qdecode.sims.gap_bins import GAP_BINS_KEY, at_max_discard, discard_curve, has_gap_bins
+
+    if not 0.0 <= max_discard <= 1.0:
+        raise ValueError(f"--max-discard must be a fraction in [0, 1], got {max_discard:g}")
+    lines = [f"# post-selection on the decoder's gap, at most {max_discard:.4g} of shots discarded (1 dB bins: "
+             f"the fraction discarded is the largest reachable at or below it); interval: likelihood within 1000x",
+             "# row\tgap>=dB\tdiscarded\tkept\tkept_errors\tLER_kept\tLER_kept_low\tLER_kept_high\tLER_all"]
+    names = [k for k in keys if k not in ("decoder", GAP_BINS_KEY)]
+    for row in rows:
+        md = row.json_metadata if isinstance(row.json_metadata, Mapping) else {}
+        if GAP_BINS_KEY not in md and not has_gap_bins(row.custom_counts or {}):
+            continue
+        curve = discard_curve(row.shots, row.errors, row.discards, row.custom_counts or {})
+        if not curve:
+            continue
+        pt = at_max_discard(curve, max_discard)
+        full = curve[0]
+        threshold = "-" if pt.threshold is None else str(pt.threshold)
+        lines.append(f"{_row_name(row, names)}\t{threshold}\t{pt.discard_rate:.4g}\t{pt.kept}\t{pt.kept_errors}\t"
+                     f"{pt.fit.best:.4g}\t{pt.fit.low:.4g}\t{pt.fit.high:.4g}\t{full.fit.best:.4g}")
+    if len(lines) == 2:
+        raise ValueError("no row has a gap histogram (sweep with --gap-histogram and a decoder that gives a "
+                         "confidence: mle, pymatching, pymatching-correlated)")
+    return lines
+
+
 def run_threshold(args) -> int:
     from qdecode.sims.threshold import threshold_report
 
     rows = apply_filters(_read(args.csv), args.filter)
     keys = group_keys_for(rows, args.group)
+    if args.max_discard is not None:
+        keys = _unique(keys + tuple(k for k in ("d", "p", "r") if _has_key(rows, k)))
+        print("\n".join(max_discard_lines(rows, args.max_discard, keys)))
+        return 0
     reports = threshold_report(rows, per_round=args.per_round, group_keys=keys, n_bootstrap=args.bootstrap,
                                seed=args.seed)
     unit = "per round" if args.per_round else "per shot"

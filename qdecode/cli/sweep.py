@@ -79,6 +79,12 @@ def add_parser(sub) -> None:
                    help="count each pattern of mispredicted observables (custom_counts obs_mistake_mask=...)")
     d.add_argument("--count-detection-events", action="store_true", default=None,
                    help="count detection_events and detectors_checked in custom_counts")
+    d.add_argument("--gap-histogram", action="store_true", default=None,
+                   help="decode with the decoder's confidence and count shots and errors per 1 dB bin of the gap "
+                        "in custom_counts: g12 = shots with gap in [12, 13) dB, g12E = errors among them; g100 = "
+                        "100 dB and above (inf too), gneg = negative, gnan = unknown; json_metadata gets "
+                        "gap_bins (so the strong_id differs); for `qdecode plot --y discard_vs_error` and "
+                        "`qdecode threshold --max-discard` (decoders: mle, pymatching, pymatching-correlated)")
     o = p.add_argument_group("stopping, output and execution (override the recipe)")
     o.add_argument("--max-shots", type=int, help="stop a task after this many shots (recipe default 1000000)")
     o.add_argument("--max-errors", type=int, help="stop a task after this many errors (recipe default 100)")
@@ -132,11 +138,23 @@ def _task_options(args) -> dict:
         task["count_observable_error_combos"] = True
     if args.count_detection_events:
         task["count_detection_events"] = True
+    if args.gap_histogram:
+        task["gap_histogram"] = True
     if args.metadata:
         task["metadata"] = _parse_metadata(args.metadata)
     if args.decoder_dem:
         task["decoder_dem"] = args.decoder_dem
     return task
+
+
+def _check_confidence(decoders) -> None:
+    """``--gap-histogram`` needs decoders with a confidence: refused in one line before anything is built."""
+    from qdecode.decoders.confidence import no_confidence_error
+    from qdecode.decoders.registry import get_entry
+
+    for dec in decoders:
+        if not get_entry(dec.name).has_confidence:
+            raise ValueError(f"--gap-histogram: {no_confidence_error(dec.name)}")
 
 
 def _inline_recipe(args):
@@ -146,6 +164,8 @@ def _inline_recipe(args):
     if not args.decoder:
         raise ValueError("an inline sweep needs --decoder")
     decoders = compose_decoders(args.decoder, args.param + time_budget_param(args.time_budget))
+    if args.gap_histogram:
+        _check_confidence(decoders)
     if args.circuit or args.dem:
         catalogue = [f for f, v in (("--code", args.code), ("--d", args.d), ("--rounds", args.rounds),
                                     ("--noise", args.noise), ("--p", args.p), ("--ebn0", args.ebn0),
@@ -306,7 +326,8 @@ def run(args) -> int:
         used = [f for f, v in (("--decoder", args.decoder), ("--param", args.param), ("--metadata", args.metadata),
                                ("--postselect", args.postselect), ("--decoder-dem", args.decoder_dem),
                                ("--count-observable-error-combos", args.count_observable_error_combos),
-                               ("--count-detection-events", args.count_detection_events)) if v]
+                               ("--count-detection-events", args.count_detection_events),
+                               ("--gap-histogram", args.gap_histogram)) if v]
         if used:
             raise ValueError(f"{used[0]} applies to an inline sweep (--code / --circuit / --dem); "
                              f"put it in the recipe's task table instead")
