@@ -16,6 +16,7 @@ import json
 import math
 import os
 import platform
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -104,13 +105,22 @@ class StepLoop:
                 if loop.should_stop(step, max_wall_s, stop_after): ...
     """
 
+    #: seconds between plain progress lines when stderr is not a terminal (as `qdecode sweep`'s default)
+    LINE_INTERVAL = 30.0
+
     def __init__(self, out: Path, total: int, initial: int, desc: str, progress: bool) -> None:
         self.t0 = time.time()
         self.bar = None
-        if progress:
+        self.total, self.step, self.initial, self.desc = total, initial, initial, desc
+        # Without a terminal (a log file, nohup, CI) a bar would be noise: a plain line with the
+        # step count and an ETA at most every LINE_INTERVAL seconds instead.
+        self.next_line = None
+        if progress and sys.stderr.isatty():
             from tqdm import tqdm
 
             self.bar = tqdm(total=total, initial=initial, desc=desc, unit="step", dynamic_ncols=True)
+        elif progress:
+            self.next_line = time.monotonic() + self.LINE_INTERVAL
         self.log = (out / "train_log.jsonl").open("a", encoding="utf-8")
 
     def elapsed(self) -> float:
@@ -123,10 +133,23 @@ class StepLoop:
             stop_after is not None and step >= stop_after)
 
     def tick(self, **postfix: Any) -> None:
+        self.step += 1
         if self.bar is not None:
             self.bar.update(1)
             if postfix:
                 self.bar.set_postfix(**postfix)
+        elif self.next_line is not None and time.monotonic() >= self.next_line:
+            self.next_line = time.monotonic() + self.LINE_INTERVAL
+            print(self.line(**postfix), file=sys.stderr, flush=True)
+
+    def line(self, **postfix: Any) -> str:
+        """``qdecode train crisp x: step 300/2000, 1m elapsed, ETA ~5m40s, loss=0.41`` (no terminal)."""
+        elapsed = self.elapsed()
+        done = self.step - self.initial
+        text = f"qdecode {self.desc}: step {self.step}/{self.total}, {elapsed:.0f} s elapsed"
+        if 0 < done and self.step < self.total:
+            text += f", ETA ~{elapsed * (self.total - self.step) / done:.0f} s"
+        return text + "".join(f", {k}={v}" for k, v in postfix.items())
 
     def record(self, history: list, rec: dict) -> None:
         """Append ``rec`` to ``history`` and to the log file."""

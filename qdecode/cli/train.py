@@ -7,9 +7,9 @@ checkpoints in ``DIR`` (a second call resumes), seeded data stream, model card, 
 (:mod:`qdecode.neural.crisp_train`) the same way, and ``qdecode train lm --config CONFIG.json --out DIR``
 the byte-level Transformer prior of sem-OSD (:mod:`qdecode.neural.lm_train`).
 
-The tqdm bar is drawn only when stderr is a terminal (and neither ``--no-progress`` nor
-``--quiet`` is given); in a pipe or a log file nothing is drawn and stdout holds only the
-JSON summary.
+Progress goes to stderr unless ``--no-progress`` or ``--quiet`` is given: a tqdm bar when stderr
+is a terminal; in a pipe or a log file a plain line (step, elapsed, ETA) at most every 30 s.
+stdout holds only the JSON summary.
 """
 
 from __future__ import annotations
@@ -54,15 +54,13 @@ def _common_options(p, *, config: str, stem: str, batch: str) -> None:
     p.add_argument("--no-resume", action="store_true",
                    help="ignore an existing checkpoint in --out (it is overwritten)")
     p.add_argument("--no-progress", action="store_true",
-                   help="no tqdm bar (there is none anyway when stderr is not a terminal)")
+                   help="no progress on stderr (a bar on a terminal, else a line every 30 s)")
     p.add_argument("--quiet", action="store_true", help="same as --no-progress")
 
 
 def _progress(args) -> bool:
-    """Draw the trainer's tqdm bar: stderr is a terminal, no --no-progress, no --quiet."""
-    from qdecode.cli.progress import progress_enabled
-
-    return progress_enabled(args.no_progress or args.quiet)
+    """Report progress (the trainer picks a bar or plain lines): no --no-progress, no --quiet."""
+    return not (args.no_progress or args.quiet)
 
 
 def _import_trainer(module: str):
