@@ -227,6 +227,7 @@ def rs_decode_range(words, erasures, has_erasures, exp, log, nm, nsyn, out, nerr
         nerr: int32 ``(S,)`` symbol errors corrected (erasures not counted), ``-1`` on failure
             (``2 errors + erasures > nsyn``, or the errata locator's roots do not check out).
     """
+    # long: syndromes, Berlekamp-Massey, Chien search and Forney of a shot share the buffers above
     ns = words.shape[1]
     syn = np.zeros(nsyn, dtype=np.int32)
     mod = np.zeros(nsyn, dtype=np.int32)

@@ -37,6 +37,7 @@ allocated once per range.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numba
 import numpy as np
@@ -327,7 +328,9 @@ def bp_decode(
         ring: ``(k, n)`` posteriors of the last ``k`` iterations before ``max_iter`` (row ``(t - 1) % k``;
             :func:`record_posteriors`), or ``(0, n)`` to keep none.
     """
-    v2c, c2v, scratch, parity, sgn, min1, min2, arg, par, out1, out2, cbuf = work
+    v2c, c2v, scratch, parity = work.v2c, work.c2v, work.scratch, work.parity
+    sgn, min1, min2, arg = work.sgn, work.min1, work.min2, work.arg
+    par, out1, out2, cbuf = work.par, work.out1, work.out2, work.cbuf
     if method == 0 and not layered:
         return minsum_flooding(
             var_ptr, var_chks, llr0, syndrome, max_iter, alpha, alpha_num, alpha_shift, adaptive, beta,
@@ -340,9 +343,27 @@ def bp_decode(
     )
 
 
+class BpWork(NamedTuple):
+    """Scratch of :func:`bp_decode` (``nnz`` edges, ``m`` checks, ``dt`` the message dtype; ``maxdeg`` /
+    ``maxvdeg`` the largest check / variable degree)."""
+
+    v2c: np.ndarray  # (nnz,) dt: variable-to-check messages (two-phase kernels)
+    c2v: np.ndarray  # (nnz,) dt: check-to-variable messages
+    scratch: np.ndarray  # (2 maxdeg,) float64: product-sum prefix products + tanh values
+    parity: np.ndarray  # (m,) uint8: parity of H hard + s
+    sgn: np.ndarray  # (nnz,) uint8: sign of each v2c (compressed kernel)
+    min1: np.ndarray  # (2, m) dt: check state, least incoming magnitude
+    min2: np.ndarray  # (2, m) dt: second least
+    arg: np.ndarray  # (2, m) int64: the edge holding the least one
+    par: np.ndarray  # (2, m) uint8: sign parity
+    out1: np.ndarray  # (m,) dt: scaled min1
+    out2: np.ndarray  # (m,) dt: scaled min2
+    cbuf: np.ndarray  # (maxvdeg,) dt: c2v of one variable
+
+
 @numba.njit(cache=True, nogil=True)
 def make_work(chk_ptr, var_ptr, dtype_example):
-    """Scratch buffers for :func:`bp_decode` (allocate once per thread, reuse across shots)."""
+    """Scratch buffers for :func:`bp_decode` (allocate once per thread, reuse across shots): a :class:`BpWork`."""
     m = chk_ptr.shape[0] - 1
     n = var_ptr.shape[0] - 1
     nnz = chk_ptr[m]
@@ -353,20 +374,10 @@ def make_work(chk_ptr, var_ptr, dtype_example):
     for j in range(n):
         maxvdeg = max(maxvdeg, var_ptr[j + 1] - var_ptr[j])
     dt = dtype_example.dtype
-    return (
-        np.empty(nnz, dtype=dt),  # v2c
-        np.empty(nnz, dtype=dt),  # c2v
-        np.empty(2 * maxdeg, dtype=np.float64),  # product-sum prefix products + tanh values
-        np.empty(m, dtype=np.uint8),  # parity of H hard + s
-        np.empty(nnz, dtype=np.uint8),  # sign of each v2c (compressed kernel)
-        np.empty((2, m), dtype=dt),  # min1
-        np.empty((2, m), dtype=dt),  # min2
-        np.empty((2, m), dtype=np.int64),  # arg
-        np.empty((2, m), dtype=np.uint8),  # sign parity
-        np.empty(m, dtype=dt),  # scaled min1
-        np.empty(m, dtype=dt),  # scaled min2
-        np.empty(maxvdeg, dtype=dt),  # c2v of one variable
-    )
+    return BpWork(np.empty(nnz, dtype=dt), np.empty(nnz, dtype=dt), np.empty(2 * maxdeg, dtype=np.float64),
+                  np.empty(m, dtype=np.uint8), np.empty(nnz, dtype=np.uint8), np.empty((2, m), dtype=dt),
+                  np.empty((2, m), dtype=dt), np.empty((2, m), dtype=np.int64), np.empty((2, m), dtype=np.uint8),
+                  np.empty(m, dtype=dt), np.empty(m, dtype=dt), np.empty(maxvdeg, dtype=dt))
 
 
 @numba.njit(cache=True, nogil=True)

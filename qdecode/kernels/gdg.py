@@ -1012,6 +1012,7 @@ def gdg_decode_branch_parallel(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr,
     than those the sequential schedule applies it with, so the commit reproduces the sequential
     schedule exactly: outputs, convergence flags, iteration and branch counts.
     """
+    # long: the thread schedule (main branch, replays, in-order commits) shares its queue state
     import threading
 
     from qdecode.kernels.threads import shared_executor

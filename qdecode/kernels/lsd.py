@@ -33,6 +33,8 @@ Londe and Beverland's union-find for LDPC codes, arXiv:2103.08049).
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numba
 import numpy as np
 
@@ -42,31 +44,57 @@ from qdecode.kernels.osd import osd_scratch, osd_solve
 _ONE = np.uint64(1)
 
 
+class LsdScratch(NamedTuple):
+    """Per-thread state of :func:`lsd_solve` for an ``(m, n)`` problem (``Wm``, ``Wn``: words of m, n bits)."""
+
+    bit_owner: np.ndarray  # (n,) int64
+    chk_owner: np.ndarray  # (m,) int64
+    cparent: np.ndarray  # (m,) int64: (cluster union-find; clusters are seed indices)
+    csize: np.ndarray  # (m,) int64: (bits)
+    crank: np.ndarray  # (m,) int64
+    cvalid: np.ndarray  # (m,) uint8
+    chk_next: np.ndarray  # (m,) int64: (cluster check lists)
+    c_head: np.ndarray  # (m,) int64
+    c_tail: np.ndarray  # (m,) int64
+    pivot_of: np.ndarray  # (m,) int64
+    vec: np.ndarray  # (m, Wm) uint64
+    comb: np.ndarray  # (m, Wn) uint64: (over slots)
+    bit_of_slot: np.ndarray  # (n,) int64
+    v: np.ndarray  # (Wm,) uint64
+    cv: np.ndarray  # (Wn,) uint64
+    seeds: np.ndarray  # (m,) int64: / invalid list
+    chk_local: np.ndarray  # (m,) int64: (check -> local row, for OSD)
+    bit_local: np.ndarray  # (n,) int64
+    cand: np.ndarray  # (n,) int64: (a growth step's candidate bits)
+    mark: np.ndarray  # (n,) uint8: (candidate already listed)
+
+
 @numba.njit(cache=True, nogil=True)
 def lsd_scratch(m, n):
     """Per-thread state of :func:`lsd_solve` for an ``(m, n)`` problem (reset per shot where used)."""
     Wm = max(1, (m + 63) // 64)
     Wn = max(1, (n + 63) // 64)
-    return (np.full(n, -1, dtype=np.int64),   # bit_owner
-            np.full(m, -1, dtype=np.int64),   # chk_owner
-            np.zeros(m, dtype=np.int64),      # cparent (cluster union-find; clusters are seed indices)
-            np.zeros(m, dtype=np.int64),      # csize (bits)
-            np.zeros(m, dtype=np.int64),      # crank
-            np.zeros(m, dtype=np.uint8),      # cvalid
-            np.full(m, -1, dtype=np.int64),   # chk_next (cluster check lists)
-            np.zeros(m, dtype=np.int64),      # c_head
-            np.zeros(m, dtype=np.int64),      # c_tail
-            np.full(m, -1, dtype=np.int64),   # pivot_of
-            np.zeros((m, Wm), dtype=np.uint64),  # vec
-            np.zeros((m, Wn), dtype=np.uint64),  # comb (over slots)
-            np.zeros(n, dtype=np.int64),      # bit_of_slot
-            np.zeros(Wm, dtype=np.uint64),    # v
-            np.zeros(Wn, dtype=np.uint64),    # cv
-            np.zeros(m, dtype=np.int64),      # seeds / invalid list
-            np.zeros(m, dtype=np.int64),      # chk_local (check -> local row, for OSD)
-            np.full(n, -1, dtype=np.int64),   # bit_local
-            np.zeros(n, dtype=np.int64),      # cand (a growth step's candidate bits)
-            np.zeros(n, dtype=np.uint8))      # mark (candidate already listed)
+    return LsdScratch(
+        bit_owner=np.full(n, -1, dtype=np.int64),
+        chk_owner=np.full(m, -1, dtype=np.int64),
+        cparent=np.zeros(m, dtype=np.int64),
+        csize=np.zeros(m, dtype=np.int64),
+        crank=np.zeros(m, dtype=np.int64),
+        cvalid=np.zeros(m, dtype=np.uint8),
+        chk_next=np.full(m, -1, dtype=np.int64),
+        c_head=np.zeros(m, dtype=np.int64),
+        c_tail=np.zeros(m, dtype=np.int64),
+        pivot_of=np.full(m, -1, dtype=np.int64),
+        vec=np.zeros((m, Wm), dtype=np.uint64),
+        comb=np.zeros((m, Wn), dtype=np.uint64),
+        bit_of_slot=np.zeros(n, dtype=np.int64),
+        v=np.zeros(Wm, dtype=np.uint64),
+        cv=np.zeros(Wn, dtype=np.uint64),
+        seeds=np.zeros(m, dtype=np.int64),
+        chk_local=np.zeros(m, dtype=np.int64),
+        bit_local=np.full(n, -1, dtype=np.int64),
+        cand=np.zeros(n, dtype=np.int64),
+        mark=np.zeros(n, dtype=np.uint8))
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -107,8 +135,7 @@ def _grow(c, col_ptr, row_idx, chk_ptr, chk_var, colbits, key, bits_per_step, st
     """One growth step of cluster ``c``: its ``bits_per_step`` most likely unowned neighbouring bits
     (smallest ``key``, then index; ``0``: all of them, the Tanner-graph neighbourhood) join it
     (:func:`_add_bit`). Returns ``(root, nb, nslot)``, ``root = -1`` when ``c`` has no such bit."""
-    (bit_owner, chk_owner, cparent, csize, crank, cvalid, chk_next, c_head, c_tail, pivot_of, vec, comb,
-     bit_of_slot, v, cv, seeds, chk_local, bit_local, cand, mark) = st
+    bit_owner, chk_next, c_head, cand, mark = st.bit_owner, st.chk_next, st.c_head, st.cand, st.mark
     if bits_per_step == 1:  # the common case: one scan for the minimum
         best = -1
         bk = np.inf
@@ -150,8 +177,9 @@ def _grow(c, col_ptr, row_idx, chk_ptr, chk_var, colbits, key, bits_per_step, st
 def _add_bit(j, c, col_ptr, row_idx, colbits, st, nb, nslot):
     """Bit ``j`` joins cluster ``c``: its new checks join, clusters owning its other checks merge (the
     smaller into the larger), and its column is eliminated on the fly. Returns ``(root, nb, nslot)``."""
-    (bit_owner, chk_owner, cparent, csize, crank, cvalid, chk_next, c_head, c_tail, pivot_of, vec, comb,
-     bit_of_slot, v, cv, seeds, chk_local, bit_local, cand, mark) = st
+    bit_owner, chk_owner, cparent, csize, crank = st.bit_owner, st.chk_owner, st.cparent, st.csize, st.crank
+    chk_next, c_head, c_tail, pivot_of, vec, comb = st.chk_next, st.c_head, st.c_tail, st.pivot_of, st.vec, st.comb
+    bit_of_slot, v, cv = st.bit_of_slot, st.v, st.cv
     Wm = v.shape[0]
     root = c
     bit_owner[j] = root
@@ -220,8 +248,10 @@ def lsd_solve(col_ptr, row_idx, chk_ptr, chk_var, colbits, weights, syndrome, ke
     ``grow * order`` or it has no neighbour left, so that the in-cluster OSD has that many
     non-pivot columns to sweep; ``st``: :func:`lsd_scratch`.
     """
-    (bit_owner, chk_owner, cparent, csize, crank, cvalid, chk_next, c_head, c_tail, pivot_of, vec, comb,
-     bit_of_slot, v, cv, seeds, chk_local, bit_local, cand, mark) = st
+    bit_owner, chk_owner, cparent, csize, crank = st.bit_owner, st.chk_owner, st.cparent, st.csize, st.crank
+    cvalid, chk_next, c_head, c_tail, pivot_of = st.cvalid, st.chk_next, st.c_head, st.c_tail, st.pivot_of
+    vec, comb, bit_of_slot, v, cv, seeds = st.vec, st.comb, st.bit_of_slot, st.v, st.cv, st.seeds
+    chk_local = st.chk_local
     m = syndrome.shape[0]
     Wm = v.shape[0]
     nseed = 0
@@ -289,8 +319,7 @@ def lsd_solve(col_ptr, row_idx, chk_ptr, chk_var, colbits, weights, syndrome, ke
                 x &= x - _ONE
         if order > 0 and csize[c] > crank[c]:
             _cluster_osd(c, col_ptr, row_idx, weights, syndrome, key, method, min(order, csize[c] - crank[c]),
-                         crank[c],
-                         chk_next, c_head, bit_owner, cparent, bit_of_slot, nslot, chk_local, bit_local, out)
+                         crank[c], st, nslot, out)
     # reset what this shot touched
     for t in range(nslot):
         bit_owner[bit_of_slot[t]] = -1
@@ -315,12 +344,12 @@ def lsd_solve(col_ptr, row_idx, chk_ptr, chk_var, colbits, weights, syndrome, ke
 
 
 @numba.njit(cache=True, nogil=True)
-def _cluster_osd(c, col_ptr, row_idx, weights, syndrome, key, method, order, rank, chk_next, c_head, bit_owner,
-                 cparent,
-                 bit_of_slot, nslot, chk_local, bit_local, out):
+def _cluster_osd(c, col_ptr, row_idx, weights, syndrome, key, method, order, rank, st, nslot, out):
     """OSD (``method``: ``METHOD_CS`` or ``METHOD_E``) of order ``order`` on cluster ``c``'s subproblem
-    ``H[U_c, V_c]``, written over ``out``'s
-    entries on ``V_c`` (its OSD-0 equals the LSD-0 solution up to the column order)."""
+    ``H[U_c, V_c]`` (its checks and its bits among the first ``nslot`` slots of :class:`LsdScratch` ``st``),
+    written over ``out``'s entries on ``V_c`` (its OSD-0 equals the LSD-0 solution up to the column order)."""
+    chk_next, c_head, bit_owner, cparent = st.chk_next, st.c_head, st.bit_owner, st.cparent
+    bit_of_slot, chk_local, bit_local = st.bit_of_slot, st.chk_local, st.bit_local
     mc = 0
     i = c_head[c]
     while i >= 0:

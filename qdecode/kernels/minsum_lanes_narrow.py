@@ -28,9 +28,11 @@ Same arithmetic as the reference, reorganised for SIMD code:
   ``(x * num) >> shift`` runs in int32 once per check (adaptive shifts above 8 give
   ``max(x - 1, 0)`` for ``x <= 127`` exactly as shift 8 with ``num = 255`` does).
 - The sweep is compiled with LLVM ``noalias`` on its array arguments
-  (:class:`NoAliasCompiler`): every state array is allocated by the range wrapper and passed
-  separately (the two check-state buffers too, swapped between iterations), so the lane
-  loops carry no runtime alias checks. That is only valid because no two arguments overlap.
+  (:class:`NoAliasCompiler`): every state array is allocated by the range wrapper, on its own
+  (the two check-state buffers too, swapped between iterations), and reaches the sweep in named
+  tuples (:class:`NarrowSweep`, :class:`NarrowCheckState`), which numba passes as their flattened
+  members, so the lane loops carry no runtime alias checks. That is only valid because no two
+  arrays overlap.
 - Lane counts 32, 64 and 128 run a sweep compiled for that constant lane count (the loops
   over lanes are unrolled and SLP-vectorised); other counts run a runtime-width sweep.
 
@@ -43,6 +45,8 @@ Lanes are persistent, as in the reference: a lane whose shot converged or reache
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numba
 import numpy as np
@@ -109,23 +113,170 @@ def edge_slots(var_ptr, var_chks, m):
     return slot, maxcdeg, maxvdeg
 
 
+# ------------------------------------------------------------------ named argument groups (both formats)
+#
+# The sweeps read every array through these named tuples. numba passes a tuple argument as its flattened
+# members, so each array's data pointer is still an argument of its own and still gets LLVM ``noalias``
+# (:class:`NoAliasCompiler`): the lane loops carry no runtime alias checks (``tests/kernels/
+# test_minsum_lanes_narrow.py`` checks the IR). That stays valid only while no two arrays below overlap.
+# Shapes: ``m`` checks, ``n`` variables, ``nnz`` edges, ``W`` lanes; "check dtype" is uint8 / uint16 /
+# float32 (8-bit, 16-bit, float32 format), "sum dtype" int16 / int32 / float32.
+
+
+class NarrowGraph(NamedTuple):
+    """The Tanner graph as the sweeps read it."""
+
+    var_ptr: np.ndarray  # (n + 1,) int64: CSC index pointer
+    var_chks: np.ndarray  # (nnz,) check of each CSC edge
+    slot: np.ndarray  # (nnz,) uint8: each edge's position in its check's CSR row (:func:`edge_slots`)
+
+
+class NarrowCheckState(NamedTuple):
+    """Check state of ``W`` lanes (one of the two buffers that swap roles every iteration): every array ``(m, W)``;
+    a one-shot template ``(m, 1)`` (shared priors) or ``(m,)`` (Relay-BP's)."""
+
+    min1: np.ndarray  # check dtype: least incoming magnitude
+    min2: np.ndarray  # check dtype: second least
+    arg: np.ndarray  # uint8: the slot holding the least one (255: none)
+    par: np.ndarray  # uint8: incoming sign parity with the syndrome bit
+
+
+class NarrowLanes(NamedTuple):
+    """Per-lane state other than the check state."""
+
+    syn: np.ndarray  # (m, W) uint8: the lane's syndrome
+    sgn: np.ndarray  # (nnz, W) uint8: sign of each variable-to-check message
+    pri: np.ndarray  # (n, W) sum dtype: per-shot priors, or (n, 1): the priors every shot shares
+    hard: np.ndarray  # (n, W) uint8: hard decisions
+    post: np.ndarray  # (n, W) sum dtype: posteriors, or (1, W) when not kept
+    unsat: np.ndarray  # (W,) int32: unsatisfied checks after the last sweep
+    ring: np.ndarray  # (k, n, W) sum dtype: the last k posteriors (k = hist_k > 1), else (0, n, W)
+    rrow: np.ndarray  # (W,) int64: this iteration's row of ``ring``
+
+
+class NarrowScratch(NamedTuple):
+    """Buffers one sweep overwrites."""
+
+    out1: np.ndarray  # (m, W) check dtype: a check's scaled outgoing magnitude to all but its arg edge
+    out2: np.ndarray  # (m, W) check dtype: ... and to its arg edge
+    hpar: np.ndarray  # (m, W) uint8: parity of H e + s, rebuilt in each sweep
+    total: np.ndarray  # (W,) sum dtype: one variable's posterior sum
+    cbuf: np.ndarray  # (max variable degree, W) sum dtype: one variable's check-to-variable messages
+
+
+class IntCoeffs(NamedTuple):
+    """Fixed-point check scaling ``(x * num) >> shift`` per lane and what sets it (:func:`_coeffs_int`)."""
+
+    num: np.ndarray  # (W,) int32
+    shift: np.ndarray  # (W,) int32
+    adaptive: bool  # 1 - 2^-(it+1) per iteration, else alpha_num / alpha_shift
+    alpha_num: int
+    alpha_shift: int
+    tmax: int  # adaptive shift cap: 8 for 8-bit messages, 16 for 16-bit
+
+
+class IntParams(NamedTuple):
+    """Scalars of a fixed-point sweep; limits in the type they are compared in."""
+
+    per_shot: bool  # priors per shot (``pri`` (n, W)) or shared (``pri`` (n, 1))
+    keep_post: bool  # write ``post``
+    beta32: np.int32  # offset, clamped to +-2^30
+    ml32: np.int32  # message limit, int32
+    mls: object  # message limit, sum dtype
+    mlu: object  # message limit, check dtype
+    pls: object  # posterior limit, sum dtype
+
+
+class F32Coeffs(NamedTuple):
+    """float32 check scaling per lane and what sets it (:func:`_coeffs_f32`)."""
+
+    a_f: np.ndarray  # (W,) float64
+    adaptive: bool
+    alpha: float
+
+
+class F32Params(NamedTuple):
+    """Scalars of a float32 sweep."""
+
+    per_shot: bool
+    keep_post: bool
+    beta: np.float32
+    msg_lim: np.float32
+    post_lim: np.float32
+
+
+class NarrowSweep(NamedTuple):
+    """Everything a sweep reads or writes besides the two check states: :class:`NarrowGraph`, :class:`IntCoeffs`
+    or :class:`F32Coeffs`, :class:`IntParams` or :class:`F32Params`, :class:`NarrowLanes`, :class:`NarrowScratch`."""
+
+    graph: NarrowGraph
+    coef: object
+    prm: object
+    lanes: NarrowLanes
+    scratch: NarrowScratch
+
+
+class NarrowLoad(NamedTuple):
+    """What :func:`_load_lane` reads to load a shot into a lane."""
+
+    per_shot: bool
+    syndromes: np.ndarray  # (S, m) uint8
+    graph: NarrowGraph
+    llr0: np.ndarray  # (S, n) or (1, n): priors in the message dtype
+    ml32: object  # message limit (int32, or float32)
+    tmpl: NarrowCheckState  # zero-syndrome check state of one lane, (m, 1) arrays (shared priors)
+    tsgn: np.ndarray  # (nnz, 1) uint8: its edge signs
+    lanes: NarrowLanes  # ``syn``, ``pri``, ``sgn`` written
+    zc: object  # zero of the check dtype
+    zs: object  # zero of the sum dtype
+
+
+class NarrowOutputs(NamedTuple):
+    """Per-shot outputs of a range kernel (``S`` shots)."""
+
+    hard: np.ndarray  # (S, n) uint8
+    post: np.ndarray  # (S, n) or (0, n)
+    converged: np.ndarray  # (S,) bool
+    iters: np.ndarray  # (S,) int
+
+
+class NarrowConfig(NamedTuple):
+    """The scalar arguments of a range kernel (:func:`qdecode.kernels.minsum_lanes.minsum_lanes_range`'s)."""
+
+    max_iter: int
+    alpha: float
+    alpha_num: int
+    alpha_shift: int
+    adaptive: bool
+    beta: object  # in the message dtype
+    msg_lim: object
+    post_lim: object
+    hist_k: int
+
+
 # ------------------------------------------------------------------ persistent lanes (both formats)
 
 
 @numba.njit(cache=True, nogil=True)
-def _run_lanes(st_a, st_b, ld, sw, cf, W, max_iter, start, stop, keep_post, hard, post, ring, rrow,
-               unsat, hard_out, post_out, converged_out, iters_out):
-    """Persistent-lane driver of both narrow formats: shots ``start:stop`` on ``W`` lanes.
+def _run_lanes(st_a, st_b, ld, sw, max_iter, start, stop, out):
+    """Persistent-lane driver of both narrow formats: shots ``start:stop`` on the lanes of ``sw``
+    (:class:`NarrowSweep`), check state double-buffered in ``st_a`` / ``st_b`` (:class:`NarrowCheckState`),
+    results into ``out`` (:class:`NarrowOutputs`).
 
     Every format loads a shot with :func:`_load_lane` (``_load_lane(w, s, state, ld)``: shot ``s`` into
-    lane ``w`` of the check-state tuple ``state``); two functions are resolved at compile time by the
-    type of the check state (:func:`_format_impl`): ``_step(cur, nxt, sw)`` runs one flooding iteration of every lane
-    from state ``cur`` into ``nxt`` (the two buffers ``st_a`` / ``st_b`` swap roles each iteration)
-    and leaves each lane's unsatisfied-check count in ``unsat``; ``_coeffs(w, it, cf)`` sets lane
-    ``w``'s check scaling for its iteration ``it`` (0-based). A lane whose shot converged or
-    reached ``max_iter`` writes its result (:func:`~qdecode.kernels.minsum_lanes.retire_lane`)
+    lane ``w`` of the check state ``state``; ``ld`` a :class:`NarrowLoad`); two functions are resolved at
+    compile time by the type of the check state (:func:`_format_impl`): ``_step(cur, nxt, sw)`` runs one
+    flooding iteration of every lane from state ``cur`` into ``nxt`` (the two buffers swap roles each
+    iteration) and leaves each lane's unsatisfied-check count in ``sw.lanes.unsat``; ``_coeffs(w, it, cf)``
+    sets lane ``w``'s check scaling for its iteration ``it`` (0-based) in ``cf = sw.coef``. A lane whose shot
+    converged or reached ``max_iter`` writes its result (:func:`~qdecode.kernels.minsum_lanes.retire_lane`)
     and takes the next pending shot.
     """
+    ln = sw.lanes
+    hard, post, ring, rrow, unsat = ln.hard, ln.post, ln.ring, ln.rrow, ln.unsat
+    keep_post = sw.prm.keep_post
+    cf = sw.coef
+    W = unsat.shape[0]
     q = make_lane_queue(W, start, stop)
     for w in range(W):
         s = next_shot(w, q)
@@ -143,10 +294,9 @@ def _run_lanes(st_a, st_b, ld, sw, cf, W, max_iter, start, stop, keep_post, hard
         cur = 1 - cur
         for w in range(W):  # retire finished lanes, load pending shots into them
             s = retire_lane(w, unsat[w], max_iter, q, hard, post, ring, keep_post,
-                            converged_out, iters_out, hard_out, post_out)
+                            out.converged, out.iters, out.hard, out.post)
             if s >= 0:
                 _load_lane(w, s, st_a if cur == 0 else st_b, ld)
-
 
 
 # ------------------------------------------------------------------ 8- and 16-bit fixed point
@@ -214,16 +364,22 @@ def scale_int(x, num, shift, beta, ml, zc):
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _sweep_int_body(W, var_ptr, var_chks, slot, pri, num, shift, prm, syn, m1c, m2c, agc, pac, m1n, m2n, agn, pan, o1,
-                    o2, hp, sgn, total, cbuf, hard, post, unsat, ring, rrow):
-    """One flooding iteration of ``W`` lanes in fixed point: current state ``m1c/m2c/agc/pac`` to next
-    ``m1n/m2n/agn/pan``.
-
-    ``prm = (per_shot, keep_post, beta32, ml32, mls, mlu, pls)`` (a tuple: CPython passes calls of more than
-    30 arguments as ``*args``, which numba's inliner rejects): ``mls`` / ``pls`` the message and posterior
-    limits in the sum type, ``mlu`` the message limit in the check-state type.
+def _sweep_int_body(W, cur, nxt, sw):
+    """One flooding iteration of ``W`` lanes in fixed point: check state ``cur`` to ``nxt``
+    (:class:`NarrowCheckState`), everything else in ``sw`` (:class:`NarrowSweep` with :class:`IntCoeffs` and
+    :class:`IntParams`: ``mls`` / ``pls`` the message and posterior limits in the sum type, ``mlu`` the message
+    limit in the check-state type).
     """
-    per_shot, keep_post, beta32, ml32, mls, mlu, pls = prm
+    var_ptr, var_chks, slot = sw.graph.var_ptr, sw.graph.var_chks, sw.graph.slot
+    num, shift = sw.coef.num, sw.coef.shift
+    p = sw.prm
+    per_shot, keep_post, beta32, ml32, mls, mlu, pls = p.per_shot, p.keep_post, p.beta32, p.ml32, p.mls, p.mlu, p.pls
+    ln = sw.lanes
+    syn, sgn, pri, hard = ln.syn, ln.sgn, ln.pri, ln.hard
+    post, unsat, ring, rrow = ln.post, ln.unsat, ln.ring, ln.rrow
+    o1, o2, hp, total, cbuf = sw.scratch.out1, sw.scratch.out2, sw.scratch.hpar, sw.scratch.total, sw.scratch.cbuf
+    m1c, m2c, agc, pac = cur.min1, cur.min2, cur.arg, cur.par
+    m1n, m2n, agn, pan = nxt.min1, nxt.min2, nxt.arg, nxt.par
     zc = _as(0, mlu)
     zs = _as(0, mls)
     n = var_ptr.shape[0] - 1
@@ -293,72 +449,58 @@ def _sweep_int_body(W, var_ptr, var_chks, slot, pri, num, shift, prm, syn, m1c, 
             unsat[w] = I32(unsat[w] + I32(hp[i, w]))
 
 
+
 @numba.njit(cache=True, nogil=True, pipeline_class=NoAliasCompiler)
-def _sweep_int_wn(var_ptr, var_chks, slot, pri, num, shift, prm, syn, m1c, m2c, agc, pac, m1n, m2n, agn, pan, o1, o2,
-                  hp, sgn, total, cbuf, hard, post, unsat, ring, rrow):
+def _sweep_int_wn(cur, nxt, sw):
     """:func:`_sweep_int_body` with the lane count read from the arrays (any ``W``)."""
-    _sweep_int_body(unsat.shape[0], var_ptr, var_chks, slot, pri, num, shift, prm, syn, m1c, m2c, agc, pac, m1n, m2n,
-                    agn, pan, o1, o2, hp, sgn, total, cbuf, hard, post, unsat, ring, rrow)
+    _sweep_int_body(sw.lanes.unsat.shape[0], cur, nxt, sw)
 
 
 @numba.njit(cache=True, nogil=True, pipeline_class=NoAliasCompiler)
-def _sweep_int_w32(var_ptr, var_chks, slot, pri, num, shift, prm, syn, m1c, m2c, agc, pac, m1n, m2n, agn, pan, o1, o2,
-                   hp, sgn, total, cbuf, hard, post, unsat, ring, rrow):
+def _sweep_int_w32(cur, nxt, sw):
     """:func:`_sweep_int_body` for exactly 32 lanes (a compile-time lane count)."""
-    _sweep_int_body(32, var_ptr, var_chks, slot, pri, num, shift, prm, syn, m1c, m2c, agc, pac, m1n, m2n, agn, pan,
-                    o1, o2, hp, sgn, total, cbuf, hard, post, unsat, ring, rrow)
+    _sweep_int_body(32, cur, nxt, sw)
 
 
 @numba.njit(cache=True, nogil=True, pipeline_class=NoAliasCompiler)
-def _sweep_int_w64(var_ptr, var_chks, slot, pri, num, shift, prm, syn, m1c, m2c, agc, pac, m1n, m2n, agn, pan, o1, o2,
-                   hp, sgn, total, cbuf, hard, post, unsat, ring, rrow):
+def _sweep_int_w64(cur, nxt, sw):
     """:func:`_sweep_int_body` for exactly 64 lanes."""
-    _sweep_int_body(64, var_ptr, var_chks, slot, pri, num, shift, prm, syn, m1c, m2c, agc, pac, m1n, m2n, agn, pan,
-                    o1, o2, hp, sgn, total, cbuf, hard, post, unsat, ring, rrow)
+    _sweep_int_body(64, cur, nxt, sw)
 
 
 @numba.njit(cache=True, nogil=True, pipeline_class=NoAliasCompiler)
-def _sweep_int_w128(var_ptr, var_chks, slot, pri, num, shift, prm, syn, m1c, m2c, agc, pac, m1n, m2n, agn, pan, o1,
-                    o2, hp, sgn, total, cbuf, hard, post, unsat, ring, rrow):
+def _sweep_int_w128(cur, nxt, sw):
     """:func:`_sweep_int_body` for exactly 128 lanes."""
-    _sweep_int_body(128, var_ptr, var_chks, slot, pri, num, shift, prm, syn, m1c, m2c, agc, pac, m1n, m2n, agn, pan,
-                    o1, o2, hp, sgn, total, cbuf, hard, post, unsat, ring, rrow)
+    _sweep_int_body(128, cur, nxt, sw)
 
 
 @numba.njit(cache=True, nogil=True)
 def _step_int(cur, nxt, sw):
-    """One iteration from ``cur = (m1, m2, ag, pa)`` into ``nxt``: the sweep compiled for the lane count."""
-    m1c, m2c, agc, pac = cur
-    m1n, m2n, agn, pan = nxt
-    var_ptr, var_chks, slot, pri, num, shift, prm, syn, o1, o2, hp, sgn, total, cbuf, hard, post, unsat, ring, rrow = sw
-    W = unsat.shape[0]
+    """One iteration from ``cur`` into ``nxt`` (:class:`NarrowCheckState`): the sweep compiled for the lane count."""
+    W = sw.lanes.unsat.shape[0]
     if W == 64:
-        _sweep_int_w64(var_ptr, var_chks, slot, pri, num, shift, prm, syn, m1c, m2c, agc, pac, m1n, m2n, agn, pan, o1,
-                       o2, hp, sgn, total, cbuf, hard, post, unsat, ring, rrow)
+        _sweep_int_w64(cur, nxt, sw)
     elif W == 32:
-        _sweep_int_w32(var_ptr, var_chks, slot, pri, num, shift, prm, syn, m1c, m2c, agc, pac, m1n, m2n, agn, pan, o1,
-                       o2, hp, sgn, total, cbuf, hard, post, unsat, ring, rrow)
+        _sweep_int_w32(cur, nxt, sw)
     elif W == 128:
-        _sweep_int_w128(var_ptr, var_chks, slot, pri, num, shift, prm, syn, m1c, m2c, agc, pac, m1n, m2n, agn, pan,
-                        o1, o2, hp, sgn, total, cbuf, hard, post, unsat, ring, rrow)
+        _sweep_int_w128(cur, nxt, sw)
     else:
-        _sweep_int_wn(var_ptr, var_chks, slot, pri, num, shift, prm, syn, m1c, m2c, agc, pac, m1n, m2n, agn, pan, o1,
-                      o2, hp, sgn, total, cbuf, hard, post, unsat, ring, rrow)
+        _sweep_int_wn(cur, nxt, sw)
 
 
 @numba.njit(cache=True, nogil=True)
 def _load_lane(w, s, state, ld):
-    """Load shot ``s`` into lane ``w`` of ``state = (m1, m2, ag, pa)``: the channel LLRs folded into the check
-    state (per-shot priors), or the zero-syndrome template ``tmpl`` (lane 0 of a one-lane state, with its
-    ``tsgn``) with the syndrome XORed into the parity (shared priors).
-
-    ``ld = (per_shot, syndromes, var_ptr, var_chks, slot, llr0, ml, tmpl, tsgn, syn, pri, sgn, fmt)`` with
-    ``ml`` the message limit and ``fmt = (zc, zs)`` zeros of the check-state and sum types (uint8 / int16,
-    uint16 / int32, float32 / float32): one loader for every narrow format.
+    """Load shot ``s`` into lane ``w`` of ``state`` (:class:`NarrowCheckState`): the channel LLRs folded into the
+    check state (per-shot priors), or the zero-syndrome template ``ld.tmpl`` (lane 0 of a one-lane state, with
+    its ``ld.tsgn``) with the syndrome XORed into the parity (shared priors). ``ld`` (:class:`NarrowLoad`)
+    carries the zeros ``zc`` / ``zs`` of the check-state and sum types (uint8 / int16, uint16 / int32,
+    float32 / float32): one loader for every narrow format.
     """
-    m1, m2, ag, pa = state
-    per_shot, syndromes, var_ptr, var_chks, slot, llr0, ml32, tmpl, tsgn, syn, pri, sgn, fmt = ld
-    zc, zs = fmt
+    m1, m2, ag, pa = state.min1, state.min2, state.arg, state.par
+    per_shot, syndromes, llr0, ml32, tmpl, tsgn = ld.per_shot, ld.syndromes, ld.llr0, ld.ml32, ld.tmpl, ld.tsgn
+    var_ptr, var_chks, slot = ld.graph.var_ptr, ld.graph.var_chks, ld.graph.slot
+    syn, pri, sgn = ld.lanes.syn, ld.lanes.pri, ld.lanes.sgn
+    zc, zs = ld.zc, ld.zs
     n = var_ptr.shape[0] - 1
     m = syndromes.shape[1]
     if per_shot:
@@ -396,41 +538,42 @@ def _load_lane(w, s, state, ld):
             sgn[k, w] = tsgn[k, 0]
 
 
+
 @numba.njit(cache=True, nogil=True)
 def _coeffs_int(w, it, cf):
-    """Lane ``w``'s scaling ``(x * num) >> shift`` for iteration ``it``; ``cf = (num, shift, adaptive,
-    alpha_num, alpha_shift)``. Adaptive: ``1 - 2^-(it+1)`` as ``(2^t - 1) >> t``, ``t`` capped at ``tmax``
+    """Lane ``w``'s scaling ``(x * num) >> shift`` for iteration ``it`` in ``cf`` (:class:`IntCoeffs`).
+    Adaptive: ``1 - 2^-(it+1)`` as ``(2^t - 1) >> t``, ``t`` capped at ``tmax``
     (``(x * (2^t - 1)) >> t == (x * (2^tmax - 1)) >> tmax`` for ``x < 2^(tmax - 1)``, ``t >= tmax``):
-    ``tmax = 8`` for 8-bit messages, 16 for 16-bit ones (``cf``'s 6th entry)."""
-    num, shift, adaptive, alpha_num, alpha_shift, tmax = cf
-    if adaptive:
+    ``tmax = 8`` for 8-bit messages, 16 for 16-bit ones."""
+    num, shift, tmax = cf.num, cf.shift, cf.tmax
+    if cf.adaptive:
         t = it + 1
         s = t if t < tmax else tmax
         num[w] = I32((1 << s) - 1)
         shift[w] = I32(s)
     else:
-        num[w] = I32(alpha_num)
-        shift[w] = I32(alpha_shift)
+        num[w] = I32(cf.alpha_num)
+        shift[w] = I32(cf.alpha_shift)
 
 
 @numba.njit(cache=True, nogil=True)
-def _minsum_lanes_int_range(var_ptr, var_chks, llr0, syndromes, max_iter, alpha_num, alpha_shift, adaptive, beta,
-                            msg_lim, post_lim, hard_out, post_out, converged_out, iters_out, hist_k, start, stop, W,
-                            zc, zs, tmax, slot, maxvdeg):
-    """The fixed-point range kernel in the storage types of ``zc`` (check state) and ``zs`` (sums)."""
-    n = var_ptr.shape[0] - 1
+def _minsum_lanes_int_range(graph, maxvdeg, llr0, syndromes, cfg, out, W, start, stop, zc, zs, tmax):
+    """The fixed-point range kernel in the storage types of ``zc`` (check state) and ``zs`` (sums): ``graph``
+    a :class:`NarrowGraph`, ``cfg`` a :class:`NarrowConfig`, ``out`` a :class:`NarrowOutputs`."""
+    n = graph.var_ptr.shape[0] - 1
     m = syndromes.shape[1]
-    nnz = var_chks.shape[0]
+    nnz = graph.var_chks.shape[0]
     per_shot = llr0.shape[0] > 1
-    keep_post = post_out.shape[0] > 0
-    ml32 = I32(msg_lim)
-    prm = (per_shot, keep_post, I32(max(min(np.int64(beta), 2**30), -(2**30))), ml32, _as(msg_lim, zs),
-           _as(msg_lim, zc), _as(post_lim, zs))
+    keep_post = out.post.shape[0] > 0
+    hist_k = cfg.hist_k
+    ml32 = I32(cfg.msg_lim)
+    prm = IntParams(per_shot, keep_post, I32(max(min(np.int64(cfg.beta), 2**30), -(2**30))), ml32,
+                    _as(cfg.msg_lim, zs), _as(cfg.msg_lim, zc), _as(cfg.post_lim, zs))
     # lane state, every array separate (the sweep's noalias contract); check state double-buffered
-    st_a = (np.full((m, W), zc), np.full((m, W), zc), np.zeros((m, W), dtype=np.uint8),
-            np.zeros((m, W), dtype=np.uint8))
-    st_b = (np.full((m, W), zc), np.full((m, W), zc), np.zeros((m, W), dtype=np.uint8),
-            np.zeros((m, W), dtype=np.uint8))
+    st_a = NarrowCheckState(np.full((m, W), zc), np.full((m, W), zc), np.zeros((m, W), dtype=np.uint8),
+                            np.zeros((m, W), dtype=np.uint8))
+    st_b = NarrowCheckState(np.full((m, W), zc), np.full((m, W), zc), np.zeros((m, W), dtype=np.uint8),
+                            np.zeros((m, W), dtype=np.uint8))
     syn = np.zeros((m, W), dtype=np.uint8)
     sgn = np.zeros((nnz, W), dtype=np.uint8)
     hard = np.zeros((n, W), dtype=np.uint8)
@@ -438,26 +581,27 @@ def _minsum_lanes_int_range(var_ptr, var_chks, llr0, syndromes, max_iter, alpha_
     unsat = np.zeros(W, dtype=np.int32)
     ring = np.full((hist_k if keep_post and hist_k > 1 else 0, n, W), zs)
     rrow = np.zeros(W, dtype=np.int64)
-    num = np.zeros(W, dtype=np.int32)
-    shift = np.zeros(W, dtype=np.int32)
+    coef = IntCoeffs(np.zeros(W, dtype=np.int32), np.zeros(W, dtype=np.int32), cfg.adaptive, cfg.alpha_num,
+                     cfg.alpha_shift, tmax)
     pri = np.full((n, W if per_shot else 1), zs)
-    fmt = (zc, zs)
+    lanes = NarrowLanes(syn, sgn, pri, hard, post, unsat, ring, rrow)
     # zero-syndrome initial check state of one lane (shared priors): lane 0 of a one-lane state
-    tmpl = (np.full((m, 1), zc), np.full((m, 1), zc), np.zeros((m, 1), dtype=np.uint8),
-            np.zeros((m, 1), dtype=np.uint8))
+    tmpl = NarrowCheckState(np.full((m, 1), zc), np.full((m, 1), zc), np.zeros((m, 1), dtype=np.uint8),
+                            np.zeros((m, 1), dtype=np.uint8))
     tsgn = np.zeros((nnz, 1), dtype=np.uint8)
     if not per_shot:
-        _load_lane(0, 0, tmpl, (True, np.zeros((1, m), dtype=np.uint8), var_ptr, var_chks, slot, llr0, ml32, tmpl,
-                               tsgn, np.zeros((m, 1), dtype=np.uint8), np.full((n, 1), zs), tsgn, fmt))
+        zsyn = np.zeros((1, m), dtype=np.uint8)
+        one = NarrowLanes(np.zeros((m, 1), dtype=np.uint8), tsgn, np.full((n, 1), zs), hard, post, unsat, ring, rrow)
+        _load_lane(0, 0, tmpl, NarrowLoad(True, zsyn, graph, llr0, ml32, tmpl, tsgn, one, zc, zs))
+        # ``pri``, a local name: written ``lanes.pri[j, 0] = _as(...)`` the stores were lost (numba 0.68, with the
+        # inline="always" overload of _as in the loop; the float32 kernel's plain stores are not affected)
         for j in range(n):
             pri[j, 0] = _as(llr0[0, j], zs)
-    ld = (per_shot, syndromes, var_ptr, var_chks, slot, llr0, ml32, tmpl, tsgn, syn, pri, sgn, fmt)
-    sw = (var_ptr, var_chks, slot, pri, num, shift, prm, syn, np.full((m, W), zc),
-          np.full((m, W), zc), np.zeros((m, W), dtype=np.uint8), sgn, np.full(W, zs),
-          np.full((maxvdeg, W), zs), hard, post, unsat, ring, rrow)
-    _run_lanes(st_a, st_b, ld, sw, (num, shift, adaptive, alpha_num, alpha_shift, tmax),
-               W, max_iter, start, stop, keep_post, hard, post, ring, rrow, unsat,
-               hard_out, post_out, converged_out, iters_out)
+    scratch = NarrowScratch(np.full((m, W), zc), np.full((m, W), zc), np.zeros((m, W), dtype=np.uint8),
+                            np.full(W, zs), np.full((maxvdeg, W), zs))
+    ld = NarrowLoad(per_shot, syndromes, graph, llr0, ml32, tmpl, tsgn, lanes, zc, zs)
+    _run_lanes(st_a, st_b, ld, NarrowSweep(graph, coef, prm, lanes, scratch), cfg.max_iter, start, stop, out)
+
 
 
 @numba.njit(cache=True, nogil=True)
@@ -482,6 +626,8 @@ def _check_int_inputs(var_ptr, var_chks, llr0, m, alpha_num, alpha_shift, adapti
     return slot, maxvdeg
 
 
+
+
 @numba.njit(cache=True, nogil=True)
 def minsum_lanes_i8_range(
     var_ptr, var_chks, llr0, syndromes, max_iter,
@@ -496,11 +642,14 @@ def minsum_lanes_i8_range(
     ``ValueError`` otherwise. Check state uint8, sums int16. ``post_out`` (``(S, n)`` or ``(0, n)``)
     receives int16 values in its own dtype.
     """
+    # long: the drop-in signature of minsum_lanes_range (callers pick the kernel at run time)
     slot, maxvdeg = _check_int_inputs(var_ptr, var_chks, llr0, syndromes.shape[1], alpha_num, alpha_shift, adaptive,
                                       msg_lim, post_lim, 127, 32767)
-    _minsum_lanes_int_range(var_ptr, var_chks, llr0, syndromes, max_iter, alpha_num, alpha_shift, adaptive, beta,
-                            msg_lim, post_lim, hard_out, post_out, converged_out, iters_out, hist_k, start, stop,
-                            lanes, U8(0), I16(0), 8, slot, maxvdeg)
+    _minsum_lanes_int_range(NarrowGraph(var_ptr, var_chks, slot), maxvdeg, llr0, syndromes,
+                            NarrowConfig(max_iter, alpha, alpha_num, alpha_shift, adaptive, beta, msg_lim, post_lim,
+                                         hist_k),
+                            NarrowOutputs(hard_out, post_out, converged_out, iters_out), lanes, start, stop,
+                            U8(0), I16(0), 8)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -517,22 +666,31 @@ def minsum_lanes_i16_range(
     """
     slot, maxvdeg = _check_int_inputs(var_ptr, var_chks, llr0, syndromes.shape[1], alpha_num, alpha_shift, adaptive,
                                       msg_lim, post_lim, 32767, 2**31 - 1)
-    _minsum_lanes_int_range(var_ptr, var_chks, llr0, syndromes, max_iter, alpha_num, alpha_shift, adaptive, beta,
-                            msg_lim, post_lim, hard_out, post_out, converged_out, iters_out, hist_k, start, stop,
-                            lanes, U16(0), I32(0), 16, slot, maxvdeg)
-
+    _minsum_lanes_int_range(NarrowGraph(var_ptr, var_chks, slot), maxvdeg, llr0, syndromes,
+                            NarrowConfig(max_iter, alpha, alpha_num, alpha_shift, adaptive, beta, msg_lim, post_lim,
+                                         hist_k),
+                            NarrowOutputs(hard_out, post_out, converged_out, iters_out), lanes, start, stop,
+                            U16(0), I32(0), 16)
 
 
 # ------------------------------------------------------------------ float32
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _sweep_f32_body(W, var_ptr, var_chks, slot, pri, a_f, prm,
-                    syn, m1c, m2c, agc, pac, m1n, m2n, agn, pan, o1, o2, hp, sgn, total, cbuf, hard, post, unsat,
-                        ring, rrow):
+def _sweep_f32_body(W, cur, nxt, sw):
     """One flooding iteration of ``W`` lanes in float32 (check pass in float64 as the reference's
-    :func:`~qdecode.kernels.minsum.check_magnitude`); ``prm = (per_shot, keep_post, beta, msg_lim, post_lim)``."""
-    per_shot, keep_post, beta, msg_lim, post_lim = prm
+    :func:`~qdecode.kernels.minsum.check_magnitude`): as :func:`_sweep_int_body` with :class:`F32Coeffs` and
+    :class:`F32Params`."""
+    var_ptr, var_chks, slot = sw.graph.var_ptr, sw.graph.var_chks, sw.graph.slot
+    a_f = sw.coef.a_f
+    p = sw.prm
+    per_shot, keep_post, beta, msg_lim, post_lim = p.per_shot, p.keep_post, p.beta, p.msg_lim, p.post_lim
+    ln = sw.lanes
+    syn, sgn, pri, hard = ln.syn, ln.sgn, ln.pri, ln.hard
+    post, unsat, ring, rrow = ln.post, ln.unsat, ln.ring, ln.rrow
+    o1, o2, hp, total, cbuf = sw.scratch.out1, sw.scratch.out2, sw.scratch.hpar, sw.scratch.total, sw.scratch.cbuf
+    m1c, m2c, agc, pac = cur.min1, cur.min2, cur.arg, cur.par
+    m1n, m2n, agn, pan = nxt.min1, nxt.min2, nxt.arg, nxt.par
     n = var_ptr.shape[0] - 1
     m = syn.shape[0]
     for i in range(m):
@@ -595,72 +753,42 @@ def _sweep_f32_body(W, var_ptr, var_chks, slot, pri, a_f, prm,
             unsat[w] = I32(unsat[w] + I32(hp[i, w]))
 
 
+
 @numba.njit(cache=True, nogil=True, pipeline_class=NoAliasCompiler)
-def _sweep_f32_wn(var_ptr, var_chks, slot, pri, a_f, prm,
-                  syn, m1c, m2c, agc, pac, m1n, m2n, agn, pan, o1, o2, hp, sgn, total, cbuf, hard, post, unsat, ring,
-                      rrow):
+def _sweep_f32_wn(cur, nxt, sw):
     """:func:`_sweep_f32_body` with the lane count read from the arrays (any ``W``)."""
-    _sweep_f32_body(unsat.shape[0], var_ptr, var_chks, slot, pri, a_f, prm, syn, m1c, m2c, agc, pac, m1n, m2n, agn,
-                    pan, o1, o2, hp, sgn, total, cbuf, hard,
-                    post, unsat, ring, rrow)
+    _sweep_f32_body(sw.lanes.unsat.shape[0], cur, nxt, sw)
 
 
 @numba.njit(cache=True, nogil=True, pipeline_class=NoAliasCompiler)
-def _sweep_f32_w32(var_ptr, var_chks, slot, pri, a_f, prm,
-                   syn, m1c, m2c, agc, pac, m1n, m2n, agn, pan, o1, o2, hp, sgn, total, cbuf, hard, post, unsat,
-                       ring, rrow):
+def _sweep_f32_w32(cur, nxt, sw):
     """:func:`_sweep_f32_body` for exactly 32 lanes."""
-    _sweep_f32_body(32, var_ptr, var_chks, slot, pri, a_f, prm,
-                    syn, m1c, m2c, agc, pac, m1n, m2n, agn, pan, o1, o2, hp, sgn, total, cbuf, hard, post, unsat,
-                        ring, rrow)
+    _sweep_f32_body(32, cur, nxt, sw)
 
 
 @numba.njit(cache=True, nogil=True, pipeline_class=NoAliasCompiler)
-def _sweep_f32_w64(var_ptr, var_chks, slot, pri, a_f, prm,
-                   syn, m1c, m2c, agc, pac, m1n, m2n, agn, pan, o1, o2, hp, sgn, total, cbuf, hard, post, unsat,
-                       ring, rrow):
+def _sweep_f32_w64(cur, nxt, sw):
     """:func:`_sweep_f32_body` for exactly 64 lanes."""
-    _sweep_f32_body(64, var_ptr, var_chks, slot, pri, a_f, prm,
-                    syn, m1c, m2c, agc, pac, m1n, m2n, agn, pan, o1, o2, hp, sgn, total, cbuf, hard, post, unsat,
-                        ring, rrow)
-
-
-@numba.njit(cache=True, nogil=True)
-def _sweep_f32(var_ptr, var_chks, slot, pri, a_f, prm,
-               syn, m1c, m2c, agc, pac, m1n, m2n, agn, pan, o1, o2, hp, sgn, total, cbuf, hard, post, unsat, ring,
-                   rrow):
-    W = unsat.shape[0]
-    if W == 64:
-        _sweep_f32_w64(var_ptr, var_chks, slot, pri, a_f, prm,
-                       syn, m1c, m2c, agc, pac, m1n, m2n, agn, pan, o1, o2, hp, sgn, total, cbuf, hard, post, unsat,
-                           ring, rrow)
-    elif W == 32:
-        _sweep_f32_w32(var_ptr, var_chks, slot, pri, a_f, prm,
-                       syn, m1c, m2c, agc, pac, m1n, m2n, agn, pan, o1, o2, hp, sgn, total, cbuf, hard, post, unsat,
-                           ring, rrow)
-    else:
-        _sweep_f32_wn(var_ptr, var_chks, slot, pri, a_f, prm,
-                      syn, m1c, m2c, agc, pac, m1n, m2n, agn, pan, o1, o2, hp, sgn, total, cbuf, hard, post, unsat,
-                          ring, rrow)
+    _sweep_f32_body(64, cur, nxt, sw)
 
 
 @numba.njit(cache=True, nogil=True)
 def _step_f32(cur, nxt, sw):
-    """One iteration (:func:`_sweep_f32`) from ``cur = (m1, m2, ag, pa)`` into ``nxt``."""
-    m1c, m2c, agc, pac = cur
-    m1n, m2n, agn, pan = nxt
-    var_ptr, var_chks, slot, pri, a_f, prm, syn, o1, o2, hp, sgn, total, cbuf, hard, post, unsat, ring, rrow = sw
-    _sweep_f32(var_ptr, var_chks, slot, pri, a_f, prm,
-               syn, m1c, m2c, agc, pac, m1n, m2n, agn, pan, o1, o2, hp, sgn, total, cbuf, hard, post, unsat, ring,
-               rrow)
+    """One iteration from ``cur`` into ``nxt`` (:class:`NarrowCheckState`): the sweep compiled for the lane count."""
+    W = sw.lanes.unsat.shape[0]
+    if W == 64:
+        _sweep_f32_w64(cur, nxt, sw)
+    elif W == 32:
+        _sweep_f32_w32(cur, nxt, sw)
+    else:
+        _sweep_f32_wn(cur, nxt, sw)
 
 
 @numba.njit(cache=True, nogil=True)
 def _coeffs_f32(w, it, cf):
-    """Lane ``w``'s scaling for iteration ``it``: ``1 - 2^-(it+1)`` (adaptive) or ``alpha``;
-    ``cf = (a_f, adaptive, alpha)``."""
-    a_f, adaptive, alpha = cf
-    a_f[w] = 1.0 - 0.5 ** (it + 1) if adaptive else alpha
+    """Lane ``w``'s scaling for iteration ``it`` in ``cf`` (:class:`F32Coeffs`): ``1 - 2^-(it+1)`` (adaptive)
+    or ``alpha``."""
+    cf.a_f[w] = 1.0 - 0.5 ** (it + 1) if cf.adaptive else cf.alpha
 
 
 @numba.njit(cache=True, nogil=True)
@@ -685,34 +813,32 @@ def minsum_lanes_f32_range(
     slot, maxcdeg, maxvdeg = edge_slots(var_ptr, var_chks, m)
     if maxcdeg > 255:
         raise ValueError("minsum_lanes_f32_range: check degree above 255")
-    st_a = (np.zeros((m, W), dtype=dt), np.zeros((m, W), dtype=dt), np.zeros((m, W), dtype=np.uint8),
-            np.zeros((m, W), dtype=np.uint8))
-    st_b = (np.zeros((m, W), dtype=dt), np.zeros((m, W), dtype=dt), np.zeros((m, W), dtype=np.uint8),
-            np.zeros((m, W), dtype=np.uint8))
-    syn = np.zeros((m, W), dtype=np.uint8)
-    sgn = np.zeros((nnz, W), dtype=np.uint8)
-    hard = np.zeros((n, W), dtype=np.uint8)
-    post = np.zeros((n if keep_post else 1, W), dtype=dt)
-    unsat = np.zeros(W, dtype=np.int32)
-    ring = np.zeros((hist_k if keep_post and hist_k > 1 else 0, n, W), dtype=dt)
-    rrow = np.zeros(W, dtype=np.int64)
-    a_f = np.zeros(W, dtype=np.float64)
-    pri = np.zeros((n, W if per_shot else 1), dtype=dt)
-    tmpl = (np.zeros((m, 1), dtype=dt), np.zeros((m, 1), dtype=dt), np.zeros((m, 1), dtype=np.uint8),
-            np.zeros((m, 1), dtype=np.uint8))
+    graph = NarrowGraph(var_ptr, var_chks, slot)
+    st_a = NarrowCheckState(np.zeros((m, W), dtype=dt), np.zeros((m, W), dtype=dt), np.zeros((m, W), dtype=np.uint8),
+                            np.zeros((m, W), dtype=np.uint8))
+    st_b = NarrowCheckState(np.zeros((m, W), dtype=dt), np.zeros((m, W), dtype=dt), np.zeros((m, W), dtype=np.uint8),
+                            np.zeros((m, W), dtype=np.uint8))
+    ln = NarrowLanes(syn=np.zeros((m, W), dtype=np.uint8), sgn=np.zeros((nnz, W), dtype=np.uint8),
+                     pri=np.zeros((n, W if per_shot else 1), dtype=dt), hard=np.zeros((n, W), dtype=np.uint8),
+                     post=np.zeros((n if keep_post else 1, W), dtype=dt), unsat=np.zeros(W, dtype=np.int32),
+                     ring=np.zeros((hist_k if keep_post and hist_k > 1 else 0, n, W), dtype=dt),
+                     rrow=np.zeros(W, dtype=np.int64))
+    scratch = NarrowScratch(np.zeros((m, W), dtype=dt), np.zeros((m, W), dtype=dt), np.zeros((m, W), dtype=np.uint8),
+                            np.zeros(W, dtype=dt), np.zeros((maxvdeg, W), dtype=dt))
+    tmpl = NarrowCheckState(np.zeros((m, 1), dtype=dt), np.zeros((m, 1), dtype=dt), np.zeros((m, 1), dtype=np.uint8),
+                            np.zeros((m, 1), dtype=np.uint8))
     tsgn = np.zeros((nnz, 1), dtype=np.uint8)
     if not per_shot:
-        _load_lane(0, 0, tmpl, (True, np.zeros((1, m), dtype=np.uint8), var_ptr, var_chks, slot, llr0, msg_lim, tmpl,
-                               tsgn, np.zeros((m, 1), dtype=np.uint8), np.zeros((n, 1), dtype=dt), tsgn, (F0, F0)))
+        one = NarrowLanes(np.zeros((m, 1), dtype=np.uint8), tsgn, np.zeros((n, 1), dtype=dt), ln.hard, ln.post,
+                          ln.unsat, ln.ring, ln.rrow)
+        _load_lane(0, 0, tmpl, NarrowLoad(True, np.zeros((1, m), dtype=np.uint8), graph, llr0, msg_lim, tmpl, tsgn,
+                                          one, F0, F0))
         for j in range(n):
-            pri[j, 0] = llr0[0, j]
-    ld = (per_shot, syndromes, var_ptr, var_chks, slot, llr0, msg_lim, tmpl, tsgn, syn, pri, sgn, (F0, F0))
-    sw = (var_ptr, var_chks, slot, pri, a_f, (per_shot, keep_post, beta, msg_lim, post_lim), syn,
-          np.zeros((m, W), dtype=dt), np.zeros((m, W), dtype=dt), np.zeros((m, W), dtype=np.uint8), sgn,
-          np.zeros(W, dtype=dt), np.zeros((maxvdeg, W), dtype=dt), hard, post, unsat, ring, rrow)
-    _run_lanes(st_a, st_b, ld, sw, (a_f, adaptive, alpha),
-               W, max_iter, start, stop, keep_post, hard, post, ring, rrow, unsat,
-               hard_out, post_out, converged_out, iters_out)
+            ln.pri[j, 0] = llr0[0, j]
+    ld = NarrowLoad(per_shot, syndromes, graph, llr0, msg_lim, tmpl, tsgn, ln, F0, F0)
+    sw = NarrowSweep(graph, F32Coeffs(np.zeros(W, dtype=np.float64), adaptive, alpha),
+                     F32Params(per_shot, keep_post, beta, msg_lim, post_lim), ln, scratch)
+    _run_lanes(st_a, st_b, ld, sw, max_iter, start, stop, NarrowOutputs(hard_out, post_out, converged_out, iters_out))
 
 
 def narrow_kernel(llr0, var_ptr, chk_ptr, msg_lim, post_lim, alpha_num, alpha_shift, adaptive):
@@ -753,15 +879,15 @@ def narrow_lanes(kernel) -> int:
 def _step(cur, nxt, sw):
     """One iteration (:func:`_step_int` for integer check state, else :func:`_step_f32`). The Python body is
     the reference, choosing by the check state's dtype; jitted code runs :func:`_step_for`."""
-    if np.issubdtype(cur[0].dtype, np.integer):
+    if np.issubdtype(cur.min1.dtype, np.integer):
         return _step_int(cur, nxt, sw)
     return _step_f32(cur, nxt, sw)
 
 
 def _coeffs(w, it, cf):
-    """A lane's check scaling (:func:`_coeffs_int` for the 6-tuple ``cf`` of fixed point, else
-    :func:`_coeffs_f32`). The Python body is the reference; jitted code runs :func:`_coeffs_for`."""
-    if len(cf) == 6:
+    """A lane's check scaling (:func:`_coeffs_int` for :class:`IntCoeffs`, else :func:`_coeffs_f32`). The Python
+    body is the reference; jitted code runs :func:`_coeffs_for`."""
+    if isinstance(cf, IntCoeffs):
         return _coeffs_int(w, it, cf)
     return _coeffs_f32(w, it, cf)
 
@@ -782,4 +908,4 @@ def _step_for(cur, nxt, sw):
 @overload(_coeffs)
 def _coeffs_for(w, it, cf):
     return _format_impl(lambda w, it, cf: _coeffs_int(w, it, cf),
-                        lambda w, it, cf: _coeffs_f32(w, it, cf), len(cf) == 6)
+                        lambda w, it, cf: _coeffs_f32(w, it, cf), getattr(cf, "instance_class", None) is IntCoeffs)

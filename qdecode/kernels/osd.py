@@ -68,6 +68,8 @@ classical decoder, which threads :func:`osd_classical_range` with
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numba
 import numpy as np
 
@@ -169,12 +171,36 @@ def _exact_cost(y, nw, piv_col, extra, n_extra, weights, supp):
 # ------------------------------------------------------------ syndrome OSD
 
 
+class OsdScratch(NamedTuple):
+    """Scratch of :func:`osd_solve` (``R = max(1, rank)``; ``W``, ``Wr``: words of m, R bits)."""
+
+    perm: np.ndarray  # (n,) int64
+    tmp: np.ndarray  # (n,) int64
+    kbuf: np.ndarray  # (n,) float64
+    ktmp: np.ndarray  # (n,) float64
+    basis: np.ndarray  # (R, W) uint64
+    comb: np.ndarray  # (R, Wr) uint64
+    piv_row: np.ndarray  # (R,) int64
+    piv_col: np.ndarray  # (R,) int64
+    t_of_row: np.ndarray  # (m,) int64
+    nonpiv: np.ndarray  # (max(1, n),) int64
+    v: np.ndarray  # (W,) uint64
+    cv: np.ndarray  # (Wr,) uint64
+    x0: np.ndarray  # (Wr,) uint64
+    y: np.ndarray  # (Wr,) uint64
+    best_y: np.ndarray  # (Wr,) uint64
+    xr: np.ndarray  # (Wr,) uint64
+    xw: np.ndarray  # (cap, Wr) uint64
+    wS: np.ndarray  # (R,) float64
+    supp: np.ndarray  # (R + 64 + 2,) int64
+    extra: np.ndarray  # (64 + 2,) int64
+
+
 @numba.njit(cache=True, nogil=True)
 def osd_scratch(m, n, rank_h, order):
     """Scratch buffers for :func:`osd_solve` (allocate once per thread, reuse across shots).
 
-    Returns a tuple ``(perm, tmp, kbuf, ktmp, basis, comb, piv_row, piv_col, t_of_row, nonpiv, v, cv,
-    x0, y, best_y, xr, xw, wS, supp, extra)``.
+    Returns an :class:`OsdScratch`.
     """
     W = max(1, (m + 63) // 64)
     R = max(1, rank_h)
@@ -200,8 +226,8 @@ def osd_scratch(m, n, rank_h, order):
     wS = np.zeros(R, dtype=np.float64)
     supp = np.zeros(R + 64 + 2, dtype=np.int64)
     extra = np.zeros(64 + 2, dtype=np.int64)
-    return (perm, tmp, kbuf, ktmp, basis, comb, piv_row, piv_col, t_of_row, nonpiv, v, cv, x0, y, best_y, xr, xw, wS,
-            supp, extra)
+    return OsdScratch(perm, tmp, kbuf, ktmp, basis, comb, piv_row, piv_col, t_of_row, nonpiv, v, cv, x0, y, best_y,
+                      xr, xw, wS, supp, extra)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -217,8 +243,8 @@ def _column_rep(j, col_ptr, row_idx, t_of_row, comb, Wr, out):
 
 
 @numba.njit(cache=True, nogil=True)
-def _pivot_basis(col_ptr, row_idx, colbits, rank_h, perm, basis, comb, piv_row, piv_col, t_of_row, nonpiv, v, cv):
-    """Fully reduced column basis of ``H`` in ``perm`` order; returns ``(r, k)``.
+def _pivot_basis(col_ptr, row_idx, colbits, rank_h, sc):
+    """Fully reduced column basis of ``H`` in ``sc.perm`` order (:class:`OsdScratch` ``sc``); returns ``(r, k)``.
 
     Fills ``basis`` (``(R, W)`` uint64 reduced pivot columns), ``comb`` (``(R, Wr)``: each
     one as a combination of the pivot columns ``H_S``), ``piv_row`` / ``piv_col`` (int64
@@ -227,6 +253,8 @@ def _pivot_basis(col_ptr, row_idx, colbits, rank_h, perm, basis, comb, piv_row, 
     The elimination of :func:`qdecode.kernels.gf2.csc_column_rank` fused with the ``comb``
     updates: per-column helpers shared with it measured OSD-0 about 1.5x slower.
     """
+    perm, basis, comb, piv_row, piv_col = sc.perm, sc.basis, sc.comb, sc.piv_row, sc.piv_col
+    t_of_row, nonpiv, v, cv = sc.t_of_row, sc.nonpiv, sc.v, sc.cv
     m = t_of_row.shape[0]
     n = perm.shape[0]
     Wr = comb.shape[1]
@@ -330,13 +358,14 @@ def _scatter_pivots(x, piv_col, out):
 
 
 @numba.njit(cache=True, nogil=True)
-def _search_cs(col_ptr, row_idx, weights, order, k, best, x0, comb, t_of_row, piv_col, nonpiv, wS, xr, xw, y,
-               best_y, extra, supp):
+def _search_cs(col_ptr, row_idx, weights, order, k, best, sc):
     """Combination sweep: every single non-pivot flip, then pairs among the first ``order``.
 
-    ``best``: the OSD-0 cost; ``best_y`` (packed pivot part of the best) is updated in place.
-    Returns ``(best_a, best_b)``: the flipped non-pivot columns of the best (-1: none).
+    ``best``: the OSD-0 cost; ``sc.best_y`` (packed pivot part of the best; :class:`OsdScratch` ``sc``) is
+    updated in place. Returns ``(best_a, best_b)``: the flipped non-pivot columns of the best (-1: none).
     """
+    x0, comb, t_of_row, piv_col, nonpiv, wS = sc.x0, sc.comb, sc.t_of_row, sc.piv_col, sc.nonpiv, sc.wS
+    xr, xw, y, best_y, extra, supp = sc.xr, sc.xw, sc.y, sc.best_y, sc.extra, sc.supp
     Wr = x0.shape[0]
     best_a = -1
     best_b = -1
@@ -381,13 +410,15 @@ def _search_cs(col_ptr, row_idx, weights, order, k, best, x0, comb, t_of_row, pi
 
 
 @numba.njit(cache=True, nogil=True)
-def _search_e(col_ptr, row_idx, weights, order, best, x0, comb, t_of_row, piv_col, nonpiv, wS, xr, xw, y, best_y,
-              extra, supp):
+def _search_e(col_ptr, row_idx, weights, order, best, sc):
     """Exhaustive order-``order`` search: a Gray-code walk over the ``2^order - 1`` flip patterns
     of the first ``order`` non-pivot columns (ties: the smaller pattern).
 
-    ``best_y`` is updated in place; returns the best pattern ``g`` (bit ``b`` flips ``nonpiv[b]``; 0: OSD-0).
+    ``sc.best_y`` (:class:`OsdScratch` ``sc``) is updated in place; returns the best pattern ``g`` (bit ``b``
+    flips ``nonpiv[b]``; 0: OSD-0).
     """
+    x0, comb, t_of_row, piv_col, nonpiv, wS = sc.x0, sc.comb, sc.t_of_row, sc.piv_col, sc.nonpiv, sc.wS
+    xr, xw, y, best_y, extra, supp = sc.xr, sc.xw, sc.y, sc.best_y, sc.extra, sc.supp
     Wr = x0.shape[0]
     best_g = 0
     for idx in range(order):
@@ -446,13 +477,13 @@ def osd_solve(col_ptr, row_idx, colbits, weights, rank_h, method, order, syndrom
         column space (then ``out`` is the OSD-0 vector, which matches ``s`` on the pivot
         rows only).
     """
-    (perm, tmp, kbuf, ktmp, basis, comb, piv_row, piv_col, t_of_row, nonpiv, v, cv, x0, y, best_y, xr, xw, wS,
-     supp, extra) = scratch
+    perm, tmp, kbuf, ktmp, basis = scratch.perm, scratch.tmp, scratch.kbuf, scratch.ktmp, scratch.basis
+    comb, piv_row, piv_col, nonpiv, v = scratch.comb, scratch.piv_row, scratch.piv_col, scratch.nonpiv, scratch.v
+    x0, best_y, wS, supp, extra = scratch.x0, scratch.best_y, scratch.wS, scratch.supp, scratch.extra
     n = key.shape[0]
 
     stable_argsort(key, perm, kbuf, ktmp, tmp)
-    r, k = _pivot_basis(col_ptr, row_idx, colbits, rank_h, perm, basis, comb, piv_row, piv_col, t_of_row, nonpiv,
-                        v, cv)
+    r, k = _pivot_basis(col_ptr, row_idx, colbits, rank_h, scratch)
     status = _osd0(syndrome, basis, comb, piv_row, r, x0, v)
     _scatter_pivots(x0, piv_col, out0)
     if method == METHOD_OSD0 or order <= 0 or k == 0 or status != STATUS_OK:
@@ -472,11 +503,9 @@ def osd_solve(col_ptr, row_idx, colbits, weights, rank_h, method, order, syndrom
     best_b = -1
     best_g = 0
     if method == METHOD_CS:
-        best_a, best_b = _search_cs(col_ptr, row_idx, weights, order, k, best, x0, comb, t_of_row, piv_col, nonpiv,
-                                    wS, xr, xw, y, best_y, extra, supp)
+        best_a, best_b = _search_cs(col_ptr, row_idx, weights, order, k, best, scratch)
     else:  # METHOD_E
-        best_g = _search_e(col_ptr, row_idx, weights, order, best, x0, comb, t_of_row, piv_col, nonpiv, wS, xr, xw,
-                           y, best_y, extra, supp)
+        best_g = _search_e(col_ptr, row_idx, weights, order, best, scratch)
     _scatter_pivots(best_y, piv_col, out)
     if best_a >= 0:
         out[best_a] ^= 1
@@ -540,6 +569,31 @@ def osd_batch(col_ptr, row_idx, colbits, weights, rank_h, method, order, syndrom
 # ------------------------------------------------------------ classical OSD
 
 
+class OsdClassicalScratch(NamedTuple):
+    """Scratch of :func:`osd_classical_solve` (``Wn``: words of n bits; ``oo = max(1, order) + 1``)."""
+
+    perm: np.ndarray  # (n,) int64
+    tmp: np.ndarray  # (n,) int64
+    negrel: np.ndarray  # (n,) float64
+    rel: np.ndarray  # (n,) float64
+    G: np.ndarray  # (kk, Wn) uint64
+    piv: np.ndarray  # (kk,) int64
+    hd: np.ndarray  # (Wn,) uint64
+    d0: np.ndarray  # (Wn,) uint64
+    part: np.ndarray  # (oo, Wn) uint64
+    best_d: np.ndarray  # (Wn,) uint64
+    idx: np.ndarray  # (oo,) int64
+    prel: np.ndarray  # (kk,) float64
+    tail: np.ndarray  # (oo,) float64
+    info: np.ndarray  # (oo,) float64
+    cand: np.ndarray  # (Wn,) uint64
+    pw: np.ndarray  # (kk,) float64
+    pl1: np.ndarray  # (kk,) float64
+    pc: np.ndarray  # (oo,) float64
+    kbuf: np.ndarray  # (n,) float64
+    ktmp: np.ndarray  # (n,) float64
+
+
 @numba.njit(cache=True, nogil=True)
 def osd_classical_scratch(k, n, order):
     """Scratch for :func:`osd_classical_solve` (and the test reference enumeration):
@@ -568,8 +622,8 @@ def osd_classical_scratch(k, n, order):
     pc = np.zeros(oo, dtype=np.float64)
     kbuf = np.empty(n, dtype=np.float64)
     ktmp = np.empty(n, dtype=np.float64)
-    return (perm, tmp, negrel, rel, G, piv, hd, d0, part, best_d, idx, prel, tail, info, cand, pw, pl1, pc,
-            kbuf, ktmp)
+    return OsdClassicalScratch(perm, tmp, negrel, rel, G, piv, hd, d0, part, best_d, idx, prel, tail, info, cand, pw,
+                               pl1, pc, kbuf, ktmp)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -711,13 +765,15 @@ def _classical_pairs(d0, G, rk, Wn, rel, prel, pw, pl1, best, tol, cand, best_d)
 
 
 @numba.njit(cache=True, nogil=True)
-def _classical_deep(d0, G, rk, Wn, order, rel, prel, tail, pw, pl1, best, tol, part, idx, info, pc, cand,
-                    best_d):
+def _classical_deep(sc, rk, Wn, order, best, tol):
     """Weights 3 .. ``order``: depth-first lexicographic enumeration with subtree pruning
-    (needs ``pw`` / ``pl1`` from :func:`_classical_pairs`).
+    (needs ``pw`` / ``pl1`` from :func:`_classical_pairs`) on :class:`OsdClassicalScratch` ``sc``.
 
-    ``best_d`` is updated in place; returns the new best cost.
+    ``sc.best_d`` is updated in place; returns the new best cost.
     """
+    d0, G, rel, prel, tail, pw = sc.d0, sc.G, sc.rel, sc.prel, sc.tail, sc.pw
+    pl1, part, idx, info, pc, cand = sc.pl1, sc.part, sc.idx, sc.info, sc.pc, sc.cand
+    best_d = sc.best_d
     inf = np.inf
     for wt in range(3, order + 1):
         for q in range(Wn):
@@ -783,8 +839,9 @@ def osd_classical_solve(llr, g_packed, order, out, scratch):
     Returns:
         The correlation discrepancy of the chosen codeword.
     """
-    (perm, tmp, negrel, rel, G, piv, hd, d0, part, best_d, idx, prel, tail, info, cand, pw, pl1, pc,
-     kbuf, ktmp) = scratch
+    perm, tmp, negrel, rel, G, piv = scratch.perm, scratch.tmp, scratch.negrel, scratch.rel, scratch.G, scratch.piv
+    hd, d0, best_d, prel, tail, cand = scratch.hd, scratch.d0, scratch.best_d, scratch.prel, scratch.tail, scratch.cand
+    pw, pl1, kbuf, ktmp = scratch.pw, scratch.pl1, scratch.kbuf, scratch.ktmp
     n = llr.shape[0]
     Wn = g_packed.shape[1]
     rk = classical_mrb(llr, g_packed, perm, tmp, negrel, rel, G, piv, hd, d0, kbuf, ktmp)
@@ -806,8 +863,7 @@ def osd_classical_solve(llr, g_packed, order, out, scratch):
         best = _classical_singles(d0, G, rk, Wn, rel, prel, best, tol, cand, best_d)
     elif order >= 2:
         best = _classical_pairs(d0, G, rk, Wn, rel, prel, pw, pl1, best, tol, cand, best_d)
-        best = _classical_deep(d0, G, rk, Wn, order, rel, prel, tail, pw, pl1, best, tol, part, idx, info, pc,
-                               cand, best_d)
+        best = _classical_deep(scratch, rk, Wn, order, best, tol)
     for j in range(n):
         out[j] = np.uint8(((best_d[j >> 6] ^ hd[j >> 6]) >> np.uint64(j & 63)) & _ONE)
     return best

@@ -36,6 +36,8 @@ depend on where it runs).
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numba
 import numpy as np
 
@@ -45,6 +47,9 @@ from qdecode.kernels.minsum_lanes_narrow import (
     U8,
     U255,
     Z32,
+    NarrowCheckState,
+    NarrowGraph,
+    NarrowScratch,
     NoAliasCompiler,
     blend_u8,
     edge_slots,
@@ -100,21 +105,72 @@ def relay_i8_accepts(var_ptr, max_check_degree, llr0, gamma0, gamma_lo, gamma_hi
     return lam * ((1 << gamma_shift) + biggest) + int(post_lim) * biggest + (1 << (gamma_shift - 1)) < 2**31
 
 
+# ------------------------------------------------------------------ named argument groups
+#
+# As in :mod:`qdecode.kernels.minsum_lanes_narrow`: numba passes these tuples as their flattened members, so
+# every array is its own ``noalias`` argument of the sweep (no two may overlap). ``m`` checks, ``n`` variables,
+# ``nnz`` edges, ``W`` lanes.
+
+
+class RelayParams(NamedTuple):
+    """Scalars of a sweep (int32 unless said)."""
+
+    num: np.int32  # min-sum scaling (x * num) >> shift
+    shift: np.int32
+    ml32: np.int32  # message limit
+    mls: np.int16  # ... in the sum type
+    mlu: np.uint8  # ... in the check-state type
+    pls: np.int16  # posterior limit in the sum type
+    pl32: np.int32  # ... in int32
+    gone: np.int32  # gamma fixed point: 2^g
+    ghalf: np.int32  # 2^(g-1)
+    gshift: np.int32  # g
+
+
+class RelayLanes(NamedTuple):
+    """Per-lane state other than the check state."""
+
+    syn: np.ndarray  # (m, W) uint8: the lane's syndrome
+    fresh: np.ndarray  # (W,) uint8: 1 = the next sweep starts the lane from the template (nu = lambda)
+    sgn: np.ndarray  # (nnz, W) uint8: sign of each variable-to-check message
+    hard: np.ndarray  # (n, W) uint8: hard decisions
+    post: np.ndarray  # (n, W) int16: memory M (the last posterior, saturated)
+    gnum: np.ndarray  # (n, W) int16: the leg's gamma numerators
+    unsat: np.ndarray  # (W,) int32: unsatisfied checks after the last sweep
+
+
+class RelaySweep(NamedTuple):
+    """Everything a sweep reads or writes besides the two check states."""
+
+    graph: NarrowGraph
+    lam: np.ndarray  # (n,) int16: channel priors
+    prm: RelayParams
+    lanes: RelayLanes
+    tmpl: NarrowCheckState  # (m,) arrays: check state of nu = lambda with a zero syndrome
+    tsgn: np.ndarray  # (nnz,) uint8: its edge signs
+    scratch: NarrowScratch
+
+
 # ------------------------------------------------------------------ one iteration of every lane
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _sweep_body(W, var_ptr, var_chks, slot, lam, prm, syn, fresh, m1c, m2c, agc, pac, m1n, m2n, agn, pan, tmpl, tsgn,
-                o1, o2, hp, sgn, total, cbuf, hard, post, gnum, unsat):
-    """One iteration of lanes ``0:W``: check state ``m1c/m2c/agc/pac`` (or the template, for lanes with
-    ``fresh``) to ``m1n/m2n/agn/pan``; memory ``post`` and decision ``hard`` updated, ``unsat`` per lane.
-
-    ``prm = (num, shift, ml32, mls, mlu, pls, pl32, gone, ghalf, gshift)``: min-sum scaling ``(x * num) >>
-    shift``, the message limit in int32 / int16 / uint8, the posterior limit in int16 / int32, and the
-    gamma fixed point ``2^g``, ``2^(g-1)``, ``g`` (int32).
+def _sweep_body(W, cur, nxt, sw):
+    """One iteration of lanes ``0:W``: check state ``cur`` (or the template ``sw.tmpl``, for lanes with
+    ``fresh``) to ``nxt`` (:class:`~qdecode.kernels.minsum_lanes_narrow.NarrowCheckState`); memory ``post`` and
+    decision ``hard`` updated, ``unsat`` per lane (:class:`RelaySweep`, :class:`RelayParams`).
     """
-    num, shift, ml32, mls, mlu, pls, pl32, gone, ghalf, gshift = prm
-    t_m1, t_m2, t_ag, t_pa = tmpl
+    var_ptr, var_chks, slot = sw.graph.var_ptr, sw.graph.var_chks, sw.graph.slot
+    lam, tsgn = sw.lam, sw.tsgn
+    p = sw.prm
+    num, shift, ml32, mls, mlu, pls, pl32 = p.num, p.shift, p.ml32, p.mls, p.mlu, p.pls, p.pl32
+    gone, ghalf, gshift = p.gone, p.ghalf, p.gshift
+    t_m1, t_m2, t_ag, t_pa = sw.tmpl.min1, sw.tmpl.min2, sw.tmpl.arg, sw.tmpl.par
+    ln = sw.lanes
+    syn, fresh, sgn, hard, post, gnum, unsat = ln.syn, ln.fresh, ln.sgn, ln.hard, ln.post, ln.gnum, ln.unsat
+    o1, o2, hp, total, cbuf = sw.scratch.out1, sw.scratch.out2, sw.scratch.hpar, sw.scratch.total, sw.scratch.cbuf
+    m1c, m2c, agc, pac = cur.min1, cur.min2, cur.arg, cur.par
+    m1n, m2n, agn, pan = nxt.min1, nxt.min2, nxt.arg, nxt.par
     n = var_ptr.shape[0] - 1
     m = syn.shape[0]
     zc = U8(0)
@@ -186,43 +242,33 @@ def _sweep_body(W, var_ptr, var_chks, slot, lam, prm, syn, fresh, m1c, m2c, agc,
 
 
 @numba.njit(cache=True, nogil=True, pipeline_class=NoAliasCompiler)
-def _sweep_w64(var_ptr, var_chks, slot, lam, prm, syn, fresh, m1c, m2c, agc, pac, m1n, m2n, agn, pan, tmpl, tsgn,
-               o1, o2, hp, sgn, total, cbuf, hard, post, gnum, unsat):
+def _sweep_w64(cur, nxt, sw):
     """:func:`_sweep_body` on lanes ``0:64`` (a compile-time lane count)."""
-    _sweep_body(64, var_ptr, var_chks, slot, lam, prm, syn, fresh, m1c, m2c, agc, pac, m1n, m2n, agn, pan, tmpl,
-                tsgn, o1, o2, hp, sgn, total, cbuf, hard, post, gnum, unsat)
+    _sweep_body(64, cur, nxt, sw)
 
 
 @numba.njit(cache=True, nogil=True, pipeline_class=NoAliasCompiler)
-def _sweep_w32(var_ptr, var_chks, slot, lam, prm, syn, fresh, m1c, m2c, agc, pac, m1n, m2n, agn, pan, tmpl, tsgn,
-               o1, o2, hp, sgn, total, cbuf, hard, post, gnum, unsat):
+def _sweep_w32(cur, nxt, sw):
     """:func:`_sweep_body` on lanes ``0:32`` (a compile-time lane count)."""
-    _sweep_body(32, var_ptr, var_chks, slot, lam, prm, syn, fresh, m1c, m2c, agc, pac, m1n, m2n, agn, pan, tmpl,
-                tsgn, o1, o2, hp, sgn, total, cbuf, hard, post, gnum, unsat)
+    _sweep_body(32, cur, nxt, sw)
 
 
 @numba.njit(cache=True, nogil=True, pipeline_class=NoAliasCompiler)
-def _sweep_w16(var_ptr, var_chks, slot, lam, prm, syn, fresh, m1c, m2c, agc, pac, m1n, m2n, agn, pan, tmpl, tsgn,
-               o1, o2, hp, sgn, total, cbuf, hard, post, gnum, unsat):
+def _sweep_w16(cur, nxt, sw):
     """:func:`_sweep_body` on lanes ``0:16`` (a compile-time lane count)."""
-    _sweep_body(16, var_ptr, var_chks, slot, lam, prm, syn, fresh, m1c, m2c, agc, pac, m1n, m2n, agn, pan, tmpl,
-                tsgn, o1, o2, hp, sgn, total, cbuf, hard, post, gnum, unsat)
+    _sweep_body(16, cur, nxt, sw)
 
 
 @numba.njit(cache=True, nogil=True, pipeline_class=NoAliasCompiler)
-def _sweep_w8(var_ptr, var_chks, slot, lam, prm, syn, fresh, m1c, m2c, agc, pac, m1n, m2n, agn, pan, tmpl, tsgn,
-               o1, o2, hp, sgn, total, cbuf, hard, post, gnum, unsat):
+def _sweep_w8(cur, nxt, sw):
     """:func:`_sweep_body` on lanes ``0:8`` (a compile-time lane count)."""
-    _sweep_body(8, var_ptr, var_chks, slot, lam, prm, syn, fresh, m1c, m2c, agc, pac, m1n, m2n, agn, pan, tmpl,
-                tsgn, o1, o2, hp, sgn, total, cbuf, hard, post, gnum, unsat)
+    _sweep_body(8, cur, nxt, sw)
 
 
 @numba.njit(cache=True, nogil=True, pipeline_class=NoAliasCompiler)
-def _sweep_wn(width, var_ptr, var_chks, slot, lam, prm, syn, fresh, m1c, m2c, agc, pac, m1n, m2n, agn, pan, tmpl,
-              tsgn, o1, o2, hp, sgn, total, cbuf, hard, post, gnum, unsat):
+def _sweep_wn(width, cur, nxt, sw):
     """:func:`_sweep_body` on lanes ``0:width`` (a runtime lane count)."""
-    _sweep_body(width, var_ptr, var_chks, slot, lam, prm, syn, fresh, m1c, m2c, agc, pac, m1n, m2n, agn, pan, tmpl,
-                tsgn, o1, o2, hp, sgn, total, cbuf, hard, post, gnum, unsat)
+    _sweep_body(width, cur, nxt, sw)
 
 
 #: a drain with this many busy lanes or fewer finishes their shots on the scalar kernel, from the start: one sweep
@@ -246,26 +292,17 @@ def _sweep_width(busy, lanes):
 
 @numba.njit(cache=True, nogil=True)
 def _step(width, cur, nxt, sw):
-    """One iteration of lanes ``0:width`` from check state ``cur = (m1, m2, ag, pa)`` into ``nxt``."""
-    m1c, m2c, agc, pac = cur
-    m1n, m2n, agn, pan = nxt
-    var_ptr, var_chks, slot, lam, prm, syn, fresh, tmpl, tsgn, o1, o2, hp, sgn, total, cbuf, hard, post, gnum, \
-        unsat = sw
+    """One iteration of lanes ``0:width`` from check state ``cur`` into ``nxt`` (:class:`RelaySweep` ``sw``)."""
     if width == 64:
-        _sweep_w64(var_ptr, var_chks, slot, lam, prm, syn, fresh, m1c, m2c, agc, pac, m1n, m2n, agn, pan, tmpl, tsgn,
-                   o1, o2, hp, sgn, total, cbuf, hard, post, gnum, unsat)
+        _sweep_w64(cur, nxt, sw)
     elif width == 32:
-        _sweep_w32(var_ptr, var_chks, slot, lam, prm, syn, fresh, m1c, m2c, agc, pac, m1n, m2n, agn, pan, tmpl, tsgn,
-                   o1, o2, hp, sgn, total, cbuf, hard, post, gnum, unsat)
+        _sweep_w32(cur, nxt, sw)
     elif width == 16:
-        _sweep_w16(var_ptr, var_chks, slot, lam, prm, syn, fresh, m1c, m2c, agc, pac, m1n, m2n, agn, pan, tmpl, tsgn,
-                   o1, o2, hp, sgn, total, cbuf, hard, post, gnum, unsat)
+        _sweep_w16(cur, nxt, sw)
     elif width == 8:
-        _sweep_w8(var_ptr, var_chks, slot, lam, prm, syn, fresh, m1c, m2c, agc, pac, m1n, m2n, agn, pan, tmpl, tsgn,
-                  o1, o2, hp, sgn, total, cbuf, hard, post, gnum, unsat)
+        _sweep_w8(cur, nxt, sw)
     else:
-        _sweep_wn(width, var_ptr, var_chks, slot, lam, prm, syn, fresh, m1c, m2c, agc, pac, m1n, m2n, agn, pan, tmpl,
-                  tsgn, o1, o2, hp, sgn, total, cbuf, hard, post, gnum, unsat)
+        _sweep_wn(width, cur, nxt, sw)
 
 
 # ------------------------------------------------------------------ lane set-up
@@ -273,7 +310,8 @@ def _step(width, cur, nxt, sw):
 
 @numba.njit(cache=True, nogil=True)
 def _template(var_ptr, var_chks, slot, lam, ml32, m):
-    """Check state and edge signs of ``nu = lambda`` with a zero syndrome: ``((m1, m2, ag, pa), sgn)``."""
+    """Check state and edge signs of ``nu = lambda`` with a zero syndrome: ``(NarrowCheckState of (m,) uint8
+    arrays, (nnz,) uint8 signs)``."""
     n = var_ptr.shape[0] - 1
     m1 = np.full(m, U8(ml32), dtype=np.uint8)
     pa = np.zeros(m, dtype=np.uint8)
@@ -292,12 +330,14 @@ def _template(var_ptr, var_chks, slot, lam, ml32, m):
             m1[i] = r1
             m2[i] = r2
             ag[i] = ra
-    return (m1, m2, ag, pa), sgn
+    return NarrowCheckState(m1, m2, ag, pa), sgn
 
 
 @numba.njit(cache=True, nogil=True)
-def _load_shot(w, s, seed, syndromes, lam, g0n, syn, fresh, post, gnum, ct):
-    """Shot ``s`` into lane ``w``: its syndrome, memory ``M = lambda``, leg 0's gammas, a fresh start."""
+def _load_shot(w, s, seed, syndromes, lam, g0n, ln, ct):
+    """Shot ``s`` into lane ``w`` of :class:`RelayLanes` ``ln``: its syndrome, memory ``M = lambda``, leg 0's
+    gammas, a fresh start."""
+    syn, fresh, post, gnum = ln.syn, ln.fresh, ln.post, ln.gnum
     m = syndromes.shape[1]
     for i in range(m):
         syn[i, w] = U8(syndromes[s, i] & U1)
@@ -325,10 +365,11 @@ def _set_gammas(w, leg, sched, gshift, gq, key, g1, gn1, gnum):
 
 
 @numba.njit(cache=True, nogil=True)
-def _move_lane(src, dst, cur, lane_arrays, ct):
-    """Copy lane ``src`` (current check state, syndrome, signs, memory, gammas, decision, counters) to ``dst``."""
-    syn, sgn, post, gnum, hard, fresh, unsat = lane_arrays
-    m1c, m2c, agc, pac = cur
+def _move_lane(src, dst, cur, ln, ct):
+    """Copy lane ``src`` (current check state ``cur``, :class:`RelayLanes` ``ln``: syndrome, signs, memory,
+    gammas, decision; counters) to ``dst``."""
+    syn, sgn, post, gnum, hard, fresh, unsat = ln.syn, ln.sgn, ln.post, ln.gnum, ln.hard, ln.fresh, ln.unsat
+    m1c, m2c, agc, pac = cur.min1, cur.min2, cur.arg, cur.par
     for i in range(syn.shape[0]):
         m1c[i, dst] = m1c[i, src]
         m2c[i, dst] = m2c[i, src]
@@ -386,8 +427,8 @@ def relay_lanes_i8_range(graph, sched, arith, seed, syndromes, hard_out, converg
     W = max(1, min(lanes, stop - start))
     ml32 = I32(arith.msg_lim)
     pl32 = I32(arith.post_lim)
-    prm = (I32(arith.alpha_num), I32(arith.alpha_shift), ml32, I16(ml32), U8(ml32), I16(pl32), pl32,
-           I32(1 << gshift), I32(1 << (gshift - 1)), I32(gshift))
+    prm = RelayParams(I32(arith.alpha_num), I32(arith.alpha_shift), ml32, I16(ml32), U8(ml32), I16(pl32), pl32,
+                      I32(1 << gshift), I32(1 << (gshift - 1)), I32(gshift))
     lam = np.zeros(n, dtype=np.int16)
     for j in range(n):
         lam[j] = I16(llr0[j])
@@ -402,24 +443,23 @@ def relay_lanes_i8_range(graph, sched, arith, seed, syndromes, hard_out, converg
     g1 = np.zeros(n, dtype=np.float64)
     gn1 = np.zeros(n, dtype=np.int64)
     # lane state, every array separate (the sweep's noalias contract); check state double-buffered
-    st_a = (np.zeros((m, W), dtype=np.uint8), np.zeros((m, W), dtype=np.uint8), np.zeros((m, W), dtype=np.uint8),
-            np.zeros((m, W), dtype=np.uint8))
-    st_b = (np.zeros((m, W), dtype=np.uint8), np.zeros((m, W), dtype=np.uint8), np.zeros((m, W), dtype=np.uint8),
-            np.zeros((m, W), dtype=np.uint8))
-    syn = np.zeros((m, W), dtype=np.uint8)
-    fresh = np.zeros(W, dtype=np.uint8)
-    sgn = np.zeros((nnz, W), dtype=np.uint8)
-    hard = np.zeros((n, W), dtype=np.uint8)
-    post = np.zeros((n, W), dtype=np.int16)
-    gnum = np.zeros((n, W), dtype=np.int16)
-    unsat = np.zeros(W, dtype=np.int32)
-    sw = (var_ptr, var_chks, slot, lam, prm, syn, fresh, tmpl, tsgn, np.zeros((m, W), dtype=np.uint8),
-          np.zeros((m, W), dtype=np.uint8), np.zeros((m, W), dtype=np.uint8), sgn, np.zeros(W, dtype=np.int16),
-          np.zeros((maxvdeg, W), dtype=np.int16), hard, post, gnum, unsat)
+    st_a = NarrowCheckState(np.zeros((m, W), dtype=np.uint8), np.zeros((m, W), dtype=np.uint8),
+                            np.zeros((m, W), dtype=np.uint8), np.zeros((m, W), dtype=np.uint8))
+    st_b = NarrowCheckState(np.zeros((m, W), dtype=np.uint8), np.zeros((m, W), dtype=np.uint8),
+                            np.zeros((m, W), dtype=np.uint8), np.zeros((m, W), dtype=np.uint8))
+    ln = RelayLanes(syn=np.zeros((m, W), dtype=np.uint8), fresh=np.zeros(W, dtype=np.uint8),
+                    sgn=np.zeros((nnz, W), dtype=np.uint8), hard=np.zeros((n, W), dtype=np.uint8),
+                    post=np.zeros((n, W), dtype=np.int16), gnum=np.zeros((n, W), dtype=np.int16),
+                    unsat=np.zeros(W, dtype=np.int32))
+    fresh, hard, gnum, unsat = ln.fresh, ln.hard, ln.gnum, ln.unsat
+    scratch = NarrowScratch(np.zeros((m, W), dtype=np.uint8), np.zeros((m, W), dtype=np.uint8),
+                            np.zeros((m, W), dtype=np.uint8), np.zeros(W, dtype=np.int16),
+                            np.zeros((maxvdeg, W), dtype=np.int16))
+    sw = RelaySweep(NarrowGraph(var_ptr, var_chks, slot), lam, prm, ln, tmpl, tsgn, scratch)
     ct = make_lane_counters(W)
     nxt_shot = start
     for w in range(W):
-        _load_shot(w, nxt_shot, seed, syndromes, lam, g0n, syn, fresh, post, gnum, ct)
+        _load_shot(w, nxt_shot, seed, syndromes, lam, g0n, ln, ct)
         nxt_shot += 1
     nact = W
     width = _sweep_width(W, W)
@@ -444,13 +484,13 @@ def relay_lanes_i8_range(graph, sched, arith, seed, syndromes, hard_out, converg
                 fresh[w] = 1
                 w += 1
             elif nxt_shot < stop:  # SHOT_DONE, and a shot waits
-                _load_shot(w, nxt_shot, seed, syndromes, lam, g0n, syn, fresh, post, gnum, ct)
+                _load_shot(w, nxt_shot, seed, syndromes, lam, g0n, ln, ct)
                 nxt_shot += 1
                 w += 1
             else:  # SHOT_DONE in the drain: the last busy lane takes this slot and is checked next
                 nact -= 1
                 if w < nact:
-                    _move_lane(nact, w, state, (syn, sgn, post, gnum, hard, fresh, unsat), ct)
+                    _move_lane(nact, w, state, ln, ct)
                 ct.shot[nact] = -1
         if nxt_shot >= stop:  # the drain: the busy lanes are 0:nact
             if 0 < nact <= SCALAR_DRAIN:

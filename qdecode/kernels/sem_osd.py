@@ -44,6 +44,7 @@ output is that of scoring every candidate. Scratch: :func:`sem_osd_scratch`.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numba
 import numpy as np
@@ -194,6 +195,28 @@ def byte_evidence(llr_info, nb, le):
             size *= 2
 
 
+class FbScratch(NamedTuple):
+    """Scratch of :func:`fb_prior` (``nbb = max(nb, 1)`` bytes, ``B`` beam states, ``hd`` history bytes)."""
+
+    le: np.ndarray  # (nbb, 256) float64
+    ev: np.ndarray  # (nbb, 256) float64
+    hist: np.ndarray  # (nbb, 256, max(hd, 1)) int64
+    alpha: np.ndarray  # (nbb, 256) float64
+    pred: np.ndarray  # (nbb, 256) float64
+    beta: np.ndarray  # (nbb, 256) float64
+    trow: np.ndarray  # (nbb, B, 256) float64
+    rowid: np.ndarray  # (nbb, B) int64
+    nrows: np.ndarray  # (nbb,) int64
+    qctx: np.ndarray  # (hd + 2,) uint8
+    dist: np.ndarray  # (256,) float64
+    bestv: np.ndarray  # (256,) float64
+    besta: np.ndarray  # (256,) int64
+    p1t: np.ndarray  # (256,) float64
+    w: np.ndarray  # (256,) float64
+    topv: np.ndarray  # (B,) float64
+    topi: np.ndarray  # (B,) int64
+
+
 @numba.njit(cache=True, nogil=True)
 def fb_scratch(nb, beam, hdepth):
     """Scratch of :func:`fb_prior` for blocks of ``nb`` bytes (reused across blocks)."""
@@ -217,7 +240,8 @@ def fb_scratch(nb, beam, hdepth):
     w = np.empty(256)
     topv = np.empty(B)
     topi = np.empty(B, dtype=np.int64)
-    return le, ev, hist, alpha, pred, beta, trow, rowid, nrows, qctx, dist, bestv, besta, p1t, w, topv, topi
+    return FbScratch(le, ev, hist, alpha, pred, beta, trow, rowid, nrows, qctx, dist, bestv, besta, p1t, w, topv,
+                     topi)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -260,8 +284,11 @@ def fb_prior(ctx, clen, llr_info, nb, hdepth, beam, prune, p1, keys, lvl_start, 
     Returns:
         Number of n-gram distributions evaluated.
     """
-    (le, ev, hist, alpha, pred, beta, trow, rowid, nrows, qctx, dist, bestv, besta, p1t, w, topv,
-     topi) = scratch
+    # long: forward pass, backward pass and marginals of one block over one scratch (split: to do)
+    le, ev, hist, alpha, pred, beta = scratch.le, scratch.ev, scratch.hist, scratch.alpha, scratch.pred, scratch.beta
+    trow, rowid, nrows, qctx, dist = scratch.trow, scratch.rowid, scratch.nrows, scratch.qctx, scratch.dist
+    bestv, besta, p1t, w, topv = scratch.bestv, scratch.besta, scratch.p1t, scratch.w, scratch.topv
+    topi = scratch.topi
     byte_evidence(llr_info, nb, le)
     for j in range(nb):
         m = le[j, 0]
@@ -540,12 +567,34 @@ def _threshold(best, topc, ntop, cap):
         return np.inf
     return max(best, topc[ntop - 1])
 
+class Scorer(NamedTuple):
+    """What scoring a candidate reads and writes (:func:`_score`): one block's metric tables, the incumbent and
+    the top list. ``Wn``: words of n bits, ``nch`` bytes, ``cap`` the top list's capacity (at least 1)."""
+
+    ctab: np.ndarray  # (nch, 256) float64: per-byte table metric (:func:`_chunk_tables`)
+    hd_ch: np.ndarray  # (Wn,) uint64: channel hard decisions
+    rel_ch: np.ndarray  # (n,) float64: channel reliabilities |llr|
+    lamlp: np.ndarray  # (nbb, 256) float64: lambda x log-prior per message byte
+    nb: int  # message bytes
+    Wn: int
+    x: np.ndarray  # (Wn,) uint64: scratch of :func:`_cost`
+    best_c: np.ndarray  # (Wn,) uint64: the incumbent codeword
+    topc: np.ndarray  # (cap,) float64: the top list's costs, best first
+    topw: np.ndarray  # (cap, Wn) uint64: ... and codewords
+    counts: np.ndarray  # (3,) int64: += candidates, table metrics, exact metric evaluations
+    tol: float  # slack on every threshold (above any rounding difference of the bounds)
+
+
 @numba.njit(cache=True, nogil=True, inline="always")
-def _score(c, thr, ctab, nch, hd_ch, Wn, rel_ch, lamlp, nb, x, best, best_c, topc, topw, ntop, cap, counts):
-    """Score candidate codeword ``c`` (``Wn`` uint64 words): skipped when its table metric
-    (:func:`_fast_cost`) exceeds ``thr``; else its exact metric (:func:`_cost`) replaces the
-    incumbent ``best`` / ``best_c`` when strictly smaller and enters the top list (capacity
-    ``cap``). Returns ``(best, ntop)``; ``counts[1]`` += 1, ``counts[2]`` += 1 per exact metric."""
+def _score(c, thr, sc, best, ntop, cap):
+    """Score candidate codeword ``c`` (``Wn`` uint64 words) with :class:`Scorer` ``sc``: skipped when its table
+    metric (:func:`_fast_cost`) exceeds ``thr``; else its exact metric (:func:`_cost`) replaces the
+    incumbent ``best`` / ``sc.best_c`` when strictly smaller and enters the top list (capacity
+    ``cap``; 0: no top list). Returns ``(best, ntop)``; ``counts[1]`` += 1, ``counts[2]`` += 1 per exact
+    metric."""
+    ctab, hd_ch, rel_ch, lamlp, nb, Wn = sc.ctab, sc.hd_ch, sc.rel_ch, sc.lamlp, sc.nb, sc.Wn
+    x, best_c, topc, topw, counts = sc.x, sc.best_c, sc.topc, sc.topw, sc.counts
+    nch = ctab.shape[0]
     counts[1] += 1
     if _fast_cost(c, ctab, nch) > thr:
         return best, ntop
@@ -624,10 +673,13 @@ def _bound_weights(ctab, nb, hd, rel, n, zw, mu, mtab):
 
 
 @numba.njit(cache=True, nogil=True)
-def _mrb_bound_terms(part, G, piv, rk, zw, mu, mtab, e0, pmask, delta, smin, wr, r1, cand):
-    """Per-MRB terms of the additive bound (:func:`_bound_weights`) for :func:`_enumerate`:
-    ``delta[t]`` (flipping pivot ``t``), ``smin[t] = min(delta[t:])``, and the off-MRB weights
-    ``wr[t]`` of ``G_t`` and ``r1[t]`` of ``e0 ^ G_t``. Returns ``a0`` (order-0 word's MRB term)."""
+def _mrb_bound_terms(part, G, piv, rk, bnd, cand):
+    """Per-MRB terms of the additive bound (:func:`_bound_weights`) for :func:`_enumerate`, into
+    :class:`BoundTerms` ``bnd``: ``delta[t]`` (flipping pivot ``t``), ``smin[t] = min(delta[t:])``, and the
+    off-MRB weights ``wr[t]`` of ``G_t`` and ``r1[t]`` of ``e0 ^ G_t``. Returns ``a0`` (order-0 word's MRB
+    term)."""
+    zw, mu, mtab, e0, pmask = bnd.zw, bnd.mu, bnd.mtab, bnd.e0, bnd.pmask
+    delta, smin, wr, r1 = bnd.delta, bnd.smin, bnd.wr, bnd.r1
     Wn = zw.shape[0]
     nch = mtab.shape[0]
     for q in range(Wn):
@@ -656,10 +708,11 @@ def _mrb_bound_terms(part, G, piv, rk, zw, mu, mtab, e0, pmask, delta, smin, wr,
 
 
 @numba.njit(cache=True, nogil=True)
-def _enum_singles(part, G, rk, Wn, hd_ch, rel_ch, lamlp, nb, ctab, tol, use_lb, base, delta, r1, x, cand, best_c,
-                  best, topc, topw, ntop, cap, counts):
-    """Weight 1 of :func:`_enumerate`; returns ``(best, ntop)``."""
-    nch = ctab.shape[0]
+def _enum_singles(part, G, rk, sc, use_lb, base, bnd, cand, best, ntop, cap):
+    """Weight 1 of :func:`_enumerate` (:class:`Scorer` ``sc``, :class:`BoundTerms` ``bnd``); returns
+    ``(best, ntop)``."""
+    Wn, tol, topc, counts = sc.Wn, sc.tol, sc.topc, sc.counts
+    delta, r1 = bnd.delta, bnd.r1
     for t in range(rk):
         counts[0] += 1
         thr = _threshold(best, topc, ntop, cap) + tol
@@ -667,17 +720,16 @@ def _enum_singles(part, G, rk, Wn, hd_ch, rel_ch, lamlp, nb, ctab, tol, use_lb, 
             continue
         for q in range(Wn):
             cand[q] = part[0, q] ^ G[t, q]
-        best, ntop = _score(cand, thr, ctab, nch, hd_ch, Wn, rel_ch, lamlp, nb, x, best, best_c, topc, topw, ntop,
-                            cap, counts)
+        best, ntop = _score(cand, thr, sc, best, ntop, cap)
     return best, ntop
 
 
 @numba.njit(cache=True, nogil=True)
-def _enum_pairs(part, G, rk, Wn, hd_ch, rel_ch, lamlp, nb, ctab, tol, use_lb, base, delta, smin, wr, r1, x, cand,
-                best_c, best, topc, topw, ntop, cap, counts):
+def _enum_pairs(part, G, rk, sc, use_lb, base, bnd, cand, best, ntop, cap):
     """Weight 2 of :func:`_enumerate`: pairs ``(i, j)``, ``i < j``, lexicographic (``part[1]`` holds
     ``part[0] ^ G_i``); returns ``(best, ntop)``."""
-    nch = ctab.shape[0]
+    Wn, tol, topc, counts = sc.Wn, sc.tol, sc.topc, sc.counts
+    delta, smin, wr, r1 = bnd.delta, bnd.smin, bnd.wr, bnd.r1
     for i in range(rk - 1):
         bi = 0.0
         ri = 0.0
@@ -704,17 +756,15 @@ def _enum_pairs(part, G, rk, Wn, hd_ch, rel_ch, lamlp, nb, ctab, tol, use_lb, ba
                     continue
             for q in range(Wn):
                 cand[q] = part[1, q] ^ G[j, q]
-            best, ntop = _score(cand, thr, ctab, nch, hd_ch, Wn, rel_ch, lamlp, nb, x, best, best_c, topc, topw,
-                                ntop, cap, counts)
+            best, ntop = _score(cand, thr, sc, best, ntop, cap)
     return best, ntop
 
 
 @numba.njit(cache=True, nogil=True)
-def _enum_deep(part, G, rk, Wn, order, idx, hd_ch, rel_ch, lamlp, nb, ctab, tol, x, best_c, best, topc, topw, ntop,
-               cap, counts):
+def _enum_deep(part, G, rk, order, idx, sc, best, ntop, cap):
     """Weights 3 .. ``order`` of :func:`_enumerate`: every pattern, table-metric filter only
     (``part[l + 1] = part[l] ^ G[idx[l]]``); returns ``(best, ntop)``."""
-    nch = ctab.shape[0]
+    Wn, tol, topc, counts = sc.Wn, sc.tol, sc.topc, sc.counts
     for wt in range(3, order + 1):
         for lvl in range(wt):
             idx[lvl] = lvl
@@ -722,8 +772,7 @@ def _enum_deep(part, G, rk, Wn, order, idx, hd_ch, rel_ch, lamlp, nb, ctab, tol,
                 part[lvl + 1, q] = part[lvl, q] ^ G[lvl, q]
         while True:
             counts[0] += 1
-            best, ntop = _score(part[wt], _threshold(best, topc, ntop, cap) + tol, ctab, nch, hd_ch, Wn, rel_ch,
-                                lamlp, nb, x, best, best_c, topc, topw, ntop, cap, counts)
+            best, ntop = _score(part[wt], _threshold(best, topc, ntop, cap) + tol, sc, best, ntop, cap)
             i = wt - 1
             while i >= 0 and idx[i] == rk - wt + i:
                 i -= 1
@@ -739,9 +788,24 @@ def _enum_deep(part, G, rk, Wn, order, idx, hd_ch, rel_ch, lamlp, nb, ctab, tol,
     return best, ntop
 
 
+class BoundTerms(NamedTuple):
+    """The lower-bound terms of :func:`_enumerate` (:func:`_bound_weights`, :func:`_mrb_bound_terms`): ``Wn``
+    words of n bits, ``nch`` bytes, ``kx = max(k, 1)``."""
+
+    fmin: float  # Fmin of the additive bound (0 when the bounds are off)
+    zw: np.ndarray  # (Wn,) uint64: the reference word z
+    mu: np.ndarray  # (8 nch,) float64: per-bit weights of the bound
+    mtab: np.ndarray  # (nch, 256) float64: per-byte table of the bound
+    e0: np.ndarray  # (Wn,) uint64: the order-0 word XOR z
+    pmask: np.ndarray  # (Wn,) uint64: the MRB's pivot positions
+    delta: np.ndarray  # (kx,) float64: delta_t = +-mu[piv_t]
+    smin: np.ndarray  # (kx + 1,) float64: smallest delta_j, j >= t
+    wr: np.ndarray  # (kx,) float64: off-MRB weight of G_t
+    r1: np.ndarray  # (kx,) float64: off-MRB weight of e0 ^ G_t
+
+
 @numba.njit(cache=True, nogil=True)
-def _enumerate(order_llr, g_packed, order, hd_ch, rel_ch, lamlp, nb, ctab, tol, use_lb, bnd, mrb, x, cand, best_c,
-               best, topc, topw, ntop, cap, counts):
+def _enumerate(order_llr, g_packed, order, sc, use_lb, bnd, mrb, cand, best, ntop, cap):
     """Order-``order`` TEP enumeration on the MRB of ``order_llr``, scored with :func:`_cost`.
 
     Candidates are visited weight by weight, lexicographically (the order of plain OSD,
@@ -763,12 +827,14 @@ def _enumerate(order_llr, g_packed, order, hd_ch, rel_ch, lamlp, nb, ctab, tol, 
     BCH(127,64) at 2 dB: 2 % of the pairs skipped, for more work than they save), while the
     table metric still skips all but a few dozen candidates.
 
-    Returns ``(best, ntop)``; ``counts[0]`` += candidates visited, ``counts[1]`` += table
-    metrics, ``counts[2]`` += exact metric evaluations.
+    ``sc``: :class:`Scorer`; ``bnd``: :class:`BoundTerms`; ``mrb``:
+    :class:`~qdecode.kernels.osd.OsdClassicalScratch`. Returns ``(best, ntop)``; ``counts[0]`` += candidates
+    visited, ``counts[1]`` += table metrics, ``counts[2]`` += exact metric evaluations.
     """
-    (perm, tmp, negrel, rel, G, piv, hd, d0, part, best_d, idx, prel, tail, info, _cand, pw, pl1, pc,
-     kbuf, ktmp) = mrb
-    fmin, zw, mu, mtab, e0, pmask, delta, smin, wr, r1 = bnd
+    perm, tmp, negrel, rel, G, piv = mrb.perm, mrb.tmp, mrb.negrel, mrb.rel, mrb.G, mrb.piv
+    hd, d0, part, idx, kbuf, ktmp = mrb.hd, mrb.d0, mrb.part, mrb.idx, mrb.kbuf, mrb.ktmp
+    hd_ch, rel_ch, lamlp, nb, x = sc.hd_ch, sc.rel_ch, sc.lamlp, sc.nb, sc.x
+    best_c, topc, topw, counts = sc.best_c, sc.topc, sc.topw, sc.counts
     Wn = g_packed.shape[1]
     rk = classical_mrb(order_llr, g_packed, perm, tmp, negrel, rel, G, piv, hd, d0, kbuf, ktmp)
     for q in range(Wn):
@@ -786,15 +852,12 @@ def _enumerate(order_llr, g_packed, order, hd_ch, rel_ch, lamlp, nb, ctab, tol, 
         ntop = _keep(cost, part[0], Wn, topc, topw, ntop, cap)
     base = 0.0
     if order >= 1 and use_lb:
-        base = fmin + _mrb_bound_terms(part, G, piv, rk, zw, mu, mtab, e0, pmask, delta, smin, wr, r1, cand)
+        base = bnd.fmin + _mrb_bound_terms(part, G, piv, rk, bnd, cand)
     if order >= 1:
-        best, ntop = _enum_singles(part, G, rk, Wn, hd_ch, rel_ch, lamlp, nb, ctab, tol, use_lb, base, delta, r1, x,
-                                   cand, best_c, best, topc, topw, ntop, cap, counts)
+        best, ntop = _enum_singles(part, G, rk, sc, use_lb, base, bnd, cand, best, ntop, cap)
     if order >= 2:
-        best, ntop = _enum_pairs(part, G, rk, Wn, hd_ch, rel_ch, lamlp, nb, ctab, tol, use_lb, base, delta, smin, wr,
-                                 r1, x, cand, best_c, best, topc, topw, ntop, cap, counts)
-    best, ntop = _enum_deep(part, G, rk, Wn, order, idx, hd_ch, rel_ch, lamlp, nb, ctab, tol, x, best_c, best, topc,
-                            topw, ntop, cap, counts)
+        best, ntop = _enum_pairs(part, G, rk, sc, use_lb, base, bnd, cand, best, ntop, cap)
+    best, ntop = _enum_deep(part, G, rk, order, idx, sc, best, ntop, cap)
     return best, ntop
 
 
@@ -816,12 +879,46 @@ def _byte_alternatives(base, j, alts, kk, top_k, out):
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _try_substitution(c, best, best_c, ctab, nch, tol, hd_ch, Wn, rel_ch, lamlp, nb, x, topc, topw, counts):
+def _try_substitution(c, best, sc):
     """Score one byte-substitution candidate ``c``: :func:`_score` with the threshold ``best + tol`` and no top
-    list; returns the new best cost (``c`` copied into ``best_c`` when it wins). ``counts[0]`` += 1."""
+    list; returns the new best cost (``c`` copied into ``sc.best_c`` when it wins). ``counts[0]`` += 1."""
+    counts = sc.counts
     counts[0] += 1
-    best, _ = _score(c, best + tol, ctab, nch, hd_ch, Wn, rel_ch, lamlp, nb, x, best, best_c, topc, topw, 0, 0, counts)
+    best, _ = _score(c, best + sc.tol, sc, best, 0, 0)
     return best
+
+
+class SemOsdScratch(NamedTuple):
+    """Scratch of :func:`sem_osd_solve` (``Wn``: words of n bits, ``nch`` bytes, ``kx = max(k, 1)``)."""
+
+    mrb: object  # osd_classical_scratch(k, n, order)
+    hd_ch: np.ndarray  # (Wn,) uint64
+    rel_ch: np.ndarray  # (n,) float64
+    best_c: np.ndarray  # (Wn,) uint64
+    topc: np.ndarray  # (cap,) float64
+    topw: np.ndarray  # (cap, Wn) uint64
+    ctab: np.ndarray  # (nch, 256) float64
+    dtmp: np.ndarray  # (256,) float64
+    x: np.ndarray  # (Wn,) uint64
+    cand: np.ndarray  # (Wn,) uint64
+    c1: np.ndarray  # (Wn,) uint64
+    c2: np.ndarray  # (Wn,) uint64
+    base: np.ndarray  # (Wn,) uint64
+    alts: np.ndarray  # (nbb, kk) int64
+    altv: np.ndarray  # (kk,) float64
+    post: np.ndarray  # (256,) float64
+    le: np.ndarray  # (nbb, 256) float64
+    fused: np.ndarray  # (n,) float64
+    lamlp: np.ndarray  # (nbb, 256) float64
+    zw: np.ndarray  # (Wn,) uint64
+    mu: np.ndarray  # (8 * nch,) float64
+    mtab: np.ndarray  # (nch, 256) float64
+    e0: np.ndarray  # (Wn,) uint64
+    pmask: np.ndarray  # (Wn,) uint64
+    delta: np.ndarray  # (kx,) float64
+    smin: np.ndarray  # (kx + 1,) float64
+    wr: np.ndarray  # (kx,) float64
+    r1: np.ndarray  # (kx,) float64
 
 
 @numba.njit(cache=True, nogil=True)
@@ -862,8 +959,8 @@ def sem_osd_scratch(k, n, nb, order, top_k, top_l):
     smin = np.empty(kx + 1)
     wr = np.empty(kx)
     r1 = np.empty(kx)
-    return (mrb, hd_ch, rel_ch, best_c, topc, topw, ctab, dtmp, x, cand, c1, c2, base, alts, altv, post, le, fused,
-            lamlp, zw, mu, mtab, e0, pmask, delta, smin, wr, r1)
+    return SemOsdScratch(mrb, hd_ch, rel_ch, best_c, topc, topw, ctab, dtmp, x, cand, c1, c2, base, alts, altv, post,
+                         le, fused, lamlp, zw, mu, mtab, e0, pmask, delta, smin, wr, r1)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -886,11 +983,13 @@ def sem_osd_solve(llr, fused, lamlp, le, nb, g_packed, byte_tab, order, union, o
     ``counts`` (3,): += candidates, table metrics, exact metric evaluations.
     ``scratch``: :func:`sem_osd_scratch` (no other allocation but two ``top_k``-sized lists).
     """
-    (mrb, hd_ch, rel_ch, best_c, topc, topw, ctab, dtmp, x, cand, c1, c2, base, alts, altv, post, _le, _fused,
-     _lamlp, zw, mu, mtab, e0, pmask, delta, smin, wr, r1) = scratch
+    mrb, hd_ch, rel_ch, best_c, topc = scratch.mrb, scratch.hd_ch, scratch.rel_ch, scratch.best_c, scratch.topc
+    topw, ctab, dtmp, x, cand, c1 = scratch.topw, scratch.ctab, scratch.dtmp, scratch.x, scratch.cand, scratch.c1
+    c2, base, alts, altv, post, zw = scratch.c2, scratch.base, scratch.alts, scratch.altv, scratch.post, scratch.zw
+    mu, mtab, e0, pmask, delta = scratch.mu, scratch.mtab, scratch.e0, scratch.pmask, scratch.delta
+    smin, wr, r1 = scratch.smin, scratch.wr, scratch.r1
     n = llr.shape[0]
     Wn = g_packed.shape[1]
-    nch = ctab.shape[0]
     for q in range(Wn):
         hd_ch[q] = 0
         best_c[q] = 0
@@ -903,14 +1002,13 @@ def sem_osd_solve(llr, fused, lamlp, le, nb, g_packed, byte_tab, order, union, o
     cap = top_l if omega > 0 else 0
     use_lb = cap == 0 and order >= 1
     fmin = _bound_weights(ctab, nb, hd_ch, rel_ch, n, zw, mu, mtab) if use_lb else 0.0
-    bnd = (fmin, zw, mu, mtab, e0, pmask, delta, smin, wr, r1)
+    bnd = BoundTerms(fmin, zw, mu, mtab, e0, pmask, delta, smin, wr, r1)
     for t in range(topc.shape[0]):
         topc[t] = np.inf
-    best, ntop = _enumerate(fused, g_packed, order, hd_ch, rel_ch, lamlp, nb, ctab, tol, use_lb, bnd, mrb, x, cand,
-                            best_c, np.inf, topc, topw, 0, cap, counts)
+    sc = Scorer(ctab, hd_ch, rel_ch, lamlp, nb, Wn, x, best_c, topc, topw, counts, tol)
+    best, ntop = _enumerate(fused, g_packed, order, sc, use_lb, bnd, mrb, cand, np.inf, 0, cap)
     if union:
-        best, ntop = _enumerate(llr, g_packed, order, hd_ch, rel_ch, lamlp, nb, ctab, tol, use_lb, bnd, mrb, x, cand,
-                                best_c, best, topc, topw, ntop, cap, counts)
+        best, ntop = _enumerate(llr, g_packed, order, sc, use_lb, bnd, mrb, cand, best, ntop, cap)
     if omega > 0 and ntop > 0:
         # per-byte candidate values, most probable first (posterior = lamlp + evidence)
         kk = min(top_k + 1, 256)
@@ -928,16 +1026,14 @@ def sem_osd_solve(llr, fused, lamlp, le, nb, g_packed, byte_tab, order, union, o
                 for a1 in range(k1):
                     for q in range(Wn):
                         c1[q] = base[q] ^ byte_tab[j1, v1 ^ alt1[a1], q]
-                    best = _try_substitution(c1, best, best_c, ctab, nch, tol, hd_ch, Wn, rel_ch, lamlp, nb, x, topc,
-                                             topw, counts)
+                    best = _try_substitution(c1, best, sc)
                     if omega >= 2:
                         for j2 in range(j1 + 1, nb):
                             v2, k2 = _byte_alternatives(base, j2, alts, kk, top_k, alt2)
                             for a2 in range(k2):
                                 for q in range(Wn):
                                     c2[q] = c1[q] ^ byte_tab[j2, v2 ^ alt2[a2], q]
-                                best = _try_substitution(c2, best, best_c, ctab, nch, tol, hd_ch, Wn, rel_ch, lamlp,
-                                                         nb, x, topc, topw, counts)
+                                best = _try_substitution(c2, best, sc)
     for j in range(n):
         out[j] = np.uint8((best_c[j >> 6] >> np.uint64(j & 63)) & _ONE)
     return best

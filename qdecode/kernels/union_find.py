@@ -66,6 +66,7 @@ def uf_decode_range(vert_ptr, vert_edges, edge_u, edge_v, length, syndromes, wei
         out: uint8 ``(S, E)``, zeroed by the caller: the correction per edge.
         converged: bool ``(S,)``: False where growth got stuck (no correction satisfies the syndrome).
     """
+    # long: growth, fusion and peeling share ~20 work arrays and counters (split needs a work tuple)
     V = vert_ptr.shape[0] - 1
     E = edge_u.shape[0]
     m = V - 1

@@ -9,6 +9,15 @@ import pytest
 from qdecode.decoders.bp import ALPHA_SHIFT, MessageFormat, bp_outputs
 from qdecode.kernels.minsum_lanes import minsum_lanes_range
 from qdecode.kernels.minsum_lanes_narrow import (
+    F32Coeffs,
+    F32Params,
+    IntCoeffs,
+    IntParams,
+    NarrowCheckState,
+    NarrowGraph,
+    NarrowLanes,
+    NarrowScratch,
+    NarrowSweep,
     NoAliasCompiler,
     _sweep_f32_w64,
     _sweep_int_w64,
@@ -101,21 +110,24 @@ def test_i8_rejects_wide_formats():
 
 
 def _sweep_args(kind):
-    """Arguments of the 64-lane sweep in the wrapper's types (C-contiguous arrays, a tuple of scalars)."""
+    """Arguments ``(cur, nxt, sw)`` of the 64-lane sweep in the wrapper's types (C-contiguous arrays in named
+    tuples)."""
     W, z = 64, np.zeros
-    u8 = [z((4, W), np.uint8) for _ in range(9)]
-    graph = (z(3, np.int64), z(4, np.uint32), z(4, np.uint8))
+    graph = NarrowGraph(z(3, np.int64), z(4, np.uint32), z(4, np.uint8))
     if kind == "i8":
-        prm = (True, False, np.int32(0), np.int32(127), np.int16(127), np.uint8(127), np.int16(511))
-        state = [z((4, W), np.uint8) for _ in range(12)]  # syn, current / next (m1, m2, ag, pa), o1, o2, hp
-        return (*graph, z((2, W), np.int16), z(W, np.int32), z(W, np.int32), prm, *state, u8[0], z(W, np.int16),
-                z((2, W), np.int16), z((2, W), np.uint8), z((2, W), np.int16), z(W, np.int32), z((0, 2, W), np.int16),
-                z(W, np.int64))
-    f = np.float32
-    prm = (True, False, f(0), f(1e30), f(1e30))
-    return (*graph, z((2, W), f), z(W, np.float64), prm, u8[0], z((4, W), f), z((4, W), f), u8[1], u8[2],
-            z((4, W), f), z((4, W), f), u8[3], u8[4], z((4, W), f), z((4, W), f), u8[5], u8[6], z(W, f),
-            z((2, W), f), z((2, W), np.uint8), z((2, W), f), z(W, np.int32), z((0, 2, W), f), z(W, np.int64))
+        ct, st = np.uint8, np.int16
+        coef = IntCoeffs(z(W, np.int32), z(W, np.int32), False, 1, 0, 8)
+        prm = IntParams(True, False, np.int32(0), np.int32(127), np.int16(127), np.uint8(127), np.int16(511))
+    else:
+        ct = st = np.float32
+        coef = F32Coeffs(z(W, np.float64), False, 1.0)
+        prm = F32Params(True, False, ct(0), ct(1e30), ct(1e30))
+    cur, nxt = (NarrowCheckState(z((4, W), ct), z((4, W), ct), z((4, W), np.uint8), z((4, W), np.uint8))
+                for _ in range(2))
+    lanes = NarrowLanes(z((4, W), np.uint8), z((4, W), np.uint8), z((2, W), st), z((2, W), np.uint8), z((2, W), st),
+                        z(W, np.int32), z((0, 2, W), st), z(W, np.int64))
+    scratch = NarrowScratch(z((4, W), ct), z((4, W), ct), z((4, W), np.uint8), z(W, st), z((2, W), st))
+    return cur, nxt, NarrowSweep(graph, coef, prm, lanes, scratch)
 
 
 @pytest.mark.parametrize("kind", ["i8", "f32"])
