@@ -101,11 +101,13 @@ def test_learn_noise_bar_on_a_terminal(shots, capsys, monkeypatch):
     assert out == plain
 
 
-def test_train_bar_only_on_a_terminal(monkeypatch):
+def test_train_reports_unless_silenced(monkeypatch):
+    """train reports with or without a terminal (the trainer picks a bar or plain lines:
+    tests/neural/test_train_progress.py); --quiet and --no-progress silence it."""
     from qdecode.cli.train import _progress
 
     args = argparse.Namespace(no_progress=False, quiet=False)
-    assert _progress(args) is False  # pytest's stderr is not a terminal
+    assert _progress(args) is True  # pytest's stderr is not a terminal: plain lines
     monkeypatch.setattr(sys, "stderr", FakeTTY())
     assert _progress(args) is True
     assert _progress(argparse.Namespace(no_progress=False, quiet=True)) is False
