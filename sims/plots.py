@@ -392,9 +392,12 @@ def _value_text(value: Any) -> str:
 
 
 def _part(key: str, value: Any, short: Mapping[str, str]) -> str:
-    """One key of a curve's label: the short decoder label, or ``key=value``."""
+    """One key of a curve's label: the short decoder label, ``key=value``, or ``key unknown``
+    where the metadata has no value (a code-capacity task of a code without a known d)."""
     if key == "decoder":
         return short.get(str(value), str(value))
+    if value is None:
+        return f"{key} unknown"
     return f"{key}={_value_text(value)}"
 
 

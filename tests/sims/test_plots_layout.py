@@ -352,3 +352,10 @@ def test_one_decoder_two_bases_colours_the_bases():
     assert fig.axes[0].get_legend().get_title().get_text() == "bposd"
     by_label = {line.get_label(): line for line in _curves(fig)}
     assert by_label["b=X, d=3"].get_color() != by_label["b=Z, d=3"].get_color()
+
+
+def test_a_missing_key_reads_unknown_not_none():
+    from qdecode.sims.plots import _part
+
+    assert _part("d", None, {}) == "d unknown"
+    assert _part("d", 5, {}) == "d=5"
