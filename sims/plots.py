@@ -342,8 +342,8 @@ def _collect_points(
 # Curve labels and the subtitle
 # ---------------------------------------------------------------------------------------
 
-# The decoder label syntax of qdecode.decoders.registry.split_label. Plots read CSVs only (the
-# layering rule of qdecode.sims.plots), so they parse labels themselves rather than import it.
+# The decoder label syntax is qdecode.decoders.registry.split_label's (the registry imports no
+# decoder, so plots may use it and still read CSVs only).
 def split_decoder_label(label: str) -> tuple[str, dict[str, str]] | None:
     """``(name, {key: value})`` of a decoder label ``name`` or ``name[key=value,...]``
     (:func:`~qdecode.decoders.registry.split_label`), with the ``qd-`` prefix of a sinter decoder
@@ -361,23 +361,28 @@ def short_decoder_labels(names: Iterable[str]) -> dict[str, str]:
     """Legend names for decoder labels: the decoder's name plus only the parameters whose values
     differ between the labels of that name, so that ``bposd[alpha=1.0,...,osd_order=10,...]``
     alone reads ``bposd`` and ``scl[crc=auto,list_size=8]`` next to ``scl[crc=auto,list_size=32]``
-    reads ``scl[list_size=8]``. A parameter that some labels of the name lack counts as differing
-    (it is shown where present). A sinter ``qd-`` prefix is dropped. Labels that would read the
-    same (``qd-bposd`` next to ``bposd``) keep their full text.
+    reads ``scl[list_size=8]``. A parameter that some labels of the name lack (a nested decoder's
+    own parameters, e.g. ``window[inner=gdg,max_tree_depth=3,...]`` next to
+    ``window[inner=bposd,osd_order=10,...]``) is shown only when the parameters all of them have
+    do not already tell the labels apart. A sinter ``qd-`` prefix is dropped. Labels that would
+    read the same (``qd-bposd`` next to ``bposd``) keep their full text.
     """
     parsed = {name: split_decoder_label(name) for name in sorted(set(names))}
     by_name: dict[str, list[dict[str, str]]] = {}
     for p in parsed.values():
         if p is not None:
             by_name.setdefault(p[0], []).append(p[1])
+    def short(name: str, params: dict[str, str], everywhere: bool) -> str:
+        group = by_name[name]
+        differing = [k for k in params if len({m.get(k) for m in group}) > 1
+                     and (not everywhere or all(k in m for m in group))]
+        return f"{name}[{','.join(f'{k}={params[k]}' for k in differing)}]" if differing else name
+
+    # Per name: the parameters every label has, when they tell its labels apart; else all that differ.
+    enough = {name: len({short(name, m, True) for m in group}) == len(group) for name, group in by_name.items()}
     out = {}
     for label, p in parsed.items():
-        if p is None:
-            out[label] = label
-            continue
-        name, params = p
-        differing = [k for k in params if len({m.get(k) for m in by_name[name]}) > 1]
-        out[label] = f"{name}[{','.join(f'{k}={params[k]}' for k in differing)}]" if differing else name
+        out[label] = label if p is None else short(p[0], p[1], enough[p[0]])
     shown: dict[str, int] = {}
     for short in out.values():
         shown[short] = shown.get(short, 0) + 1

@@ -359,3 +359,16 @@ def test_a_missing_key_reads_unknown_not_none():
 
     assert _part("d", None, {}) == "d unknown"
     assert _part("d", 5, {}) == "d=5"
+
+
+def test_nested_decoders_are_told_apart_by_the_parameters_they_share():
+    from qdecode.sims.plots import short_decoder_labels
+
+    gdg = "window[F=1,W=3,inner=gdg,max_tree_depth=3]"
+    bposd = "window[F=1,W=3,inner=bposd,osd_order=10]"
+    wide = "window[F=2,W=5,inner=gdg,max_tree_depth=3]"
+    assert short_decoder_labels([gdg, bposd, wide]) == {
+        gdg: "window[F=1,W=3,inner=gdg]", bposd: "window[F=1,W=3,inner=bposd]", wide: "window[F=2,W=5,inner=gdg]"}
+    # when the shared parameters are not enough, the others are shown too
+    deep = "window[F=1,W=3,inner=gdg,max_tree_depth=5]"
+    assert short_decoder_labels([gdg, deep])[deep] == "window[max_tree_depth=5]"
