@@ -19,6 +19,7 @@ from matplotlib.colors import to_rgba  # noqa: E402
 from qdecode.sims.gap_bins import GAP_BINS_KEY, GAP_BINS_TAG, gap_bin_counts  # noqa: E402
 from qdecode.sims.plots import OKABE_ITO, plot_discard_vs_error  # noqa: E402
 from qdecode.sims.store import StatsRow  # noqa: E402
+from tests.sims.figure_geometry import drawn_renderer, inside, overlap_area  # noqa: E402
 
 PYMATCHING = "pymatching"
 CORRELATED = "pymatching-correlated"
@@ -36,22 +37,6 @@ def _rows(shots=200_000, seed=1):
             rows.append(StatsRow(f"{decoder}-{d}", decoder, md, shots=shots, errors=int(errors.sum()),
                                  custom_counts=gap_bin_counts(gaps, errors)))
     return rows
-
-
-def _renderer(fig):
-    fig.canvas.draw()
-    return fig.canvas.get_renderer()
-
-
-def _overlap_area(a, b) -> float:
-    w = min(a.x1, b.x1) - max(a.x0, b.x0)
-    h = min(a.y1, b.y1) - max(a.y0, b.y0)
-    return w * h if w > 0 and h > 0 else 0.0
-
-
-def _inside(inner, outer, slack=0.5) -> bool:
-    return (outer.x0 - slack <= inner.x0 and inner.x1 <= outer.x1 + slack
-            and outer.y0 - slack <= inner.y0 and inner.y1 <= outer.y1 + slack)
 
 
 @pytest.fixture(scope="module")
@@ -91,17 +76,17 @@ def test_axes_ticks_and_note(figure):
     assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
     assert ax.get_xlabel() == "Discard rate (fraction of shots discarded)"
     assert ax.get_ylabel() == "Logical error rate among kept shots"
-    renderer = _renderer(figure)
+    renderer = drawn_renderer(figure)
     lo, hi = ax.get_xlim()
     assert 0 < lo and hi <= 1.5
     (note,) = [a for a in ax.artists if a.get_gid() == "threshold-note"]
     assert "gap is below t dB" in note.txt.get_text()
     box = note.get_window_extent(renderer)
-    assert _inside(box, ax.get_window_extent(renderer)) and _inside(box, figure.bbox)
+    assert inside(box, ax.get_window_extent(renderer)) and inside(box, figure.bbox)
     labels = [t for t in ax.xaxis.get_ticklabels(which="both") + ax.yaxis.get_ticklabels(which="both")
               if t.get_visible() and t.get_text()]
-    assert labels and all(_overlap_area(box, t.get_window_extent(renderer)) == 0 for t in labels)
-    assert _overlap_area(box, ax.get_legend().get_window_extent(renderer)) == 0
+    assert labels and all(overlap_area(box, t.get_window_extent(renderer)) == 0 for t in labels)
+    assert overlap_area(box, ax.get_legend().get_window_extent(renderer)) == 0
 
 
 def test_linear_x_draws_the_zero_point_on_the_curve():

@@ -30,6 +30,7 @@ from qdecode.sims.plots import (  # noqa: E402
 )
 from qdecode.sims.store import StatsRow  # noqa: E402
 from qdecode.sims.threshold import ThresholdEstimate, threshold_report  # noqa: E402
+from tests.sims.figure_geometry import drawn_renderer, inside, overlap_area  # noqa: E402
 
 BPOSD = "bposd[alpha=1.0,beta=0.0,bits=0,frac_bits=3,max_iter=80,osd_order=10,schedule=flooding]"
 RELAY = ("relay-bp[alpha=1.0,bits=0,frac_bits=3,gamma0=0.15,gamma_hi=0.622,gamma_lo=-0.226,leg_iter=60,"
@@ -56,24 +57,8 @@ def _rows(decoders=((BPOSD, 0.007), (RELAY, 0.02), ("chromobius", 0.008)), ds=(3
     return rows
 
 
-def _renderer(fig):
-    fig.canvas.draw()
-    return fig.canvas.get_renderer()
-
-
 def _curves(fig):
     return [line for line in fig.axes[0].get_lines() if (line.get_gid() or "").startswith("curve:")]
-
-
-def _overlap_area(a, b) -> float:
-    w = min(a.x1, b.x1) - max(a.x0, b.x0)
-    h = min(a.y1, b.y1) - max(a.y0, b.y0)
-    return w * h if w > 0 and h > 0 else 0.0
-
-
-def _inside(inner, outer, slack=0.5) -> bool:
-    return (outer.x0 - slack <= inner.x0 and inner.x1 <= outer.x1 + slack
-            and outer.y0 - slack <= inner.y0 and inner.y1 <= outer.y1 + slack)
 
 
 def _legend_texts(fig):
@@ -84,8 +69,8 @@ def _assert_legend_clear_of_curves(fig):
     """An inside legend covers no point of any curve (sampled along its segments)."""
     ax = fig.axes[0]
     legend = ax.get_legend()
-    box = legend.get_window_extent(_renderer(fig))
-    if not _inside(box, ax.get_window_extent(_renderer(fig))):
+    box = legend.get_window_extent(drawn_renderer(fig))
+    if not inside(box, ax.get_window_extent(drawn_renderer(fig))):
         return  # beside the axes
     for line in _curves(fig):
         xy = ax.transData.transform(np.column_stack(line.get_data()).astype(float))
@@ -133,19 +118,19 @@ def test_legend_labels_are_short_and_colours_follow_the_decoder(threshold_figure
 def test_threshold_note_is_inside_the_axes_and_clear_of_tick_labels(threshold_figure):
     fig = threshold_figure
     ax = fig.axes[0]
-    renderer = _renderer(fig)
+    renderer = drawn_renderer(fig)
     (note,) = [a for a in ax.artists if a.get_gid() == "threshold-note"]
     assert "threshold (relay-bp): no crossing in range" in note.txt.get_text()
     box = note.get_window_extent(renderer)
-    assert _inside(box, ax.get_window_extent(renderer))
-    assert _inside(box, fig.bbox)
+    assert inside(box, ax.get_window_extent(renderer))
+    assert inside(box, fig.bbox)
     for axis in (ax.xaxis, ax.yaxis):
-        assert _overlap_area(box, axis.get_tightbbox(renderer)) == 0
+        assert overlap_area(box, axis.get_tightbbox(renderer)) == 0
     labels = [t for t in ax.xaxis.get_ticklabels(which="both") + ax.yaxis.get_ticklabels(which="both")
               if t.get_visible() and t.get_text()]
-    assert labels and all(_overlap_area(box, t.get_window_extent(renderer)) == 0 for t in labels)
+    assert labels and all(overlap_area(box, t.get_window_extent(renderer)) == 0 for t in labels)
     legend = ax.get_legend().get_window_extent(renderer)
-    assert _overlap_area(box, legend) == 0
+    assert overlap_area(box, legend) == 0
 
 
 def test_a_long_note_is_wrapped_to_fit_the_axes():
@@ -155,10 +140,10 @@ def test_a_long_note_is_wrapped_to_fit_the_axes():
            for i in range(6)]
     fig = plot_threshold(rows, out_path=None, threshold=far, figsize=(4.0, 3.0))
     ax = fig.axes[0]
-    renderer = _renderer(fig)
+    renderer = drawn_renderer(fig)
     (note,) = [a for a in ax.artists if a.get_gid() == "threshold-note"]
     box = note.get_window_extent(renderer)
-    assert _inside(box, ax.get_window_extent(renderer)) and _inside(box, fig.bbox)
+    assert inside(box, ax.get_window_extent(renderer)) and inside(box, fig.bbox)
     assert " ".join(note.txt.get_text().split()).count("outside the data range") == 6
     assert max(len(line) for line in note.txt.get_text().split("\n")) < 80  # wrapped
 
@@ -174,7 +159,7 @@ def test_fit_against_d_has_integer_ticks_at_the_distances(tmp_path):
     rows = _rows(decoders=(("pymatching", 0.007), (BPOSD, 0.0065)), ps=(0.003, 0.004, 0.005))
     fig = plot_threshold(rows, out_path=tmp_path / "lam.png", x_key="d", group_keys=("decoder", "p"),
                          xscale="linear", options=PlotOptions(fit=True))
-    _renderer(fig)
+    drawn_renderer(fig)
     ax = fig.axes[0]
     assert list(ax.get_xticks()) == [3, 5, 7]
     assert [t.get_text() for t in ax.get_xticklabels()] == ["3", "5", "7"]
@@ -184,7 +169,7 @@ def test_fit_against_d_has_integer_ticks_at_the_distances(tmp_path):
     many = [StatsRow(f"{d}", "pm", {"d": d, "p": 0.001}, shots=10**5, errors=int(10**5 * 0.3 / 1.3**d))
             for d in range(3, 40, 2)]
     fig = plot_threshold(many, out_path=None, x_key="d", group_keys=("decoder", "p"), xscale="linear")
-    _renderer(fig)
+    drawn_renderer(fig)
     ticks = [t for t in fig.axes[0].get_xticks() if 3 <= t <= 39]
     assert len(ticks) >= 3 and all(float(t).is_integer() for t in ticks)
 
@@ -193,7 +178,7 @@ def test_float_axes_keep_automatic_ticks():
     rows = [StatsRow(f"{x}", "pm", {"ebn0": x}, shots=1000, errors=int(500 / (1 + x) ** 3))
             for x in (0.0, 1.0, 2.0, 3.0)]
     fig = plot_threshold(rows, out_path=None, x_key="ebn0", group_keys=("decoder",), xscale="linear")
-    _renderer(fig)
+    drawn_renderer(fig)
     assert any(not float(t).is_integer() for t in fig.axes[0].get_xticks())  # 0.5 steps: ebn0 is not an integer
 
 
