@@ -26,7 +26,7 @@ Detector coordinates are ``(x, y, t)``: the check's position and its round
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 
@@ -402,6 +402,127 @@ def _bb_coords(spec: Any) -> dict[str, list[tuple[int, int]]]:
     }
 
 
+class _BBCycle(NamedTuple):
+    """A BB cycle's qubits (int64 indices), CX layers L1..L7 as (targets, idle data), first-cycle data resets."""
+
+    data: np.ndarray
+    xq: np.ndarray
+    zq: np.ndarray
+    layers: list[tuple[list[int], np.ndarray]]
+    first_used: np.ndarray
+    late: np.ndarray
+    data_reset: str
+
+
+def _bb_cycle(spec: Any, basis: str, sx: Sequence[Any], sz: Sequence[Any]) -> _BBCycle:
+    """The qubits and CX layers of the depth-8 cycle of schedules ``sx``, ``sz`` (checked: no idle data in L2..L6)."""
+    h = spec.half
+    nx, nzb = _bb_neighbours(spec)
+    data = np.arange(2 * h)
+    xq = 2 * h + np.arange(h)
+    zq = 3 * h + np.arange(h)
+    first_used = np.unique(nzb[:, sz[0]])  # data touched by the Z checks in L1
+
+    def cx_layer(t: int) -> tuple[list[int], np.ndarray]:
+        """CX targets of layer t and the data qubits it leaves idle."""
+        targets: list[int] = []
+        used: list[np.ndarray] = []
+        if sx[t] != "idle":
+            targets += np.column_stack([xq, nx[:, sx[t]]]).ravel().tolist()
+            used.append(nx[:, sx[t]])
+        if sz[t] != "idle":
+            targets += np.column_stack([nzb[:, sz[t]], zq]).ravel().tolist()
+            used.append(nzb[:, sz[t]])
+        idle = np.setdiff1d(data, np.concatenate(used)) if used else data
+        return targets, idle
+
+    layers = [cx_layer(t) for t in range(7)]
+    for t in range(1, 6):
+        if layers[t][1].size:
+            raise ValueError(f"schedule leaves data qubits idle in CX layer {t + 1}; not a valid depth-8 cycle")
+    return _BBCycle(data, xq, zq, layers, first_used, np.setdiff1d(data, first_used), "R" if basis == "Z" else "RX")
+
+
+def _bb_qubit_coords(c: Any, coords: dict[str, list[tuple[int, int]]], h: int) -> None:
+    """Append the ``QUBIT_COORDS`` of the left and right data, then the X and Z checks (``h`` = lm of each)."""
+    for k, kind in enumerate("LRXZ"):
+        for j in range(h):
+            c.append("QUBIT_COORDS", [k * h + j], coords[kind][j])
+
+
+def _bb_gate_moments(c: Any, cyc: _BBCycle, first: bool, last: bool) -> None:
+    """Append one cycle's moments up to L7's CX gates (with L0 before the first cycle)."""
+    # L0 (first cycle only): reset the data used in L1 and the Z checks.
+    if first:
+        c.append(cyc.data_reset, cyc.first_used.tolist())
+        c.append("R", cyc.zq.tolist())
+        c.append("TICK")
+    # L1: X checks prepared; Z checks start; the other data wait (or are reset in cycle 0).
+    c.append("RX", cyc.xq.tolist())
+    if first:
+        if cyc.late.size:
+            c.append(cyc.data_reset, cyc.late.tolist())
+    elif cyc.layers[0][1].size:
+        c.append("I", cyc.layers[0][1].tolist())
+    c.append("CX", cyc.layers[0][0])
+    c.append("TICK")
+    # L2..L6
+    for t in range(1, 6):
+        if last and t == 5:
+            # IBM's circuits put the last cycle's L7 idle noise (Z checks and the
+            # data idle in L7) before the L6 gates; reproduce that placement.
+            c.append("I", np.concatenate([cyc.zq, cyc.layers[6][1]]).tolist())
+        c.append("CX", cyc.layers[t][0])
+        c.append("TICK")
+    c.append("CX", cyc.layers[6][0])
+
+
+def _bb_check_readout(c: Any, cyc: _BBCycle, last: bool, nmeas: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """Append L7's and L8's check readout; return the Z / X record indices ((lm,) int64) and the new count."""
+    h = cyc.zq.size
+    # L7: X checks finish; Z checks are measured (except in the last cycle).
+    if not last:
+        c.append("I", cyc.layers[6][1].tolist())
+        c.append("M", cyc.zq.tolist())
+    c.append("TICK")
+    # L8: X checks measured (and, in the last cycle, the Z checks).
+    if last:
+        c.append("M", cyc.zq.tolist())
+    c.append("MX", cyc.xq.tolist())
+    return nmeas + np.arange(h), nmeas + h + np.arange(h), nmeas + 2 * h
+
+
+def _bb_round_detectors(c: Any, checks: Sequence[tuple[str, np.ndarray, np.ndarray | None, Sequence]], basis: str,
+                        r: int, nmeas: int) -> None:
+    """Append round ``r``'s detectors; ``checks``: (kind, records, previous round's or None, coordinates)."""
+    import stim
+
+    for kind, rec, prev, xy in checks:
+        if prev is None and kind != basis:
+            continue  # first-round outcomes of the other basis are random
+        for i in range(rec.size):
+            tg = [stim.target_rec(int(rec[i]) - nmeas)]
+            if prev is not None:
+                tg.append(stim.target_rec(int(prev[i]) - nmeas))
+            c.append("DETECTOR", tg, [xy[i][0], xy[i][1], r])
+
+
+def _bb_final_detectors(c: Any, code: Any, basis: str, check_rec: np.ndarray, drec: np.ndarray,
+                        rounds: int, nmeas: int) -> None:
+    """Append the memory-basis checks recomputed from the data records ``drec`` (2lm,), and the observables."""
+    import stim
+
+    H = code.hz if basis == "Z" else code.hx
+    xy = _bb_coords(code.meta)[basis]
+    for i in range(check_rec.size):
+        tg = [stim.target_rec(int(drec[j]) - nmeas) for j in np.flatnonzero(H[i])]
+        tg.append(stim.target_rec(int(check_rec[i]) - nmeas))
+        c.append("DETECTOR", tg, [xy[i][0], xy[i][1], rounds])
+    L = code.lz if basis == "Z" else code.lx
+    for o in range(L.shape[0]):
+        c.append("OBSERVABLE_INCLUDE", [stim.target_rec(int(drec[j]) - nmeas) for j in np.flatnonzero(L[o])], [o])
+
+
 def bb_memory_circuit(
     code: Any,
     *,
@@ -450,123 +571,32 @@ def bb_memory_circuit(
     b = _basis(basis)
     if len(sx) != 7 or len(sz) != 7 or sx[0] != "idle" or sz[6] != "idle":
         raise ValueError(f"schedules must have 7 entries with sx[0] = sz[6] = 'idle'; got sx={sx}, sz={sz}")
-    h = spec.half
-    nx, nzb = _bb_neighbours(spec)
-    data = np.arange(2 * h)
-    xq = 2 * h + np.arange(h)
-    zq = 3 * h + np.arange(h)
+    cyc = _bb_cycle(spec, b, sx, sz)
     coords = _bb_coords(spec)
-
     c = stim.Circuit()
-    for j in range(h):
-        c.append("QUBIT_COORDS", [j], coords["L"][j])
-    for j in range(h):
-        c.append("QUBIT_COORDS", [h + j], coords["R"][j])
-    for j in range(h):
-        c.append("QUBIT_COORDS", [2 * h + j], coords["X"][j])
-    for j in range(h):
-        c.append("QUBIT_COORDS", [3 * h + j], coords["Z"][j])
-
-    data_reset = "R" if b == "Z" else "RX"
-    data_meas = "M" if b == "Z" else "MX"
-    first_used = np.unique(nzb[:, sz[0]])  # data touched by the Z checks in L1
-    late = np.setdiff1d(data, first_used)
+    _bb_qubit_coords(c, coords, spec.half)
 
     nmeas = 0
-    zrec = np.zeros(h, dtype=np.int64)  # absolute record index of the latest Z-check result
-    xrec = np.zeros(h, dtype=np.int64)
     prev_z: np.ndarray | None = None
     prev_x: np.ndarray | None = None
-
-    def cx_layer(t: int) -> tuple[list[int], np.ndarray]:
-        """CX targets of layer t and the data qubits it leaves idle."""
-        targets: list[int] = []
-        used: list[np.ndarray] = []
-        if sx[t] != "idle":
-            targets += np.column_stack([xq, nx[:, sx[t]]]).ravel().tolist()
-            used.append(nx[:, sx[t]])
-        if sz[t] != "idle":
-            targets += np.column_stack([nzb[:, sz[t]], zq]).ravel().tolist()
-            used.append(nzb[:, sz[t]])
-        idle = np.setdiff1d(data, np.concatenate(used)) if used else data
-        return targets, idle
-
-    layers = [cx_layer(t) for t in range(7)]
-    for t in range(1, 6):
-        if layers[t][1].size:
-            raise ValueError(f"schedule leaves data qubits idle in CX layer {t + 1}; not a valid depth-8 cycle")
-
     for r in range(rounds):
         last = r == rounds - 1
-        # L0 (first cycle only): reset the data used in L1 and the Z checks.
-        if r == 0:
-            c.append(data_reset, first_used.tolist())
-            c.append("R", zq.tolist())
-            c.append("TICK")
-        # L1: X checks prepared; Z checks start; the other data wait (or are reset in cycle 0).
-        c.append("RX", xq.tolist())
-        if r == 0:
-            if late.size:
-                c.append(data_reset, late.tolist())
-        elif layers[0][1].size:
-            c.append("I", layers[0][1].tolist())
-        c.append("CX", layers[0][0])
-        c.append("TICK")
-        # L2..L6
-        for t in range(1, 6):
-            if last and t == 5:
-                # IBM's circuits put the last cycle's L7 idle noise (Z checks and the
-                # data idle in L7) before the L6 gates; reproduce that placement.
-                c.append("I", np.concatenate([zq, layers[6][1]]).tolist())
-            c.append("CX", layers[t][0])
-            c.append("TICK")
-        # L7: X checks finish; Z checks are measured (except in the last cycle).
-        c.append("CX", layers[6][0])
-        if not last:
-            c.append("I", layers[6][1].tolist())
-            c.append("M", zq.tolist())
-            zrec = nmeas + np.arange(h)
-            nmeas += h
-        c.append("TICK")
-        # L8: X checks measured, Z checks reset, all data wait; last cycle: read everything out.
+        _bb_gate_moments(c, cyc, r == 0, last)
+        zrec, xrec, nmeas = _bb_check_readout(c, cyc, last, nmeas)
+        # L8, continued: all data wait and the Z checks are reset; last cycle: the data are read out.
         if last:
-            c.append("M", zq.tolist())
-            zrec = nmeas + np.arange(h)
-            nmeas += h
-        c.append("MX", xq.tolist())
-        xrec = nmeas + np.arange(h)
-        nmeas += h
-        if last:
-            c.append(stim.CircuitInstruction(data_meas, data.tolist(), tag="noiseless"))
-            drec = nmeas + np.arange(2 * h)
-            nmeas += 2 * h
+            c.append(stim.CircuitInstruction("M" if b == "Z" else "MX", cyc.data.tolist(), tag="noiseless"))
+            drec = nmeas + np.arange(cyc.data.size)
+            nmeas += cyc.data.size
         else:
-            c.append("I", data.tolist())
-            c.append("R", zq.tolist())
-        # Detectors for this round (Z checks first, as IBM).
-        for kind, rec, prev, xy in (("Z", zrec, prev_z, coords["Z"]), ("X", xrec, prev_x, coords["X"])):
-            if prev is None and kind != b:
-                continue  # first-round outcomes of the other basis are random
-            for i in range(h):
-                tg = [stim.target_rec(int(rec[i]) - nmeas)]
-                if prev is not None:
-                    tg.append(stim.target_rec(int(prev[i]) - nmeas))
-                c.append("DETECTOR", tg, [xy[i][0], xy[i][1], r])
+            c.append("I", cyc.data.tolist())
+            c.append("R", cyc.zq.tolist())
+        # Z checks first, as IBM
+        _bb_round_detectors(c, (("Z", zrec, prev_z, coords["Z"]), ("X", xrec, prev_x, coords["X"])), b, r, nmeas)
         prev_z, prev_x = zrec.copy(), xrec.copy()
         if not last:
             c.append("TICK")
-
-    # Final detectors: memory-basis checks recomputed from the data readout.
-    H = code.hz if b == "Z" else code.hx
-    check_rec = zrec if b == "Z" else xrec
-    xy = coords[b]
-    for i in range(h):
-        tg = [stim.target_rec(int(drec[j]) - nmeas) for j in np.flatnonzero(H[i])]
-        tg.append(stim.target_rec(int(check_rec[i]) - nmeas))
-        c.append("DETECTOR", tg, [xy[i][0], xy[i][1], rounds])
-    L = code.lz if b == "Z" else code.lx
-    for o in range(L.shape[0]):
-        c.append("OBSERVABLE_INCLUDE", [stim.target_rec(int(drec[j]) - nmeas) for j in np.flatnonzero(L[o])], [o])
+    _bb_final_detectors(c, code, b, zrec if b == "Z" else xrec, drec, rounds, nmeas)
     return c
 
 

@@ -72,7 +72,7 @@ Noise (the models of :mod:`qdecode.sims.noise`, applied as they are to the proje
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Sequence
+from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 
@@ -461,6 +461,164 @@ def css_memory_circuit(
                                  memory_basis_only=memory_basis_only, layout=lay)
 
 
+class _Timing(NamedTuple):
+    """The checks (kind, row) with a non-empty row, their ancillas, (x, y), first / last layer; each layer's CXs."""
+
+    checks: list[tuple[str, int]]
+    anc: dict[tuple[str, int], int]
+    xy: dict[tuple[str, int], Any]
+    first: dict[tuple[str, int], int]
+    last: dict[tuple[str, int], int]
+    cx_pairs: list[list[int]]
+
+
+def _timing(hx: np.ndarray, hz: np.ndarray, tx: np.ndarray, tz: np.ndarray, lay: Layout, n: int) -> _Timing:
+    """Each check's ancilla, coordinates and span of layers (renumbered 0..D-1), from the ``(m, n)`` int64 layers."""
+    # Checks with an empty row measure the identity: no ancilla, no detector.
+    checks: list[tuple[str, int]] = [("X", i) for i in range(hx.shape[0]) if hx[i].any()]
+    checks += [("Z", i) for i in range(hz.shape[0]) if hz[i].any()]
+    T = np.vstack([tx, tz])
+    layers = np.unique(T[T >= 0])
+    T = np.where(T >= 0, np.searchsorted(layers, T), -1)  # contiguous layers 0..D-1
+    mx = hx.shape[0]
+    row = {c: (c[1] if c[0] == "X" else mx + c[1]) for c in checks}
+    anc = {c: n + k for k, c in enumerate(checks)}
+    supp = {c: np.flatnonzero(T[row[c]] >= 0) for c in checks}
+    # CX targets of each layer: X checks control their data, data control Z-check ancillas.
+    cx_pairs: list[list[int]] = [[] for _ in range(int(layers.size))]
+    for c in checks:
+        for q in supp[c]:
+            t = int(T[row[c], q])
+            cx_pairs[t] += [anc[c], int(q)] if c[0] == "X" else [int(q), anc[c]]
+    return _Timing(
+        checks=checks,
+        anc=anc,
+        xy={c: (lay.x if c[0] == "X" else lay.z)[c[1]] for c in checks},
+        first={c: int(T[row[c], supp[c]].min()) for c in checks},
+        last={c: int(T[row[c], supp[c]].max()) for c in checks},
+        cx_pairs=cx_pairs,
+    )
+
+
+class _RoundWriter:
+    """Appends a memory experiment's rounds to a circuit, keeping the measurement record of every check."""
+
+    def __init__(self, circ: Any, tim: _Timing, n: int, rounds: int, basis: str, noise: str | None,
+                 memory_basis_only: bool) -> None:
+        self.circ, self.tim, self.n, self.rounds, self.basis, self.noise = circ, tim, n, rounds, basis, noise
+        self.memory_basis_only = memory_basis_only
+        # Idle markers (explicit I gates) the noise model reads: every idle location for bb-uniform,
+        # the data at each round start for sd6 / phenomenological (stim's before_round_data_depolarization);
+        # none for si1000, whose pass infers idles itself (and whose CZ rewrite takes no I gates).
+        self.markers = {"bb-uniform": "all", "sd6": "data", "phenomenological": "data"}.get(noise or "", "none")
+        self.data = list(range(n))
+        self.starts = [c for c in tim.checks if tim.first[c] == 0]
+        self.ends = [c for c in tim.checks if tim.last[c] == len(tim.cx_pairs) - 1]
+        self.in_layer = [set(pairs) for pairs in tim.cx_pairs]
+        self.nmeas = 0
+        self.drec = 0
+        self.rec: list[dict[tuple[str, int], int]] = [{} for _ in range(rounds)]  # round -> check -> record index
+
+    def measure(self, cs: list[tuple[str, int]], rnd: int, reset_too: bool) -> None:
+        """Measure (and reset, with ``reset_too``) the ancillas of checks ``cs``, X checks first, as round ``rnd``."""
+        for kind in ("X", "Z"):
+            group = [c for c in cs if c[0] == kind]
+            if group:
+                gate = ("MRX" if reset_too else "MX") if kind == "X" else ("MR" if reset_too else "M")
+                self.circ.append(gate, [self.tim.anc[c] for c in group])
+                for c in group:
+                    self.rec[rnd][c] = self.nmeas
+                    self.nmeas += 1
+
+    def reset(self, cs: list[tuple[str, int]]) -> None:
+        """Reset the ancillas of checks ``cs`` (X checks in ``|+>``, first)."""
+        for kind, gate in (("X", "RX"), ("Z", "R")):
+            group = [self.tim.anc[c] for c in cs if c[0] == kind]
+            if group:
+                self.circ.append(gate, group)
+
+    def target(self, i: int) -> Any:
+        """The ``rec[-k]`` target of absolute measurement index ``i``."""
+        import stim
+
+        return stim.target_rec(i - self.nmeas)
+
+    def detectors(self, rnd: int) -> None:
+        """Compare every check of round ``rnd`` with round ``rnd - 1`` (memory basis only in round 0)."""
+        for c in self.tim.checks:
+            if self.memory_basis_only and c[0] != self.basis:
+                continue
+            if rnd == 0 and c[0] != self.basis:
+                continue  # first-round outcomes of the other basis are random
+            tg = [self.target(self.rec[rnd][c])] + ([self.target(self.rec[rnd - 1][c])] if rnd else [])
+            self.circ.append("DETECTOR", tg, [float(self.tim.xy[c][0]), float(self.tim.xy[c][1]), float(rnd)])
+
+    def boundary(self, rnd: int) -> None:
+        """The moment closing round ``rnd - 1`` and opening round ``rnd`` (data reset first, readout last)."""
+        import stim
+
+        r, data, starts, ends = self.rounds, self.data, self.starts, self.ends
+        if rnd:
+            both = [c for c in ends if rnd < r and self.tim.first[c] == 0]
+            self.measure([c for c in ends if c not in both], rnd - 1, False)
+            self.measure(both, rnd - 1, True)
+            self.reset([c for c in starts if c not in both] if rnd < r else [])
+        else:
+            self.circ.append("R" if self.basis == "Z" else "RX", data)
+            self.reset(starts)
+        if rnd == r:
+            tag = "noiseless" if self.noise == "bb-uniform" else ""  # IBM's circuits read the data out noiselessly
+            self.circ.append(stim.CircuitInstruction("M" if self.basis == "Z" else "MX", data, tag=tag))
+            self.drec = self.nmeas
+            self.nmeas += self.n
+        elif (self.markers == "data") or (self.markers == "all" and rnd):
+            self.circ.append("I", data)
+        if rnd:
+            self.detectors(rnd - 1)
+
+    def cx_moments(self, rnd: int) -> None:
+        """Round ``rnd``'s CX moments, each with the resets and measurements of checks starting / ending there."""
+        tim, in_layer = self.tim, self.in_layer
+        for t in range(len(tim.cx_pairs)):
+            self.circ.append("TICK")
+            self.reset([c for c in tim.checks if tim.first[c] == t + 1])
+            self.measure([c for c in tim.checks if tim.last[c] == t - 1], rnd, False)
+            if tim.cx_pairs[t]:
+                self.circ.append("CX", tim.cx_pairs[t])
+            if self.markers == "all":
+                idle = [q for q in self.data if q not in in_layer[t]]
+                idle += [tim.anc[c] for c in tim.checks
+                         if tim.first[c] < t < tim.last[c] and tim.anc[c] not in in_layer[t]]
+                if idle:
+                    self.circ.append("I", idle)
+        self.circ.append("TICK")
+
+    def readout_detectors(self, H: np.ndarray, L: np.ndarray) -> None:
+        """The memory basis's checks (rows of ``H``) recomputed from the data readout, and the logicals ``L``."""
+        for c in self.tim.checks:
+            if c[0] != self.basis:
+                continue
+            tg = [self.target(self.drec + int(q)) for q in np.flatnonzero(H[c[1]])]
+            tg.append(self.target(self.rec[self.rounds - 1][c]))
+            xy = self.tim.xy[c]
+            self.circ.append("DETECTOR", tg, [float(xy[0]), float(xy[1]), float(self.rounds)])
+        for o in range(L.shape[0]):
+            self.circ.append("OBSERVABLE_INCLUDE", [self.target(self.drec + int(q)) for q in np.flatnonzero(L[o])], [o])
+
+
+def _with_noise(circ: Any, noise: str | None, p: float) -> Any:
+    """``circ`` with the noise model ``noise`` at strength ``p`` inserted (``circ`` itself when ``None``)."""
+    if noise is None:
+        return circ
+    if noise == "si1000":
+        return insert_noise(to_cz_circuit(circ), si1000_rules(p))
+    if noise == "bb-uniform":
+        return insert_noise(circ, bb_uniform_rules(p))
+    if noise == "sd6":
+        return insert_noise(circ, NoiseRules(after_2q=p, after_1q=p, reset_flip=p, measure_flip=p, identity=p))
+    return insert_noise(circ, NoiseRules(measure_flip=p, identity=p))  # phenomenological
+
+
 def circuit_from_schedule(
     code: Any,
     tx: Any,
@@ -490,128 +648,20 @@ def circuit_from_schedule(
     tx, tz = np.asarray(tx, dtype=np.int64), np.asarray(tz, dtype=np.int64)
     _check_matchings(hx, hz, tx, tz)
     n = code.n
-    # Idle markers (explicit I gates) the noise model reads: every idle location for bb-uniform,
-    # the data at each round start for sd6 / phenomenological (stim's before_round_data_depolarization);
-    # none for si1000, whose pass infers idles itself (and whose CZ rewrite takes no I gates).
-    markers = {"bb-uniform": "all", "sd6": "data", "phenomenological": "data"}.get(nz or "", "none")
-
-    # Checks with an empty row measure the identity: no ancilla, no detector.
-    checks: list[tuple[str, int]] = [("X", i) for i in range(hx.shape[0]) if hx[i].any()]
-    checks += [("Z", i) for i in range(hz.shape[0]) if hz[i].any()]
-    T = np.vstack([tx, tz])
-    layers = np.unique(T[T >= 0])
-    D = int(layers.size)
-    T = np.where(T >= 0, np.searchsorted(layers, T), -1)  # contiguous layers 0..D-1
-    mx = hx.shape[0]
-    row = {c: (c[1] if c[0] == "X" else mx + c[1]) for c in checks}
-    anc = {c: n + k for k, c in enumerate(checks)}
-    supp = {c: np.flatnonzero(T[row[c]] >= 0) for c in checks}
-    first = {c: int(T[row[c], supp[c]].min()) for c in checks}
-    last = {c: int(T[row[c], supp[c]].max()) for c in checks}
-    xy = {c: (lay.x if c[0] == "X" else lay.z)[c[1]] for c in checks}
-
-    # CX targets of each layer: X checks control their data, data control Z-check ancillas.
-    cx_pairs: list[list[int]] = [[] for _ in range(D)]
-    for c in checks:
-        for q in supp[c]:
-            t = int(T[row[c], q])
-            cx_pairs[t] += [anc[c], int(q)] if c[0] == "X" else [int(q), anc[c]]
-    in_layer = [set(pairs) for pairs in cx_pairs]
+    tim = _timing(hx, hz, tx, tz, lay, n)
 
     circ = stim.Circuit()
     for q in range(n):
         circ.append("QUBIT_COORDS", [q], [float(v) for v in lay.data[q]])
-    for c in checks:
-        circ.append("QUBIT_COORDS", [anc[c]], [float(v) for v in xy[c]])
-
-    nmeas = 0
-    rec: list[dict[tuple[str, int], int]] = [{} for _ in range(r)]  # round -> check -> record index
-
-    def measure(cs: list[tuple[str, int]], rnd: int, reset_too: bool) -> None:
-        nonlocal nmeas
-        for kind in ("X", "Z"):
-            group = [c for c in cs if c[0] == kind]
-            if group:
-                gate = ("MRX" if reset_too else "MX") if kind == "X" else ("MR" if reset_too else "M")
-                circ.append(gate, [anc[c] for c in group])
-                for c in group:
-                    rec[rnd][c] = nmeas
-                    nmeas += 1
-
-    def reset(cs: list[tuple[str, int]]) -> None:
-        for kind, gate in (("X", "RX"), ("Z", "R")):
-            group = [anc[c] for c in cs if c[0] == kind]
-            if group:
-                circ.append(gate, group)
-
-    def target(i: int) -> Any:
-        return stim.target_rec(i - nmeas)
-
-    def detectors(rnd: int) -> None:
-        for c in checks:
-            if memory_basis_only and c[0] != b:
-                continue
-            if rnd == 0 and c[0] != b:
-                continue  # first-round outcomes of the other basis are random
-            tg = [target(rec[rnd][c])] + ([target(rec[rnd - 1][c])] if rnd else [])
-            circ.append("DETECTOR", tg, [float(xy[c][0]), float(xy[c][1]), float(rnd)])
-
-    data = list(range(n))
-    starts = [c for c in checks if first[c] == 0]
-    ends = [c for c in checks if last[c] == D - 1]
+    for c in tim.checks:
+        circ.append("QUBIT_COORDS", [tim.anc[c]], [float(v) for v in tim.xy[c]])
+    writer = _RoundWriter(circ, tim, n, r, b, nz, memory_basis_only)
     for rnd in range(r + 1):
-        # Boundary moment: close round rnd-1, open round rnd.
-        if rnd:
-            both = [c for c in ends if rnd < r and first[c] == 0]
-            measure([c for c in ends if c not in both], rnd - 1, False)
-            measure(both, rnd - 1, True)
-            reset([c for c in starts if c not in both] if rnd < r else [])
-        else:
-            circ.append("R" if b == "Z" else "RX", data)
-            reset(starts)
-        if rnd == r:
-            tag = "noiseless" if nz == "bb-uniform" else ""  # IBM's circuits read the data out noiselessly
-            circ.append(stim.CircuitInstruction("M" if b == "Z" else "MX", data, tag=tag))
-            drec = nmeas
-            nmeas += n
-        elif (markers == "data") or (markers == "all" and rnd):
-            circ.append("I", data)
-        if rnd:
-            detectors(rnd - 1)
-        if rnd == r:
-            break
-        for t in range(D):
-            circ.append("TICK")
-            reset([c for c in checks if first[c] == t + 1])
-            measure([c for c in checks if last[c] == t - 1], rnd, False)
-            if cx_pairs[t]:
-                circ.append("CX", cx_pairs[t])
-            if markers == "all":
-                idle = [q for q in data if q not in in_layer[t]]
-                idle += [anc[c] for c in checks if first[c] < t < last[c] and anc[c] not in in_layer[t]]
-                if idle:
-                    circ.append("I", idle)
-        circ.append("TICK")
-
-    H = hz if b == "Z" else hx
-    for c in checks:
-        if c[0] != b:
-            continue
-        tg = [target(drec + int(q)) for q in np.flatnonzero(H[c[1]])] + [target(rec[r - 1][c])]
-        circ.append("DETECTOR", tg, [float(xy[c][0]), float(xy[c][1]), float(r)])
-    L = code.lz if b == "Z" else code.lx
-    for o in range(L.shape[0]):
-        circ.append("OBSERVABLE_INCLUDE", [target(drec + int(q)) for q in np.flatnonzero(L[o])], [o])
-
-    if nz is None:
-        return circ
-    if nz == "si1000":
-        return insert_noise(to_cz_circuit(circ), si1000_rules(pf))
-    if nz == "bb-uniform":
-        return insert_noise(circ, bb_uniform_rules(pf))
-    if nz == "sd6":
-        return insert_noise(circ, NoiseRules(after_2q=pf, after_1q=pf, reset_flip=pf, measure_flip=pf, identity=pf))
-    return insert_noise(circ, NoiseRules(measure_flip=pf, identity=pf))  # phenomenological
+        writer.boundary(rnd)
+        if rnd < r:
+            writer.cx_moments(rnd)
+    writer.readout_detectors(hz if b == "Z" else hx, code.lz if b == "Z" else code.lx)
+    return _with_noise(circ, nz, pf)
 
 
 def cx_layers(circuit: Any) -> int:

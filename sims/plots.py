@@ -1169,6 +1169,107 @@ def _save(fig, out_path, dpi: int, tight: bool) -> None:
     fig.savefig(out_path, dpi=dpi, bbox_inches="tight" if tight else None)
 
 
+class _PlotSpec(NamedTuple):
+    """A threshold plot's points, curve styles, labels and subtitle, and the settings they were made with."""
+
+    data: _Data
+    styles: _Styles
+    labels: dict[tuple, str]
+    legend_title: str | None
+    subtitle: str
+    group_keys: tuple
+    x_key: str
+    xscale: str
+    per_round: bool
+    factor: float  # the band's likelihood factor
+    options: PlotOptions
+    per: str | None  # the y quantity's denominator (y_denominator)
+    model: str  # the line-fit model (_fit_model)
+
+
+def _plot_spec(rows: Iterable[StatsRow] | Mapping[str, StatsRow], *, x_key: str, group_keys: Sequence[str],
+               per_round: bool, xscale: str, factor: float | None, subtitle: str | None,
+               options: PlotOptions | None, check_keys: bool) -> _PlotSpec:
+    """Check :func:`plot_threshold`'s arguments, merge the rows and collect the points, styles and labels."""
+    options = options or PlotOptions()
+    if xscale not in SCALES:
+        raise ValueError(f"xscale must be one of {', '.join(SCALES)}, got {xscale!r}")
+    band = 1.0 if factor is None else float(factor)
+    if not band >= 1:
+        raise ValueError(f"highlight_max_likelihood_factor must be >= 1, got {factor}")
+    group_keys = tuple(group_keys)
+    rows = list(rows.values() if isinstance(rows, Mapping) else rows)
+    if check_keys:
+        check_custom_key(rows, options.y)
+    per = y_denominator(rows, options.y)
+    data = _collect_points(list(merge_rows(rows).values()), x_key=x_key, group_keys=group_keys,
+                           per_round=per_round, factor=band, y=options.y, xscale=xscale, per=per)
+    groups = list(data.curves)
+    styles = _styles(groups, group_keys)
+    varying = {k for i, k in enumerate(group_keys) if len({g[i] for g in groups}) > 1}
+    sub, said = _subtitle(subtitle, data.rows, {x_key, "decoder"} | varying)
+    labels, legend_title = _curve_labels(groups, group_keys, said)
+    return _PlotSpec(data, styles, labels, legend_title, sub, group_keys, x_key, xscale, per_round, band, options,
+                     per, _fit_model(x_key, xscale))
+
+
+class _Drawn(NamedTuple):
+    """What drawing the data leaves for the legend and the box of notes."""
+
+    any_upper: bool  # some point is drawn as an upper bound
+    any_fit: bool
+    refs: list[tuple]  # (line, kind, dash pattern) per reference curve
+    thresholds: list[tuple]  # (handle, label) per threshold legend entry
+    notes: list[str]  # threshold estimates that are written rather than drawn
+
+
+def _draw_plot_data(ax, spec: _PlotSpec, references: Sequence, threshold: Any) -> _Drawn:
+    """Draw the curves (and fits), the references and the thresholds, then set the axis limits around them."""
+    data, styles, options = spec.data, spec.styles, spec.options
+    y_shown, any_upper, any_fit = _draw_all_curves(ax, data, styles, spec.labels, spec.factor, options, spec.model)
+    refs = _draw_references(ax, references, styles, spec.group_keys)
+    all_x = [x for points in data.curves.values() for x in points]
+    x_range = (min(all_x), max(all_x))
+    th_handles, th_labels, th_notes = _draw_thresholds(ax, _threshold_items(threshold), styles,
+                                                       _family_labels(list(data.curves), spec.group_keys, styles),
+                                                       x_range)
+    _apply_limits(ax, options, spec.xscale, y_shown, _reference_ys(refs, x_range), rates=not data.counting)
+    return _Drawn(any_upper, any_fit, refs, list(zip(th_handles, th_labels)), th_notes)
+
+
+def _label_axes(ax, spec: _PlotSpec, xlabel: str | None, ylabel: str | None) -> None:
+    """The grid, integer x ticks where the metadata's x values are integers, and the axis labels."""
+    ax.grid(True, which="major", alpha=0.5)
+    ax.grid(True, which="minor", alpha=0.15)
+    if spec.data.integer_x:
+        _integer_ticks(ax, [x for points in spec.data.curves.values() for x in points], spec.xscale)
+    ax.set_xlabel(xlabel or ("Physical error rate p" if spec.x_key == "p" else spec.x_key))
+    ax.set_ylabel(ylabel or _ylabel(spec.options.y, spec.per_round, spec.per, spec.data.counting))
+
+
+def _legend_entries(ax, spec: _PlotSpec, drawn: _Drawn) -> tuple[list[tuple], list[str]]:
+    """The legend's ``(handle, label)`` entries, and the labels of the curves' own entries among them."""
+    factored = None if drawn.any_fit else _factored_entries(spec.styles, list(spec.data.curves), spec.group_keys)
+    curve_entries = factored or [(line, line.get_label()) for line in ax.get_lines()
+                                 if (line.get_gid() or "").startswith("curve:")]
+    entries = (curve_entries + _reference_entries(drawn.refs, factored is not None) + drawn.thresholds
+               + _extra_entries(spec.factor, drawn.any_upper, spec.model if drawn.any_fit else None, spec.x_key))
+    return entries, [t for _, t in curve_entries]
+
+
+def _legend_and_titles(fig, ax, spec: _PlotSpec, entries: list[tuple], curve_labels: list[str],
+                       title: str | None) -> bool:
+    """Draw the legend (beside the axes when it would cover the data) and the titles; returns whether it is outside."""
+    outside = _draw_legend(ax, entries, spec.legend_title, curve_labels)
+    _titles(fig, ax, title, spec.subtitle)
+    if not outside:  # an outside legend is fitted by bbox_inches="tight" when saving instead
+        fig.tight_layout()
+        if _legend_covers_data(fig, ax):  # no empty corner: the legend goes beside the axes
+            ax.get_legend().remove()
+            outside = _draw_legend(ax, entries, spec.legend_title, curve_labels, outside=True)
+    return outside
+
+
 def plot_threshold(
     rows: Iterable[StatsRow] | Mapping[str, StatsRow],
     *,
@@ -1264,59 +1365,18 @@ def plot_threshold(
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    options = options or PlotOptions()
-    if xscale not in SCALES:
-        raise ValueError(f"xscale must be one of {', '.join(SCALES)}, got {xscale!r}")
-    factor = 1.0 if highlight_max_likelihood_factor is None else float(highlight_max_likelihood_factor)
-    if not factor >= 1:
-        raise ValueError(f"highlight_max_likelihood_factor must be >= 1, got {highlight_max_likelihood_factor}")
-    group_keys = tuple(group_keys)
-    rows = list(rows.values() if isinstance(rows, Mapping) else rows)
-    if check_keys:
-        check_custom_key(rows, options.y)
-    per = y_denominator(rows, options.y)
-    data = _collect_points(list(merge_rows(rows).values()), x_key=x_key, group_keys=group_keys,
-                           per_round=per_round, factor=factor, y=options.y, xscale=xscale, per=per)
-    groups = list(data.curves)
-    styles = _styles(groups, group_keys)
-    varying = {k for i, k in enumerate(group_keys) if len({g[i] for g in groups}) > 1}
-    sub, said = _subtitle(subtitle, data.rows, {x_key, "decoder"} | varying)
-    labels, legend_title = _curve_labels(groups, group_keys, said)
-    model = _fit_model(x_key, xscale)
-
+    spec = _plot_spec(rows, x_key=x_key, group_keys=group_keys, per_round=per_round, xscale=xscale,
+                      factor=highlight_max_likelihood_factor, subtitle=subtitle, options=options, check_keys=check_keys)
     fig = Figure(figsize=figsize)
     FigureCanvasAgg(fig)
     ax = fig.add_subplot(1, 1, 1)
     ax.set_xscale(xscale)
-    ax.set_yscale(options.yscale)
-    y_shown, any_upper, any_fit = _draw_all_curves(ax, data, styles, labels, factor, options, model)
-    refs = _draw_references(ax, references, styles, group_keys)
-    all_x = [x for points in data.curves.values() for x in points]
-    x_range = (min(all_x), max(all_x))
-    th_handles, th_labels, th_notes = _draw_thresholds(ax, _threshold_items(threshold), styles,
-                                                       _family_labels(groups, group_keys, styles), x_range)
-    notes = [*notes, *th_notes]
-
-    _apply_limits(ax, options, xscale, y_shown, _reference_ys(refs, x_range), rates=not data.counting)
-    ax.grid(True, which="major", alpha=0.5)
-    ax.grid(True, which="minor", alpha=0.15)
-    if data.integer_x:
-        _integer_ticks(ax, all_x, xscale)
-    ax.set_xlabel(xlabel or ("Physical error rate p" if x_key == "p" else x_key))
-    ax.set_ylabel(ylabel or _ylabel(options.y, per_round, per, data.counting))
-    factored = None if any_fit else _factored_entries(styles, groups, group_keys)
-    curve_entries = factored or [(line, line.get_label()) for line in ax.get_lines()
-                                 if (line.get_gid() or "").startswith("curve:")]
-    entries = (curve_entries + _reference_entries(refs, factored is not None) + list(zip(th_handles, th_labels))
-               + _extra_entries(factor, any_upper, model if any_fit else None, x_key))
-    curve_labels = [t for _, t in curve_entries]
-    outside = _draw_legend(ax, entries, legend_title, curve_labels)
-    _titles(fig, ax, title, sub)
-    if not outside:  # an outside legend is fitted by bbox_inches="tight" when saving instead
-        fig.tight_layout()
-        if _legend_covers_data(fig, ax):  # no empty corner: the legend goes beside the axes
-            ax.get_legend().remove()
-            outside = _draw_legend(ax, entries, legend_title, curve_labels, outside=True)
+    ax.set_yscale(spec.options.yscale)
+    drawn = _draw_plot_data(ax, spec, references, threshold)
+    _label_axes(ax, spec, xlabel, ylabel)
+    entries, curve_labels = _legend_entries(ax, spec, drawn)
+    outside = _legend_and_titles(fig, ax, spec, entries, curve_labels, title)
+    notes = [*notes, *drawn.notes]
     if notes:
         _place_note(fig, ax, "\n".join(notes))
     if out_path is not None:

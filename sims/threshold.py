@@ -21,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import warnings
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
@@ -379,6 +379,107 @@ def _chi2(params, p, d, y, sigma) -> float:
     return float(np.sum(((_fss_model((p, d), *params) - y) / sigma) ** 2))
 
 
+def _fss_centre(crossings: Sequence[Crossing], p_window: tuple[float, float] | None) -> float | None:
+    """The window's centre p0: geometric median of the pair crossings (those in ``p_window``); None without any."""
+    found = [c.p for c in crossings if c.p is not None]
+    if p_window is not None:
+        if not 0 < p_window[0] < p_window[1]:
+            raise ValueError(f"p_window must be (p_min, p_max) with 0 < p_min < p_max, got {p_window}")
+        inside = [p for p in found if p_window[0] <= p <= p_window[1]]
+        return float(np.exp(np.median(np.log(inside)))) if inside else math.sqrt(p_window[0] * p_window[1])
+    if found:
+        return float(np.exp(np.median(np.log(found))))
+    return None
+
+
+class _FssPoints(NamedTuple):
+    """The curves in the fit window and their points, concatenated: p, d, shots, errors, rate, sigma (``(N,)``)."""
+
+    used: list[Curve]
+    p: np.ndarray
+    d: np.ndarray
+    shots: np.ndarray
+    errors: np.ndarray
+    y: np.ndarray
+    sigma: np.ndarray
+
+
+def _fss_points(curves: Sequence[Curve], p0: float, window_factor: float, p_window: tuple[float, float] | None,
+                per_round: bool) -> _FssPoints:
+    """The points of the fit window around ``p0``; refuses fewer than 3 distances or 6 points there."""
+    group = curves[0].group
+    used = _select_window(curves, p0, window_factor, p_window)
+    if len(used) < 3:
+        raise ValueError(
+            f"finite-size-scaling threshold fit needs at least 3 distances in the window, got "
+            f"d={[c.d for c in used]} for group {group!r} (window around p0={p0:.4g})"
+        )
+    pts = _FssPoints(
+        used=used,
+        p=np.concatenate([c.p for c in used]),
+        d=np.concatenate([np.full(len(c.p), float(c.d)) for c in used]),
+        shots=np.concatenate([c.shots for c in used]),
+        errors=np.concatenate([c.errors for c in used]),
+        y=np.concatenate([c.rates(per_round) for c in used]),
+        sigma=np.concatenate([c.rate_sigma(per_round) for c in used]),
+    )
+    if len(pts.p) < 6:
+        raise ValueError(
+            f"finite-size-scaling threshold fit needs at least 6 points in the window (5 parameters), got "
+            f"{len(pts.p)} at p in [{pts.p.min():.4g}, {pts.p.max():.4g}] for group {group!r}; widen "
+            f"p_window/window_factor or sample more p values near the crossing"
+        )
+    return pts
+
+
+def _fss_best_fit(pts: _FssPoints, p0: float, nu_guess: float) -> tuple[np.ndarray, float]:
+    """The lowest-chi2 fit started from nu = ``nu_guess`` x (1, 0.5, 1.5, 2.5): its ``(5,)`` parameters and chi2."""
+    p, d, y, sigma = pts.p, pts.d, pts.y, pts.sigma
+    best, best_chi2 = None, math.inf
+    for scale in (1.0, 0.5, 1.5, 2.5):
+        inv_nu = 1.0 / (nu_guess * scale)
+        u0 = (p / p0 - 1.0) * d**inv_nu
+        c2, c1, c0 = np.polyfit(u0, y, 2, w=1 / sigma)
+        params = _fit_fss_once(p, d, y, sigma, [p0, inv_nu, c0, c1, c2])
+        if params is not None:
+            chi2 = _chi2(params, p, d, y, sigma)
+            if chi2 < best_chi2:
+                best, best_chi2 = params, chi2
+    if best is None:
+        raise ValueError(
+            f"finite-size-scaling fit did not converge for group {pts.used[0].group!r} ({len(p)} points, "
+            f"d={[c.d for c in pts.used]}, p in [{p.min():.4g}, {p.max():.4g}]); try p_window or nu_guess"
+        )
+    return best, best_chi2
+
+
+def _fss_bootstrap(pts: _FssPoints, best: np.ndarray, per_round: bool, n_bootstrap: int, seed: int) -> np.ndarray:
+    """Refitted (p_th, nu) of binomial resamples: ``(n_bootstrap, 2)`` float64, NaN rows where a fit failed."""
+    rng = np.random.default_rng(seed)
+    boot = np.full((n_bootstrap, 2), np.nan)
+    rounds = np.concatenate([cv.rounds for cv in pts.used])
+    for i in range(n_bootstrap):
+        y_b = rng.binomial(pts.shots, pts.errors / pts.shots) / pts.shots
+        if per_round:
+            y_b = shot_error_rate_to_per_round(y_b, rounds)
+        params = _fit_fss_once(pts.p, pts.d, y_b, pts.sigma, best)
+        if params is not None:
+            boot[i] = params[0], 1.0 / params[1]
+    return boot
+
+
+def _fss_notes(p: np.ndarray, p_th: float, n_bootstrap: int, failed: int, red_chi2: float) -> list[str]:
+    """What to doubt in a fit: p_th outside the window ``p`` (N,), many failed resamples, a poor reduced chi2."""
+    notes = []
+    if not p.min() <= p_th <= p.max():
+        notes.append(f"p_th={p_th:.4g} outside the fitted window [{p.min():.4g}, {p.max():.4g}]")
+    if n_bootstrap and failed > 0.1 * n_bootstrap:
+        notes.append(f"{failed}/{n_bootstrap} bootstrap fits failed")
+    if red_chi2 > 3:  # NaN (no degrees of freedom) compares False
+        notes.append(f"reduced chi2 = {red_chi2:.3g}: the quadratic model fits poorly, narrow the window")
+    return notes
+
+
 def fss_threshold(
     curves: Sequence[Curve],
     *,
@@ -432,81 +533,24 @@ def fss_threshold(
     curves = _check_distances(curves, 3, "finite-size-scaling threshold fit")
     group = curves[0].group
     crossings = _pairwise(curves, per_round, None)
-    found = [c.p for c in crossings if c.p is not None]
     nan = float("nan")
-    if p_window is not None:
-        if not 0 < p_window[0] < p_window[1]:
-            raise ValueError(f"p_window must be (p_min, p_max) with 0 < p_min < p_max, got {p_window}")
-        inside = [p for p in found if p_window[0] <= p <= p_window[1]]
-        p0 = float(np.exp(np.median(np.log(inside)))) if inside else math.sqrt(p_window[0] * p_window[1])
-    elif found:
-        p0 = float(np.exp(np.median(np.log(found))))
-    else:
+    p0 = _fss_centre(crossings, p_window)
+    if p0 is None:
         notes = "; ".join(f"d={c.d_small}/{c.d_large}: {c.note}" for c in crossings)
         return ThresholdEstimate(
             p_th=nan, low=nan, high=nan, nu=nan, method="fss", group=group, confidence=confidence,
             distances=tuple(c.d for c in curves), per_round=per_round, note=f"no crossing in range ({notes})",
         )
-    used = _select_window(curves, p0, window_factor, p_window)
-    ds = tuple(c.d for c in used)
-    if len(used) < 3:
-        raise ValueError(
-            f"finite-size-scaling threshold fit needs at least 3 distances in the window, got d={list(ds)} "
-            f"for group {group!r} (window around p0={p0:.4g})"
-        )
-    p = np.concatenate([c.p for c in used])
-    d = np.concatenate([np.full(len(c.p), float(c.d)) for c in used])
-    shots = np.concatenate([c.shots for c in used])
-    errors = np.concatenate([c.errors for c in used])
-    y = np.concatenate([c.rates(per_round) for c in used])
-    sigma = np.concatenate([c.rate_sigma(per_round) for c in used])
-    if len(p) < 6:
-        raise ValueError(
-            f"finite-size-scaling threshold fit needs at least 6 points in the window (5 parameters), got "
-            f"{len(p)} at p in [{p.min():.4g}, {p.max():.4g}] for group {group!r}; widen p_window/window_factor "
-            f"or sample more p values near the crossing"
-        )
-
-    best, best_chi2 = None, math.inf
-    for scale in (1.0, 0.5, 1.5, 2.5):
-        inv_nu = 1.0 / (nu_guess * scale)
-        u0 = (p / p0 - 1.0) * d**inv_nu
-        c2, c1, c0 = np.polyfit(u0, y, 2, w=1 / sigma)
-        params = _fit_fss_once(p, d, y, sigma, [p0, inv_nu, c0, c1, c2])
-        if params is not None:
-            chi2 = _chi2(params, p, d, y, sigma)
-            if chi2 < best_chi2:
-                best, best_chi2 = params, chi2
-    if best is None:
-        raise ValueError(
-            f"finite-size-scaling fit did not converge for group {group!r} ({len(p)} points, d={list(ds)}, "
-            f"p in [{p.min():.4g}, {p.max():.4g}]); try p_window or nu_guess"
-        )
+    pts = _fss_points(curves, p0, window_factor, p_window, per_round)
+    best, best_chi2 = _fss_best_fit(pts, p0, nu_guess)
     p_th, inv_nu, a, b, c = (float(v) for v in best)
-
-    rng = np.random.default_rng(seed)
-    boot = np.full((n_bootstrap, 2), np.nan)
-    rounds = np.concatenate([cv.rounds for cv in used])
-    for i in range(n_bootstrap):
-        y_b = rng.binomial(shots, errors / shots) / shots
-        if per_round:
-            y_b = shot_error_rate_to_per_round(y_b, rounds)
-        params = _fit_fss_once(p, d, y_b, sigma, best)
-        if params is not None:
-            boot[i] = params[0], 1.0 / params[1]
+    boot = _fss_bootstrap(pts, best, per_round, n_bootstrap, seed)
     failed = int(np.sum(~np.isfinite(boot[:, 0])))
     low, high = _percentile_interval(boot[:, 0], confidence)
     nu_low, nu_high = _percentile_interval(boot[:, 1], confidence)
-
-    notes = []
-    if not p.min() <= p_th <= p.max():
-        notes.append(f"p_th={p_th:.4g} outside the fitted window [{p.min():.4g}, {p.max():.4g}]")
-    if n_bootstrap and failed > 0.1 * n_bootstrap:
-        notes.append(f"{failed}/{n_bootstrap} bootstrap fits failed")
+    p = pts.p
     dof = len(p) - 5
     red_chi2 = best_chi2 / dof if dof > 0 else nan
-    if dof > 0 and red_chi2 > 3:
-        notes.append(f"reduced chi2 = {red_chi2:.3g}: the quadratic model fits poorly, narrow the window")
     return ThresholdEstimate(
         p_th=p_th,
         low=low,
@@ -517,7 +561,7 @@ def fss_threshold(
         nu_low=nu_low,
         nu_high=nu_high,
         confidence=confidence,
-        distances=ds,
+        distances=tuple(cv.d for cv in pts.used),
         p_window=(float(p.min()), float(p.max())),
         num_points=int(len(p)),
         params={"A": a, "B": b / p_th, "C": c / p_th**2},
@@ -525,7 +569,7 @@ def fss_threshold(
         n_bootstrap=n_bootstrap,
         n_bootstrap_failed=failed,
         per_round=per_round,
-        note="; ".join(notes),
+        note="; ".join(_fss_notes(p, p_th, n_bootstrap, failed, red_chi2)),
     )
 
 

@@ -75,16 +75,8 @@ PARAMS_ALLOWED: dict[tuple[str, str], str] = {
     ("qdecode/kernels/sem_osd.py", "sem_osd_range"): _RANGE,
 }
 
-_OWNED = "not split or annotated yet (next step: split it, or add a 'long:' comment saying why it must be long)"
-
 #: (file, function) -> reason, for functions over MAX_LINES lines without a 'long:' comment
-LONG_ALLOWED: dict[tuple[str, str], str] = {
-    ("qdecode/hw/vectors.py", "export_vectors"): _OWNED,
-    ("sims/circuits.py", "bb_memory_circuit"): _OWNED,
-    ("sims/css_circuit.py", "circuit_from_schedule"): _OWNED,
-    ("sims/plots.py", "plot_threshold"): _OWNED,
-    ("sims/threshold.py", "fss_threshold"): _OWNED,
-}
+LONG_ALLOWED: dict[tuple[str, str], str] = {}
 
 
 @pytest.fixture(scope="module")

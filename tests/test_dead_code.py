@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-FOLDERS = ("qdecode", "codes", "sims", "neural")
+from tests.import_scan import ROOT, SOURCES
+
+#: the source folders, from pyproject's ``[tool.setuptools] package-dir`` (read by tests/import_scan.py)
+FOLDERS = tuple(SOURCES)
 MIN_CONFIDENCE = 80
 
 

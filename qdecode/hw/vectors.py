@@ -284,6 +284,103 @@ def write_lines(path: Path, lines: Iterable[str]) -> None:
             f.write("\n")
 
 
+def _word_spec(bits: int, what: str) -> dict[str, Any]:
+    """The manifest's format fields of a file of ``bits``-bit two's-complement hex words holding ``what``."""
+    return {
+        "format": "hex-signed",
+        "word_bits": bits,
+        "hex_digits": hex_digits(bits),
+        "encoding": f"two's complement, value mod 2^{bits} zero-extended to {hex_digits(bits)} lower-case hex digits",
+        "content": what,
+    }
+
+
+def _bitvec_spec(width: int, shots: int, what: str) -> dict[str, Any]:
+    """The manifest's format fields of a file of ``width``-bit hex bit vectors, one per shot (``shots`` lines)."""
+    return {
+        "format": "hex-bitvector",
+        "width_bits": width,
+        "hex_digits": hex_digits(width),
+        "bit_order": (
+            f"bit i of the {width}-bit vector = 2^i of the hex number; MSB first; exactly {hex_digits(width)} "
+            f"hex digits, unused high bits 0; $readmemh into reg [{max(width, 1) - 1}:0] mem[0:{max(shots, 1) - 1}] "
+            f"gives mem[s][i] = bit i"
+        ),
+        "content": what,
+    }
+
+
+def _decoded_file_specs(m: int, n: int, shots: int, bits: int) -> dict[str, Any]:
+    """The manifest's ``files`` entries of the files :func:`write_decoded_files` writes."""
+    return {
+        "H.alist": {"format": "alist",
+                    "content": f"check matrix H, {m} rows (detectors) x {n} columns (error mechanisms)"},
+        "priors_q.hex": {**_word_spec(bits, "quantised prior LLR of variable j = round(ln((1-p_j)/p_j) * 2^frac_bits) "
+                                            "saturated to +-msg_lim"), "lines": n, "line": "j + 1 = variable j"},
+        "syndromes.hex": {**_bitvec_spec(m, shots, "syndrome of shot s; bit i = detector (check) i"), "lines": shots,
+                          "line": "s + 1 = shot s"},
+        "expected_hard.hex": {**_bitvec_spec(n, shots, "hard decision of shot s; bit j = 1 when posterior_j <= 0"),
+                              "lines": shots, "line": "s + 1 = shot s"},
+        "expected_iters.txt": {"format": "decimal", "lines": shots, "line": "s + 1 = shot s",
+                               "content": "iterations run: first t with H hard = syndrome, else max_iter"},
+        "expected_converged.txt": {"format": "01", "lines": shots, "line": "s + 1 = shot s",
+                                   "content": "1 when H hard = syndrome after the last iteration, else 0"},
+    }
+
+
+def _write_posterior_dumps(out: Path, dec: BpDecoder, syndromes: np.ndarray, iters: np.ndarray,
+                           hard: np.ndarray) -> dict[str, Any]:
+    """Write ``post_shot<k>.hex`` per shot of ``syndromes`` (K, m), ``hard`` (K, n); return their ``files`` entries."""
+    n = dec.problem.num_errors
+    files: dict[str, Any] = {}
+    for k, arr in enumerate(iteration_posteriors(dec, syndromes, iters)):
+        if arr.shape[0] and not np.array_equal((arr[-1] <= 0).astype(np.uint8), hard[k]):
+            raise RuntimeError(f"shot {k}: single-shot kernel's final hard decision differs from the batch kernel")
+        name = f"post_shot{k}.hex"
+        write_lines(out / name, (" ".join(int_to_hex(row, dec.bits + 2)) for row in arr))
+        files[name] = {
+            **_word_spec(dec.bits + 2, f"posterior LLRs of shot {k} after each iteration (saturated to +-post_lim)"),
+            "lines": int(arr.shape[0]),
+            "line": "t = posteriors after iteration t (t = 1 .. expected_iters of the shot)",
+            "words_per_line": n,
+            "word_order": "variable j = j-th space-separated word; $readmemh loads mem[(t-1)*n + j]",
+            "shot": k,
+        }
+    return files
+
+
+def _manifest(problem: DecodingProblem, dec: BpDecoder, description: Mapping[str, Any], shape: tuple[int, int],
+              priors_q: np.ndarray, files: dict[str, Any]) -> dict[str, Any]:
+    """The ``manifest.json`` of a min-sum vector set: ``shape`` (S, m) of the syndromes, ``priors_q`` (n,) int64."""
+    from qdecode import __version__
+
+    shots, m = shape
+    return {
+        "format": FORMAT_NAME,
+        "format_version": FORMAT_VERSION,
+        "qdecode_version": __version__,
+        "source": dict(description),
+        "h_sha256": h_sha256(problem.H),
+        "h_sha256_spec": H_SHA256_SPEC,
+        "m": int(m),
+        "n": int(problem.num_errors),
+        "nnz": int(problem.H.nnz),
+        "shots": int(shots),
+        **_config(dec),
+        "priors_saturated": int(np.count_nonzero(np.abs(priors_q) >= int(dec.msg_lim))),
+        "conventions": {
+            "llr_sign": "positive = no flip; hard decision = 1 when posterior <= 0",
+            "quantisation": "llr_q = clip(round(llr * 2^frac_bits), -msg_lim, msg_lim); msg_lim = 2^(bits-1) - 1",
+            "posteriors": "saturated to +-post_lim = 2^(bits+1) - 1 (bits + 2 bit words)",
+            "alpha": ("adaptive: |x| * (2^t - 1) >> t at iteration t (t capped at 30)" if dec.adaptive
+                      else "|x| * alpha_num >> alpha_shift (truncating)"),
+            "beta": "offset subtracted from scaled check magnitudes (beta_q in message LSBs), floored at 0",
+            "kernel": "qdecode.kernels.bp (min-sum, ties and zero handling as documented there)",
+        },
+        "files": files,
+    }
+
+
 def export_vectors(
     problem: DecodingProblem,
     decoder: BpDecoder,
@@ -321,89 +418,16 @@ def export_vectors(
     iters = np.asarray(dec.last_info.iterations, dtype=np.int64)
     conv = np.asarray(dec.last_info.converged, dtype=bool)
     S, m = s.shape
-    n = problem.num_errors
-    cfg = _config(dec)
     priors_q = np.asarray(dec.prior_llr[0], dtype=np.int64)
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     write_decoded_files(out, problem.H, priors_q, dec.bits, s, hard, iters, conv)
-
-    word = lambda bits, what: {  # noqa: E731
-        "format": "hex-signed",
-        "word_bits": bits,
-        "hex_digits": hex_digits(bits),
-        "encoding": f"two's complement, value mod 2^{bits} zero-extended to {hex_digits(bits)} lower-case hex digits",
-        "content": what,
-    }
-    bitvec = lambda width, what: {  # noqa: E731
-        "format": "hex-bitvector",
-        "width_bits": width,
-        "hex_digits": hex_digits(width),
-        "bit_order": (
-            f"bit i of the {width}-bit vector = 2^i of the hex number; MSB first; exactly {hex_digits(width)} "
-            f"hex digits, unused high bits 0; $readmemh into reg [{max(width, 1) - 1}:0] mem[0:{max(S, 1) - 1}] "
-            f"gives mem[s][i] = bit i"
-        ),
-        "content": what,
-    }
-    files: dict[str, Any] = {
-        "H.alist": {"format": "alist",
-                    "content": f"check matrix H, {m} rows (detectors) x {n} columns (error mechanisms)"},
-        "priors_q.hex": {**word(dec.bits, "quantised prior LLR of variable j = round(ln((1-p_j)/p_j) * 2^frac_bits) "
-                                          "saturated to +-msg_lim"), "lines": n, "line": "j + 1 = variable j"},
-        "syndromes.hex": {**bitvec(m, "syndrome of shot s; bit i = detector (check) i"), "lines": S,
-                          "line": "s + 1 = shot s"},
-        "expected_hard.hex": {**bitvec(n, "hard decision of shot s; bit j = 1 when posterior_j <= 0"), "lines": S,
-                              "line": "s + 1 = shot s"},
-        "expected_iters.txt": {"format": "decimal", "lines": S, "line": "s + 1 = shot s",
-                               "content": "iterations run: first t with H hard = syndrome, else max_iter"},
-        "expected_converged.txt": {"format": "01", "lines": S, "line": "s + 1 = shot s",
-                                   "content": "1 when H hard = syndrome after the last iteration, else 0"},
-    }
+    files = _decoded_file_specs(m, problem.num_errors, S, dec.bits)
     K = min(int(dump_messages), S)
     if K:
-        dumps = iteration_posteriors(dec, s[:K], iters[:K])
-        for k, arr in enumerate(dumps):
-            if arr.shape[0] and not np.array_equal((arr[-1] <= 0).astype(np.uint8), hard[k]):
-                raise RuntimeError(f"shot {k}: single-shot kernel's final hard decision differs from the batch kernel")
-            name = f"post_shot{k}.hex"
-            write_lines(out / name, (" ".join(int_to_hex(row, dec.bits + 2)) for row in arr))
-            files[name] = {
-                **word(dec.bits + 2, f"posterior LLRs of shot {k} after each iteration (saturated to +-post_lim)"),
-                "lines": int(arr.shape[0]),
-                "line": "t = posteriors after iteration t (t = 1 .. expected_iters of the shot)",
-                "words_per_line": n,
-                "word_order": "variable j = j-th space-separated word; $readmemh loads mem[(t-1)*n + j]",
-                "shot": k,
-            }
-
-    from qdecode import __version__
-
-    manifest: dict[str, Any] = {
-        "format": FORMAT_NAME,
-        "format_version": FORMAT_VERSION,
-        "qdecode_version": __version__,
-        "source": dict(description),
-        "h_sha256": h_sha256(problem.H),
-        "h_sha256_spec": H_SHA256_SPEC,
-        "m": int(m),
-        "n": int(n),
-        "nnz": int(problem.H.nnz),
-        "shots": int(S),
-        **cfg,
-        "priors_saturated": int(np.count_nonzero(np.abs(priors_q) >= int(dec.msg_lim))),
-        "conventions": {
-            "llr_sign": "positive = no flip; hard decision = 1 when posterior <= 0",
-            "quantisation": "llr_q = clip(round(llr * 2^frac_bits), -msg_lim, msg_lim); msg_lim = 2^(bits-1) - 1",
-            "posteriors": "saturated to +-post_lim = 2^(bits+1) - 1 (bits + 2 bit words)",
-            "alpha": ("adaptive: |x| * (2^t - 1) >> t at iteration t (t capped at 30)" if dec.adaptive
-                      else "|x| * alpha_num >> alpha_shift (truncating)"),
-            "beta": "offset subtracted from scaled check magnitudes (beta_q in message LSBs), floored at 0",
-            "kernel": "qdecode.kernels.bp (min-sum, ties and zero handling as documented there)",
-        },
-        "files": files,
-    }
+        files.update(_write_posterior_dumps(out, dec, s[:K], iters[:K], hard[:K]))
+    manifest = _manifest(problem, dec, description, s.shape, priors_q, files)
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=False) + "\n", encoding="utf-8")
     return manifest
 

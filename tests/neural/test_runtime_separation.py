@@ -12,7 +12,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from tests.import_scan import ROOT, all_imports
+from tests.import_scan import ROOT, SOURCES, all_imports
 
 
 def _is_training_module(name: str) -> bool:
@@ -49,7 +49,7 @@ def test_one_model_directory():
     assert models_dir() == lm_models_dir() == runtime.models_dir() == runtime.MODELS_DIR
     assert (runtime.MODELS_DIR / "lm_byte.onnx").is_file()
     # nothing else computes the folder: no other module joins a path with "models" itself
-    for folder in ("qdecode", "neural", "sims", "codes"):
+    for folder in SOURCES:  # the source folders, as pyproject's package-dir states them
         for f in sorted((ROOT / folder).rglob("*.py")):
             if f == ROOT / "neural" / "runtime.py":
                 continue
