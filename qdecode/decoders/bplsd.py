@@ -8,6 +8,17 @@ cluster's elimination solution (ldpc's LSD-0). ``lsd_order = w > 0`` runs OSD-CS
 inside each cluster with the likelihood cost ``sum ln(1/p_j)`` (ldpc scores in-cluster candidates
 by Hamming weight). As in ldpc's ``BpLsdDecoder`` (``always_run_lsd=False``), converged shots keep
 BP's decision.
+
+Confidence (:meth:`BpLsdDecoder.predict_with_confidence`): the *cluster statistic* of Lee, English
+and Bartlett (arXiv:2510.05795), not a gap. LSD runs on every shot (BP-converged ones too, as their
+``always_run_lsd``; the decision there stays BP's), and once its clusters are valid
+(:mod:`qdecode.kernels.lsd`) ``Q = sqrt(sum_C L_C^2) / sum_j lambda_j``: the 2-norm of the clusters'
+summed prior LLRs ``lambda_j = ln((1 - p_j) / p_j)`` over the total of all n mechanisms (their
+``Q_LLR`` with ``alpha = 2``, the metric of their [[144,12,12]] figures). Large ``Q`` means low
+confidence. It is reported in dB as ``-10 log10 Q`` (>= 0; ``inf`` without clusters, the zero
+syndrome; ``nan`` when LSD finds ``s`` outside ``H``'s column space), so that larger means more
+confident, as for a gap, and every post-selection of :mod:`qdecode.sims.gap_bins` applies; but it
+is a heuristic score, not a likelihood ratio between logical classes.
 """
 
 from __future__ import annotations
@@ -19,9 +30,10 @@ import numpy as np
 from qdecode.decoders.base import DecodeInfo, Decoder, check_syndromes, observables_from_errors
 from qdecode.decoders.bp import BpDecoder, bp_params
 from qdecode.decoders.bposd import OSD_KEYS, history_length
+from qdecode.decoders.confidence import ConfidentPrediction
 from qdecode.decoders.params import DecoderEntry, Param, uses_params
 from qdecode.kernels import gf2
-from qdecode.kernels.lsd import lsd_range
+from qdecode.kernels.lsd import LsdOut, lsd_range
 from qdecode.kernels.osd import METHOD_CS, METHOD_E
 from qdecode.kernels.threads import run_ranges
 from qdecode.problem import DecodingProblem
@@ -56,6 +68,8 @@ BPLSD_PARAMS = {**bp_params(80),
 class BpLsdDecoder(Decoder):
     """BP followed by LSD on non-converged shots (defaults :data:`BPLSD_PARAMS`).
 
+    Confidence: the cluster statistic (module docstring), :meth:`predict_with_confidence`.
+
     Args:
         problem: H, L and priors.
         lsd_order: in-cluster OSD order (clamped per cluster to its nullity).
@@ -82,6 +96,8 @@ class BpLsdDecoder(Decoder):
     w' (w' - 1) / 2 patterns, ``lsd_e`` 2^w' - 1 (w <= 20). ``bpuf`` is this class with
     ``bits_per_step`` 0 and LSD-0.
     """
+
+    has_confidence = True
 
     def __init__(self, problem: DecodingProblem, *, lsd_order: int, lsd_method: str, bits_per_step: int,
                  lsd_grow: int, lsd_key: str, max_iter: int, alpha: float, beta: float, schedule: str, bits: int,
@@ -115,20 +131,55 @@ class BpLsdDecoder(Decoder):
         gf2.pack_csc_columns(self._col_ptr, self._row_idx, self._colbits)
         self._weights = np.array([math.log(1.0 / p) for p in problem.priors], dtype=np.float64)
 
+    def _lsd(self, s: np.ndarray, post: np.ndarray, mask: np.ndarray, order: int, out: LsdOut) -> None:
+        """LSD of order ``order`` on the shots of ``mask`` (rows of ``s`` and ``post``) into ``out``."""
+        if mask.any():
+            run_ranges(lsd_range, (self._col_ptr, self._row_idx, self._chk_ptr, self._chk_var, self._colbits,
+                                   self._weights, s, post, mask, self.bits_per_step, LSD_METHODS[self.lsd_method],
+                                   order, self.lsd_grow, out), s.shape[0], self.threads)
+
     def decode_batch(self, syndromes: np.ndarray) -> np.ndarray:
         s = check_syndromes(syndromes, self.problem.num_detectors)
         hard, post, conv, iters = self.bp._run(self.bp.prior_llr, s, True, self.history)
         failed = ~conv
         status = np.ones(s.shape[0], dtype=np.uint8)
-        if failed.any():
-            post = np.ascontiguousarray(post, dtype=np.float64)
-            run_ranges(lsd_range, (self._col_ptr, self._row_idx, self._chk_ptr, self._chk_var, self._colbits,
-                                   self._weights, s, post, failed, self.bits_per_step, LSD_METHODS[self.lsd_method],
-                                   self.lsd_order, self.lsd_grow, hard, status),
-                       s.shape[0], self.threads)
+        self._lsd(s, np.ascontiguousarray(post, dtype=np.float64), failed, self.lsd_order,
+                  LsdOut(hard, status, np.zeros(0)))
         self.last_info = DecodeInfo(converged=conv, iterations=iters,
                                     extra={"lsd": failed, "lsd_failed": status == 0})
         return hard
+
+    def predict_with_confidence(self, syndromes: np.ndarray) -> ConfidentPrediction:
+        """uint8 ``(S, m)`` -> (uint8 ``(S, k)`` observables, float32 ``(S,)`` cluster confidence in dB).
+
+        The observables are those of :meth:`predict_observables_batch`; the confidence is
+        ``-10 log10 Q`` of the cluster statistic (module docstring). LSD-0 finds the clusters of the
+        BP-converged shots (the statistic is taken before any order-w growth, so the order does not
+        change it). ``last_info.extra["cluster_q"]``: float64 ``(S,)`` ``Q`` itself.
+
+        Examples:
+            >>> rep3 = DecodingProblem.from_check_matrix([[1, 1, 0], [0, 1, 1]], 0.1, L=[[1, 0, 0]])
+            >>> dec = BpLsdDecoder(rep3, lsd_order=0, lsd_method="lsd_cs", bits_per_step=1, lsd_grow=1,
+            ...                    lsd_key="last", max_iter=1, alpha=1.0, beta=0.0, schedule="flooding", bits=0,
+            ...                    frac_bits=3)
+            >>> obs, conf = dec.predict_with_confidence(np.array([[0, 0], [1, 0]], np.uint8))
+            >>> obs.ravel().tolist(), [round(float(c), 2) for c in conf]  # no cluster; one bit of 3
+            ([0, 1], [inf, 4.77])
+        """
+        s = check_syndromes(syndromes, self.problem.num_detectors)
+        S = s.shape[0]
+        hard, post, conv, iters = self.bp._run(self.bp.prior_llr, s, True, self.history)
+        post = np.ascontiguousarray(post, dtype=np.float64)
+        status = np.ones(S, dtype=np.uint8)
+        norm = np.zeros(S, dtype=np.float64)
+        self._lsd(s, post, ~conv, self.lsd_order, LsdOut(hard, status, norm))
+        self._lsd(s, post, conv, 0, LsdOut(np.zeros_like(hard), np.ones(S, dtype=np.uint8), norm))
+        q = norm / float(np.sum(self.problem.llr))
+        with np.errstate(divide="ignore"):
+            conf = (-10.0 * np.log10(q)).astype(np.float32)
+        self.last_info = DecodeInfo(converged=conv, iterations=iters,
+                                    extra={"lsd": ~conv, "lsd_failed": status == 0, "cluster_q": q})
+        return ConfidentPrediction(observables_from_errors(hard, self.problem), conf)
 
     def predict_observables_batch(self, syndromes: np.ndarray) -> np.ndarray:
         return observables_from_errors(self.decode_batch(syndromes), self.problem)
@@ -145,10 +196,10 @@ def _bpuf(problem: DecodingProblem, **bp) -> BpLsdDecoder:
 
 
 ENTRIES = {
-    "bplsd": DecoderEntry("bplsd", BpLsdDecoder, BPLSD_PARAMS,
+    "bplsd": DecoderEntry("bplsd", BpLsdDecoder, BPLSD_PARAMS, has_confidence=True,
                           doc="min-sum BP + localized statistics decoding (LSD-0, or in-cluster OSD-CS) on "
                               "non-converged shots"),
-    "bpuf": DecoderEntry("bpuf", _bpuf, BPUF_PARAMS,
+    "bpuf": DecoderEntry("bpuf", _bpuf, BPUF_PARAMS, has_confidence=True,
                          doc="min-sum BP + union-find on the Tanner graph (belief-find, inversion form) on "
                              "non-converged shots; any check matrix"),
 }

@@ -13,6 +13,21 @@ The observable path hands stim's bit-packed shots straight to
 ``predict_obs_flips_from_dets_bit_packed`` (no unpacking). Chromobius returns observable flips
 only, so :meth:`ChromobiusDecoder.decode_batch` (per-column error estimates) raises
 :class:`~qdecode.decoders.base.DecoderInputError`.
+
+No confidence (``has_confidence`` is False; ``predict_with_confidence`` raises
+:class:`~qdecode.decoders.confidence.NoConfidenceError`). Chromobius 1.1.1's Python API is
+``compile_decoder_for_dem`` and, on the compiled decoder, ``predict_obs_flips_from_dets_bit_packed``
+and ``predict_weighted_obs_flips_from_dets_bit_packed``; the latter adds one float32 per shot,
+the weight of PyMatching's matching on Chromobius' internal doubled ("mobius") graph, "not
+accounting for the lifting process" (its docstring). That is not ``W`` of the lifted correction
+(d = 3 colour-code capacity, p = 0.05: 6.80 where the most likely error weighs 3.37, near but
+not exactly twice), and nothing gives the weight of another logical class: the matching's class
+cannot be constrained, and the mobius graph is not exposed. The augmented-detector trick of
+``tesseract`` (one more detector, flipped by every error that flips ``L_i``) needs a basis and
+colour for that detector, and none is right: with the other basis's colours (0-2 beside Z-type
+detectors) Chromobius finds "No perfect matching", with the detectors' own basis (3-5) it decodes
+but its weights are not those of the forced class (9.41 on the zero syndrome, where twice the
+exact other-class weight is 20.2), and -1 drops the detector.
 """
 
 from __future__ import annotations

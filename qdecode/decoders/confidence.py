@@ -34,6 +34,25 @@ Which decoders give one: the registry entries with ``has_confidence=True``
   extra matchings; up to PyMatching's weight discretisation;
 * ``pymatching-correlated``: the same gap of the *uncorrelated* graph (a documented estimate:
   the correlated reweighting is not reflected in it).
+* ``tesseract``: the gap of Tesseract's A* search (:mod:`qdecode.decoders.tesseract_decoder`): for
+  each observable ``i`` one more search on the DEM with an extra detector on every error that
+  flips ``L_i``, which forces ``L_i`` to differ from the best correction (``k + 1`` searches per
+  distinct syndrome). Exact where Tesseract's search is (it equals ``mle``'s gap at code
+  capacity); elsewhere the lightest other class Tesseract *found*. Its weights are those of its
+  own model, whose errors merge only when they flip the same detectors and observables, so on
+  DEMs with ``num_collisions > 0`` (stim's colour codes) colliding pairs count as logical errors.
+  ``chromobius`` gives none (its module says why);
+* ``relay-bp``: the gap between the lightest converged legs of two classes, among the legs it
+  ran (:mod:`qdecode.decoders.relay_bp`); ``inf`` when all its converged legs found one class
+  (no other class *found*), ``nan`` when none converged.
+
+* ``bp`` / ``bp-ps``: the posterior estimate :func:`posterior_gap_db` (BP searches no second
+  class; ``nan`` where it did not converge).
+
+A second, cheap confidence that is *not* a gap: ``bplsd`` and ``bpuf`` report the cluster
+statistic of arXiv:2510.05795 as ``-10 log10 Q`` in dB (:mod:`qdecode.decoders.bplsd`): larger is
+more confident, so the same post-selection applies, but it is a heuristic score, not a
+likelihood ratio between classes.
 
 Any other decoder raises :class:`NoConfidenceError` (a ``ValueError``: the CLI reports it as one
 line, exit status 2) from ``predict_with_confidence``.
@@ -56,7 +75,8 @@ DB_PER_NEPER = 10.0 / math.log(10.0)
 
 #: Registry names whose decoders give a gap (the entries with ``has_confidence=True``; a test keeps
 #: the two in step). Named in :class:`NoConfidenceError`'s message.
-CONFIDENCE_DECODERS = ("mle", "pymatching", "pymatching-correlated")
+CONFIDENCE_DECODERS = ("mle", "pymatching", "pymatching-correlated", "tesseract", "relay-bp", "bp", "bp-ps", "bplsd",
+                       "bpuf")
 
 
 class NoConfidenceError(ValueError):
@@ -93,3 +113,81 @@ def no_confidence_error(decoder: object) -> NoConfidenceError:
     name = decoder if isinstance(decoder, str) else type(decoder).__name__
     return NoConfidenceError(f"decoder {name} gives no confidence (gap); decoders that do: "
                              f"{', '.join(CONFIDENCE_DECODERS)}")
+
+
+#: Seed of the random class codes of problems with more than 64 observables (:func:`class_codes`).
+CLASS_CODE_SEED = 0x51DEC0DE
+
+
+def class_codes(L) -> np.ndarray:
+    """uint64 ``(n,)`` class code of each error mechanism: its row of ``L`` (``(k, n)`` 0/1) as 64 bits.
+
+    The class code of an error ``e`` is the XOR of the codes of its flipped mechanisms, so two errors
+    have equal codes iff they flip the same observables (``L e``), which is all a gap compares. For
+    ``k <= 64`` bit ``i`` is observable ``i`` (exact); above, each observable gets a random 64-bit
+    code (seed :data:`CLASS_CODE_SEED`), and two different classes share a code with probability
+    ``2^-64``.
+
+    Examples:
+        >>> class_codes(np.array([[1, 0, 1], [0, 1, 1]])).tolist()
+        [1, 2, 3]
+    """
+    import scipy.sparse as sp
+
+    Lc = sp.coo_matrix(L, dtype=np.uint8)
+    k, n = Lc.shape
+    if k <= 64:
+        obs_code = np.left_shift(np.uint64(1), np.arange(k, dtype=np.uint64))
+    else:
+        obs_code = np.random.default_rng(CLASS_CODE_SEED).integers(0, 2**64, size=k, dtype=np.uint64, endpoint=False)
+    Lc.sum_duplicates()
+    odd = Lc.data % 2 == 1
+    out = np.zeros(n, dtype=np.uint64)
+    np.bitwise_xor.at(out, Lc.col[odd], obs_code[Lc.row[odd]])
+    return out
+
+
+def gallager_phi(x: np.ndarray) -> np.ndarray:
+    """``phi(x) = -ln tanh(x / 2) = ln((1 + e^-x) / (1 - e^-x))`` for ``x >= 0`` (float64; ``phi(0) = inf``).
+
+    Its own inverse; ``phi(sum_j phi(|l_j|))`` is the magnitude of the LLR of the parity of
+    independent bits with LLRs ``l_j`` (the product-sum check rule).
+
+    Examples:
+        >>> x = np.array([0.5, 3.0])
+        >>> np.allclose(gallager_phi(gallager_phi(x)), x), float(gallager_phi(np.array([0.0]))[0])
+        (True, inf)
+    """
+    x = np.asarray(x, dtype=np.float64)
+    with np.errstate(divide="ignore"):
+        return np.log1p(np.exp(-x)) - np.log(-np.expm1(-x))
+
+
+def posterior_gap_db(posteriors: np.ndarray, L, converged: np.ndarray) -> np.ndarray:
+    """float32 ``(S,)`` the posterior estimate of the gap: ``min_i |LLR(L_i e)|`` in dB.
+
+    For BP, which searches no second class. With the posterior LLRs ``l_j`` (float64 ``(S, n)``)
+    taken as independent marginals, the LLR of observable ``i``'s parity ``L_i e`` has magnitude
+    ``phi(sum_{j in L_i} phi(|l_j|))`` (:func:`gallager_phi`): how much likelier the decided value
+    of observable ``i`` is than its flip. The minimum over the ``k`` observables estimates the gap
+    (an estimate: a marginal ratio summed over all corrections, where the gap compares the two
+    best). ``inf`` without observables; ``nan`` where ``converged`` (bool ``(S,)``) is False: BP then
+    found no correction.
+
+    Examples:
+        >>> post = np.array([[-2.0, 3.0, 30.0], [1.0, 1.0, 1.0]])
+        >>> [round(float(g), 2) for g in posterior_gap_db(post, np.array([[1, 1, 0]]), np.array([True, False]))]
+        [7.35, nan]
+    """
+    import scipy.sparse as sp
+
+    post = np.asarray(posteriors, dtype=np.float64)
+    Lc = sp.csr_matrix(L, dtype=np.float64)
+    S = post.shape[0]
+    if Lc.shape[0] == 0:
+        gap = np.full(S, np.inf)
+    else:
+        summed = np.asarray((Lc @ gallager_phi(np.abs(post)).T).T)  # (S, k)
+        gap = gallager_phi(summed).min(axis=1) * DB_PER_NEPER
+    gap[~np.asarray(converged, dtype=bool)] = np.nan
+    return gap.astype(np.float32)

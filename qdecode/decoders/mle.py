@@ -110,6 +110,8 @@ class MleDecoder(Decoder):
         self._c = np.concatenate([problem.llr, np.zeros(m)])
         self._upper = np.concatenate([np.ones(n), deg // 2]).astype(np.float64)
         self._memo: dict[bytes, tuple[np.ndarray, bool, float, bool]] = {}
+        # with no mechanism likelier than not (all weights >= 0) no error beats e = 0 on the zero syndrome
+        self._zero_is_best = bool(np.all(problem.llr >= 0))
         self._gap_memo: dict[bytes, tuple[float, bool]] = {}  # syndrome -> (weight of the other class, limit hit)
         self._class_programs: dict[int, tuple[sp.csr_matrix, np.ndarray, np.ndarray]] = {}
 
@@ -220,7 +222,7 @@ class MleDecoder(Decoder):
             uniq, inverse = np.unique(s, axis=0, return_inverse=True)
             inverse = inverse.reshape(-1)
             for u in range(uniq.shape[0]):  # one program per distinct syndrome (each costs milliseconds or more)
-                if not uniq[u].any():
+                if not uniq[u].any() and self._zero_is_best:
                     continue
                 key = uniq[u].tobytes()
                 hit = self._memo.get(key)

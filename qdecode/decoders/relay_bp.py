@@ -20,6 +20,13 @@ are IBM's gross-code tuning (γ0 0.15, interval [-0.226, 0.622], 80 / 60 iterati
   :data:`GAMMA_FRAC_BITS` fraction bits; see :mod:`qdecode.kernels.relay`).
 * ``last_info`` (:class:`RelayDecodeInfo`): ``converged``, ``iterations`` (total over legs) and
   ``extra = {"legs": legs run after leg 0, "weight": W of the returned solution}``.
+* Confidence (:meth:`RelayBpDecoder.predict_with_confidence`, the unit in
+  :mod:`qdecode.decoders.confidence`): the weight gap between the returned solution and the lightest
+  converged leg of another logical class, ``inf`` when every converged leg found the same class (no
+  other class *found*: more legs, ``stop_after``, may find one) and ``nan`` when no leg converged.
+  ``extra["classes"]`` counts the distinct classes among the converged legs. It runs the scalar
+  kernel (same decisions as the lanes, bit for bit), which records each converged leg's weight and
+  class: O(n) per converged leg on top of the decoding.
 
 ``MemBP`` (registry ``mem-bp``) is the same decoder with a single leg: ``legs=0``, ``stop_after=1``,
 ``pre_iter=max_iter``.
@@ -34,9 +41,17 @@ import numpy as np
 
 from qdecode.decoders.base import DecodeInfo, Decoder, DecoderInputError, check_syndromes, observables_from_errors
 from qdecode.decoders.bp import ALPHA_SHIFT, MessageFormat
+from qdecode.decoders.confidence import ConfidentPrediction, class_codes, gap_db
 from qdecode.decoders.params import DecoderEntry, Param, uses_params
 from qdecode.kernels.bp import tanner_graph
-from qdecode.kernels.relay import MessageArith, RelayGraph, RelaySchedule, relay_decode_range
+from qdecode.kernels.relay import (
+    MessageArith,
+    RelayGapOut,
+    RelayGraph,
+    RelaySchedule,
+    relay_decode_range,
+    relay_gap_range,
+)
 from qdecode.kernels.relay_lanes import LANES, relay_lanes_range
 from qdecode.kernels.relay_lanes_narrow import RELAY_NARROW_LANES, relay_i8_accepts, relay_lanes_i8_range
 from qdecode.kernels.threads import run_dynamic, run_ranges
@@ -118,6 +133,8 @@ def _relay_record(self, args: dict) -> dict:
 
 @uses_params(RELAY_PARAMS, record=_relay_record)
 class RelayBpDecoder(Decoder):
+    has_confidence = True
+
     """Relay-BP for one decoding problem (min-sum with relayed memory; float64 or fixed point).
 
     Args:
@@ -189,6 +206,7 @@ class RelayBpDecoder(Decoder):
             threads = _int_param(threads, "threads", 1)
         self.threads = threads
         self.problem = problem
+        self._class_code = None  # (n,) uint64 class codes, made by the first predict_with_confidence
         n = problem.num_errors
         if explicit_gammas is None:
             self.gammas = np.zeros((0, n), dtype=np.float64)
@@ -217,6 +235,16 @@ class RelayBpDecoder(Decoder):
                                          ALPHA_SHIFT)
 
     # ----------------------------------------------------------------- decode
+    def _kernel_args(self) -> tuple:
+        """``(graph, schedule, arithmetic, seed)``: the leading arguments of every relay range kernel."""
+        lo, hi = self.gamma_interval
+        return (
+            RelayGraph(self.var_ptr, self.var_chks, self.prior_llr, self.weight_llr),
+            RelaySchedule(self.gamma0, lo, hi, self.gammas, self.pre_iter, self.legs, self.leg_iter, self.stop_after),
+            MessageArith(self.alpha, self.alpha_num, ALPHA_SHIFT, GAMMA_FRAC_BITS, self.msg_lim, self.post_lim),
+            np.uint64(self.seed),
+        )
+
     def _run(self, syndromes: np.ndarray):
         S = syndromes.shape[0]
         n = self.problem.num_errors
@@ -225,13 +253,7 @@ class RelayBpDecoder(Decoder):
         iters = np.zeros(S, dtype=np.int32)
         legs = np.zeros(S, dtype=np.int32)
         weight = np.zeros(S, dtype=np.float64)
-        lo, hi = self.gamma_interval
-        args = (
-            RelayGraph(self.var_ptr, self.var_chks, self.prior_llr, self.weight_llr),
-            RelaySchedule(self.gamma0, lo, hi, self.gammas, self.pre_iter, self.legs, self.leg_iter, self.stop_after),
-            MessageArith(self.alpha, self.alpha_num, ALPHA_SHIFT, GAMMA_FRAC_BITS, self.msg_lim, self.post_lim),
-            np.uint64(self.seed), syndromes, hard, conv, iters, legs, weight,
-        )
+        args = (*self._kernel_args(), syndromes, hard, conv, iters, legs, weight)
         if S >= MIN_LANE_SHOTS:  # persistent lanes; a thread's range drains on compacted lanes
             if self.i8_lanes:
                 run_ranges(relay_lanes_i8_range, (*args, RELAY_NARROW_LANES), S, self.threads)
@@ -266,15 +288,55 @@ class RelayBpDecoder(Decoder):
         self.last_info = self._info(*(np.concatenate(x) for x in zip(*parts)))
         return out
 
+    def predict_with_confidence(self, syndromes: np.ndarray) -> ConfidentPrediction:
+        """uint8 ``(S, m)`` -> (uint8 ``(S, k)`` observables, float32 ``(S,)`` gap between legs in dB).
+
+        The observables are those of :meth:`predict_observables_batch`. The gap is ``(W_other - W) * 10 /
+        ln 10`` with ``W`` the returned solution's weight and ``W_other`` the least weight of a converged
+        leg in another logical class (module docstring). ``last_info.extra`` adds ``weight_other``
+        (float64 ``(S,)``) and ``classes`` (int32 ``(S,)``, distinct classes among converged legs).
+
+        Examples:
+            >>> rep3 = DecodingProblem.from_check_matrix([[1, 1, 0], [0, 1, 1]], 0.1, L=[[1, 0, 0]])
+            >>> dec = RelayBpDecoder(rep3, gamma0=0.1, pre_iter=20, legs=4, leg_iter=20, stop_after=5,
+            ...                      alpha=1.0, seed=0, bits=0, frac_bits=3)
+            >>> obs, gap = dec.predict_with_confidence(np.array([[1, 0]], np.uint8))
+            >>> obs.ravel().tolist(), gap.tolist(), dec.last_info.extra["classes"].tolist()  # all legs agree
+            ([1], [inf], [1])
+        """
+        s = check_syndromes(syndromes, self.problem.num_detectors)
+        S, n = s.shape[0], self.problem.num_errors
+        if self._class_code is None:
+            self._class_code = class_codes(self.problem.L)
+        obs = np.zeros((S, self.problem.num_observables), dtype=np.uint8)
+        fields = {f: [] for f in ("converged", "iterations", "legs", "weight", "weight_other", "classes")}
+        for a, b in self._chunks(S):
+            out = RelayGapOut(np.zeros((b - a, n), np.uint8), np.zeros(b - a, np.bool_), np.zeros(b - a, np.int32),
+                              np.zeros(b - a, np.int32), np.zeros(b - a, np.float64), np.zeros(b - a, np.float64),
+                              np.zeros(b - a, np.int32))
+            run_dynamic(relay_gap_range, (*self._kernel_args(), s[a:b], self._class_code, out), b - a, self.threads)
+            obs[a:b] = observables_from_errors(out.hard, self.problem)
+            for f in fields:
+                fields[f].append(getattr(out, f))
+        got = {f: np.concatenate(v) for f, v in fields.items()}
+        self.last_info = RelayDecodeInfo(converged=got["converged"], iterations=got["iterations"],
+                                         extra={"legs": got["legs"], "weight": got["weight"],
+                                                "weight_other": got["weight_other"], "classes": got["classes"]})
+        return ConfidentPrediction(obs, gap_db(got["weight"], got["weight_other"]))
+
 
 @uses_params(MEM_BP_PARAMS)
 class MemBpDecoder(RelayBpDecoder):
     """Mem-BP: min-sum with memory strength ``gamma0`` on every variable, one leg of ``max_iter``.
 
+    No confidence: a single leg finds a single class (``predict_with_confidence`` raises).
+
     Work bound: one leg of at most ``max_iter`` min-sum iterations per shot (default 80), each
     O(n + m + nnz(H)); no relay legs follow. A shot stops earlier once its decision satisfies the
     syndrome.
     """
+
+    has_confidence = False
 
     def __init__(self, problem: DecodingProblem, *, gamma0: float, max_iter: int, alpha: float, bits: int,
                  frac_bits: int, threads: int | None = None):
@@ -292,7 +354,7 @@ def _relay_factory(problem, *, gamma_lo, gamma_hi, **kw):
 
 
 ENTRIES = {
-    "relay-bp": DecoderEntry("relay-bp", _relay_factory, RELAY_PARAMS,
+    "relay-bp": DecoderEntry("relay-bp", _relay_factory, RELAY_PARAMS, has_confidence=True,
                              doc="Relay-BP (IBM): min-sum with memory relayed over legs of random gammas (numba)"),
     "mem-bp": DecoderEntry("mem-bp", MemBpDecoder, MEM_BP_PARAMS,
                            doc="Mem-BP: min-sum with memory (a single Relay-BP leg)"),

@@ -19,6 +19,13 @@ vector unless it reduces to zero. Merging two clusters keeps both bases as they 
 pivots). Validity reduces ``s[U_C]`` by the same pivots; the combination it picks up is the
 cluster's LSD-0 solution (non-pivot bits 0).
 
+The cluster statistic (Lee, English and Bartlett, arXiv:2510.05795, their ``Q_LLR`` with
+``alpha = 2`` before the division by the total prior LLR): once every cluster is valid, and before
+the order-``w`` pre-growth below, ``sqrt(sum_C L_C^2)`` with ``L_C = sum_{j in V_C} lambda_j`` the
+prior LLR ``lambda_j = ln((1 - p_j) / p_j)`` summed over a cluster's bits (``nan`` when ``s`` is
+outside ``H``'s column space; 0 without clusters). Large clusters of unlikely bits mean a shot the
+decoder is unsure of.
+
 Order ``w > 0``: each valid cluster first grows on (valid clusters stay valid: a new check is
 unflagged) to nullity ``grow * w``, then its subproblem ``H[U_C, V_C]`` runs OSD-CS or OSD-E of
 order ``min(w, nullity)`` (:func:`qdecode.kernels.osd.osd_solve`, ordered by the key, cost
@@ -67,6 +74,16 @@ class LsdScratch(NamedTuple):
     bit_local: np.ndarray  # (n,) int64
     cand: np.ndarray  # (n,) int64: (a growth step's candidate bits)
     mark: np.ndarray  # (n,) uint8: (candidate already listed)
+    cllr: np.ndarray  # (m,) float64: a cluster's summed prior LLR, at its root (the cluster statistic)
+    stat: np.ndarray  # (1,) float64: the last shot's cluster LLR norm (:func:`lsd_solve`)
+
+
+class LsdOut(NamedTuple):
+    """Per-shot outputs of :func:`lsd_range`."""
+
+    decision: np.ndarray  # (S, n) uint8: rows of the masked shots are overwritten
+    status: np.ndarray  # (S,) uint8: 1 on success, 0 when s is outside H's column space
+    cluster_norm: np.ndarray  # (S,) float64 cluster LLR norm of each masked shot, or (0,): not wanted
 
 
 @numba.njit(cache=True, nogil=True)
@@ -94,7 +111,9 @@ def lsd_scratch(m, n):
         chk_local=np.zeros(m, dtype=np.int64),
         bit_local=np.full(n, -1, dtype=np.int64),
         cand=np.zeros(n, dtype=np.int64),
-        mark=np.zeros(n, dtype=np.uint8))
+        mark=np.zeros(n, dtype=np.uint8),
+        cllr=np.zeros(m, dtype=np.float64),
+        stat=np.zeros(1, dtype=np.float64))
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -297,6 +316,7 @@ def lsd_solve(col_ptr, row_idx, chk_ptr, chk_var, colbits, weights, syndrome, ke
             cvalid[root] = _reduce_syndrome(root, syndrome, chk_next, c_head, pivot_of, vec, comb, v, cv, wn)
         if not ok:
             break
+    st.stat[0] = _cluster_llr_norm(weights, nseed, nslot, st) if ok else np.nan
     if ok and order > 0:  # LSD-w pre-growth: valid clusters stay valid (a new check is unflagged)
         for t in range(nseed):
             c = seeds[t]
@@ -341,6 +361,27 @@ def lsd_solve(col_ptr, row_idx, chk_ptr, chk_var, colbits, weights, syndrome, ke
         for r in range(wn):
             comb[b, r] = 0
     return ok
+
+
+@numba.njit(cache=True, nogil=True)
+def _cluster_llr_norm(weights, nseed, nslot, st):
+    """``sqrt(sum_C L_C^2)`` over the current clusters (:class:`LsdScratch` ``st``; module docstring).
+
+    ``weights`` are ``ln(1/p_j)``, so ``lambda_j = w_j + ln(1 - e^{-w_j})`` (= ``ln((1 - p_j) / p_j)``).
+    """
+    cparent, seeds, cllr = st.cparent, st.seeds, st.cllr
+    for t in range(nseed):
+        cllr[seeds[t]] = 0.0
+    for t in range(nslot):
+        j = st.bit_of_slot[t]
+        w = weights[j]
+        cllr[_root(cparent, st.bit_owner[j])] += w + np.log1p(-np.exp(-w))
+    total = 0.0
+    for t in range(nseed):
+        c = seeds[t]
+        if cparent[c] == c:
+            total += cllr[c] * cllr[c]
+    return np.sqrt(total)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -402,17 +443,19 @@ def _cluster_osd(c, col_ptr, row_idx, weights, syndrome, key, method, order, ran
 
 @numba.njit(cache=True, nogil=True)
 def lsd_range(col_ptr, row_idx, chk_ptr, chk_var, colbits, weights, syndromes, keys, mask, bits_per_step, method,
-              order, grow, out, status,
-              start, stop):
-    """:func:`lsd_solve` on the shots ``s`` in ``start:stop`` with ``mask[s]``; ``keys`` (S, n); ``out``
-    (S, n) uint8 rows of those shots are overwritten; ``status[s]`` = 1 on success, 0 on failure."""
+              order, grow, out, start, stop):
+    """:func:`lsd_solve` on the shots ``s`` in ``start:stop`` with ``mask[s]``; ``keys`` (S, n); ``out``:
+    :class:`LsdOut` (its rows of those shots are written)."""
     m = syndromes.shape[1]
     n = col_ptr.shape[0] - 1
     st = lsd_scratch(m, n)
+    want_norm = out.cluster_norm.shape[0] > 0
     for s in range(start, stop):
         if not mask[s]:
             continue
         for j in range(n):
-            out[s, j] = 0
-        status[s] = 1 if lsd_solve(col_ptr, row_idx, chk_ptr, chk_var, colbits, weights, syndromes[s], keys[s],
-                                   bits_per_step, method, order, grow, out[s], st) else 0
+            out.decision[s, j] = 0
+        out.status[s] = 1 if lsd_solve(col_ptr, row_idx, chk_ptr, chk_var, colbits, weights, syndromes[s], keys[s],
+                                       bits_per_step, method, order, grow, out.decision[s], st) else 0
+        if want_norm:
+            out.cluster_norm[s] = st.stat[0]

@@ -129,6 +129,39 @@ class RelayWork(NamedTuple):
     gnum: np.ndarray  # (n,) int64: their quantised numerators
 
 
+class RelaySolutions(NamedTuple):
+    """The converged legs of one shot, recorded for the gap (:func:`relay_decode`; capacity 0: not recorded).
+
+    A solution's *class code* is the XOR of ``class_code[j]`` over its flipped variables: bit ``i`` is
+    observable ``i`` when ``k <= 64``, else a random 64-bit code per observable
+    (:func:`qdecode.decoders.confidence.class_codes`), so equal codes mean equal logical classes.
+    """
+
+    class_code: np.ndarray  # (n,) uint64: the class code of each variable
+    weight: np.ndarray  # (cap,) float64: W(e) of each converged leg in leg order (cap >= stop_after)
+    code: np.ndarray  # (cap,) uint64: the class code of each
+    count: np.ndarray  # (1,) int64: how many were recorded
+
+
+class RelayGapOut(NamedTuple):
+    """Per-shot outputs of :func:`relay_gap_range` (those of :func:`relay_decode_range` and the gap's)."""
+
+    hard: np.ndarray  # (S, n) uint8 decisions
+    converged: np.ndarray  # (S,) bool
+    iterations: np.ndarray  # (S,) int32, over all legs
+    legs: np.ndarray  # (S,) int32 legs run after leg 0
+    weight: np.ndarray  # (S,) float64 W of the returned decision
+    weight_other: np.ndarray  # (S,) float64 least W of a converged leg of another class (inf: none; nan: no leg)
+    classes: np.ndarray  # (S,) int32 distinct classes among the converged legs
+
+
+@numba.njit(cache=True, nogil=True)
+def no_solutions():
+    """An empty :class:`RelaySolutions`: :func:`relay_decode` records nothing (the plain decoding path)."""
+    return RelaySolutions(np.zeros(0, np.uint64), np.zeros(0, np.float64), np.zeros(0, np.uint64),
+                          np.zeros(1, np.int64))
+
+
 # ------------------------------------------------------------------ arithmetic
 
 
@@ -317,7 +350,22 @@ def make_relay_work(graph, msg_lim, m):
 
 
 @numba.njit(cache=True, nogil=True)
-def relay_decode(graph, sched, arith, syndrome, key, work, best):
+def record_solution(sols, hard, weight):
+    """Append ``(weight, class code of hard)`` to ``sols`` when it has room (O(n); converged legs only)."""
+    c = sols.count[0]
+    if c >= sols.weight.shape[0]:
+        return
+    code = np.uint64(0)
+    for j in range(hard.shape[0]):
+        if hard[j]:
+            code ^= sols.class_code[j]
+    sols.weight[c] = weight
+    sols.code[c] = code
+    sols.count[0] = c + 1
+
+
+@numba.njit(cache=True, nogil=True)
+def relay_decode(graph, sched, arith, syndrome, key, work, best, sols):
     """Relay-BP on one shot. Returns ``(converged, iterations, legs_run, weight)``.
 
     Args:
@@ -328,6 +376,8 @@ def relay_decode(graph, sched, arith, syndrome, key, work, best):
         syndrome: ``(m,)`` uint8.
         work: :class:`RelayWork` (:func:`make_relay_work`); best: ``(n,)`` uint8 output (the
             returned decision). ``weight`` is ``W`` of the returned decision (also when not converged).
+        sols: :class:`RelaySolutions`: every converged leg's weight and class code, in leg order, when
+            it has room (:func:`no_solutions`: none, the plain path).
     """
     var_ptr, var_chks, llr0, wllr = graph.var_ptr, graph.var_chks, graph.llr0, graph.wllr
     gamma0, gamma_lo, gamma_hi, gammas = sched.gamma0, sched.gamma_lo, sched.gamma_hi, sched.gammas
@@ -358,9 +408,11 @@ def relay_decode(graph, sched, arith, syndrome, key, work, best):
         best[j] = hard[j]
         if hard[j]:
             weight += wllr[j]
+    sols.count[0] = 0
     nconv = 0
     if ok:
         nconv = 1
+        record_solution(sols, hard, weight)
     any_conv = ok
     legs_run = 0
     rows = gammas.shape[0]
@@ -384,6 +436,7 @@ def relay_decode(graph, sched, arith, syndrome, key, work, best):
             for j in range(n):
                 if hard[j]:
                     w += wllr[j]
+            record_solution(sols, hard, w)
             if not any_conv or w < weight:
                 weight = w
                 for j in range(n):
@@ -410,10 +463,62 @@ def relay_decode_range(graph, sched, arith, seed, syndromes, hard_out, converged
     """
     m = syndromes.shape[1]
     work = make_relay_work(graph, arith.msg_lim, m)
+    sols = no_solutions()
     for s in range(start, stop):
         key = shot_key(seed, syndromes[s])
-        ok, its, lr, w = relay_decode(graph, sched, arith, syndromes[s], key, work, hard_out[s])
+        ok, its, lr, w = relay_decode(graph, sched, arith, syndromes[s], key, work, hard_out[s], sols)
         converged_out[s] = ok
         iters_out[s] = its
         legs_out[s] = lr
         weight_out[s] = w
+
+
+@numba.njit(cache=True, nogil=True)
+def solutions_gap(sols, converged):
+    """``(weight_other, classes)`` of one shot's recorded solutions (:class:`RelaySolutions`).
+
+    The returned decision is the first recorded solution of least weight (:func:`relay_decode`'s rule),
+    ``weight_other`` the least weight among recorded solutions of another class code (``inf``: all in
+    one class; ``nan`` when no leg converged), ``classes`` the number of distinct codes.
+    """
+    c = sols.count[0]
+    if not converged or c == 0:
+        return np.nan, 0
+    best = 0
+    for i in range(1, c):
+        if sols.weight[i] < sols.weight[best]:
+            best = i
+    other = np.inf
+    classes = 0
+    for i in range(c):
+        fresh = True
+        for i2 in range(i):
+            if sols.code[i2] == sols.code[i]:
+                fresh = False
+        if fresh:
+            classes += 1
+        if sols.code[i] != sols.code[best] and sols.weight[i] < other:
+            other = sols.weight[i]
+    return other, classes
+
+
+@numba.njit(cache=True, nogil=True)
+def relay_gap_range(graph, sched, arith, seed, syndromes, class_code, out, start, stop):
+    """:func:`relay_decode_range` that also records every converged leg, for the gap (releases the GIL).
+
+    Args:
+        graph, sched, arith, seed, syndromes: as :func:`relay_decode_range`.
+        class_code: ``(n,)`` uint64 class code of each variable (:class:`RelaySolutions`).
+        out: :class:`RelayGapOut`; rows ``start:stop`` are written.
+    """
+    work = make_relay_work(graph, arith.msg_lim, syndromes.shape[1])
+    cap = max(1, sched.stop_after)
+    sols = RelaySolutions(class_code, np.zeros(cap, np.float64), np.zeros(cap, np.uint64), np.zeros(1, np.int64))
+    for s in range(start, stop):
+        key = shot_key(seed, syndromes[s])
+        ok, its, lr, w = relay_decode(graph, sched, arith, syndromes[s], key, work, out.hard[s], sols)
+        out.converged[s] = ok
+        out.iterations[s] = its
+        out.legs[s] = lr
+        out.weight[s] = w
+        out.weight_other[s], out.classes[s] = solutions_gap(sols, ok)

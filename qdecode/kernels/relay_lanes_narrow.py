@@ -57,7 +57,7 @@ from qdecode.kernels.minsum_lanes_narrow import (
     scale_int,
     select_int,
 )
-from qdecode.kernels.relay import draw_gammas, make_relay_work, relay_decode, shot_key
+from qdecode.kernels.relay import draw_gammas, make_relay_work, no_solutions, relay_decode, shot_key
 from qdecode.kernels.relay_lanes import (
     LEG_GOES_ON,
     NEXT_LEG,
@@ -393,9 +393,10 @@ def _finish_on_scalar(graph, sched, arith, syndromes, ct, nact, hard_out, conver
     """The shots of lanes ``0:nact`` decoded again from the start by :func:`~qdecode.kernels.relay.relay_decode`:
     a shot's outputs depend only on (seed, syndrome), so the result is the lanes' result."""
     work = make_relay_work(graph, arith.msg_lim, syndromes.shape[1])
+    sols = no_solutions()
     for w in range(nact):
         s = ct.shot[w]
-        ok, its, lr, wt = relay_decode(graph, sched, arith, syndromes[s], ct.key[w], work, hard_out[s])
+        ok, its, lr, wt = relay_decode(graph, sched, arith, syndromes[s], ct.key[w], work, hard_out[s], sols)
         converged_out[s] = ok
         iters_out[s] = its
         legs_out[s] = lr

@@ -54,8 +54,8 @@ def test_decoder_without_a_confidence_is_refused_before_decoding(files, tmp_path
     gap_out = tmp_path / "gap.txt"
     # the shot file does not exist: the decoder is refused before it is read
     code = main(["predict", "--dem", str(d / "model.dem"), "--dets", str(tmp_path / "missing.b8"),
-                 "--decoder", "bposd", "--obs-out", str(tmp_path / "o"), "--gap-out", str(gap_out)])
+                 "--decoder", "uf", "--obs-out", str(tmp_path / "o"), "--gap-out", str(gap_out)])
     err = capsys.readouterr().err.strip()
     assert code == 2
-    assert len(err.splitlines()) == 1 and "bposd gives no confidence" in err and "pymatching" in err
+    assert len(err.splitlines()) == 1 and "uf gives no confidence" in err and "pymatching" in err
     assert not gap_out.exists() and not (tmp_path / "o").exists()

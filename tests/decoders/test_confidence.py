@@ -125,6 +125,14 @@ def test_gap_is_inf_without_another_class_and_nan_without_a_potential():
     assert np.all(np.isfinite(MleDecoder(problem).predict_with_confidence(s).gap_db))
 
 
+def test_mle_solves_the_zero_syndrome_when_a_mechanism_is_likelier_than_not():
+    """An observable-only mechanism with p = 0.9 fires in the most likely error even without detection events."""
+    problem = DecodingProblem.from_dem(stim.DetectorErrorModel("error(0.9) L0\nerror(0.1) D0 L0\nerror(0.1) D0"))
+    obs, gap = MleDecoder(problem).predict_with_confidence(np.zeros((1, 1), np.uint8))
+    assert obs.tolist() == [[1]]
+    assert gap[0] == pytest.approx(np.log(9) * DB_PER_NEPER, rel=1e-5)  # the other class: leave it off
+
+
 def _circuit_problem() -> DecodingProblem:
     circ = stim.Circuit.generated("surface_code:rotated_memory_x", distance=3, rounds=3,
                                   after_clifford_depolarization=0.01, before_measure_flip_probability=0.01)

@@ -15,7 +15,8 @@ Families: BP min-sum (flooding: the scalar kernel on one shot, the float64 lanes
 8- and 16-bit fixed-point narrow lanes, 24-bit fixed point; layered: scalar and lanes), product-sum,
 BP+OSD (OSD-CS, OSD-E), BP+LSD, BP+UF, Mem-BP, Relay-BP (float and 8-bit lanes, one-shot scalar),
 union-find, GDG (sequential and branch-parallel, with OSD), and on classical codes polar / PAC SC and
-SCL (min-sum and exact boxplus), OSD, Berlekamp-Massey and sem-OSD (n-gram prior).
+SCL (min-sum and exact boxplus), OSD, Berlekamp-Massey and sem-OSD (n-gram prior). Each decoder with a
+confidence also gives it both ways (the soft-output kernels).
 
 :func:`test_python_bodies_equal_overloads` checks the overloaded helpers one by one: the value and the
 type of each Python body equal its overload's (as numba types the jitted call) on integer, unsigned,
@@ -119,6 +120,10 @@ def decode_all() -> dict[str, np.ndarray]:
             out[f"{label}/one"] = dec.decode_batch(dets[1:2])  # one shot: the scalar kernels
         except DecoderInputError:  # uf: observables only on DEMs with decomposed hyperedges
             pass
+        if dec.has_confidence:  # the soft-output kernels (relay legs, LSD clusters, OSD candidates)
+            obs, gap = dec.predict_with_confidence(dets)
+            out[f"{label}/conf-obs"], out[f"{label}/gap"] = obs, gap
+            _info(out, f"{label}/conf", dec.last_info)
         if hasattr(dec, "decode_soft_batch"):
             hard, post = dec.decode_soft_batch(dets)
             out[f"{label}/soft-hard"], out[f"{label}/post"] = hard, post
