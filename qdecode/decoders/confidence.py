@@ -33,7 +33,7 @@ Which decoders give one: the registry entries with ``has_confidence=True``
   observable has a consistent detector potential (surface and repetition codes), by ``k``
   extra matchings; up to PyMatching's weight discretisation;
 * ``pymatching-correlated``: the same gap of the *uncorrelated* graph (a documented estimate:
-  the correlated reweighting is not reflected in it).
+  the correlated reweighting is not reflected in it);
 * ``tesseract``: the gap of Tesseract's A* search (:mod:`qdecode.decoders.tesseract_decoder`): for
   each observable ``i`` one more search on the DEM with an extra detector on every error that
   flips ``L_i``, which forces ``L_i`` to differ from the best correction (``k + 1`` searches per
@@ -44,8 +44,14 @@ Which decoders give one: the registry entries with ``has_confidence=True``
   ``chromobius`` gives none (its module says why);
 * ``relay-bp``: the gap between the lightest converged legs of two classes, among the legs it
   ran (:mod:`qdecode.decoders.relay_bp`); ``inf`` when all its converged legs found one class
-  (no other class *found*), ``nan`` when none converged.
-
+  (no other class *found*), ``nan`` when none converged;
+* ``bposd`` / ``bposd-e``: the gap between the returned decision (BP's where it converged, else
+  OSD's) and the lightest OSD candidate of another class among those the search tests; OSD then
+  runs on every shot (:mod:`qdecode.decoders.bposd`). ``inf`` when every tested candidate is in
+  the decision's class (``bposd-e`` at order 4 seldom finds another on circuit DEMs), ``nan`` when
+  BP did not converge and the syndrome is outside ``H``'s column space. Exact (``mle``'s) with
+  OSD-E of order ``n - rank H``. It can be negative where BP converged to a decision heavier than
+  a tested candidate of another class, or with unequal priors (OSD ranks by ``ln(1/p)``, not ``W``);
 * ``bp`` / ``bp-ps``: the posterior estimate :func:`posterior_gap_db` (BP searches no second
   class; ``nan`` where it did not converge).
 
@@ -75,8 +81,8 @@ DB_PER_NEPER = 10.0 / math.log(10.0)
 
 #: Registry names whose decoders give a gap (the entries with ``has_confidence=True``; a test keeps
 #: the two in step). Named in :class:`NoConfidenceError`'s message.
-CONFIDENCE_DECODERS = ("mle", "pymatching", "pymatching-correlated", "tesseract", "relay-bp", "bp", "bp-ps", "bplsd",
-                       "bpuf")
+CONFIDENCE_DECODERS = ("mle", "pymatching", "pymatching-correlated", "tesseract", "relay-bp", "bposd", "bposd-e",
+                       "bp", "bp-ps", "bplsd", "bpuf")
 
 
 class NoConfidenceError(ValueError):

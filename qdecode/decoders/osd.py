@@ -4,7 +4,9 @@
   ``0``/``e``/``cs`` and ldpc's spellings).
 * :class:`OsdPostProcessor` precomputes the packed columns of ``H``, ``rank(H)`` and the
   column costs ``ln(1/p_j)`` once per problem; ``solve_batch`` runs OSD on the shots a
-  BP decoder did not converge on, ordered by that decoder's posterior LLRs.
+  BP decoder did not converge on, ordered by that decoder's posterior LLRs;
+  ``solve_gap_batch`` runs it on every shot and also records, for the gap
+  (:mod:`qdecode.decoders.confidence`), the lightest tested candidates of two classes.
 * :class:`OsdBlockDecoder` decodes binary linear block codes from channel LLRs
   (Fossorier-Lin order-i reprocessing), for classical codes: a
   :class:`~qdecode.decoders.block.BlockDecoder` (``decode_llr_batch``; every output is a codeword).
@@ -39,7 +41,7 @@ from qdecode.kernels import osd as kosd
 from qdecode.kernels.threads import run_ranges
 from qdecode.problem import DecodingProblem
 
-__all__ = ["OsdConfig", "normalize_osd_method", "OsdPostProcessor", "OsdBlockDecoder"]
+__all__ = ["OsdConfig", "normalize_osd_method", "OsdPostProcessor", "other_class_weight", "OsdBlockDecoder"]
 
 log = logging.getLogger(__name__)
 
@@ -252,11 +254,60 @@ class OsdPostProcessor:
         self.last_status = status
         return out
 
+    def solve_gap_batch(self, syndromes: Any, order_llr: Any, class_code: np.ndarray,
+                        gap_weights: np.ndarray) -> tuple[np.ndarray, kosd.OsdGapOut]:
+        """OSD on every shot (the decisions of :meth:`solve_batch`, bit for bit), recording the candidates.
+
+        Every candidate the search tests (OSD-0, then the OSD-CS singles and pairs or the OSD-E
+        patterns) is weighed with the gap's weights ``V(e) = sum_{e_j=1} gap_weights[j]`` (not the
+        OSD costs, which still choose the decision) and classed by the XOR of ``class_code`` over its
+        support (:func:`~qdecode.decoders.confidence.class_codes`). Per shot the result keeps
+        ``weight`` = the least ``V`` of a tested candidate, ``code`` = its class and ``weight_other``
+        = the least ``V`` of a tested candidate of a class other than ``code`` (``inf``: none). The
+        least ``V`` among tested candidates of any class other than ``c`` is then ``weight_other``
+        where ``code == c``, else ``weight`` (:func:`other_class_weight`). Costs the exact ``V``
+        and class of the candidates lighter than ``weight_other`` (the others stop summing early,
+        when every weight is >= 0); see :mod:`qdecode.kernels.osd`.
+
+        Args:
+            syndromes, order_llr: as in :meth:`solve_batch` (no mask: every shot).
+            class_code: ``(n,)`` uint64 class code of each column.
+            gap_weights: ``(n,)`` float64 weights ``ln((1 - p_j) / p_j)`` (``problem.llr``).
+
+        Returns:
+            ``(decisions uint8 (S, n), OsdGapOut(status int8, weight float64, code uint64,
+            weight_other float64, each (S,)))``; ``weight`` and ``weight_other`` are ``inf`` where
+            the syndrome is outside H's column space (status 1). :attr:`last_status` is set too.
+        """
+        s, key, _, out = self._check(syndromes, order_llr, None, None)
+        S, n = out.shape
+        code = np.ascontiguousarray(class_code, dtype=np.uint64)
+        wgap = np.ascontiguousarray(gap_weights, dtype=np.float64)
+        if code.shape != (n,) or wgap.shape != (n,):
+            raise ValueError(f"class_code and gap_weights must have shape ({n},), got {code.shape}, {wgap.shape}")
+        gout = kosd.OsdGapOut(np.full(S, kosd.STATUS_SKIPPED, dtype=np.int8), np.full(S, np.inf),
+                              np.zeros(S, dtype=np.uint64), np.full(S, np.inf))
+        if S:
+            mat = kosd.OsdMatrix(self.col_ptr, self.row_idx, self.colbits, self.weights, self.rank)
+            kosd.osd_gap_batch(mat, self.config.code, self.config.order, s, key, out, code, wgap, gout,
+                               _default_chunks(S))
+        self.last_status = gout.status
+        return out, gout
+
     def solve(self, syndrome: Any, order_llr: Any) -> np.ndarray:
         """One shot: ``(m,)`` syndrome, ``(n,)`` ordering key -> ``(n,)`` uint8."""
         s = np.asarray(syndrome).reshape(1, -1)
         key = np.asarray(order_llr).reshape(1, -1)
         return self.solve_batch(s, key)[0]
+
+
+def other_class_weight(gout: kosd.OsdGapOut, code: np.ndarray) -> np.ndarray:
+    """float64 ``(S,)``: the least ``V`` among the tested candidates whose class is not ``code`` (uint64 ``(S,)``).
+
+    From :meth:`OsdPostProcessor.solve_gap_batch`'s top two classes: ``weight_other`` where ``code`` is the
+    lightest candidate's class, else ``weight`` (that candidate is then of another class); ``inf``: none.
+    """
+    return np.where(gout.code == np.asarray(code, dtype=np.uint64), gout.weight_other, gout.weight)
 
 
 #: Parameters of the registry's classical ``osd`` and of :class:`OsdBlockDecoder`.

@@ -181,7 +181,8 @@ def test_jit_off_decodes_identically(label, jit_on, jit_off):
     for key in keys:
         a, b = jit_on[key], jit_off[key]
         assert a.dtype == b.dtype and a.shape == b.shape, key
-        assert np.array_equal(a, b), f"{key}: jitted {a.tolist()} != Python {b.tolist()}"
+        nan_ok = a.dtype.kind == "f"  # a gap is nan where the decoder cannot tell, on both sides
+        assert np.array_equal(a, b, equal_nan=nan_ok), f"{key}: jitted {a.tolist()} != Python {b.tolist()}"
 
 
 if __name__ == "__main__":  # the subprocess of ``jit_off``
