@@ -106,7 +106,8 @@ RULES: list[Rule] = [
     Rule(("qdecode.sims*",), ok=("qdecode.sims", *CORE, "numpy", "scipy"), lazy=("stim",),
          never=("qdecode.sims.plots", "torch", "numba", "matplotlib"), external="any"),
     # The sinter plug-in wraps registry decoders; it is imported by sinter, not by qdecode.
-    Rule(("qdecode.sinter_adapter",), ok=("qdecode.decoders", "qdecode.problem", "numpy", "sinter")),
+    Rule(("qdecode.sinter_adapter",), ok=("qdecode.decoders", "qdecode.problem", "qdecode.sims.gap_bins", "numpy",
+                                          "sinter")),
     # The CLI is the top: it may use everything, but only lazily, so that `qdecode --help` and
     # argument errors answer without loading numba, stim, torch or matplotlib. Nothing imports it
     # (no other row lists it).
