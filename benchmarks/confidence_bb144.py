@@ -23,7 +23,8 @@ The confidences:
     python benchmarks/confidence_bb144.py --p 0.001 --shots 20000
 
 Writes ``benchmarks/figures/confidence_bb144_p<p>.npz`` (per decoder: float32 confidence and bool
-failure per shot) and prints the table (markdown) that benchmarks/README.md keeps.
+failure per shot; a later run with other ``--decoders`` adds its arrays) and prints the table
+(markdown) that benchmarks/README.md keeps.
 """
 
 from __future__ import annotations
@@ -119,9 +120,11 @@ def main() -> int:
     specs = tuple(s for s in args.decoders.split(";") if s)
     t0 = time.perf_counter()
     results = run(args.p, args.shots, args.seed, specs)
-    np.savez_compressed(os.path.join(HERE, "figures", f"confidence_bb144_p{args.p}.npz"),
-                        **{f"{k}|conf": v["conf"] for k, v in results.items()},
-                        **{f"{k}|fail": v["fail"] for k, v in results.items()})
+    path = os.path.join(HERE, "figures", f"confidence_bb144_p{args.p}.npz")
+    kept = dict(np.load(path)) if os.path.exists(path) else {}  # other decoders' arrays from earlier runs stay
+    kept.update({f"{k}|conf": v["conf"] for k, v in results.items()})
+    kept.update({f"{k}|fail": v["fail"] for k, v in results.items()})
+    np.savez_compressed(path, **kept)
     print(f"# [[144,12,12]] memory Z, 12 rounds, bb-uniform p = {args.p}, {args.shots} shots, seed {args.seed}; "
           f"{time.perf_counter() - t0:.0f} s wall")
     print("\n".join(table(args.p, results)))

@@ -1,4 +1,4 @@
-"""The cost of soft output: time per shot with and without the gap, ``mle`` and ``pymatching``.
+"""The cost of soft output: time per shot with and without the confidence, for every decoder that gives one.
 
 Problem: rotated surface code d = 5, d rounds, SI1000 noise at p = 0.003 (``build_circuit("surface",
 d=5, noise="si1000", p=0.003)``, decomposed DEM). Shots are sampled once (fixed seed). For each
@@ -10,7 +10,7 @@ syndromes never answers a timed shot from an earlier call). Time is CPU time of 
 failures (any observable wrong), how many gaps are ``nan`` / ``inf``, the median gap, and the failure
 rate among the 10 % of shots with the lowest gap against the rest (what the confidence is for).
 
-    python benchmarks/confidence_cost.py --shots 20000 --mle-shots 40
+    python benchmarks/confidence_cost.py --shots 20000 --mle-shots 40 --tesseract-shots 300
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
+from qdecode.decoders.confidence import CONFIDENCE_DECODERS  # noqa: E402
 from qdecode.decoders.registry import DecoderSpec  # noqa: E402
 from qdecode.problem import DecodingProblem  # noqa: E402
 from qdecode.sims.circuits import build_circuit  # noqa: E402
@@ -61,8 +62,10 @@ def main() -> None:
     ap.add_argument("--shots", type=int, default=20000, help="shots for pymatching (default: %(default)s)")
     ap.add_argument("--mle-shots", type=int, default=40, help="shots for mle, the first of the same sample "
                                                               "(default: %(default)s)")
-    ap.add_argument("--decoders", default="pymatching,pymatching-correlated,mle",
-                    help="comma-separated (default: %(default)s)")
+    ap.add_argument("--tesseract-shots", type=int, default=300, help="shots for tesseract, the first of the same "
+                                                                     "sample (default: %(default)s)")
+    ap.add_argument("--decoders", default=",".join(CONFIDENCE_DECODERS), help="comma-separated (default: every "
+                                                                             "decoder with a confidence)")
     args = ap.parse_args()
     circuit = build_circuit("surface", d=5, noise="si1000", p=0.003)
     problem = DecodingProblem.from_dem(circuit.detector_error_model(decompose_errors=True))
@@ -75,7 +78,7 @@ def main() -> None:
           "| fail rate, lowest 10% gaps | fail rate, rest |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for name in args.decoders.split(","):
-        S = args.mle_shots if name == "mle" else args.shots
+        S = {"mle": args.mle_shots, "tesseract": args.tesseract_shots}.get(name, args.shots)
         r = measure(name, problem, packed[:S], obs[:S])
         print(f"| {r['decoder']} | {r['shots']} | {r['plain_us']:.1f} | {r['gap_us']:.1f} | "
               f"{r['gap_us'] / r['plain_us']:.2f} | {r['failures']} | {r['nan']} | {r['inf']} | {r['median_db']:.1f} | "

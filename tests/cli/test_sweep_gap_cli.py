@@ -39,8 +39,8 @@ def test_sweep_records_the_histogram_and_the_flag_in_the_strong_id(gap_csv, tmp_
 def test_decoder_without_confidence_is_refused_before_sampling(tmp_path, capsys):
     out = tmp_path / "x.csv"
     capsys.readouterr()
-    code = main(SWEEP + ["--decoder", "pymatching", "--decoder", "tesseract", "--gap-histogram", "--out", str(out)])
-    _one_line_error(capsys, code, "--gap-histogram", "tesseract gives no confidence", "pymatching")
+    code = main(SWEEP + ["--decoder", "pymatching", "--decoder", "uf", "--gap-histogram", "--out", str(out)])
+    _one_line_error(capsys, code, "--gap-histogram", "uf gives no confidence", "pymatching")
     assert not out.exists()
 
 
@@ -55,7 +55,7 @@ def test_recipe_key_and_its_errors(tmp_path, capsys):
         v for k, v in row.custom_counts.items() if not k.endswith("E")) == 500
     capsys.readouterr()
     for text, needle in (('gap_histogram = "yes"', "gap_histogram must be true or false"),
-                         ('decoders = ["tesseract"]\ngap_histogram = true', "tesseract gives no confidence")):
+                         ('decoders = ["uf"]\ngap_histogram = true', "uf gives no confidence")):
         bad = tmp_path / "bad.toml"
         bad.write_text('[[tasks]]\ncode = "surface"\nd = 3\nnoise = "si1000"\np = 0.003\n'
                        + (text if "decoders" in text else f'decoders = ["pymatching"]\n{text}') + "\n")

@@ -112,6 +112,6 @@ def test_kept_error_rate_does_not_rise_with_the_threshold(swept):
 
 
 def test_a_decoder_without_confidence_is_refused_by_the_task():
-    with pytest.raises(NoConfidenceError, match="tesseract gives no confidence"):
-        _task(3, decoder="tesseract")
+    with pytest.raises(NoConfidenceError, match="uf gives no confidence"):
+        _task(3, decoder="uf")
     assert describe_task(_task(3)).json_metadata[GAP_BINS_KEY] == GAP_BINS_TAG
