@@ -1,4 +1,5 @@
-"""What the timing scripts share: lscpu look-ups, the load average and thread-CPU timing.
+"""What the timing scripts share: lscpu look-ups, the load average, thread-CPU timing, and the abort rule of the
+post-selection scripts.
 
 Imported as ``_common`` by the scripts of this folder (run as ``python benchmarks/NAME.py``, so
 this folder is on ``sys.path``).
@@ -9,6 +10,8 @@ from __future__ import annotations
 import os
 import subprocess
 import time
+
+import numpy as np
 
 WALL_CPU = [0.0, 0.0]  # wall and CPU seconds of every timing: their ratio shows the time lost to other load
 
@@ -54,3 +57,21 @@ def timed(fn):
     WALL_CPU[0] += w
     WALL_CPU[1] += c
     return c, r
+
+
+def kept_after_abort(conf: np.ndarray, target: float) -> np.ndarray:
+    """bool ``(S,)``: the shots kept when at most ``target`` of them are aborted, lowest confidence first.
+
+    ``nan`` (the decoder cannot tell) ranks below every number; shots of equal confidence are kept or
+    aborted together, so the abort rate reached is at or below ``target``.
+    """
+    S = len(conf)
+    key = np.where(np.isnan(conf), -np.inf, np.asarray(conf, dtype=np.float64))
+    order = np.argsort(key, kind="stable")
+    sk = key[order]
+    c = int(np.floor(target * S + 1e-9))
+    while 0 < c < S and sk[c - 1] == sk[c]:  # never split a tie
+        c -= 1
+    kept = np.ones(S, dtype=bool)
+    kept[order[:c]] = False
+    return kept

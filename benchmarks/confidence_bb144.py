@@ -44,6 +44,7 @@ import time
 
 import numba
 import numpy as np
+from _common import kept_after_abort
 
 from qdecode.cli.main import main as qdecode
 from qdecode.decoders.registry import decoder
@@ -56,23 +57,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 DECODERS = ("relay-bp", "bplsd[max_iter=30,lsd_order=0]", "bposd")
 TARGETS = (0.0, 0.01, 0.05, 0.10, 0.19, 0.30)
 CHUNK = 500
-
-
-def kept_after_abort(conf: np.ndarray, target: float) -> np.ndarray:
-    """bool ``(S,)``: the shots kept when at most ``target`` of them are aborted, lowest confidence first.
-
-    ``nan`` ranks below every number; shots of equal confidence are kept or aborted together.
-    """
-    S = len(conf)
-    key = np.where(np.isnan(conf), -np.inf, conf.astype(np.float64))
-    order = np.argsort(key, kind="stable")
-    sk = key[order]
-    c = int(np.floor(target * S + 1e-9))
-    while 0 < c < S and sk[c - 1] == sk[c]:  # never split a tie
-        c -= 1
-    kept = np.ones(S, dtype=bool)
-    kept[order[:c]] = False
-    return kept
 
 
 def _timed(fn, dets: np.ndarray):
