@@ -36,7 +36,6 @@ _RANGE = ("a range kernel's signature, shared with its decoder's batch path (qde
           "benchmarks: group its arguments together with those callers")
 _RTL = "the scalar BP kernel family; minsum_flooding is the RTL contract (qdecode/hw): group with its callers"
 _TODO = "kernel-internal helper not grouped yet (next step: a named tuple of its arrays)"
-_NGRAM = "the n-gram model's nine arrays travel separately: group them (NgramModel) with qdecode's n-gram callers"
 
 #: (file, function) -> reason, for kernel functions over MAX_PARAMS positional parameters
 PARAMS_ALLOWED: dict[tuple[str, str], str] = {
@@ -66,11 +65,6 @@ PARAMS_ALLOWED: dict[tuple[str, str], str] = {
     ("qdecode/kernels/relay_lanes.py", "_load_shot"): _TODO,
     ("qdecode/kernels/relay_lanes.py", "relay_lanes_range"): _RANGE + " (relay_decode_range's)",
     ("qdecode/kernels/relay_lanes_narrow.py", "relay_lanes_i8_range"): _RANGE + " (relay_decode_range's)",
-    ("qdecode/kernels/sem_osd.py", "kn_dist"): _NGRAM,
-    ("qdecode/kernels/sem_osd.py", "kn_dist_batch"): _NGRAM,
-    ("qdecode/kernels/sem_osd.py", "_kn_fill"): _NGRAM,
-    ("qdecode/kernels/sem_osd.py", "fb_prior"): _NGRAM,
-    ("qdecode/kernels/sem_osd.py", "fb_prior_range"): _NGRAM,
     ("qdecode/kernels/sem_osd.py", "sem_osd_solve"): _RANGE,
     ("qdecode/kernels/sem_osd.py", "sem_osd_range"): _RANGE,
 }

@@ -54,22 +54,15 @@ _table_lock = threading.Lock()
 class KneserNey:
     """Interpolated Kneser-Ney byte n-gram (one absolute discount per level, ``D = n1 / (n1 + 2 n2)``).
 
-    Arrays as :mod:`qdecode.kernels.sem_osd` describes them. :meth:`train` counts in numpy
-    (seconds, :mod:`qdecode.language_model.ngram`); :meth:`dist` evaluates one context; ``inv_temp`` is
-    ``1 / temperature``.
+    ``arrays``: the model's :class:`~qdecode.kernels.sem_osd.NgramModel` (as :mod:`qdecode.kernels.sem_osd`
+    describes it), passed whole to the kernels. :meth:`train` counts in numpy (seconds,
+    :mod:`qdecode.language_model.ngram`); :meth:`dist` evaluates one context; ``inv_temp`` is ``1 / temperature``.
     """
 
-    _FIELDS = ngram.FIELDS
-
-    def __init__(self, order: int, arrays: dict[str, np.ndarray], inv_temp: float = 1.0) -> None:
+    def __init__(self, order: int, arrays: ksem.NgramModel, inv_temp: float = 1.0) -> None:
         self.order = int(order)
-        for f in self._FIELDS:
-            setattr(self, f, arrays[f])
+        self.arrays = arrays
         self.inv_temp = float(inv_temp)
-
-    @property
-    def arrays(self) -> tuple:
-        return tuple(getattr(self, f) for f in self._FIELDS)
 
     @classmethod
     def train(cls, text: bytes, order: int) -> "KneserNey":
@@ -86,12 +79,12 @@ class KneserNey:
             cached = getattr(self, "_table", None)
             if cached is not None and cached[0] == self.inv_temp:
                 return cached[1]
-            rows = 1 + int(self.keys.size)
+            rows = 1 + int(self.arrays.keys.size)
             if rows * 256 * 8 > TABLE_MAX_BYTES:
                 tab = np.zeros((0, 256))
             else:
                 tab = np.empty((rows, 256))
-                ksem.kn_table(*self.arrays, self.inv_temp, tab)
+                ksem.kn_table(self.arrays, self.inv_temp, tab)
             self._table = (self.inv_temp, tab)
             return tab
 
@@ -100,7 +93,7 @@ class KneserNey:
         ctx = np.ascontiguousarray(contexts, dtype=np.uint8)
         ln = np.ascontiguousarray(lengths, dtype=np.int64)
         out = np.empty((ctx.shape[0], 256))
-        ksem.kn_dist_batch(ctx, ln, *self.arrays, self.inv_temp if inv_temp is None else float(inv_temp), out)
+        ksem.kn_dist_batch(ctx, ln, self.arrays, self.inv_temp if inv_temp is None else float(inv_temp), out)
         return out
 
     def dist(self, context: bytes) -> np.ndarray:
@@ -123,8 +116,8 @@ class KneserNey:
 def load_kneser_ney(order: int = 4, *, cache: bool = True) -> KneserNey:
     """The KN model of ``order`` trained on the corpus' LM part (cached; temperature fitted;
     :func:`qdecode.language_model.ngram.corpus_kneser_ney`)."""
-    arrays, inv_temp = ngram.corpus_kneser_ney(order, cache=cache)
-    return KneserNey(order, arrays, inv_temp)
+    model, inv_temp = ngram.corpus_kneser_ney(order, cache=cache)
+    return KneserNey(order, model, inv_temp)
 
 
 @functools.lru_cache(maxsize=8)
@@ -188,9 +181,9 @@ class NgramPrior(BatchedPrior):
         out = np.empty((S, nb, 256))
         calls = np.zeros(S, dtype=np.int64)
         if S:
-            run_ranges(ksem.fb_prior_range, (ctx, ln, x, nb, max(self.order - 2, 0), self.beam, self.prune,
-                                             *self.model.arrays, self.model.inv_temp, self.model.dist_table(),
-                                             out, calls), S, threads)
+            lm = ksem.TemperedNgram(self.model.arrays, self.model.inv_temp, self.model.dist_table())
+            run_ranges(ksem.fb_prior_range, (ctx, ln, x, nb, max(self.order - 2, 0), self.beam, self.prune, lm, out,
+                                             calls), S, threads)
         self.last_calls = calls
         return out
 

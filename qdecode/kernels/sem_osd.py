@@ -5,7 +5,8 @@ codeword bits; byte ``j`` is bits ``8j .. 8j+7`` with bit ``8j + l`` = ``(byte >
 (LSB first, ``numpy.unpackbits(..., bitorder="little")``), which is the Reed-Solomon binary
 image's symbol order and, packed into uint64 words, puts byte ``j`` at ``(word >> 8j) & 255``.
 
-Kneser-Ney model arrays (built by :mod:`qdecode.decoders.lm_prior`), order ``N``:
+Kneser-Ney model of order ``N``: the nine arrays of an :class:`NgramModel` (built by
+:func:`qdecode.language_model.ngram.count_kneser_ney`):
 
 * ``p1`` (256,): interpolated unigram level (continuation counts + uniform floor).
 * contexts of length ``L = 1 .. N-1`` are integer keys (oldest byte in the high bits), sorted
@@ -13,6 +14,9 @@ Kneser-Ney model arrays (built by :mod:`qdecode.decoders.lm_prior`), order ``N``
   ``ent_ptr[i]:ent_ptr[i+1]`` of ``ent_byte`` / ``ent_cnt`` (raw counts at ``L = N-1``,
   continuation counts below), with totals ``ctx_tot[i]`` and distinct-follower counts
   ``ctx_n1[i]``; ``disc[L]`` is the absolute discount of level ``L``.
+
+The prior's kernels take it as a :class:`TemperedNgram`: the model, its inverse temperature and
+its :func:`kn_table` at that temperature.
 
 :func:`kn_dist` evaluates the full 256-way next-byte distribution of one context (interpolated
 KN, recursion stops at the first unseen context), optionally tempered (``p^(1/T)``, renormalised).
@@ -53,6 +57,8 @@ from qdecode.kernels.gf2 import ctz64
 from qdecode.kernels.osd import classical_mrb, osd_classical_scratch
 
 __all__ = [
+    "NgramModel",
+    "TemperedNgram",
     "kn_dist",
     "kn_dist_batch",
     "kn_row",
@@ -69,6 +75,29 @@ __all__ = [
 
 _ONE = np.uint64(1)
 _LOG_FLOOR = -700.0
+
+
+class NgramModel(NamedTuple):
+    """Interpolated Kneser-Ney byte n-gram of order ``N`` (module docstring): ``C`` contexts of lengths
+    ``1 .. N-1`` with ``E`` (context, next byte) entries in all."""
+
+    p1: np.ndarray  # (256,) float64: interpolated unigram level (continuation counts + uniform floor)
+    keys: np.ndarray  # (C,) int64: context bytes packed big-endian (oldest high), sorted within each level
+    lvl_start: np.ndarray  # (N,) int64: the length-L contexts are keys[lvl_start[L-1]:lvl_start[L]]
+    ent_ptr: np.ndarray  # (C + 1,) int64: context i's entries are ent_ptr[i]:ent_ptr[i+1]
+    ent_byte: np.ndarray  # (E,) int64: the next byte of each entry
+    ent_cnt: np.ndarray  # (E,) float64: its raw count (L = N-1) or continuation count (shorter contexts)
+    ctx_tot: np.ndarray  # (C,) float64: total count of each context's entries
+    ctx_n1: np.ndarray  # (C,) float64: distinct next bytes of each context
+    disc: np.ndarray  # (N,) float64: absolute discount of the level of length-L contexts, L = 0 (unigram) .. N-1
+
+
+class TemperedNgram(NamedTuple):
+    """An :class:`NgramModel` at one temperature, as :func:`fb_prior` evaluates it."""
+
+    model: NgramModel  # the n-gram
+    inv_temp: float  # 1 / temperature (1: the model itself)
+    dtab: np.ndarray  # (1 + C, 256) float64: kn_table(model, inv_temp); (0, 256): computed with kn_dist instead
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -92,8 +121,11 @@ def _context_index(ctx, clen, L, keys, lvl_start):
 
 
 @numba.njit(cache=True, nogil=True)
-def kn_dist(ctx, clen, p1, keys, lvl_start, ent_ptr, ent_byte, ent_cnt, ctx_tot, ctx_n1, disc, inv_temp, out):
-    """Next-byte distribution after ``ctx[:clen]`` (most recent byte last) into ``out`` (256,)."""
+def kn_dist(ctx, clen, model, inv_temp, out):
+    """Next-byte distribution after ``ctx[:clen]`` (most recent byte last) of ``model``
+    (:class:`NgramModel`) at inverse temperature ``inv_temp`` into ``out`` (256,)."""
+    p1, keys, lvl_start, ent_ptr, ent_byte = model.p1, model.keys, model.lvl_start, model.ent_ptr, model.ent_byte
+    ent_cnt, ctx_tot, ctx_n1, disc = model.ent_cnt, model.ctx_tot, model.ctx_n1, model.disc
     for b in range(256):
         out[b] = p1[b]
     nlev = lvl_start.shape[0] - 1  # context lengths 1 .. nlev
@@ -120,18 +152,15 @@ def kn_dist(ctx, clen, p1, keys, lvl_start, ent_ptr, ent_byte, ent_cnt, ctx_tot,
 
 
 @numba.njit(cache=True, nogil=True)
-def kn_dist_batch(ctxs, clens, p1, keys, lvl_start, ent_ptr, ent_byte, ent_cnt, ctx_tot, ctx_n1, disc, inv_temp, out):
+def kn_dist_batch(ctxs, clens, model, inv_temp, out):
     """:func:`kn_dist` for each row of ``ctxs`` (P, c) with lengths ``clens`` into ``out`` (P, 256)."""
     for r in range(ctxs.shape[0]):
-        kn_dist(ctxs[r], clens[r], p1, keys, lvl_start, ent_ptr, ent_byte, ent_cnt, ctx_tot, ctx_n1, disc,
-                inv_temp, out[r])
+        kn_dist(ctxs[r], clens[r], model, inv_temp, out[r])
 
 
 @numba.njit(cache=True, nogil=True)
-def kn_row(ctx, clen, keys, lvl_start):
-    """Row of :func:`kn_table` that holds :func:`kn_dist` of ``ctx[:clen]``: ``0`` for the unigram
-    level, ``1 + i`` when context ``i`` is the deepest level matched (the recursion of
-    :func:`kn_dist` stops at the first unseen context, so its result depends on that index only)."""
+def _deepest_row(ctx, clen, keys, lvl_start):
+    """:func:`kn_row` on the two arrays it reads (what :func:`fb_prior`'s look-ups call)."""
     nlev = lvl_start.shape[0] - 1
     top = min(clen, nlev)
     row = 0
@@ -144,35 +173,44 @@ def kn_row(ctx, clen, keys, lvl_start):
 
 
 @numba.njit(cache=True, nogil=True)
-def kn_table(p1, keys, lvl_start, ent_ptr, ent_byte, ent_cnt, ctx_tot, ctx_n1, disc, inv_temp, out):
+def kn_row(ctx, clen, model):
+    """Row of :func:`kn_table` that holds :func:`kn_dist` of ``ctx[:clen]``: ``0`` for the unigram
+    level, ``1 + i`` when context ``i`` is the deepest level matched (the recursion of
+    :func:`kn_dist` stops at the first unseen context, so its result depends on that index only)."""
+    return _deepest_row(ctx, clen, model.keys, model.lvl_start)
+
+
+@numba.njit(cache=True, nogil=True)
+def kn_table(model, inv_temp, out):
     """Every distribution :func:`kn_dist` can return, ``out`` (1 + contexts, 256) (rows as :func:`kn_row`).
 
     Row ``1 + i`` is :func:`kn_dist` of context ``i``'s own bytes, which runs the same floating-point
     operations as any longer context whose deepest matched level is ``i``, so a look-up is bit for bit
     the direct evaluation.
     """
+    keys, lvl_start = model.keys, model.lvl_start
     nlev = lvl_start.shape[0] - 1
     ctx = np.zeros(max(nlev, 1), dtype=np.uint8)
-    kn_dist(ctx, 0, p1, keys, lvl_start, ent_ptr, ent_byte, ent_cnt, ctx_tot, ctx_n1, disc, inv_temp, out[0])
+    kn_dist(ctx, 0, model, inv_temp, out[0])
     for L in range(1, nlev + 1):
         for i in range(lvl_start[L - 1], lvl_start[L]):
             key = keys[i]
             for t in range(L):
                 ctx[t] = np.uint8((key >> np.int64(8 * (L - 1 - t))) & np.int64(255))
-            kn_dist(ctx, L, p1, keys, lvl_start, ent_ptr, ent_byte, ent_cnt, ctx_tot, ctx_n1, disc, inv_temp,
-                    out[i + 1])
+            kn_dist(ctx, L, model, inv_temp, out[i + 1])
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _kn_fill(ctx, clen, dtab, p1, keys, lvl_start, ent_ptr, ent_byte, ent_cnt, ctx_tot, ctx_n1, disc, inv_temp,
-             out):
-    """:func:`kn_dist` into ``out``: a :func:`kn_table` row when ``dtab`` has rows, else computed."""
+def _kn_fill(ctx, clen, lm, out):
+    """:func:`kn_dist` of the :class:`TemperedNgram` ``lm`` into ``out``: a :func:`kn_table` row when
+    ``lm.dtab`` has rows, else computed."""
+    dtab = lm.dtab
     if dtab.shape[0] > 0:
-        r = kn_row(ctx, clen, keys, lvl_start)
+        r = _deepest_row(ctx, clen, lm.model.keys, lm.model.lvl_start)
         for b in range(256):
             out[b] = dtab[r, b]
     else:
-        kn_dist(ctx, clen, p1, keys, lvl_start, ent_ptr, ent_byte, ent_cnt, ctx_tot, ctx_n1, disc, inv_temp, out)
+        kn_dist(ctx, clen, lm.model, lm.inv_temp, out)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -267,8 +305,7 @@ def _top_states(a, B, topv, topi):
 
 
 @numba.njit(cache=True, nogil=True)
-def fb_prior(ctx, clen, llr_info, nb, hdepth, beam, prune, p1, keys, lvl_start, ent_ptr, ent_byte, ent_cnt, ctx_tot,
-             ctx_n1, disc, inv_temp, dtab, scratch, out):
+def fb_prior(ctx, clen, llr_info, nb, hdepth, beam, prune, lm, scratch, out):
     """Extrinsic forward-backward log-priors ``out`` (nb, 256) of one block (module docstring).
 
     Args:
@@ -277,9 +314,8 @@ def fb_prior(ctx, clen, llr_info, nb, hdepth, beam, prune, p1, keys, lvl_start, 
         hdepth: history bytes kept per state (``order - 2``, at least 0).
         beam: most forward states expanded per position.
         prune: states with forward mass below ``prune`` times the best are not expanded.
-        inv_temp: 1 / temperature of the n-gram.
-        dtab: :func:`kn_table` of the model at ``inv_temp`` (look-ups), or a (0, 256) array
-            (distributions computed with :func:`kn_dist`; same values).
+        lm: :class:`TemperedNgram`: the n-gram, its inverse temperature and its :func:`kn_table` at that
+            temperature (look-ups), or a (0, 256) table (distributions computed with :func:`kn_dist`; same values).
         scratch: :func:`fb_scratch` of at least ``nb``, ``beam`` and ``hdepth`` (no allocation here).
     Returns:
         Number of n-gram distributions evaluated.
@@ -301,10 +337,9 @@ def fb_prior(ctx, clen, llr_info, nb, hdepth, beam, prune, p1, keys, lvl_start, 
     B = min(beam, 256, trow.shape[1])
     calls = 0
     # tempered unigram: the backward transition of states outside the beam
-    _kn_fill(qctx, 0, dtab, p1, keys, lvl_start, ent_ptr, ent_byte, ent_cnt, ctx_tot, ctx_n1, disc, inv_temp, p1t)
+    _kn_fill(qctx, 0, lm, p1t)
     # ---- position 0: the left context is known
-    _kn_fill(ctx, clen, dtab, p1, keys, lvl_start, ent_ptr, ent_byte, ent_cnt, ctx_tot, ctx_n1, disc, inv_temp,
-             dist)
+    _kn_fill(ctx, clen, lm, dist)
     calls += 1
     s = 0.0
     for b in range(256):
@@ -346,8 +381,7 @@ def fb_prior(ctx, clen, llr_info, nb, hdepth, beam, prune, p1, keys, lvl_start, 
             qctx[cl] = np.uint8(a)
             cl += 1
             tr = trow[j, r]
-            _kn_fill(qctx, cl, dtab, p1, keys, lvl_start, ent_ptr, ent_byte, ent_cnt, ctx_tot, ctx_n1, disc,
-                     inv_temp, tr)
+            _kn_fill(qctx, cl, lm, tr)
             calls += 1
             wa = alpha[j - 1, a]
             for b in range(256):
@@ -406,16 +440,14 @@ def fb_prior(ctx, clen, llr_info, nb, hdepth, beam, prune, p1, keys, lvl_start, 
 
 
 @numba.njit(cache=True, nogil=True)
-def fb_prior_range(ctxs, clens, llr_info, nb, hdepth, beam, prune, p1, keys, lvl_start, ent_ptr, ent_byte, ent_cnt,
-                   ctx_tot, ctx_n1, disc, inv_temp, dtab, out, calls, start, stop):
+def fb_prior_range(ctxs, clens, llr_info, nb, hdepth, beam, prune, lm, out, calls, start, stop):
     """:func:`fb_prior` for rows ``start:stop`` (a :func:`~qdecode.kernels.threads.run_ranges` kernel;
     one scratch per call)."""
     if start >= stop:
         return
     scratch = fb_scratch(nb, beam, hdepth)
     for s in range(start, stop):
-        calls[s] = fb_prior(ctxs[s], clens[s], llr_info[s], nb, hdepth, beam, prune, p1, keys, lvl_start, ent_ptr,
-                            ent_byte, ent_cnt, ctx_tot, ctx_n1, disc, inv_temp, dtab, scratch, out[s])
+        calls[s] = fb_prior(ctxs[s], clens[s], llr_info[s], nb, hdepth, beam, prune, lm, scratch, out[s])
 
 
 @numba.njit(cache=True, nogil=True)

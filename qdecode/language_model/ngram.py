@@ -3,7 +3,8 @@
 Training side of :class:`qdecode.decoders.lm_prior.KneserNey` (which only scores):
 
 * :func:`count_kneser_ney`: interpolated Kneser-Ney counts of a byte text (numpy, about a
-  second for the order-4 corpus model), as the arrays :mod:`qdecode.kernels.sem_osd` reads;
+  second for the order-4 corpus model), as the :class:`~qdecode.kernels.sem_osd.NgramModel` that
+  :mod:`qdecode.kernels.sem_osd` reads (built here once, then passed whole);
 * :func:`fit_kn_temperature`: the inverse temperature minimising the held-out cross-entropy,
   with :func:`fit_inverse_temperature` (a golden-section search shared with
   :mod:`qdecode.neural.lm_train`);
@@ -35,14 +36,14 @@ __all__ = ["FIELDS", "CACHE_VERSION", "count_kneser_ney", "check_arrays", "conte
 
 log = logging.getLogger(__name__)
 
-#: The Kneser-Ney arrays, in the order the kernels take them (:mod:`qdecode.kernels.sem_osd`).
+#: The Kneser-Ney arrays: the fields of :class:`~qdecode.kernels.sem_osd.NgramModel`, by name in the cache file.
 FIELDS = ("p1", "keys", "lvl_start", "ent_ptr", "ent_byte", "ent_cnt", "ctx_tot", "ctx_n1", "disc")
 CACHE_VERSION = 1
 
 
-def count_kneser_ney(text: bytes, order: int) -> dict[str, np.ndarray]:
-    """The interpolated Kneser-Ney arrays (``FIELDS``) of byte ``text`` at ``order`` (one absolute
-    discount per level, ``D = n1 / (n1 + 2 n2)``, clipped to [0.05, 0.95]).
+def count_kneser_ney(text: bytes, order: int) -> ksem.NgramModel:
+    """The interpolated Kneser-Ney model of byte ``text`` at ``order`` (one absolute discount per level,
+    ``D = n1 / (n1 + 2 n2)``, clipped to [0.05, 0.95]).
 
     Raises:
         ValueError: ``order < 1``.
@@ -97,24 +98,24 @@ def count_kneser_ney(text: bytes, order: int) -> dict[str, np.ndarray]:
     def cat(xs, dt):
         return np.ascontiguousarray(np.concatenate(xs) if xs else np.zeros(0), dtype=dt)
 
-    return {
-        "p1": np.ascontiguousarray(p1),
-        "keys": cat(keys, np.int64),
-        "lvl_start": np.asarray(lvl_start, dtype=np.int64),
-        "ent_ptr": np.ascontiguousarray(np.append(cat(ent_ptr, np.int64), base), dtype=np.int64),
-        "ent_byte": cat(ent_byte, np.int64),
-        "ent_cnt": cat(ent_cnt, np.float64),
-        "ctx_tot": cat(ctx_tot, np.float64),
-        "ctx_n1": cat(ctx_n1, np.float64),
-        "disc": disc,
-    }
+    return ksem.NgramModel(
+        p1=np.ascontiguousarray(p1),
+        keys=cat(keys, np.int64),
+        lvl_start=np.asarray(lvl_start, dtype=np.int64),
+        ent_ptr=np.ascontiguousarray(np.append(cat(ent_ptr, np.int64), base), dtype=np.int64),
+        ent_byte=cat(ent_byte, np.int64),
+        ent_cnt=cat(ent_cnt, np.float64),
+        ctx_tot=cat(ctx_tot, np.float64),
+        ctx_n1=cat(ctx_n1, np.float64),
+        disc=disc,
+    )
 
 
-def check_arrays(order: int, arrays: dict[str, np.ndarray], inv_temp: float) -> None:
-    """Raises :class:`CorpusError` when the arrays are not a consistent model of ``order``."""
-    p1, keys, lvl_start, ent_ptr = arrays["p1"], arrays["keys"], arrays["lvl_start"], arrays["ent_ptr"]
-    ok = (p1.shape == (256,) and lvl_start.shape == (order,) and arrays["disc"].shape == (order,)
-          and ent_ptr.shape == (keys.size + 1,) and arrays["ent_byte"].size == arrays["ent_cnt"].size
+def check_arrays(order: int, model: ksem.NgramModel, inv_temp: float) -> None:
+    """Raises :class:`CorpusError` when ``model``'s arrays are not a consistent model of ``order``."""
+    p1, keys, lvl_start, ent_ptr = model.p1, model.keys, model.lvl_start, model.ent_ptr
+    ok = (p1.shape == (256,) and lvl_start.shape == (order,) and model.disc.shape == (order,)
+          and ent_ptr.shape == (keys.size + 1,) and model.ent_byte.size == model.ent_cnt.size
           and np.all(np.isfinite(p1)) and np.all(p1 > 0) and inv_temp > 0)
     if not ok:
         raise CorpusError("n-gram cache arrays are inconsistent; delete the cache file to retrain")
@@ -151,12 +152,12 @@ def fit_inverse_temperature(ce: Callable[[float], float], iters: int) -> float:
     return math.exp((lo + hi) / 2)
 
 
-def fit_kn_temperature(order: int, arrays: dict[str, np.ndarray], text: bytes, max_positions: int = 5000) -> float:
+def fit_kn_temperature(order: int, model: ksem.NgramModel, text: bytes, max_positions: int = 5000) -> float:
     """The ``inv_temp`` minimising the cross-entropy of ``text`` (golden section on [0.25, 4])."""
     ctx, ln, y = context_windows(text, order, max_positions)
     dist = np.empty((ctx.shape[0], 256))
     ksem.kn_dist_batch(np.ascontiguousarray(ctx, dtype=np.uint8), np.ascontiguousarray(ln, dtype=np.int64),
-                       *(arrays[f] for f in FIELDS), 1.0, dist)
+                       model, 1.0, dist)
     logp = np.log(dist)
     rows = np.arange(y.size)
 
@@ -178,17 +179,17 @@ def cache_dir() -> Path:
     return Path(base) / "qdecode" / "lm"
 
 
-def save_cache(path: Path, order: int, arrays: dict[str, np.ndarray], inv_temp: float, text_hash: str) -> None:
+def save_cache(path: Path, order: int, model: ksem.NgramModel, inv_temp: float, text_hash: str) -> None:
     """Write the model atomically to ``path`` (``.npz``)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(f".tmp{os.getpid()}.npz")
     np.savez_compressed(tmp, version=CACHE_VERSION, order=order, inv_temp=inv_temp,
-                        text_hash=text_hash, **{f: arrays[f] for f in FIELDS})
+                        text_hash=text_hash, **{f: getattr(model, f) for f in FIELDS})
     os.replace(tmp, path)
 
 
-def load_cache(path: Path, order: int, text_hash: str) -> tuple[dict[str, np.ndarray], float]:
-    """``(arrays, inv_temp)`` of the cache file ``path``, checked.
+def load_cache(path: Path, order: int, text_hash: str) -> tuple[ksem.NgramModel, float]:
+    """``(model, inv_temp)`` of the cache file ``path``, checked.
 
     Raises:
         CorpusError: unreadable, corrupt, stale (version, order or text differ) or inconsistent file.
@@ -197,26 +198,26 @@ def load_cache(path: Path, order: int, text_hash: str) -> tuple[dict[str, np.nda
         with np.load(path, allow_pickle=False) as z:
             if int(z["version"]) != CACHE_VERSION or int(z["order"]) != order or str(z["text_hash"]) != text_hash:
                 raise ValueError("stale (version, order or corpus differ)")
-            arrays = {f: np.ascontiguousarray(z[f]) for f in FIELDS}
+            model = ksem.NgramModel(**{f: np.ascontiguousarray(z[f]) for f in FIELDS})
             inv_temp = float(z["inv_temp"])
     except Exception as exc:  # noqa: BLE001 - report any unreadable cache the same way
         raise CorpusError(f"n-gram cache {path} is unreadable or corrupt ({exc}); delete it to retrain") from None
-    check_arrays(order, arrays, inv_temp)
-    return arrays, inv_temp
+    check_arrays(order, model, inv_temp)
+    return model, inv_temp
 
 
-def corpus_kneser_ney(order: int = 4, *, cache: bool = True) -> tuple[dict[str, np.ndarray], float]:
-    """``(arrays, inv_temp)`` of the order-``order`` model of the corpus' LM part (cached; module docstring)."""
+def corpus_kneser_ney(order: int = 4, *, cache: bool = True) -> tuple[ksem.NgramModel, float]:
+    """``(model, inv_temp)`` of the order-``order`` model of the corpus' LM part (cached; module docstring)."""
     train, held = lm_split()
     text_hash = lm_text_hash()
     path = cache_dir() / f"kn_byte_o{order}_{text_hash}.npz"
     if cache and path.exists():
         return load_cache(path, order, text_hash)
-    arrays = count_kneser_ney(train, order)
-    inv_temp = fit_kn_temperature(order, arrays, held)
+    model = count_kneser_ney(train, order)
+    inv_temp = fit_kn_temperature(order, model, held)
     if cache:
         try:
-            save_cache(path, order, arrays, inv_temp, text_hash)
+            save_cache(path, order, model, inv_temp, text_hash)
         except OSError as exc:
             log.warning("could not cache the n-gram model at %s: %s", path, exc)
-    return arrays, inv_temp
+    return model, inv_temp

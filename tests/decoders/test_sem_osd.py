@@ -102,8 +102,8 @@ def test_kn_table_lookup_is_bit_identical(small_model):
     lens = rng.integers(0, 4, size=300)
     direct = small_model.dist_batch(ctx, lens)
     tab = small_model.dist_table()
-    assert tab.shape == (1 + small_model.keys.size, 256)
-    rows = [ksem.kn_row(ctx[i], lens[i], small_model.keys, small_model.lvl_start) for i in range(300)]
+    assert tab.shape == (1 + small_model.arrays.keys.size, 256)
+    rows = [ksem.kn_row(ctx[i], lens[i], small_model.arrays) for i in range(300)]
     assert np.array_equal(tab[rows], direct)
     assert len(set(rows)) > 50
 
@@ -116,7 +116,7 @@ def test_fb_prior_table_equals_direct(small_model, monkeypatch):
     ctx = rng.integers(32, 127, size=(S, 3)).astype(np.uint8)
     lens = rng.integers(0, 4, size=S)
     def fresh() -> KneserNey:  # a model without a cached table
-        return KneserNey(small_model.order, dict(zip(KneserNey._FIELDS, small_model.arrays)), small_model.inv_temp)
+        return KneserNey(small_model.order, small_model.arrays, small_model.inv_temp)
 
     with_table = NgramPrior(model=fresh()).batch(ctx, lens, llr)
     monkeypatch.setattr(lm_prior, "TABLE_MAX_BYTES", 0)
