@@ -133,8 +133,6 @@ def _relay_record(self, args: dict) -> dict:
 
 @uses_params(RELAY_PARAMS, record=_relay_record)
 class RelayBpDecoder(Decoder):
-    has_confidence = True
-
     """Relay-BP for one decoding problem (min-sum with relayed memory; float64 or fixed point).
 
     Args:
@@ -158,6 +156,8 @@ class RelayBpDecoder(Decoder):
     work for its gammas and its solution weight. A shot stops earlier after ``stop_after``
     converged legs (default 5).
     """
+
+    has_confidence = True
 
     def __init__(
         self,
