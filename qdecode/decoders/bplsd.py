@@ -33,7 +33,7 @@ from qdecode.decoders.bposd import OSD_KEYS, history_length
 from qdecode.decoders.confidence import ConfidentPrediction
 from qdecode.decoders.params import DecoderEntry, Param, uses_params
 from qdecode.kernels import gf2
-from qdecode.kernels.lsd import LsdOut, lsd_range
+from qdecode.kernels.lsd import LsdOut, LsdParams, LsdProblem, lsd_range
 from qdecode.kernels.osd import METHOD_CS, METHOD_E
 from qdecode.kernels.threads import run_ranges
 from qdecode.problem import DecodingProblem
@@ -123,20 +123,19 @@ class BpLsdDecoder(Decoder):
         csc.sort_indices()
         csr = H.tocsr()
         csr.sort_indices()
-        self._col_ptr = np.ascontiguousarray(csc.indptr, dtype=np.int64)
-        self._row_idx = np.ascontiguousarray(csc.indices, dtype=np.int64)
-        self._chk_ptr = np.ascontiguousarray(csr.indptr, dtype=np.int64)
-        self._chk_var = np.ascontiguousarray(csr.indices, dtype=np.int64)
-        self._colbits = np.zeros((n, gf2.num_words(m)), dtype=np.uint64)
-        gf2.pack_csc_columns(self._col_ptr, self._row_idx, self._colbits)
-        self._weights = np.array([math.log(1.0 / p) for p in problem.priors], dtype=np.float64)
+        col_ptr = np.ascontiguousarray(csc.indptr, dtype=np.int64)
+        row_idx = np.ascontiguousarray(csc.indices, dtype=np.int64)
+        colbits = np.zeros((n, gf2.num_words(m)), dtype=np.uint64)
+        gf2.pack_csc_columns(col_ptr, row_idx, colbits)
+        self._lsd_problem = LsdProblem(col_ptr, row_idx, np.ascontiguousarray(csr.indptr, dtype=np.int64),
+                                       np.ascontiguousarray(csr.indices, dtype=np.int64), colbits,
+                                       np.array([math.log(1.0 / p) for p in problem.priors], dtype=np.float64))
 
     def _lsd(self, s: np.ndarray, post: np.ndarray, mask: np.ndarray, order: int, out: LsdOut) -> None:
         """LSD of order ``order`` on the shots of ``mask`` (rows of ``s`` and ``post``) into ``out``."""
         if mask.any():
-            run_ranges(lsd_range, (self._col_ptr, self._row_idx, self._chk_ptr, self._chk_var, self._colbits,
-                                   self._weights, s, post, mask, self.bits_per_step, LSD_METHODS[self.lsd_method],
-                                   order, self.lsd_grow, out), s.shape[0], self.threads)
+            params = LsdParams(self.bits_per_step, LSD_METHODS[self.lsd_method], order, self.lsd_grow)
+            run_ranges(lsd_range, (self._lsd_problem, s, post, mask, params, out), s.shape[0], self.threads)
 
     def decode_batch(self, syndromes: np.ndarray) -> np.ndarray:
         s = check_syndromes(syndromes, self.problem.num_detectors)

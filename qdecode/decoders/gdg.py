@@ -43,6 +43,9 @@ from qdecode.decoders.base import DecodeInfo, Decoder, DecoderInputError, check_
 from qdecode.decoders.osd import OsdPostProcessor, normalize_osd_method
 from qdecode.decoders.params import DecoderEntry, Param, uses_params
 from qdecode.kernels.gdg import (
+    GdgGraph,
+    GdgOut,
+    GdgParams,
     gdg_decode_branch_parallel,
     gdg_decode_range,
     gdg_decode_range_work,
@@ -211,6 +214,12 @@ class GdgDecoder(Decoder):
         self.llr = np.ascontiguousarray(problem.llr, dtype=np.float64)
         self._local = threading.local()  # per-thread work buffers of the one-thread path
 
+    def kernel_args(self) -> tuple[GdgGraph, GdgParams]:
+        """The problem and the parameters as the kernels (:mod:`qdecode.kernels.gdg`) take them."""
+        params = GdgParams(self.pre_iter, self.step_iter, self.max_step, self.max_tree_depth, self.max_side_depth,
+                           self.side_step, self.new_n, self.low_error_mode, self.alpha, self.max_iters)
+        return GdgGraph(*self.graph, self.llr), params
+
     def _own_work(self):
         """This thread's reusable :func:`make_gdg_work` buffers (one-thread decodes, e.g. a stream's windows)."""
         work = getattr(self._local, "work", None)
@@ -252,26 +261,22 @@ class GdgDecoder(Decoder):
         iters = np.zeros(S, dtype=np.int64)
         branches = np.zeros(S, dtype=np.int64)
         kept = {}  # shot -> OSD key, kept by the one-shot paths (no pre-BP rerun needed)
+        graph, params = self.kernel_args()
         if self.branch_threads > 1 and self.step_iter >= 4:
             works = self._own_parallel_works()
             for i in range(S):
-                conv[i], iters[i], branches[i] = gdg_decode_branch_parallel(
-                    *self.graph, self.llr, s[i], self.pre_iter, self.step_iter, self.max_step, self.max_tree_depth,
-                    self.max_side_depth, self.side_step, self.new_n, self.low_error_mode, self.alpha, self.max_iters,
-                    works, out[i])
+                conv[i], iters[i], branches[i] = gdg_decode_branch_parallel(graph, s[i], params, works, out[i])
                 if self.osd is not None and self._wants_osd(conv[i], iters[i]):
                     kept[i] = self._key_of(works[0])
         else:
-            head = (*self.graph, self.llr, s, self.pre_iter, self.step_iter, self.max_step, self.max_tree_depth,
-                    self.max_side_depth, self.side_step, self.new_n, self.low_error_mode, self.alpha)
+            res = GdgOut(out, conv, iters, branches)
             if S == 1 or (self.threads or num_threads()) == 1:  # reuse this thread's buffers
                 work = self._own_work()
-                gdg_decode_range_work(*head, self.max_iters, work, out, conv, iters, branches, 0, S)
+                gdg_decode_range_work(graph, s, params, work, res, 0, S)
                 if S == 1 and self.osd is not None and self._wants_osd(conv[0], iters[0]):
                     kept[0] = self._key_of(work)
             else:
-                run_dynamic(gdg_decode_range, (*head, self.max_guess, self.max_iters, out, conv, iters, branches), S,
-                            self.threads)
+                run_dynamic(gdg_decode_range, (graph, s, params, self.max_guess, res), S, self.threads)
         if self.osd is None:
             return out, conv, iters, branches, None
         idx = np.flatnonzero(self._wants_osd(conv, iters))
@@ -287,8 +292,7 @@ class GdgDecoder(Decoder):
             rerun = np.array(rerun, dtype=np.int64)
             if rerun.size:  # batch buffers were reused: rerun those shots' pre-BP (rare, ~8 iterations each)
                 rerun_keys = np.zeros((rerun.size, n), dtype=np.float64)
-                reliability_keys(*self.graph, self.llr, s, idx[rerun].astype(np.int64), self.pre_iter, self.alpha,
-                                 self._own_work(), rerun_keys)
+                reliability_keys(graph, s, idx[rerun].astype(np.int64), params, self._own_work(), rerun_keys)
                 keys[rerun] = rerun_keys
             cand = self.osd.solve_batch(s[idx], keys)
             take = ~conv[idx]  # flagged: OSD's estimate; converged: the lighter of the two (ties: GDG's)

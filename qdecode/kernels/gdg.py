@@ -56,9 +56,80 @@ _CLIP = 50.0
 _BIG = 1e300  # "no other message" magnitude: finite, so sums of four posteriors stay finite
 
 
+class GdgGraph(NamedTuple):
+    """A problem ``H`` (m, n) as GDG's kernels walk it: both adjacency lists and the priors.
+
+    The whole problem (:func:`gdg_decode`; ``qdecode.decoders.gdg.csr_csc_graph`` gives the first
+    five arrays), or a shot's shortened graph (:func:`_short_graph`: views of :class:`GdgWork`, ``n``
+    the kept columns).
+    """
+
+    chk_ptr: np.ndarray  # (m + 1,) int64: check c's variables are chk_vars[chk_ptr[c]:chk_ptr[c + 1]] (CSR)
+    chk_vars: np.ndarray  # (nnz,) int64: variable indices, ascending per check
+    var_ptr: np.ndarray  # (n + 1,) int64: variable j's checks are var_chks[var_ptr[j]:var_ptr[j + 1]] (CSC)
+    var_chks: np.ndarray  # (nnz,) int64: check indices, ascending per variable
+    csc_to_csr: np.ndarray  # (nnz,) int64: CSR position of each CSC entry (per-edge messages sit in CSR order)
+    llr: np.ndarray  # (n,) float64: prior LLRs ln((1 - p) / p)
+
+
+class GdgParams(NamedTuple):
+    """GDG's parameters (module docstring; ``qdecode.decoders.gdg.GDG_PARAMS`` describes them)."""
+
+    pre_iter: int  # int64: min-sum iterations of pre-BP
+    step_iter: int  # int64: min-sum iterations per decimation step
+    max_step: int  # int64: steps of the main branch
+    max_tree_depth: int  # int64: depth up to which replayed branches queue their own alternatives
+    max_side_depth: int  # int64: depth below which the main branch queues alternatives
+    side_step: int  # int64: steps per replayed branch
+    new_n_cap: int  # int64: columns kept by the shortening (<= 0: min(n, 2m))
+    low_error: bool  # bool: low-error mode, no aggressive decimation
+    alpha: float  # float64: min-sum scaling in (0, 1]
+    max_iters: int  # int64: iteration budget of a shot, pre-BP included (<= 0: none; see gdg_decode)
+
+
+class GdgOut(NamedTuple):
+    """Per-shot outputs of the range kernels (:func:`gdg_decode_range`): rows ``start:stop`` are written."""
+
+    decision: np.ndarray  # (S, n) uint8: the decoded error of each shot
+    converged: np.ndarray  # (S,) bool: a branch (or pre-BP) satisfied the syndrome
+    iterations: np.ndarray  # (S,) int64: min-sum iterations, pre-BP and every step of every branch
+    branches: np.ndarray  # (S,) int64: branches explored (0 when pre-BP converged)
+
+
+class BranchState(NamedTuple):
+    """The decimation state of the branch being walked: views of one thread's :class:`GdgWork`
+    (:func:`_branch_state`, ``n`` = the kept columns); pre-BP takes the same arrays whole (``n``
+    columns, ``cn`` = the syndrome, ``err`` = the pre-BP decision, ``cdeg`` unused)."""
+
+    vn: np.ndarray  # (n,) int8: variable values (-1 undecided)
+    cn: np.ndarray  # (m,) int8: check residual parities (-1 cleared)
+    cdeg: np.ndarray  # (m,) int64: check residual degrees
+    err: np.ndarray  # (n,) uint8: the branch's hard decision
+    unsat: np.ndarray  # (m,) uint8: checks unsatisfied by err ((H err)_c != s_c)
+    nun: np.ndarray  # (1,) int64: the number of unsatisfied checks
+    hist: np.ndarray  # (n, 4) float64: posteriors of the last four min-sum iterations (ring, slot it % 4)
+    v2c: np.ndarray  # (nnz,) float64: variable-to-check messages per CSR position (kept across a branch's steps)
+
+
+class SweepGraph(NamedTuple):
+    """The graph one :func:`_iterate` call sweeps, with its messages: the residual graph compacted to its
+    active edges (:func:`_minsum`, arrays of :class:`MinSumScratch`) or, in pre-BP, the whole graph."""
+
+    cptr: np.ndarray  # (nc + 1,) int64: listed check i owns the edges cptr[i]:cptr[i + 1] (CSR order)
+    chk: np.ndarray  # (nc,) int64: the listed checks (problem indices)
+    vptr: np.ndarray  # (nv + 1,) int64: listed variable i's edges are vmap[vptr[i]:vptr[i + 1]]
+    var: np.ndarray  # (nv,) int64: the listed variables (problem indices)
+    vmap: np.ndarray  # (E,) int64: edge positions, variable by variable in CSC order
+    v2c: np.ndarray  # (E,) float64: variable-to-check messages per edge
+    c2v: np.ndarray  # (E,) float64: check-to-variable messages per edge
+    mags: np.ndarray  # (2,) float64 scratch: a check's two scaled output magnitudes
+
+
 @numba.njit(cache=True, nogil=True)
-def _recount(chk_ptr, chk_vars, err, syndrome, unsat, nun):
-    """``unsat[c] = (H err)_c != s_c`` from scratch; ``nun[0]`` = number of unsatisfied checks."""
+def _recount(graph, st, syndrome):
+    """``st.unsat[c] = (H st.err)_c != s_c`` from scratch; ``st.nun[0]`` = number of unsatisfied checks."""
+    chk_ptr, chk_vars = graph.chk_ptr, graph.chk_vars
+    err, unsat = st.err, st.unsat
     count = 0
     for c in range(chk_ptr.shape[0] - 1):
         par = syndrome[c]
@@ -66,7 +137,7 @@ def _recount(chk_ptr, chk_vars, err, syndrome, unsat, nun):
             par ^= err[chk_vars[e]]
         unsat[c] = par
         count += par
-    nun[0] = count
+    st.nun[0] = count
 
 
 @numba.njit(cache=True, nogil=True)
@@ -79,16 +150,19 @@ def _flip(j, var_ptr, var_chks, unsat, nun):
 
 
 @numba.njit(cache=True, nogil=True)
-def _iterate(cptr, chks, vptr, vars_, vmap, v2c, c2v, cn, llr, alpha, iters, var_ptr, var_chks, hist, err,
-             unsat, nun, mags):
-    """``iters`` flooding min-sum iterations over a graph given as edge lists; returns (converged, iterations).
+def _iterate(sweep, graph, st, alpha, iters):
+    """``iters`` flooding min-sum iterations over :class:`SweepGraph` ``sweep``; returns (converged, iterations).
 
-    Check ``chks[i]`` owns the edges ``cptr[i]:cptr[i + 1]`` (messages ``v2c`` / ``c2v`` at those
-    positions, in CSR order); variable ``vars_[i]`` reaches its edges through
+    Check ``sweep.chk[i]`` owns the edges ``cptr[i]:cptr[i + 1]`` (messages ``v2c`` / ``c2v`` at those
+    positions, in CSR order); variable ``sweep.var[i]`` reaches its edges through
     ``vmap[vptr[i]:vptr[i + 1]]`` (in CSC order). Every listed check and variable takes part.
-    ``var_ptr`` / ``var_chks`` (the full CSC) serve the incremental syndrome bookkeeping;
-    ``mags``: (2,) float64 scratch.
+    ``graph`` (:class:`GdgGraph`: the CSC serves the incremental syndrome bookkeeping, ``llr`` the
+    priors) and ``st`` (:class:`BranchState`: residual parities ``cn``, posteriors to ``hist``,
+    decisions to ``err``, ``unsat`` / ``nun``) are indexed by problem indices.
     """
+    cptr, chks, vptr, vars_, vmap, v2c, c2v, mags = sweep
+    var_ptr, var_chks, llr = graph.var_ptr, graph.var_chks, graph.llr
+    cn, hist, err, unsat, nun = st.cn, st.hist, st.err, st.unsat, st.nun
     nc = chks.shape[0]
     nv = vars_.shape[0]
     for it in range(iters):
@@ -163,26 +237,27 @@ def _iterate(cptr, chks, vptr, vars_, vmap, v2c, c2v, cn, llr, alpha, iters, var
 
 
 @numba.njit(cache=True, nogil=True)
-def _minsum(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr,
-            vn, cn, alpha, iters, v2c, hist, err, unsat, nun, ms):
+def _minsum(graph, st, ms, alpha, iters):
     """``iters`` flooding min-sum iterations on the residual graph; returns (converged, iterations run).
 
-    ``vn[j] != -1`` (fixed) variables and ``cn[c] == -1`` (cleared) checks are skipped; an
-    active check's sign starts from its residual parity ``cn[c]``. ``v2c`` holds the
-    variable-to-check messages per CSR position (persisting across calls; clipped to +-50 when
-    a check reads them). Posteriors go to ``hist[j, t % 4]``; the hard decision of undecided
-    variables to ``err``, whose syndrome mismatch ``unsat`` / ``nun`` (consistent on entry) is
-    kept up to date incrementally.
+    On :class:`GdgGraph` ``graph`` and :class:`BranchState` ``st``: ``vn[j] != -1`` (fixed) variables
+    and ``cn[c] == -1`` (cleared) checks are skipped; an active check's sign starts from its
+    residual parity ``cn[c]``. ``st.v2c`` holds the variable-to-check messages per CSR position
+    (persisting across calls; clipped to +-50 when a check reads them). Posteriors go to
+    ``hist[j, t % 4]``; the hard decision of undecided variables to ``err``, whose syndrome
+    mismatch ``unsat`` / ``nun`` (consistent on entry) is kept up to date incrementally.
 
-    The residual graph is first compacted into ``ms`` scratch (the active edges of the active
-    checks, contiguous per check in CSR order, with their messages; for every active variable,
-    ascending, the compact positions of its active edges in CSC order), so that the iterations
-    (:func:`_iterate`) run without activity tests over active edges only; the messages are
-    copied back at the end. Same operations in the same order as a sweep of the full graph
+    The residual graph is first compacted into :class:`MinSumScratch` ``ms`` (the active edges of
+    the active checks, contiguous per check in CSR order, with their messages; for every active
+    variable, ascending, the compact positions of its active edges in CSC order), so that the
+    iterations (:func:`_iterate`) run without activity tests over active edges only; the messages
+    are copied back at the end. Same operations in the same order as a sweep of the full graph
     that skips inactive entries, hence bit-identical.
     """
+    chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr = (graph.chk_ptr, graph.chk_vars, graph.var_ptr,
+                                                        graph.var_chks, graph.csc_to_csr)
+    vn, cn, v2c = st.vn, st.cn, st.v2c
     m_v2c = ms.v2c
-    m_c2v = ms.c2v
     m_pos = ms.pos
     m_cptr = ms.cptr
     m_chk = ms.chk
@@ -190,7 +265,6 @@ def _minsum(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr,
     m_var = ms.var
     m_vmap = ms.vmap
     m_slot = ms.slot
-    mags = ms.mags
     n = var_ptr.shape[0] - 1
     m = chk_ptr.shape[0] - 1
     nc = 0
@@ -223,15 +297,18 @@ def _minsum(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr,
         m_var[nv] = j
         nv += 1
         m_vptr[nv] = u
-    conv, done = _iterate(m_cptr, m_chk[:nc], m_vptr, m_var[:nv], m_vmap, m_v2c, m_c2v, cn, llr, alpha, iters,
-                          var_ptr, var_chks, hist, err, unsat, nun, mags)
+    sweep = SweepGraph(m_cptr, m_chk[:nc], m_vptr, m_var[:nv], m_vmap, m_v2c, ms.c2v, ms.mags)
+    conv, done = _iterate(sweep, graph, st, alpha, iters)
     for t in range(ne):
         v2c[m_pos[t]] = m_v2c[t]
     return conv, done
 
 
 @numba.njit(cache=True, nogil=True)
-def _init_messages(var_ptr, csc_to_csr, llr, vn, v2c):
+def _init_messages(graph, st):
+    """``st.v2c`` = the prior LLR on every edge of an undecided variable."""
+    var_ptr, csc_to_csr, llr = graph.var_ptr, graph.csc_to_csr, graph.llr
+    vn, v2c = st.vn, st.v2c
     for j in range(var_ptr.shape[0] - 1):
         if vn[j] != -1:
             continue
@@ -239,6 +316,10 @@ def _init_messages(var_ptr, csc_to_csr, llr, vn, v2c):
             v2c[csc_to_csr[k]] = llr[j]
 
 
+# _set_value, _peel and _decide take the arrays themselves (the CSR / CSC of a GdgGraph, the decimation
+# arrays of a BranchState), as _flip does: they run once per fixed variable or several times per step, and
+# numba reference-counts every array a call passes or unpacks. Taking (graph, st) made GDG 4 % slower
+# (_set_value) and a further 1-2 % (_peel, _decide; benchmarks/gdg_profile.py, [[144,12,12]] windows).
 @numba.njit(cache=True, nogil=True)
 def _set_value(j, value, var_ptr, var_chks, vn, cn, cdeg, err, unsat, nun) -> bool:
     """Fix variable ``j`` to ``value``; False on a contradiction."""
@@ -289,12 +370,14 @@ def _peel(chk_ptr, chk_vars, var_ptr, var_chks, vn, cn, cdeg, err, unsat, nun) -
 
 
 @numba.njit(cache=True, nogil=True)
-def _select(chk_ptr, chk_vars, var_ptr, var_chks, vn, cn, cdeg, err, hist, unsat, nun, side, depth, low_error):
-    """Aggressive decimation + guess choice (module docstring, step 4).
+def _select(graph, st, side, depth, low_error):
+    """Aggressive decimation + guess choice (module docstring, step 4) on :class:`BranchState` ``st``.
 
     Returns ``(ok, guess, favoured value)``; ``ok`` False on a contradiction or when no
     undecided variable of degree > 2 is left (the branch ends).
     """
+    chk_ptr, chk_vars, var_ptr, var_chks = graph.chk_ptr, graph.chk_vars, graph.var_ptr, graph.var_chks
+    vn, cn, cdeg, err, unsat, nun, hist = st.vn, st.cn, st.cdeg, st.err, st.unsat, st.nun, st.hist
     A = 0.0 if side else -3.0
     A_sum = -10.0 if side else -12.0
     if depth == 0:
@@ -355,14 +438,16 @@ def _decide(j, value, chk_ptr, chk_vars, var_ptr, var_chks, vn, cn, cdeg, err, u
 
 
 @numba.njit(cache=True, nogil=True)
-def _push(used, vn, cn, cdeg, var, value, depth, st_vn, st_cn, st_deg, st_var, st_val, st_depth):
-    """Snapshot the decimation state with the alternative ``var = value`` at ``depth``; returns ``used + 1``."""
-    st_vn[used, :vn.shape[0]] = vn
-    st_cn[used] = cn
-    st_deg[used] = cdeg
-    st_var[used] = var
-    st_val[used] = value
-    st_depth[used] = depth
+def _push(queue, used, st, var, value, depth):
+    """Snapshot ``st``'s decimation state into :class:`GuessQueue` entry ``used`` with the alternative
+    ``var = value`` at ``depth``; returns ``used + 1``."""
+    vn = st.vn
+    queue.vn[used, :vn.shape[0]] = vn
+    queue.cn[used] = st.cn
+    queue.deg[used] = st.cdeg
+    queue.var[used] = var
+    queue.val[used] = value
+    queue.depth[used] = depth
     return used + 1
 
 
@@ -546,17 +631,32 @@ def _stable_smallest(values, k, order):
 
 
 @numba.njit(cache=True, nogil=True)
-def _prepare(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndrome, pre_iter, new_n_cap, alpha,
-             work, out):
-    """Pre-BP, shortening, reset and first peel (module docstring steps 1-3).
+def _short_graph(work, nn):
+    """The shortened graph of :class:`GdgWork` ``work`` on its ``nn`` kept columns (a :class:`GdgGraph` of views)."""
+    return GdgGraph(work.lchk_ptr, work.lchk_vars, work.lvar_ptr[: nn + 1], work.lvar_chks, work.lmap, work.lllr)
+
+
+@numba.njit(cache=True, nogil=True)
+def _branch_state(work, nn):
+    """The decimation state in :class:`GdgWork` ``work`` on ``nn`` kept columns (a :class:`BranchState` of views)."""
+    m = work.cn.shape[0]
+    return BranchState(work.vn[:nn], work.cn, work.cdeg, work.err[:nn], work.unsat, work.cursor[m:m + 1],
+                       work.lhist[:nn], work.v2c)
+
+
+@numba.njit(cache=True, nogil=True)
+def _prepare(graph, syndrome, params, work, out):
+    """Pre-BP, shortening, reset and first peel (module docstring steps 1-3) of the problem ``graph``.
 
     Returns ``(finished, converged, iterations)``; ``finished``: ``out`` holds the answer
     (zero syndrome, pre-BP converged, or the first peel contradicted), else the shortened graph
     and the decimation state in ``work`` are ready for :func:`_main_branch`.
     """
-    v2c, ms, hist, lhist, hard, lsum, order = work.v2c, work.ms, work.hist, work.lhist, work.hard, work.lsum, work.order
+    chk_ptr, var_ptr, var_chks, csc_to_csr, llr = (graph.chk_ptr, graph.var_ptr, graph.var_chks, graph.csc_to_csr,
+                                                   graph.llr)
+    v2c, ms, hist, hard, lsum, order = work.v2c, work.ms, work.hist, work.hard, work.lsum, work.order
     lvar_ptr, lvar_chks, lchk_ptr, lchk_vars = work.lvar_ptr, work.lvar_chks, work.lchk_ptr, work.lchk_vars
-    lmap, lllr, vn, cn, cdeg = work.lmap, work.lllr, work.vn, work.cn, work.cdeg
+    lmap, lllr, lhist, vn, cn, cdeg = work.lmap, work.lllr, work.lhist, work.vn, work.cn, work.cdeg
     err, best_err, unsat, cursor, ctl = work.err, work.best_err, work.unsat, work.cursor, work.ctl
     n = var_ptr.shape[0] - 1
     m = chk_ptr.shape[0] - 1
@@ -578,11 +678,12 @@ def _prepare(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndrome, pr
             hist[j, t] = llr[j]
     for c in range(m):
         cn[c] = syndrome[c]
-    _recount(chk_ptr, chk_vars, hard, syndrome, unsat, nun)
-    _init_messages(var_ptr, csc_to_csr, llr, vn, v2c)
+    whole = BranchState(vn, cn, cdeg, hard, unsat, nun, hist, v2c)
+    _recount(graph, whole, syndrome)
+    _init_messages(graph, whole)
     ident = ms.ident  # every check and variable takes part: iterate on the full graph as it is
-    conv, iters = _iterate(chk_ptr, ident[:m], var_ptr, ident[:n], csc_to_csr, v2c, ms.c2v, cn, llr, alpha,
-                           pre_iter, var_ptr, var_chks, hist, hard, unsat, nun, ms.mags)
+    sweep = SweepGraph(chk_ptr, ident[:m], var_ptr, ident[:n], csc_to_csr, v2c, ms.c2v, ms.mags)
+    conv, iters = _iterate(sweep, graph, whole, params.alpha, params.pre_iter)
     if conv:
         for j in range(n):
             out[j] = hard[j]
@@ -590,6 +691,7 @@ def _prepare(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndrome, pr
     # ---- 2. shortening: the new_n columns most likely flipped
     for j in range(n):
         lsum[j] = hist[j, 0] + hist[j, 1] + hist[j, 2] + hist[j, 3]
+    new_n_cap = params.new_n_cap
     nn = min(n, 2 * m) if new_n_cap <= 0 else min(n, new_n_cap)
     _stable_smallest(lsum, nn, order)
     lvar_ptr[0] = 0
@@ -616,7 +718,6 @@ def _prepare(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndrome, pr
             lchk_vars[cursor[c]] = v
             lmap[k] = cursor[c]
             cursor[c] += 1
-    lvp = lvar_ptr[: nn + 1]
     # ---- 3. reset: all shortened variables undecided; checks of degree 0 are cleared
     for v in range(nn):
         vn[v] = -1
@@ -625,14 +726,16 @@ def _prepare(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndrome, pr
     for c in range(m):
         cdeg[c] = lchk_ptr[c + 1] - lchk_ptr[c]
         cn[c] = syndrome[c] if cdeg[c] > 0 else -1
-    _recount(lchk_ptr, lchk_vars, err[:nn], syndrome, unsat, nun)
-    if not _peel(lchk_ptr, lchk_vars, lvp, lvar_chks, vn[:nn], cn, cdeg, err[:nn], unsat, nun):
+    short = _short_graph(work, nn)
+    st = _branch_state(work, nn)
+    _recount(short, st, syndrome)
+    if not _peel(short.chk_ptr, short.chk_vars, short.var_ptr, short.var_chks, st.vn, cn, cdeg, st.err, unsat, nun):
         for j in range(n):  # the pre-BP decision on the kept columns (as the authors do)
             out[j] = 0
         for v in range(nn):
             out[order[v]] = hard[order[v]]
         return True, False, iters
-    _init_messages(lvp, lmap, lllr, vn[:nn], v2c)
+    _init_messages(short, st)
     ctl[_NN] = nn
     return False, False, iters
 
@@ -651,53 +754,44 @@ def _main_init(max_step, work):
 
 
 @numba.njit(cache=True, nogil=True)
-def _main_step(syndrome, step_iter, max_step, max_side_depth, low_error, alpha, budget, push_return, work):
+def _main_step(params, budget, push_return, work):
     """Steps of the main (greedy) branch; returns True once it has ended.
 
-    Each step runs ``step_iter`` min-sum iterations, then selects, queues the alternative (at
-    depths below ``max_side_depth``) and decides. With ``push_return`` it returns (False)
+    Each step runs ``params.step_iter`` min-sum iterations, then selects, queues the alternative
+    (at depths below ``max_side_depth``) and decides. With ``push_return`` it returns (False)
     right after a step that queued an alternative, so that another thread can replay it while
     the main branch goes on; else it runs to the end. ``budget`` > 0: the branch stops
     (unconverged) at the first step boundary where its iterations reach it.
     """
-    v2c, ms, lhist = work.v2c, work.ms, work.lhist
-    lvar_ptr, lvar_chks, lchk_ptr, lchk_vars, lmap, lllr = (work.lvar_ptr, work.lvar_chks, work.lchk_ptr,
-                                                            work.lchk_vars, work.lmap, work.lllr)
-    vn, cn, cdeg, err, unsat, cursor, ctl, ctlf = (work.vn, work.cn, work.cdeg, work.err, work.unsat, work.cursor,
-                                                   work.ctl, work.ctlf)
-    q = work.queue
-    st_vn, st_cn, st_deg, st_var, st_val, st_depth = q.vn, q.cn, q.deg, q.var, q.val, q.depth
-    m = lchk_ptr.shape[0] - 1
+    step_iter, max_step, max_side_depth = params.step_iter, params.max_step, params.max_side_depth
+    low_error, alpha = params.low_error, params.alpha
+    ms, ctl, ctlf, queue = work.ms, work.ctl, work.ctlf, work.queue
     nn = ctl[_NN]
-    nun = cursor[m:m + 1]
-    max_guess = st_var.shape[0]
-    lvp = lvar_ptr[: nn + 1]
-    vnv = vn[:nn]
-    errv = err[:nn]
-    histv = lhist[:nn]
+    max_guess = queue.var.shape[0]
+    short = _short_graph(work, nn)
+    st = _branch_state(work, nn)
+    chk_ptr, chk_vars, var_ptr, var_chks = short.chk_ptr, short.chk_vars, short.var_ptr, short.var_chks
+    vn, cn, cdeg, err, unsat, nun = st.vn, st.cn, st.cdeg, st.err, st.unsat, st.nun
     while ctl[_M_DEPTH] < max_step:
         depth = ctl[_M_DEPTH]
-        ok, its = _minsum(lchk_ptr, lchk_vars, lvp, lvar_chks, lmap, lllr,
-                          vnv, cn, alpha, step_iter, v2c, histv, errv, unsat, nun, ms)
+        ok, its = _minsum(short, st, ms, alpha, step_iter)
         ctl[_M_ITERS] += its
         if ok:
             ctl[_M_CONV] = 1
             ctl[_M_MIN_DEPTH] = depth
-            ctlf[0] = _path_metric(lllr, errv, nn)
+            ctlf[0] = _path_metric(short.llr, err, nn)
             return True
         if budget > 0 and ctl[_M_ITERS] >= budget:
             return True
-        ok, g, fav = _select(lchk_ptr, lchk_vars, lvp, lvar_chks, vnv, cn, cdeg, errv, histv, unsat, nun,
-                             False, depth, low_error)
+        ok, g, fav = _select(short, st, False, depth, low_error)
         if not ok:
             return True
         pushed = False
         used = ctl[_M_USED]
         if depth < max_side_depth and depth <= ctl[_M_MIN_DEPTH] and used < max_guess:
-            ctl[_M_USED] = _push(used, vnv, cn, cdeg, g, 1 - fav, depth + 1, st_vn, st_cn, st_deg, st_var, st_val,
-                                 st_depth)
+            ctl[_M_USED] = _push(queue, used, st, g, 1 - fav, depth + 1)
             pushed = True
-        if not _decide(g, fav, lchk_ptr, lchk_vars, lvp, lvar_chks, vnv, cn, cdeg, errv, unsat, nun):
+        if not _decide(g, fav, chk_ptr, chk_vars, var_ptr, var_chks, vn, cn, cdeg, err, unsat, nun):
             return True
         ctl[_M_DEPTH] = depth + 1
         if pushed and push_return:
@@ -721,19 +815,19 @@ def _main_finish(work):
 
 
 @numba.njit(cache=True, nogil=True)
-def _main_branch(syndrome, step_iter, max_step, max_side_depth, low_error, alpha, budget, work):
+def _main_branch(params, budget, work):
     """The main (greedy) branch in one call (:func:`_main_step` to the end, then :func:`_main_finish`).
 
     Sets ``ctl`` (queued alternatives, converged, min_depth, iterations, branches = 1),
     ``ctlf[0]`` (its path metric if it converged) and ``best_err`` (its final decision).
     """
-    _main_init(max_step, work)
-    _main_step(syndrome, step_iter, max_step, max_side_depth, low_error, alpha, budget, False, work)
+    _main_init(params.max_step, work)
+    _main_step(params, budget, False, work)
     _main_finish(work)
 
 
 @numba.njit(cache=True, nogil=True)
-def _branch(i, bound, budget, syndrome, step_iter, side_step, max_tree_depth, low_error, alpha, shared, work, slot):
+def _branch(i, bound, budget, syndrome, params, shared, work, slot):
     """Replay queued alternative ``i`` of ``shared`` on the scratch of ``work``; record it in ``shared``'s slot.
 
     Bounds, read again at every step from ``shared``'s ``ctl`` (another thread may tighten them
@@ -749,36 +843,32 @@ def _branch(i, bound, budget, syndrome, step_iter, side_step, max_tree_depth, lo
     exact min_depth and budget. It returns early, its record unused, once ``i`` starts deeper
     than ``b`` or ``ctl[_HALT]`` is set (the sequential schedule skips it then).
     """
+    step_iter, side_step, max_tree_depth = params.step_iter, params.side_step, params.max_tree_depth
+    low_error, alpha = params.low_error, params.alpha
     # the shared graph, queue, records and bounds
-    lvar_ptr, lvar_chks, lchk_ptr, lchk_vars, lmap, lllr = (shared.lvar_ptr, shared.lvar_chks, shared.lchk_ptr,
-                                                            shared.lchk_vars, shared.lmap, shared.lllr)
     ctl = shared.ctl
+    nn = ctl[_NN]
+    short = _short_graph(shared, nn)
     q = shared.queue
     st_vn, st_cn, st_deg, st_var, st_val, st_depth = q.vn, q.cn, q.deg, q.var, q.val, q.depth
     rec = shared.rec
     r_nst, r_its, r_ev, r_psh, r_pm, r_err = rec.nst, rec.its, rec.ev, rec.psh, rec.pm, rec.err
     p_vn, p_cn, p_deg, p_var, p_val = rec.p_vn, rec.p_cn, rec.p_deg, rec.p_var, rec.p_val
     # this thread's scratch
-    v2c, ms, lhist = work.v2c, work.ms, work.lhist
-    vn, cn, cdeg, err, unsat, cursor = work.vn, work.cn, work.cdeg, work.err, work.unsat, work.cursor
-    m = lchk_ptr.shape[0] - 1
-    nn = ctl[_NN]
-    nun = cursor[m:m + 1]
-    lvp = lvar_ptr[: nn + 1]
-    vnv = vn[:nn]
-    errv = err[:nn]
-    histv = lhist[:nn]
+    ms = work.ms
+    st = _branch_state(work, nn)
+    chk_ptr, chk_vars, var_ptr, var_chks = short.chk_ptr, short.chk_vars, short.var_ptr, short.var_chks
+    vn, cn, cdeg, err, unsat, nun = st.vn, st.cn, st.cdeg, st.err, st.unsat, st.nun
     start = st_depth[i]
     for v in range(nn):
         vn[v] = st_vn[i, v]
         err[v] = vn[v] if vn[v] != -1 else 0
     cn[:] = st_cn[i]
     cdeg[:] = st_deg[i]
-    _recount(lchk_ptr, lchk_vars, errv, syndrome, unsat, nun)
-    _init_messages(lvp, lmap, lllr, vnv, v2c)
+    _recount(short, st, syndrome)
+    _init_messages(short, st)
     r_nst[slot] = -1  # the alternative itself contradicted
-    if not _decide(st_var[i], np.int64(st_val[i]), lchk_ptr, lchk_vars, lvp, lvar_chks, vnv, cn, cdeg, errv,
-                   unsat, nun):
+    if not _decide(st_var[i], np.int64(st_val[i]), chk_ptr, chk_vars, var_ptr, var_chks, vn, cn, cdeg, err, unsat, nun):
         return
     npush = 0
     spent = 0
@@ -787,35 +877,33 @@ def _branch(i, bound, budget, syndrome, step_iter, side_step, max_tree_depth, lo
         b = min(bound, ctl[_LIVE_MD])
         if ctl[_HALT] != 0 or start > b:  # the sequential schedule skips this alternative: the record is unused
             return
-        ok, its = _minsum(lchk_ptr, lchk_vars, lvp, lvar_chks, lmap, lllr,
-                          vnv, cn, alpha, step_iter, v2c, histv, errv, unsat, nun, ms)
+        ok, its = _minsum(short, st, ms, alpha, step_iter)
         r_nst[slot] = step + 1
         r_its[slot, step] = its
         r_psh[slot, step] = -1
         spent += its
         if ok:
             r_ev[slot, step] = _CONV
-            r_pm[slot] = _path_metric(lllr, errv, nn)
+            r_pm[slot] = _path_metric(short.llr, err, nn)
             for v in range(nn):
                 r_err[slot, v] = err[v]
             return
         if depth > b + 2 or (budget > 0 and ctl[_LIVE_ITERS] + spent >= budget):
             r_ev[slot, step] = _STOP
             return
-        ok, g, fav = _select(lchk_ptr, lchk_vars, lvp, lvar_chks, vnv, cn, cdeg, errv, histv, unsat, nun,
-                             True, depth, low_error)
+        ok, g, fav = _select(short, st, True, depth, low_error)
         if not ok:
             r_ev[slot, step] = _SELFAIL
             return
         if depth <= max_tree_depth and depth <= b and npush < p_var.shape[1]:
-            p_vn[slot, npush, :nn] = vnv
+            p_vn[slot, npush, :nn] = st.vn
             p_cn[slot, npush] = cn
             p_deg[slot, npush] = cdeg
             p_var[slot, npush] = g
             p_val[slot, npush] = 1 - fav
             r_psh[slot, step] = npush
             npush += 1
-        if not _decide(g, fav, lchk_ptr, lchk_vars, lvp, lvar_chks, vnv, cn, cdeg, errv, unsat, nun):
+        if not _decide(g, fav, chk_ptr, chk_vars, var_ptr, var_chks, vn, cn, cdeg, err, unsat, nun):
             r_ev[slot, step] = _DECFAIL
             return
         r_ev[slot, step] = _CONT
@@ -887,31 +975,27 @@ def _finish(work, out):
 
 
 @numba.njit(cache=True, nogil=True)
-def gdg_decode(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndrome,
-               pre_iter, step_iter, max_step, max_tree_depth, max_side_depth, side_step, new_n_cap,
-               low_error, alpha, max_iters, work, out):
+def gdg_decode(graph, syndrome, params, work, out):
     """GDG for one shot (module docstring) on one thread. Writes ``out`` (n,) uint8; returns
     (converged, iterations, branches).
 
     Args:
-        chk_ptr, chk_vars: CSR of ``H`` (checks -> variables), int64.
-        var_ptr, var_chks, csc_to_csr: CSC of ``H`` and the CSR position of each CSC entry, int64.
-        llr: ``(n,)`` float64 prior LLRs ``ln((1-p)/p)``.
+        graph: :class:`GdgGraph` of the problem ``H`` (m, n) and its priors.
         syndrome: ``(m,)`` uint8.
-        new_n_cap: columns kept by the shortening (``<= 0``: ``min(n, 2m)``).
-        max_iters: iteration budget of the shot (pre-BP included; ``<= 0``: none). Pre-BP always
-            runs; after it, branches stop at the first step boundary where the total reaches the
-            budget and no further alternative starts (a deadline for real-time use; the choice is
-            made among the branches finished so far).
+        params: :class:`GdgParams`. Its ``max_iters`` is the iteration budget of the shot (pre-BP
+            included; ``<= 0``: none). Pre-BP always runs; after it, branches stop at the first step
+            boundary where the total reaches the budget and no further alternative starts (a deadline
+            for real-time use; the choice is made among the branches finished so far).
         work: :class:`GdgWork` buffers (:func:`make_gdg_work`; at least one record slot of ``side_step`` steps and
             ``max(1, min(max_tree_depth, side_step))`` pushes).
+        out: ``(n,)`` uint8, overwritten with the decision.
     """
-    finished, conv, iters = _prepare(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndrome, pre_iter,
-                                     new_n_cap, alpha, work, out)
+    finished, conv, iters = _prepare(graph, syndrome, params, work, out)
     if finished:
         return conv, iters, 0
+    max_iters, max_tree_depth = params.max_iters, params.max_tree_depth
     budget = max(1, max_iters - iters) if max_iters > 0 else 0
-    _main_branch(syndrome, step_iter, max_step, max_side_depth, low_error, alpha, budget, work)
+    _main_branch(params, budget, work)
     ctl = work.ctl
     st_depth = work.queue.depth
     i = 0
@@ -921,8 +1005,7 @@ def gdg_decode(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndrome,
         if st_depth[i] <= ctl[_MIN_DEPTH]:
             ctl[_LIVE_MD] = ctl[_MIN_DEPTH]
             ctl[_LIVE_ITERS] = ctl[_ITERS]
-            _branch(i, ctl[_MIN_DEPTH], budget, syndrome, step_iter, side_step, max_tree_depth, low_error, alpha,
-                    work, work, 0)
+            _branch(i, ctl[_MIN_DEPTH], budget, syndrome, params, work, work, 0)
         _commit(i, 0, max_tree_depth, budget, work)
         i += 1
     _finish(work, out)
@@ -940,16 +1023,14 @@ def reliability_key(work, key):
 
 
 @numba.njit(cache=True, nogil=True)
-def reliability_keys(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndromes, shots, pre_iter, alpha,
-                     work, keys):
+def reliability_keys(graph, syndromes, shots, params, work, keys):
     """``keys[r]`` = :func:`reliability_key` of shot ``shots[r]`` of ``syndromes``, by running its
     pre-BP again on ``work`` (deterministic: the same sums as in its decode). For shots decoded
     on buffers that were reused since (batches); each must have a nonzero syndrome and a pre-BP
     that did not converge (true of every shot whose decode did not converge)."""
-    out = np.zeros(var_ptr.shape[0] - 1, dtype=np.uint8)
-    for r in range(shots.shape[0]):
-        _prepare(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndromes[shots[r]], pre_iter, 0, alpha,
-                 work, out)
+    out = np.zeros(graph.var_ptr.shape[0] - 1, dtype=np.uint8)
+    for r in range(shots.shape[0]):  # the keys are set before the shortening, which params.new_n_cap sizes
+        _prepare(graph, syndromes[shots[r]], params, work, out)
         reliability_key(work, keys[r])
 
 
@@ -959,40 +1040,34 @@ def pushes_per_branch(max_tree_depth: int, side_step: int) -> int:
 
 
 @numba.njit(cache=True, nogil=True)
-def gdg_decode_range(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndromes,
-                     pre_iter, step_iter, max_step, max_tree_depth, max_side_depth, side_step, new_n_cap,
-                     low_error, alpha, max_guess, max_iters, out, converged_out, iters_out, branches_out, start, stop):
-    """:func:`gdg_decode` on shots ``start:stop`` of ``syndromes`` with fresh work buffers (releases the GIL)."""
-    n = var_ptr.shape[0] - 1
-    m = chk_ptr.shape[0] - 1
-    work = make_gdg_work(n, m, var_chks.shape[0], max_guess, 1, side_step, max(1, min(max_tree_depth, side_step)))
-    gdg_decode_range_work(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndromes,
-                          pre_iter, step_iter, max_step, max_tree_depth, max_side_depth, side_step, new_n_cap,
-                          low_error, alpha, max_iters, work, out, converged_out, iters_out, branches_out, start, stop)
+def gdg_decode_range(graph, syndromes, params, max_guess, out, start, stop):
+    """:func:`gdg_decode` on shots ``start:stop`` of ``syndromes`` with fresh work buffers of ``max_guess``
+    queued alternatives (releases the GIL); ``out``: :class:`GdgOut`."""
+    n = graph.var_ptr.shape[0] - 1
+    m = graph.chk_ptr.shape[0] - 1
+    side_step = params.side_step
+    work = make_gdg_work(n, m, graph.var_chks.shape[0], max_guess, 1, side_step,
+                         max(1, min(params.max_tree_depth, side_step)))
+    gdg_decode_range_work(graph, syndromes, params, work, out, start, stop)
 
 
 @numba.njit(cache=True, nogil=True)
-def gdg_decode_range_work(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndromes,
-                          pre_iter, step_iter, max_step, max_tree_depth, max_side_depth, side_step, new_n_cap,
-                          low_error, alpha, max_iters, work, out, converged_out, iters_out, branches_out, start, stop):
+def gdg_decode_range_work(graph, syndromes, params, work, out, start, stop):
     """:func:`gdg_decode_range` on caller-owned ``work`` buffers (:func:`make_gdg_work`), e.g. kept by a
     decoder between the one-shot calls of a real-time stream (allocating them costs more than a
     typical window decode's pre-BP)."""
+    decision, converged, iterations, branches = out
     for s in range(start, stop):
-        ok, its, br = gdg_decode(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndromes[s],
-                                 pre_iter, step_iter, max_step, max_tree_depth, max_side_depth, side_step,
-                                 new_n_cap, low_error, alpha, max_iters, work, out[s])
-        converged_out[s] = ok
-        iters_out[s] = its
-        branches_out[s] = br
+        ok, its, br = gdg_decode(graph, syndromes[s], params, work, decision[s])
+        converged[s] = ok
+        iterations[s] = its
+        branches[s] = br
 
 
 _SOLO_STEPS = 3  # branch-parallel schedule: main-branch steps before the other threads start
 
 
-def gdg_decode_branch_parallel(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndrome,
-                               pre_iter, step_iter, max_step, max_tree_depth, max_side_depth, side_step, new_n_cap,
-                               low_error, alpha, max_iters, works, out):
+def gdg_decode_branch_parallel(graph, syndrome, params, works, out):
     """:func:`gdg_decode` with the queued alternatives replayed by ``len(works)`` threads; same results.
 
     ``works[0]``: :func:`make_gdg_work` buffers with at least ``2 * len(works)`` record slots (the
@@ -1018,10 +1093,10 @@ def gdg_decode_branch_parallel(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr,
     from qdecode.kernels.threads import shared_executor
 
     shared = works[0]
-    finished, conv, iters = _prepare(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr, llr, syndrome, pre_iter,
-                                     new_n_cap, alpha, shared, out)
+    finished, conv, iters = _prepare(graph, syndrome, params, shared, out)
     if finished:
         return conv, iters, 0
+    max_step, max_tree_depth, max_iters = params.max_step, params.max_tree_depth, params.max_iters
     budget = max(1, max_iters - iters) if max_iters > 0 else 0
     ctl = shared.ctl
     st_depth = shared.queue.depth
@@ -1068,8 +1143,7 @@ def gdg_decode_branch_parallel(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr,
                 pos[0] += 1
                 pos[2] += 1
             if st_depth[i] <= bound and (budget == 0 or spent < budget):  # else certainly skipped
-                _branch(i, bound, budget, syndrome, step_iter, side_step, max_tree_depth, low_error, alpha,
-                        shared, scratch, i % slots)
+                _branch(i, bound, budget, syndrome, params, shared, scratch, i % slots)
             with cond:
                 ready[i % slots] = True
                 pos[2] -= 1
@@ -1078,7 +1152,7 @@ def gdg_decode_branch_parallel(chk_ptr, chk_vars, var_ptr, var_chks, csc_to_csr,
                 cond.notify_all()
 
     def main_part():  # one _main_step call (up to the next queued alternative); True once the main branch ended
-        done = _main_step(syndrome, step_iter, max_step, max_side_depth, low_error, alpha, budget, True, shared)
+        done = _main_step(params, budget, True, shared)
         with cond:
             pub[0], pub[1], pub[2] = int(ctl[_M_USED]), int(ctl[_M_MIN_DEPTH]), int(ctl[_M_ITERS])
             publish_live()

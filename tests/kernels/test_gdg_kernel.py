@@ -20,3 +20,47 @@ def test_stable_smallest_is_the_stable_argsort_prefix(seed):
         kk = min(k, n)
         assert np.array_equal(order[:kk], ref[:kk]), (n, k)
         assert np.all(order[kk:] == -7)
+
+
+def test_range_kernels_and_reliability_keys_agree_with_one_shot_decodes():
+    """The range kernels (:class:`GdgOut`, fresh or caller-owned buffers) equal one :func:`gdg_decode` per
+    shot, and :func:`reliability_keys` rebuilds each unconverged shot's key (it is set before the
+    shortening, so ``new_n_cap`` does not change it)."""
+    from qdecode.decoders.gdg import GdgDecoder
+    from qdecode.kernels import gdg
+    from qdecode.problem import DecodingProblem
+
+    rng = np.random.default_rng(7)
+    m, n = 24, 60
+    H = np.zeros((m, n), dtype=np.uint8)
+    for j in range(n):
+        H[rng.choice(m, 3, replace=False), j] = 1
+    dec = GdgDecoder(DecodingProblem.from_check_matrix(H, 0.08), threads=1, pre_iter=3, step_iter=3, max_step=6,
+                     max_tree_depth=2, max_side_depth=4, side_step=3, new_n=40)
+    graph, params = dec.kernel_args()
+    e = (rng.random((40, n)) < 0.08).astype(np.uint8)
+    s = ((H.astype(np.int64) @ e.T).T % 2).astype(np.uint8)
+    S = s.shape[0]
+
+    def outs():
+        return gdg.GdgOut(np.zeros((S, n), np.uint8), np.zeros(S, np.bool_), np.zeros(S, np.int64),
+                          np.zeros(S, np.int64))
+
+    work = dec._own_work()
+    one, keys = outs(), {}
+    for i in range(S):
+        one.converged[i], one.iterations[i], one.branches[i] = gdg.gdg_decode(graph, s[i], params, work,
+                                                                              one.decision[i])
+        if not one.converged[i] and one.iterations[i] > params.pre_iter:
+            keys[i] = np.zeros(n)
+            gdg.reliability_key(work, keys[i])
+    fresh, owned = outs(), outs()
+    gdg.gdg_decode_range(graph, s, params, dec.max_guess, fresh, 0, S)
+    gdg.gdg_decode_range_work(graph, s, params, work, owned, 0, S)
+    for a, b in ((one, fresh), (one, owned)):
+        assert all(np.array_equal(x, y) for x, y in zip(a, b))
+    assert keys, "no shot left pre-BP unconverged: the problem is too easy to test the keys"
+    shots = np.array(sorted(keys), dtype=np.int64)
+    rebuilt = np.zeros((shots.size, n))
+    gdg.reliability_keys(graph, s, shots, params, work, rebuilt)
+    assert np.array_equal(rebuilt, np.stack([keys[i] for i in shots]))
