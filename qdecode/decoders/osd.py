@@ -246,11 +246,9 @@ class OsdPostProcessor:
                 raise ValueError(f"out_osd0 must be a writeable C-contiguous uint8 array of shape ({S}, {n})")
         status = np.full(S, kosd.STATUS_SKIPPED, dtype=np.int8)
         if S:
-            kosd.osd_batch(
-                self.col_ptr, self.row_idx, self.colbits, self.weights, self.rank,
-                self.config.code, self.config.order, s, key, mk, out, out0, status,
-                _default_chunks(int(mk.sum())),
-            )
+            mat = kosd.OsdMatrix(self.col_ptr, self.row_idx, self.colbits, self.weights, self.rank)
+            kosd.osd_batch(mat, self.config.code, self.config.order, s, key, mk, kosd.OsdBatchOut(out, out0, status),
+                           _default_chunks(int(mk.sum())))
         self.last_status = status
         return out
 
@@ -304,8 +302,10 @@ class OsdPostProcessor:
 def other_class_weight(gout: kosd.OsdGapOut, code: np.ndarray) -> np.ndarray:
     """float64 ``(S,)``: the least ``V`` among the tested candidates whose class is not ``code`` (uint64 ``(S,)``).
 
-    From :meth:`OsdPostProcessor.solve_gap_batch`'s top two classes: ``weight_other`` where ``code`` is the
-    lightest candidate's class, else ``weight`` (that candidate is then of another class); ``inf``: none.
+    From the top two classes of :meth:`OsdPostProcessor.solve_gap_batch` (or of any tuple with the same
+    ``weight``, ``code`` and ``weight_other`` fields: :class:`qdecode.kernels.lsd.LsdOut`): ``weight_other``
+    where ``code`` is the lightest candidate's class, else ``weight`` (that candidate is then of another
+    class); ``inf``: none.
     """
     return np.where(gout.code == np.asarray(code, dtype=np.uint64), gout.weight_other, gout.weight)
 

@@ -259,8 +259,8 @@ class SclDecoder(_PolarDecoder):
         cw, info = self._outputs(S)
         crc_ok = np.zeros(S, dtype=np.bool_)
         metric = np.zeros(S, dtype=np.float64)
-        args = (x, self.ops, lay.info_pos, lay.taps, lay.M, lay.crc_rows, self.use_crc,
-                self.list_size, self.exact, cw, info, crc_ok, metric)
+        code = kpolar.SclCode(self.ops, lay.info_pos, lay.taps, lay.M, lay.crc_rows, self.use_crc)
+        args = (x, code, self.list_size, self.exact, kpolar.SclOut(cw, info, crc_ok, metric))
         run_ranges(kpolar.scl_decode_range, args, S, self.threads)
         self.last_info = DecodeInfo(
             converged=crc_ok if lay.crc is not None else None,

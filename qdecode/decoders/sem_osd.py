@@ -255,8 +255,9 @@ class SemOsdDecoder(BlockDecoder):
             ctx, lens = self._contexts(x, context_bytes, threads)
             logpri = self._prior(ctx, lens, info_llr)
             calls = np.asarray(getattr(self.prior, "last_calls", np.zeros(S)), dtype=np.int64)
-        run_ranges(ksem.sem_osd_range, (x, logpri, self.lam, self.nb, self._g_packed, self._byte_tab, self.order,
-                                        self.union, self.omega, self.top_k, self.top_l, out, counts), S, threads)
+        code = ksem.SemOsdCode(self._g_packed, self._byte_tab, self.nb)
+        params = ksem.SemOsdParams(self.order, self.union, self.omega, self.top_k, self.top_l)
+        run_ranges(ksem.sem_osd_range, (x, logpri, self.lam, code, params, out, counts), S, threads)
         self.last_info = SemOsdInfo(extra={"reencodings": counts[:, 0], "table_evals": counts[:, 1],
                                            "metric_evals": counts[:, 2], "lm_calls": calls})
         return out

@@ -108,6 +108,7 @@ __all__ = [
     "osd_solve",
     "osd_batch",
     "OsdMatrix",
+    "OsdBatchOut",
     "OsdGapTrack",
     "OsdGapOut",
     "osd_gap_track",
@@ -733,21 +734,31 @@ def osd_gap_batch(mat, method, order, syndromes, keys, out, class_code, wgap, go
                 weight_other[s] = gap.top_w[1]
 
 
+class OsdBatchOut(NamedTuple):
+    """Per-shot outputs of :func:`osd_batch` (``S`` shots, ``n`` columns of ``H``)."""
+
+    out: np.ndarray  # (S, n) uint8 decisions (only the masked rows written)
+    out0: np.ndarray  # (S, n) uint8 OSD-0 decisions (masked rows), or (0, n) to skip them
+    status: np.ndarray  # (S,) int8 STATUS_* (STATUS_SKIPPED outside the mask)
+
+
 @numba.njit(cache=True, nogil=True, parallel=True)
-def osd_batch(col_ptr, row_idx, colbits, weights, rank_h, method, order, syndromes, keys, mask, out, out0, status,
-              nchunks):
+def osd_batch(mat, method, order, syndromes, keys, mask, bout, nchunks):
     """OSD over the shots where ``mask`` is true, ``prange`` over chunks of those shots.
 
     Args:
-        col_ptr, row_idx, colbits, weights, rank_h, method, order: as in :func:`osd_solve`.
+        mat: :class:`OsdMatrix` (``osd_solve``'s first five arguments).
+        method, order: as in :func:`osd_solve`.
         syndromes: ``(S, m)`` uint8.
         keys: ``(S, n)`` float64 ordering keys (BP posterior LLRs), one row per shot.
         mask: ``(S,)`` bool; shots with ``False`` are left untouched (``status`` -1).
-        out: ``(S, n)`` uint8 decisions (only masked rows written).
-        out0: ``(S, n)`` uint8 OSD-0 decisions, or a ``(0, n)`` array to skip them.
-        status: ``(S,)`` int8, receives ``STATUS_*``.
+        bout: :class:`OsdBatchOut`; ``out`` and ``out0`` written on the masked rows, ``status`` on every row.
         nchunks: number of chunks (e.g. 4 x threads); scratch is allocated once per chunk.
     """
+    # the tuples' fields become locals before the prange: arrays written through a tuple there lost the writes
+    # (numba 0.68, see osd_gap_batch), and osd_solve takes the matrix unpacked
+    col_ptr, row_idx, colbits, weights, rank_h = mat.col_ptr, mat.row_idx, mat.colbits, mat.weights, mat.rank_h
+    out, out0, status = bout.out, bout.out0, bout.status
     S = syndromes.shape[0]
     m = syndromes.shape[1]
     n = keys.shape[1]

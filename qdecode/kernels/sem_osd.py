@@ -68,6 +68,8 @@ __all__ = [
     "fb_prior_range",
     "fused_llr",
     "byte_evidence",
+    "SemOsdCode",
+    "SemOsdParams",
     "sem_osd_scratch",
     "sem_osd_solve",
     "sem_osd_range",
@@ -920,6 +922,25 @@ def _try_substitution(c, best, sc):
     return best
 
 
+class SemOsdCode(NamedTuple):
+    """The code sem-OSD searches: a systematic binary code of ``k = 8 nb`` message bits and length ``n``
+    (``Wn``: words of n bits), its generator rows and its per-byte re-encodings."""
+
+    g_packed: np.ndarray  # (k, Wn) uint64: generator rows, packed (bit j of the row at word j >> 6, bit j & 63)
+    byte_tab: np.ndarray  # (nb, 256, Wn) uint64: the codeword of the message that is v at byte j, zero elsewhere
+    nb: int  # message bytes
+
+
+class SemOsdParams(NamedTuple):
+    """The search settings of :func:`sem_osd_solve` (the families of candidates and their sizes)."""
+
+    order: int  # TEP order on each MRB (weights 0 .. order)
+    union: bool  # also search the MRB of the channel LLRs (the plain OSD candidates)
+    omega: int  # byte substitutions of up to omega (0, 1 or 2) bytes; 0: none
+    top_k: int  # values tried per substituted byte (its most probable others)
+    top_l: int  # distinct best candidates whose bytes are substituted (the top list's capacity)
+
+
 class SemOsdScratch(NamedTuple):
     """Scratch of :func:`sem_osd_solve` (``Wn``: words of n bits, ``nch`` bytes, ``kx = max(k, 1)``)."""
 
@@ -996,9 +1017,12 @@ def sem_osd_scratch(k, n, nb, order, top_k, top_l):
 
 
 @numba.njit(cache=True, nogil=True)
-def sem_osd_solve(llr, fused, lamlp, le, nb, g_packed, byte_tab, order, union, omega, top_k, top_l, out, scratch,
-                  counts):
-    """sem-OSD of one block; writes the codeword into ``out`` (n,) and returns its MAP metric.
+def sem_osd_solve(llr, fused, lamlp, le, code, params, out, scratch, counts):
+    """sem-OSD of one block; writes the codeword into ``out`` (n,) uint8 and returns its MAP metric.
+
+    ``code``: :class:`SemOsdCode` (``g_packed``, ``byte_tab``, ``nb``); ``params``: :class:`SemOsdParams`
+    (``order``, ``union``, ``omega``, ``top_k``, ``top_l``). ``llr``, ``fused``: (n,) float64 channel and
+    fused LLRs; ``lamlp``, ``le``: (nb, 256) float64 lambda x log-prior and channel byte evidence.
 
     1. TEPs of weight <= ``order`` on the MRB of the fused LLRs ``fused``.
     2. ``union``: the same on the MRB of the channel LLRs ``llr`` (the plain OSD candidates).
@@ -1012,9 +1036,11 @@ def sem_osd_solve(llr, fused, lamlp, le, nb, g_packed, byte_tab, order, union, o
     the first strict minimum wins. Candidates that cannot change the outcome are skipped by
     lower bounds (:func:`_enumerate`), so the result is that of scoring all of them (checked
     against the unpruned search of ``tests/kernels/sem_osd_reference.py``).
-    ``counts`` (3,): += candidates, table metrics, exact metric evaluations.
+    ``counts`` (3,) int64: += candidates, table metrics, exact metric evaluations.
     ``scratch``: :func:`sem_osd_scratch` (no other allocation but two ``top_k``-sized lists).
     """
+    g_packed, byte_tab, nb = code.g_packed, code.byte_tab, code.nb
+    order, union, omega, top_k, top_l = params.order, params.union, params.omega, params.top_k, params.top_l
     mrb, hd_ch, rel_ch, best_c, topc = scratch.mrb, scratch.hd_ch, scratch.rel_ch, scratch.best_c, scratch.topc
     topw, ctab, dtmp, x, cand, c1 = scratch.topw, scratch.ctab, scratch.dtmp, scratch.x, scratch.cand, scratch.c1
     c2, base, alts, altv, post, zw = scratch.c2, scratch.base, scratch.alts, scratch.altv, scratch.post, scratch.zw
@@ -1072,31 +1098,36 @@ def sem_osd_solve(llr, fused, lamlp, le, nb, g_packed, byte_tab, order, union, o
 
 
 @numba.njit(cache=True, nogil=True)
-def sem_osd_range(llr, logpri, lam, nb, g_packed, byte_tab, order, union, omega, top_k, top_l, out, counts,
-                  start, stop):
+def sem_osd_range(llr, logpri, lam, code, params, out, counts, start, stop):
     """Fused LLRs + :func:`sem_osd_solve` for rows ``start:stop`` (``run_ranges`` kernel; one scratch
-    per call). ``counts`` (S, 3): candidates, table metrics and exact metric evaluations per block.
+    per call).
+
+    ``llr`` (S, n) float64 channel LLRs; ``logpri`` (S, nb, 256) float64 per-byte log-priors, weighted by
+    ``lam``; ``code``: :class:`SemOsdCode`; ``params``: :class:`SemOsdParams`; ``out`` (S, n) uint8
+    codewords (rows ``start:stop`` written); ``counts`` (S, 3) int64: candidates, table metrics and exact
+    metric evaluations per block.
 
     ``lam == 0`` gives the plain OSD candidates and metric: fused LLRs are the channel LLRs, the
     LM term is zero, and the union and the byte-substitution family (LM-driven) are off.
     """
     if start >= stop:
         return
-    k = g_packed.shape[0]
+    nb = code.nb
+    k = code.g_packed.shape[0]
     n = llr.shape[1]
-    scratch = sem_osd_scratch(k, n, nb, order, top_k, top_l)
-    e = scratch[15]
-    le = scratch[16]
-    fused = scratch[17]
-    lamlp = scratch[18]
+    scratch = sem_osd_scratch(k, n, nb, params.order, params.top_k, params.top_l)
+    e, le, fused, lamlp = scratch.post, scratch.le, scratch.fused, scratch.lamlp
+    lm = lam != 0.0
+    # the LM-driven families are off without the LM (docstring)
+    solve_params = SemOsdParams(params.order, params.union and lm, params.omega if lm else 0, params.top_k,
+                                params.top_l)
     for s in range(start, stop):
         byte_evidence(llr[s], nb, le)
         _fused_from_evidence(llr[s], nb, lam, logpri[s], le, e, fused)
-        if lam != 0.0:
+        if lm:
             for j in range(nb):
                 for b in range(256):
                     lamlp[j, b] = lam * logpri[s, j, b]
         for t in range(3):
             counts[s, t] = 0
-        sem_osd_solve(llr[s], fused, lamlp, le, nb, g_packed, byte_tab, order, union and lam != 0.0,
-                      omega if lam != 0.0 else 0, top_k, top_l, out[s], scratch, counts[s])
+        sem_osd_solve(llr[s], fused, lamlp, le, code, solve_params, out[s], scratch, counts[s])

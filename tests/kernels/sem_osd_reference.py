@@ -23,7 +23,15 @@ import numba
 import numpy as np
 
 from qdecode.kernels.osd import classical_mrb, osd_classical_scratch
-from qdecode.kernels.sem_osd import _cost, _fused_from_evidence, _keep, _top_states, byte_evidence
+from qdecode.kernels.sem_osd import (
+    SemOsdCode,
+    SemOsdParams,
+    _cost,
+    _fused_from_evidence,
+    _keep,
+    _top_states,
+    byte_evidence,
+)
 from qdecode.kernels.threads import run_ranges
 
 _ONE = np.uint64(1)
@@ -75,9 +83,11 @@ def _all_teps(order_llr, g_packed, order, hd, rel, lamlp, nb, mrb, x, best, best
 
 
 @numba.njit(cache=True)
-def sem_osd_solve_ref(llr, fused, lamlp, le, nb, g_packed, byte_tab, order, union, omega, top_k, top_l, out, count):
+def sem_osd_solve_ref(llr, fused, lamlp, le, code, params, out, count):
     """Unpruned sem-OSD of one block (arguments as ``sem_osd_solve``, no scratch); ``count[0]`` +=
     candidates scored. Returns the MAP metric of the codeword written into ``out``."""
+    g_packed, byte_tab, nb = code.g_packed, code.byte_tab, code.nb
+    order, union, omega, top_k, top_l = params.order, params.union, params.omega, params.top_k, params.top_l
     n = llr.shape[0]
     Wn = g_packed.shape[1]
     hd = np.zeros(Wn, dtype=np.uint64)
@@ -126,11 +136,14 @@ def sem_osd_solve_ref(llr, fused, lamlp, le, nb, g_packed, byte_tab, order, unio
 
 
 @numba.njit(cache=True)
-def sem_osd_range_ref(llr, logpri, lam, nb, g_packed, byte_tab, order, union, omega, top_k, top_l, out, counts,
-                      start, stop):
+def sem_osd_range_ref(llr, logpri, lam, code, params, out, counts, start, stop):
     """Fused LLRs + :func:`sem_osd_solve_ref` on rows ``start:stop`` (as ``sem_osd_range``; ``lam == 0``
     turns the union and the substitutions off). ``counts[s]``: candidates scored."""
+    nb = code.nb
     n = llr.shape[1]
+    lm = lam != 0.0
+    solve_params = SemOsdParams(params.order, params.union and lm, params.omega if lm else 0, params.top_k,
+                                params.top_l)
     le = np.empty((max(nb, 1), 256))
     e = np.empty(256)
     fused = np.empty(n)
@@ -139,8 +152,7 @@ def sem_osd_range_ref(llr, logpri, lam, nb, g_packed, byte_tab, order, union, om
         _fused_from_evidence(llr[s], nb, lam, logpri[s], le, e, fused)
         lamlp = lam * logpri[s] if lam != 0.0 else np.zeros((max(nb, 1), 256))
         c = np.zeros(1, dtype=np.int64)
-        sem_osd_solve_ref(llr[s], fused, lamlp, le, nb, g_packed, byte_tab, order, union and lam != 0.0,
-                          omega if lam != 0.0 else 0, top_k, top_l, out[s], c)
+        sem_osd_solve_ref(llr[s], fused, lamlp, le, code, solve_params, out[s], c)
         counts[s] = c[0]
 
 
@@ -157,6 +169,7 @@ def sem_osd_reference_decode(sem, llr, context_bytes=None, threads: int | None =
         logpri = sem._prior(ctx, lens, np.ascontiguousarray(x[:, : sem.k]))
     out = np.zeros(x.shape, dtype=np.uint8)
     counts = np.zeros(S, dtype=np.int64)
-    run_ranges(sem_osd_range_ref, (x, logpri, sem.lam, sem.nb, sem._g_packed, sem._byte_tab, sem.order, sem.union,
-                                   sem.omega, sem.top_k, sem.top_l, out, counts), S, threads)
+    code = SemOsdCode(sem._g_packed, sem._byte_tab, sem.nb)
+    params = SemOsdParams(sem.order, sem.union, sem.omega, sem.top_k, sem.top_l)
+    run_ranges(sem_osd_range_ref, (x, logpri, sem.lam, code, params, out, counts), S, threads)
     return out, counts
