@@ -15,8 +15,10 @@ thread, JIT warmed up outside the timed region).
 The confidences:
 
 * ``relay-bp``: the gap between its converged legs (``inf`` when every leg found one class);
-* ``bplsd[max_iter=30,lsd_order=0]``: the cluster statistic of arXiv:2510.05795 (their ``Q_LLR``,
-  alpha = 2) with their decoder settings (min-sum, 30 iterations, LSD-0);
+* ``bplsd[max_iter=30,lsd_order=0,confidence=cluster]``: the cluster statistic of arXiv:2510.05795
+  (their ``Q_LLR``, alpha = 2) with their decoder settings (min-sum, 30 iterations, LSD-0);
+* ``bplsd``: the gap between the classes LSD's in-cluster OSD-CS finds (LSD on every shot);
+  ``bplsd[confidence=cluster]`` the cluster statistic with the same decoder;
 * ``bposd``: the OSD candidate gap (OSD on every shot).
 
     python benchmarks/confidence_bb144.py --p 0.003 --shots 20000
@@ -54,7 +56,7 @@ from qdecode.sims.stats import fit_binomial
 from qdecode.sims.store import CSV_HEADER, StatsRow
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DECODERS = ("relay-bp", "bplsd[max_iter=30,lsd_order=0]", "bposd")
+DECODERS = ("relay-bp", "bplsd[max_iter=30,lsd_order=0,confidence=cluster]", "bplsd", "bposd")
 TARGETS = (0.0, 0.01, 0.05, 0.10, 0.19, 0.30)
 CHUNK = 500
 

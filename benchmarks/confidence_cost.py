@@ -42,7 +42,7 @@ def timed(call, *args):
 
 def measure(name: str, problem: DecodingProblem, packed: np.ndarray, obs: np.ndarray) -> dict:
     """One row: plain and gap timings of decoder ``name`` on bit-packed shots ``packed`` (truth ``obs``)."""
-    spec = DecoderSpec.create(name)
+    spec = DecoderSpec.parse(name)
     warm = spec.build(problem)
     # >= 4 shots, so that the BP family's batch paths take (and compile) their lane kernels here; one shot
     # for the searches, whose warm-up is their own cost per shot
@@ -69,8 +69,8 @@ def main() -> None:
                                                               "(default: %(default)s)")
     ap.add_argument("--tesseract-shots", type=int, default=300, help="shots for tesseract, the first of the same "
                                                                      "sample (default: %(default)s)")
-    ap.add_argument("--decoders", default=",".join(CONFIDENCE_DECODERS), help="comma-separated (default: every "
-                                                                             "decoder with a confidence)")
+    ap.add_argument("--decoders", default=";".join(CONFIDENCE_DECODERS),
+                    help="semicolon-separated registry specs (default: every decoder with a confidence)")
     args = ap.parse_args()
     circuit = build_circuit("surface", d=5, noise="si1000", p=0.003)
     problem = DecodingProblem.from_dem(circuit.detector_error_model(decompose_errors=True))
@@ -82,7 +82,7 @@ def main() -> None:
     print("| decoder | shots | plain us/shot | with gap us/shot | ratio | failures | nan | inf | median gap dB "
           "| fail rate, aborted at 10% | fail rate, kept |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
-    for name in args.decoders.split(","):
+    for name in args.decoders.split(";"):
         S = {"mle": args.mle_shots, "tesseract": args.tesseract_shots}.get(name, args.shots)
         r = measure(name, problem, packed[:S], obs[:S])
         print(f"| {r['decoder']} | {r['shots']} | {r['plain_us']:.1f} | {r['gap_us']:.1f} | "

@@ -9,16 +9,32 @@ inside each cluster with the likelihood cost ``sum ln(1/p_j)`` (ldpc scores in-c
 by Hamming weight). As in ldpc's ``BpLsdDecoder`` (``always_run_lsd=False``), converged shots keep
 BP's decision.
 
-Confidence (:meth:`BpLsdDecoder.predict_with_confidence`): the *cluster statistic* of Lee, English
-and Bartlett (arXiv:2510.05795), not a gap. LSD runs on every shot (BP-converged ones too, as their
-``always_run_lsd``; the decision there stays BP's), and once its clusters are valid
-(:mod:`qdecode.kernels.lsd`) ``Q = sqrt(sum_C L_C^2) / sum_j lambda_j``: the 2-norm of the clusters'
-summed prior LLRs ``lambda_j = ln((1 - p_j) / p_j)`` over the total of all n mechanisms (their
-``Q_LLR`` with ``alpha = 2``, the metric of their [[144,12,12]] figures). Large ``Q`` means low
-confidence. It is reported in dB as ``-10 log10 Q`` (>= 0; ``inf`` without clusters, the zero
-syndrome; ``nan`` when LSD finds ``s`` outside ``H``'s column space), so that larger means more
-confident, as for a gap, and every post-selection of :mod:`qdecode.sims.gap_bins` applies; but it
-is a heuristic score, not a likelihood ratio between logical classes.
+Confidence (:meth:`BpLsdDecoder.predict_with_confidence`), chosen by ``confidence``:
+
+* ``gap`` (the default; the unit of :mod:`qdecode.decoders.confidence`): LSD runs on every shot,
+  BP-converged ones included (as ldpc's ``always_run_lsd``; the decision there stays BP's), and
+  every in-cluster OSD records the candidates it tests (:mod:`qdecode.kernels.lsd`). With
+  ``W(e) = sum_j e_j ln((1 - p_j) / p_j)``, ``weight_best`` is ``W`` of the returned decision and
+  ``weight_other`` the least ``W`` of a correction LSD found (one tested candidate per cluster) of
+  another logical class: ``gap_db = (weight_other - weight_best) * 10 / ln 10``, ``inf`` when no
+  cluster's search tested a candidate of another class (the zero syndrome has no cluster), ``nan``
+  when BP did not converge and the syndrome is outside ``H``'s column space. Signs as for ``bposd``
+  (:mod:`qdecode.decoders.bposd`): negative where BP converged to a decision heavier than a found
+  correction of another class, or with unequal priors. It needs the in-cluster search: with
+  ``lsd_order = 0`` every cluster tests one candidate, so ``confidence=gap`` is refused there.
+* ``cluster``: the *cluster statistic* of Lee, English and Bartlett (arXiv:2510.05795), not a gap.
+  LSD runs on every shot and, once its clusters are valid (:mod:`qdecode.kernels.lsd`),
+  ``Q = sqrt(sum_C L_C^2) / sum_j lambda_j``: the 2-norm of the clusters' summed prior LLRs
+  ``lambda_j = ln((1 - p_j) / p_j)`` over the total of all n mechanisms (their ``Q_LLR`` with
+  ``alpha = 2``, the metric of their [[144,12,12]] figures). Large ``Q`` means low confidence. It is
+  reported in dB as ``-10 log10 Q`` (>= 0; ``inf`` without clusters, the zero syndrome; ``nan`` when
+  LSD finds ``s`` outside ``H``'s column space), so that larger means more confident, as for a gap,
+  and every post-selection of :mod:`qdecode.sims.gap_bins` applies; but it is a heuristic score, not
+  a likelihood ratio between logical classes. It is cheap: LSD-0 on the BP-converged shots. ``bpuf``
+  (LSD-0) reports this one.
+
+Either way ``last_info.extra["cluster_q"]`` holds ``Q`` (the statistic is taken before the order-w
+growth, so the order does not change it).
 """
 
 from __future__ import annotations
@@ -30,16 +46,20 @@ import numpy as np
 from qdecode.decoders.base import DecodeInfo, Decoder, check_syndromes, observables_from_errors
 from qdecode.decoders.bp import BpDecoder, bp_params
 from qdecode.decoders.bposd import OSD_KEYS, history_length
-from qdecode.decoders.confidence import ConfidentPrediction
+from qdecode.decoders.confidence import ConfidentPrediction, class_codes, gap_db
+from qdecode.decoders.osd import other_class_weight
 from qdecode.decoders.params import DecoderEntry, Param, uses_params
 from qdecode.kernels import gf2
-from qdecode.kernels.lsd import LsdOut, LsdParams, LsdProblem, lsd_range
+from qdecode.kernels.lsd import LsdGapWeights, LsdOut, LsdParams, LsdProblem, lsd_range
 from qdecode.kernels.osd import METHOD_CS, METHOD_E
 from qdecode.kernels.threads import run_ranges
 from qdecode.problem import DecodingProblem
 
 #: ``lsd_method`` names -> the in-cluster OSD of :func:`qdecode.kernels.osd.osd_solve`
 LSD_METHODS = {"lsd_cs": METHOD_CS, "lsd_e": METHOD_E}
+
+#: ``confidence`` values of :meth:`BpLsdDecoder.predict_with_confidence` (module docstring)
+CONFIDENCES = ("gap", "cluster")
 
 #: Parameters of ``bplsd`` and :class:`BpLsdDecoder` (min-sum 80 iterations as ``bposd``, in-cluster
 #: OSD-CS of order 30 in clusters grown to nullity 20 x 30, grown by the sum of the last four
@@ -61,14 +81,17 @@ BPLSD_PARAMS = {**bp_params(80),
                                   label_default=False, label_implied=10),
                 "lsd_key": Param(str, "sum4", "the key clusters grow by: the last BP posterior, or sumK = the sum of "
                                  "the last K posteriors (as bposd's osd_key)", OSD_KEYS, label_default=False,
-                                 label_implied="last")}
+                                 label_implied="last"),
+                "confidence": Param(str, "gap", "predict_with_confidence's confidence: the gap between the LSD "
+                                    "search's classes, or the cluster statistic (arXiv:2510.05795)", CONFIDENCES,
+                                    label_default=False)}
 
 
 @uses_params(BPLSD_PARAMS)
 class BpLsdDecoder(Decoder):
     """BP followed by LSD on non-converged shots (defaults :data:`BPLSD_PARAMS`).
 
-    Confidence: the cluster statistic (module docstring), :meth:`predict_with_confidence`.
+    Confidence: the LSD search's gap or the cluster statistic (module docstring), :meth:`predict_with_confidence`.
 
     Args:
         problem: H, L and priors.
@@ -79,6 +102,7 @@ class BpLsdDecoder(Decoder):
         lsd_grow: with ``lsd_order > 0``, valid clusters grow on until their nullity is
             ``lsd_grow * lsd_order`` (the in-cluster OSD's room; 1 is ldpc's rule, which on BB72 at
             p = 0.004 left LSD-CS10 at 166 failures in 2,000 shots against bposd's 142; 10 gives 139).
+        confidence: ``"gap"`` or ``"cluster"``: what :meth:`predict_with_confidence` reports (module docstring).
         max_iter, alpha, beta, schedule, bits, frac_bits, threads: passed to
             :class:`~qdecode.decoders.bp.BpDecoder`.
 
@@ -101,8 +125,9 @@ class BpLsdDecoder(Decoder):
 
     def __init__(self, problem: DecodingProblem, *, lsd_order: int, lsd_method: str, bits_per_step: int,
                  lsd_grow: int, lsd_key: str, max_iter: int, alpha: float, beta: float, schedule: str, bits: int,
-                 frac_bits: int,
-                 threads: int | None = None):
+                 frac_bits: int, confidence: str, threads: int | None = None):
+        if confidence not in CONFIDENCES:
+            raise ValueError(f"confidence={confidence!r} must be one of {list(CONFIDENCES)}")
         if lsd_method not in LSD_METHODS:
             raise ValueError(f"lsd_method={lsd_method!r} must be one of {list(LSD_METHODS)}")
         if lsd_method == "lsd_e" and lsd_order > 20:
@@ -113,6 +138,8 @@ class BpLsdDecoder(Decoder):
         self.bits_per_step = int(bits_per_step)
         self.lsd_grow = int(lsd_grow)
         self.lsd_key = lsd_key
+        self.confidence = confidence
+        self._codes = None  # (column class codes, observable class codes), made on first use
         self.history = history_length(lsd_key)
         self.threads = threads
         self.bp = BpDecoder(problem, max_iter=max_iter, alpha=alpha, beta=beta, schedule=schedule, bits=bits,
@@ -131,11 +158,13 @@ class BpLsdDecoder(Decoder):
                                        np.ascontiguousarray(csr.indices, dtype=np.int64), colbits,
                                        np.array([math.log(1.0 / p) for p in problem.priors], dtype=np.float64))
 
-    def _lsd(self, s: np.ndarray, post: np.ndarray, mask: np.ndarray, order: int, out: LsdOut) -> None:
-        """LSD of order ``order`` on the shots of ``mask`` (rows of ``s`` and ``post``) into ``out``."""
+    def _lsd(self, s: np.ndarray, post: np.ndarray, mask: np.ndarray, order: int, out: LsdOut,
+             gap: LsdGapWeights | None = None) -> None:
+        """LSD of order ``order`` on the shots of ``mask`` (rows of ``s`` and ``post``) into ``out``
+        (with ``gap``, the gap's weights and classes: ``out``'s gap fields too)."""
         if mask.any():
             params = LsdParams(self.bits_per_step, LSD_METHODS[self.lsd_method], order, self.lsd_grow)
-            run_ranges(lsd_range, (self._lsd_problem, s, post, mask, params, out), s.shape[0], self.threads)
+            run_ranges(lsd_range, (self._lsd_problem, s, post, mask, params, out, gap), s.shape[0], self.threads)
 
     def decode_batch(self, syndromes: np.ndarray) -> np.ndarray:
         s = check_syndromes(syndromes, self.problem.num_detectors)
@@ -143,46 +172,88 @@ class BpLsdDecoder(Decoder):
         failed = ~conv
         status = np.ones(s.shape[0], dtype=np.uint8)
         self._lsd(s, np.ascontiguousarray(post, dtype=np.float64), failed, self.lsd_order,
-                  LsdOut(hard, status, np.zeros(0)))
+                  LsdOut(hard, status, *_NOT_WANTED))
         self.last_info = DecodeInfo(converged=conv, iterations=iters,
                                     extra={"lsd": failed, "lsd_failed": status == 0})
         return hard
 
     def predict_with_confidence(self, syndromes: np.ndarray) -> ConfidentPrediction:
-        """uint8 ``(S, m)`` -> (uint8 ``(S, k)`` observables, float32 ``(S,)`` cluster confidence in dB).
+        """uint8 ``(S, m)`` -> (uint8 ``(S, k)`` observables, float32 ``(S,)`` confidence in dB).
 
-        The observables are those of :meth:`predict_observables_batch`; the confidence is
-        ``-10 log10 Q`` of the cluster statistic (module docstring). LSD-0 finds the clusters of the
-        BP-converged shots (the statistic is taken before any order-w growth, so the order does not
-        change it). ``last_info.extra["cluster_q"]``: float64 ``(S,)`` ``Q`` itself.
+        The observables are those of :meth:`predict_observables_batch`; the confidence is the LSD
+        search's gap (``confidence="gap"``) or ``-10 log10 Q`` of the cluster statistic
+        (``"cluster"``), as the module docstring defines them. ``last_info.extra``: ``cluster_q``
+        (float64 ``(S,)``, ``Q``), and for the gap ``weight_best`` and ``weight_other`` (float64 ``(S,)``).
 
         Examples:
             >>> rep3 = DecodingProblem.from_check_matrix([[1, 1, 0], [0, 1, 1]], 0.1, L=[[1, 0, 0]])
             >>> dec = BpLsdDecoder(rep3, lsd_order=0, lsd_method="lsd_cs", bits_per_step=1, lsd_grow=1,
             ...                    lsd_key="last", max_iter=1, alpha=1.0, beta=0.0, schedule="flooding", bits=0,
-            ...                    frac_bits=3)
+            ...                    frac_bits=3, confidence="cluster")
             >>> obs, conf = dec.predict_with_confidence(np.array([[0, 0], [1, 0]], np.uint8))
             >>> obs.ravel().tolist(), [round(float(c), 2) for c in conf]  # no cluster; one bit of 3
             ([0, 1], [inf, 4.77])
+            >>> dec = BpLsdDecoder(rep3, lsd_order=1, lsd_method="lsd_e", bits_per_step=1, lsd_grow=2,
+            ...                    lsd_key="last", max_iter=1, alpha=1.0, beta=0.0, schedule="flooding", bits=0,
+            ...                    frac_bits=3, confidence="gap")
+            >>> obs, gap = dec.predict_with_confidence(np.array([[1, 0], [0, 0]], np.uint8))
+            >>> obs.ravel().tolist(), np.round(gap.astype(float), 2).tolist()  # W: ln 9 vs 2 ln 9; no cluster
+            ([1, 0], [9.54, inf])
         """
         s = check_syndromes(syndromes, self.problem.num_detectors)
         S = s.shape[0]
+        if self.confidence == "gap" and self.lsd_order == 0:
+            raise ValueError("bplsd: confidence=gap needs the in-cluster search (lsd_order > 0); with lsd_order=0 "
+                             "use confidence=cluster")
         hard, post, conv, iters = self.bp._run(self.bp.prior_llr, s, True, self.history)
         post = np.ascontiguousarray(post, dtype=np.float64)
         status = np.ones(S, dtype=np.uint8)
         norm = np.zeros(S, dtype=np.float64)
-        self._lsd(s, post, ~conv, self.lsd_order, LsdOut(hard, status, norm))
-        self._lsd(s, post, conv, 0, LsdOut(np.zeros_like(hard), np.ones(S, dtype=np.uint8), norm))
+        extra = {"lsd": ~conv}
+        if self.confidence == "cluster":
+            self._lsd(s, post, ~conv, self.lsd_order, LsdOut(hard, status, norm, *_NOT_WANTED[1:]))
+            self._lsd(s, post, conv, 0, LsdOut(np.zeros_like(hard), np.ones(S, dtype=np.uint8), norm,
+                                               *_NOT_WANTED[1:]))
+        else:
+            extra.update(self._gap(s, post, conv, hard, status, norm))
         q = norm / float(np.sum(self.problem.llr))
+        extra.update(lsd_failed=status == 0, cluster_q=q)
+        self.last_info = DecodeInfo(converged=conv, iterations=iters, extra=extra)
+        obs = observables_from_errors(hard, self.problem)
+        if self.confidence == "gap":
+            return ConfidentPrediction(obs, gap_db(extra["weight_best"], extra["weight_other"]))
         with np.errstate(divide="ignore"):
-            conf = (-10.0 * np.log10(q)).astype(np.float32)
-        self.last_info = DecodeInfo(converged=conv, iterations=iters,
-                                    extra={"lsd": ~conv, "lsd_failed": status == 0, "cluster_q": q})
-        return ConfidentPrediction(observables_from_errors(hard, self.problem), conf)
+            return ConfidentPrediction(obs, (-10.0 * np.log10(q)).astype(np.float32))
+
+    def _gap(self, s: np.ndarray, post: np.ndarray, conv: np.ndarray, hard: np.ndarray, status: np.ndarray,
+             norm: np.ndarray) -> dict:
+        """LSD with candidate tracking on every shot; BP's ``hard`` (S, n) gets LSD's decision where BP did not
+        ``conv``erge. Returns ``weight_best`` and ``weight_other`` (float64 ``(S,)``; module docstring)."""
+        S, n = hard.shape
+        if self._codes is None:
+            k = self.problem.num_observables
+            self._codes = (class_codes(self.problem.L), class_codes(np.eye(k, dtype=np.uint8)))
+        col_code, obs_code = self._codes
+        llr = self.problem.llr
+        decided = np.zeros_like(hard)
+        found = LsdOut(decided, status, norm, np.full(S, np.inf), np.zeros(S, dtype=np.uint64), np.full(S, np.inf))
+        self._lsd(s, post, np.ones(S, dtype=bool), self.lsd_order, found, LsdGapWeights(col_code, llr))
+        failed = ~conv
+        hard[failed] = decided[failed]
+        obs = observables_from_errors(hard, self.problem)
+        code = np.bitwise_xor.reduce(np.where(obs == 1, obs_code, np.uint64(0)), axis=1)
+        # W summed in column order (as the kernel sums a candidate's): equal vectors, equal bits
+        w_best = np.cumsum(np.where(hard == 1, llr, 0.0), axis=1)[:, -1] if n else np.zeros(S)
+        other = other_class_weight(found, code)
+        other[failed & (status == 0)] = np.nan  # no correction: s outside H's column space
+        return {"weight_best": w_best, "weight_other": other}
 
     def predict_observables_batch(self, syndromes: np.ndarray) -> np.ndarray:
         return observables_from_errors(self.decode_batch(syndromes), self.problem)
 
+
+#: :class:`~qdecode.kernels.lsd.LsdOut`'s optional fields, not wanted (cluster norm, then the gap's three)
+_NOT_WANTED = (np.zeros(0), np.zeros(0), np.zeros(0, dtype=np.uint64), np.zeros(0))
 
 #: ``bpuf``: BP then union-find on the Tanner graph (clusters grow by whole neighbourhoods, validity and
 #: solution by elimination): ldpc's BeliefFindDecoder in its inversion form (Higgott et al., arXiv:2203.04948;
@@ -191,7 +262,8 @@ BPUF_PARAMS = {**bp_params(80)}
 
 
 def _bpuf(problem: DecodingProblem, **bp) -> BpLsdDecoder:
-    return BpLsdDecoder(problem, lsd_order=0, lsd_method="lsd_cs", bits_per_step=0, lsd_grow=1, lsd_key="last", **bp)
+    return BpLsdDecoder(problem, lsd_order=0, lsd_method="lsd_cs", bits_per_step=0, lsd_grow=1, lsd_key="last",
+                        confidence="cluster", **bp)
 
 
 ENTRIES = {

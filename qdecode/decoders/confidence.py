@@ -52,12 +52,18 @@ Which decoders give one: the registry entries with ``has_confidence=True``
   BP did not converge and the syndrome is outside ``H``'s column space. Exact (``mle``'s) with
   OSD-E of order ``n - rank H``. It can be negative where BP converged to a decision heavier than
   a tested candidate of another class, or with unequal priors (OSD ranks by ``ln(1/p)``, not ``W``);
+* ``bplsd``: the same gap over the corrections LSD finds (one tested in-cluster OSD candidate per
+  cluster; LSD then runs on every shot, :mod:`qdecode.decoders.bplsd`): the decision against the
+  lightest found correction of another class, which changes the class of one cluster. ``inf`` when
+  no cluster's search found another class (the zero syndrome has no cluster). Exact (``mle``'s)
+  where one cluster spans the code and its OSD-E tests every correction. Refused with
+  ``lsd_order = 0`` (LSD-0 tests one candidate per cluster);
 * ``bp`` / ``bp-ps``: the posterior estimate :func:`posterior_gap_db` (BP searches no second
   class; ``nan`` where it did not converge).
 
-A second, cheap confidence that is *not* a gap: ``bplsd`` and ``bpuf`` report the cluster
-statistic of arXiv:2510.05795 as ``-10 log10 Q`` in dB (:mod:`qdecode.decoders.bplsd`): larger is
-more confident, so the same post-selection applies, but it is a heuristic score, not a
+A second, cheap confidence that is *not* a gap: ``bplsd[confidence=cluster]`` and ``bpuf`` report
+the cluster statistic of arXiv:2510.05795 as ``-10 log10 Q`` in dB (:mod:`qdecode.decoders.bplsd`):
+larger is more confident, so the same post-selection applies, but it is a heuristic score, not a
 likelihood ratio between classes.
 
 Any other decoder raises :class:`NoConfidenceError` (a ``ValueError``: the CLI reports it as one

@@ -32,6 +32,21 @@ order ``min(w, nullity)`` (:func:`qdecode.kernels.osd.osd_solve`, ordered by the
 ``sum ln(1/p_j)``): a likelihood-weighted search, where ldpc's LSD scores in-cluster candidates by
 Hamming weight.
 
+The gap (:func:`lsd_range` with :class:`LsdGapWeights`; the unit of
+:mod:`qdecode.decoders.confidence`): with the gap's weights ``v_j = ln((1 - p_j) / p_j)`` a correction
+``e`` has ``V(e) = sum_{e_j=1} v_j`` and a class code, the XOR of ``class_code[j]`` over its support.
+The corrections LSD *finds* are the combinations of one tested candidate per cluster (clusters are
+disjoint in bits and checks, so any such combination satisfies ``H e = s``): a cluster that runs the
+in-cluster OSD contributes every candidate its search tests, tracked as that search's top two classes
+(:func:`qdecode.kernels.osd.osd_gap_solve`: ``V1_C``, ``code1_C`` and ``V2_C``, the lightest of a class
+other than ``code1_C``), any other cluster its one solution (``V2_C = inf``). The lightest combination
+is ``V1 = sum_C V1_C`` of class ``code1 = XOR_C code1_C``, and the lightest combination of another class
+changes the class of exactly one cluster: ``V2 = V1 + min_C (V2_C - V1_C)`` (changing two costs at
+least as much as either change alone, and one change always changes the total class). So, as for
+OSD (:class:`qdecode.kernels.osd.OsdGapOut`), the least ``V`` of a found correction of any class other
+than ``c`` is ``V2`` where ``c == code1``, else ``V1``. With LSD-0, or a cluster of nullity 0, a cluster
+tests one candidate: only the in-cluster search finds other classes.
+
 ``bits_per_step``: bits a cluster adds per growth step, the most likely first (1: LSD's default;
 0: every unowned neighbouring bit, the Tanner-graph neighbourhood, which with BP posteriors is the
 belief-find decoder of Higgott et al., arXiv:2203.04948, in its matrix-inversion form: Delfosse,
@@ -46,9 +61,10 @@ import numba
 import numpy as np
 
 from qdecode.kernels.gf2 import ctz64
-from qdecode.kernels.osd import osd_scratch, osd_solve
+from qdecode.kernels.osd import OsdMatrix, osd_gap_solve, osd_gap_track, osd_scratch, osd_solve
 
 _ONE = np.uint64(1)
+_ZERO = np.uint64(0)
 
 
 class LsdProblem(NamedTuple):
@@ -99,11 +115,31 @@ class LsdScratch(NamedTuple):
 
 
 class LsdOut(NamedTuple):
-    """Per-shot outputs of :func:`lsd_range`."""
+    """Per-shot outputs of :func:`lsd_range` (``V``, class: the gap's weight and class of a candidate, module
+    docstring; the last three are written only when :func:`lsd_range` gets an :class:`LsdGapWeights`)."""
 
     decision: np.ndarray  # (S, n) uint8: rows of the masked shots are overwritten
     status: np.ndarray  # (S,) uint8: 1 on success, 0 when s is outside H's column space
     cluster_norm: np.ndarray  # (S,) float64 cluster LLR norm of each masked shot, or (0,): not wanted
+    weight: np.ndarray  # (S,) float64 V1: least V of a found correction (inf: none), or (0,)
+    code: np.ndarray  # (S,) uint64 code1: the class code of that correction, or (0,)
+    weight_other: np.ndarray  # (S,) float64 V2: least V of a found correction of another class (inf: none), or (0,)
+
+
+class LsdGapWeights(NamedTuple):
+    """The gap's weights and classes of the columns (module docstring), for :func:`lsd_range`."""
+
+    class_code: np.ndarray  # (n,) uint64 class code of each column (qdecode.decoders.confidence.class_codes)
+    wgap: np.ndarray  # (n,) float64 the gap's weights v_j = ln((1 - p_j) / p_j)
+
+
+class LsdGapTrack(NamedTuple):
+    """Per-thread gap tracking of :func:`lsd_solve`: the columns' weights and classes and the last shot's result."""
+
+    class_code: np.ndarray  # (n,) uint64 class code of each column
+    wgap: np.ndarray  # (n,) float64 the gap's weights v_j
+    top_w: np.ndarray  # (2,) float64 [V1, V2] of the last shot (inf: none)
+    top_code: np.ndarray  # (1,) uint64 [code1], the class of V1
 
 
 @numba.njit(cache=True, nogil=True)
@@ -278,7 +314,7 @@ def _add_bit(j, c, col_ptr, row_idx, colbits, st, nb, nslot):
 
 
 @numba.njit(cache=True, nogil=True)
-def lsd_solve(problem, syndrome, key, params, out, st):
+def lsd_solve(problem, syndrome, key, params, out, st, gap):
     """LSD of one shot into ``out`` (n,) uint8 (zeroed by the caller). Returns True on success
     (``H out = s``), False when a cluster cannot grow valid (``s`` not in ``H``'s column space).
 
@@ -288,10 +324,11 @@ def lsd_solve(problem, syndrome, key, params, out, st):
     ``order > 0``, each valid cluster first grows on (it stays valid: a new check is unflagged)
     until its nullity reaches ``grow * order`` or it has no neighbour left, so that the in-cluster
     OSD has that many non-pivot columns to sweep); ``st``: :func:`lsd_scratch`, whose ``stat[0]``
-    receives the shot's cluster statistic.
+    receives the shot's cluster statistic; ``gap``: an :class:`LsdGapTrack` whose ``top_w`` / ``top_code``
+    receive the shot's ``[V1, V2]`` and ``code1`` (module docstring), or ``None`` (pruned at compile time).
     """
     col_ptr, row_idx, chk_ptr, chk_var, colbits, weights = problem
-    bits_per_step, method, order, grow = params
+    bits_per_step, order, grow = params.bits_per_step, params.order, params.grow
     bit_owner, chk_owner, cparent, csize, crank = st.bit_owner, st.chk_owner, st.cparent, st.csize, st.crank
     cvalid, chk_next, c_head, c_tail, pivot_of = st.cvalid, st.chk_next, st.c_head, st.c_tail, st.pivot_of
     vec, comb, bit_of_slot, v, cv, seeds = st.vec, st.comb, st.bit_of_slot, st.v, st.cv, st.seeds
@@ -352,19 +389,11 @@ def lsd_solve(problem, syndrome, key, params, out, st):
                     break
                 c = r
     wn = (nslot + 63) >> 6
-    for t in range(nseed):
-        c = seeds[t]
-        if cparent[c] != c or not ok:
-            continue
-        _reduce_syndrome(c, syndrome, chk_next, c_head, pivot_of, vec, comb, v, cv, wn)
-        for q in range(wn):
-            x = cv[q]
-            while x != 0:
-                out[bit_of_slot[(q << 6) + ctz64(x)]] = 1
-                x &= x - _ONE
-        if order > 0 and csize[c] > crank[c]:
-            _cluster_osd(c, problem, syndrome, key, method, min(order, csize[c] - crank[c]), crank[c], st, nslot,
-                         out)
+    if ok:
+        _solve_clusters(problem, syndrome, key, params, st, nseed, nslot, out, gap)
+    elif gap is not None:
+        gap.top_w[0] = np.inf
+        gap.top_w[1] = np.inf
     # reset what this shot touched
     for t in range(nslot):
         bit_owner[bit_of_slot[t]] = -1
@@ -389,6 +418,46 @@ def lsd_solve(problem, syndrome, key, params, out, st):
 
 
 @numba.njit(cache=True, nogil=True)
+def _solve_clusters(problem, syndrome, key, params, st, nseed, nslot, out, gap):
+    """Write every valid cluster's solution into ``out``: its LSD-0 solution, or with ``params.order > 0`` and
+    nullity its in-cluster OSD's (:func:`_cluster_osd`); with ``gap`` (:class:`LsdGapTrack`; or ``None``) also
+    the shot's ``[V1, V2]`` and ``code1`` summed over the clusters (module docstring)."""
+    method, order = params.method, params.order
+    cparent, csize, crank, chk_next, c_head = st.cparent, st.csize, st.crank, st.chk_next, st.c_head
+    pivot_of, vec, comb, v, cv, bit_of_slot = st.pivot_of, st.vec, st.comb, st.v, st.cv, st.bit_of_slot
+    wn = (nslot + 63) >> 6
+    v1 = 0.0
+    code1 = _ZERO
+    delta = np.inf  # least V2_C - V1_C
+    for t in range(nseed):
+        c = st.seeds[t]
+        if cparent[c] != c:
+            continue
+        _reduce_syndrome(c, syndrome, chk_next, c_head, pivot_of, vec, comb, v, cv, wn)
+        vc = 0.0
+        cc = _ZERO
+        for q in range(wn):
+            x = cv[q]
+            while x != 0:
+                j = bit_of_slot[(q << 6) + ctz64(x)]
+                out[j] = 1
+                if gap is not None:
+                    vc += gap.wgap[j]
+                    cc ^= gap.class_code[j]
+                x &= x - _ONE
+        if order > 0 and csize[c] > crank[c]:
+            vc, cc, v2c = _cluster_osd(c, problem, syndrome, key, method, min(order, csize[c] - crank[c]),
+                                       crank[c], st, nslot, out, gap)
+            delta = min(delta, v2c - vc)
+        v1 += vc
+        code1 ^= cc
+    if gap is not None:
+        gap.top_w[0] = v1
+        gap.top_w[1] = v1 + delta
+        gap.top_code[0] = code1
+
+
+@numba.njit(cache=True, nogil=True)
 def _cluster_llr_norm(weights, nseed, nslot, st):
     """``sqrt(sum_C L_C^2)`` over the current clusters (:class:`LsdScratch` ``st``; module docstring).
 
@@ -410,10 +479,14 @@ def _cluster_llr_norm(weights, nseed, nslot, st):
 
 
 @numba.njit(cache=True, nogil=True)
-def _cluster_osd(c, problem, syndrome, key, method, order, rank, st, nslot, out):
+def _cluster_osd(c, problem, syndrome, key, method, order, rank, st, nslot, out, gap):
     """OSD (``method``: ``METHOD_CS`` or ``METHOD_E``) of order ``order`` on cluster ``c``'s subproblem
     ``H[U_c, V_c]`` (its checks and its bits among the first ``nslot`` slots of :class:`LsdScratch` ``st``),
-    written over ``out``'s entries on ``V_c`` (its OSD-0 equals the LSD-0 solution up to the column order)."""
+    written over ``out``'s entries on ``V_c`` (its OSD-0 equals the LSD-0 solution up to the column order).
+
+    Returns ``(V1_c, code1_c, V2_c)`` of the candidates the search tested (:func:`~qdecode.kernels.osd.osd_gap_solve`
+    with the columns' weights and classes of ``gap``, an :class:`LsdGapTrack`), or ``(nan, 0, nan)`` when
+    ``gap`` is ``None`` (plain :func:`~qdecode.kernels.osd.osd_solve`)."""
     col_ptr, row_idx, weights = problem.col_ptr, problem.row_idx, problem.weights
     chk_next, c_head, bit_owner, cparent = st.chk_next, st.c_head, st.bit_owner, st.cparent
     bit_of_slot, chk_local, bit_local = st.bit_of_slot, st.chk_local, st.bit_local
@@ -460,18 +533,42 @@ def _cluster_osd(c, problem, syndrome, key, method, order, rank, st, nslot, out)
         i = chk_next[i]
     lout = np.zeros(nc, dtype=np.uint8)
     lout0 = np.zeros(nc, dtype=np.uint8)
-    osd_solve(lptr, lrow, lbits, lw, rank, method, order, ls, lkey, lout, lout0,
-              osd_scratch(mc, nc, rank, order))
+    result = (np.nan, _ZERO, np.nan)
+    if gap is None:
+        osd_solve(lptr, lrow, lbits, lw, rank, method, order, ls, lkey, lout, lout0,
+                  osd_scratch(mc, nc, rank, order))
+    else:
+        lcode = np.empty(nc, dtype=np.uint64)
+        lwgap = np.empty(nc, dtype=np.float64)
+        for a in range(nc):
+            lcode[a] = gap.class_code[bits[a]]
+            lwgap[a] = gap.wgap[bits[a]]
+        track = osd_gap_track(lcode, lwgap, rank)
+        osd_gap_solve(OsdMatrix(lptr, lrow, lbits, lw, rank), method, order, ls, lkey, lout, lout0,
+                      osd_scratch(mc, nc, rank, order), track)
+        result = (track.top_w[0], track.top_code[0], track.top_w[1])
     for a in range(nc):
         out[bits[a]] = lout[a]
         bit_local[bits[a]] = -1
+    return result
 
 
 @numba.njit(cache=True, nogil=True)
-def lsd_range(problem, syndromes, keys, mask, params, out, start, stop):
+def lsd_range(problem, syndromes, keys, mask, params, out, gap, start, stop):
     """:func:`lsd_solve` (:class:`LsdProblem` ``problem``, :class:`LsdParams` ``params``) on the shots ``s``
     in ``start:stop`` with ``mask[s]``; ``keys`` (S, n); ``out``: :class:`LsdOut` (its rows of those
-    shots are written)."""
+    shots are written); ``gap``: :class:`LsdGapWeights` (then ``out.weight``, ``code`` and
+    ``weight_other`` are written too), or ``None``."""
+    if gap is None:
+        _lsd_shots(problem, syndromes, keys, mask, params, out, None, start, stop)
+    else:
+        track = LsdGapTrack(gap.class_code, gap.wgap, np.full(2, np.inf), np.zeros(1, dtype=np.uint64))
+        _lsd_shots(problem, syndromes, keys, mask, params, out, track, start, stop)
+
+
+@numba.njit(cache=True, nogil=True)
+def _lsd_shots(problem, syndromes, keys, mask, params, out, track, start, stop):
+    """The loop of :func:`lsd_range`, with ``track`` an :class:`LsdGapTrack` or ``None``."""
     m = syndromes.shape[1]
     n = problem.col_ptr.shape[0] - 1
     st = lsd_scratch(m, n)
@@ -481,6 +578,10 @@ def lsd_range(problem, syndromes, keys, mask, params, out, start, stop):
             continue
         for j in range(n):
             out.decision[s, j] = 0
-        out.status[s] = 1 if lsd_solve(problem, syndromes[s], keys[s], params, out.decision[s], st) else 0
+        out.status[s] = 1 if lsd_solve(problem, syndromes[s], keys[s], params, out.decision[s], st, track) else 0
         if want_norm:
             out.cluster_norm[s] = st.stat[0]
+        if track is not None:
+            out.weight[s] = track.top_w[0]
+            out.code[s] = track.top_code[0]
+            out.weight_other[s] = track.top_w[1]

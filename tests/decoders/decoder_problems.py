@@ -3,6 +3,9 @@
 Most decoders take any DEM; two need structure: Chromobius reads colour-code detectors (the
 4th coordinate) and the shipped ``nn-pymatching`` models a d = 5 rotated surface code with
 stim's ``(x, y, t)`` coordinates. Shared by the API-input and no-hang tests.
+
+Also :func:`code_capacity`, the code-capacity problems on which the confidence tests hold a decoder's
+gap against ``mle``'s exact one.
 """
 
 from __future__ import annotations
@@ -42,3 +45,28 @@ def sampled_shots(name: str, shots: int = 40) -> np.ndarray:
     """uint8 ``(shots, m)`` detection events sampled from :func:`accepted_dem` (fixed seed)."""
     dets, _, _ = accepted_dem(name).compile_sampler(seed=7).sample(shots)
     return dets.astype(np.uint8)
+
+
+def code_capacity(kind: str, d: int, rng: np.random.Generator, random_priors: bool):
+    """(problem, uint8 (S, m) shots): repetition (check matrix, observable = bit 0, priors uniform in
+    [0.01, 0.3]) or rotated surface code capacity (stim's DEM at p = 0.1, or its matrices with priors uniform
+    in [0.01, 0.3] when ``random_priors``); S = 200 for surface d = 5, else 300, errors drawn from the priors."""
+    if kind == "repetition":
+        H = np.zeros((d - 1, d), dtype=np.uint8)
+        H[np.arange(d - 1), np.arange(d - 1)] = 1
+        H[np.arange(d - 1), np.arange(1, d)] = 1
+        L = np.zeros((1, d), dtype=np.uint8)
+        L[0, 0] = 1
+        problem = DecodingProblem.from_check_matrix(H, rng.uniform(0.01, 0.3, d), L)
+    else:
+        from qdecode.sims.circuits import build_circuit
+
+        dem = build_circuit("surface", d=d, noise="code-capacity", p=0.1).detector_error_model(decompose_errors=True)
+        problem = DecodingProblem.from_dem(dem)
+        if random_priors:
+            problem = DecodingProblem.from_check_matrix(problem.H, rng.uniform(0.01, 0.3, problem.num_errors),
+                                                        problem.L)
+    shots = 200 if d == 5 and kind == "surface" else 300
+    e = (rng.random((shots, problem.num_errors)) < problem.priors).astype(np.int64)
+    s = ((e @ problem.H.T.toarray().astype(np.int64)) % 2).astype(np.uint8)
+    return problem, s

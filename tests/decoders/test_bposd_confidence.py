@@ -170,10 +170,10 @@ def test_negative_gap_from_unequal_priors():
 def test_exhaustive_osd_e_gap_equals_mle(kind, d, random_priors):
     """OSD-E of order n - rank(H) tests every correction of the syndrome: ``weight_other`` is the lightest
     correction of another class than the returned one, and the gap is mle's where the decision is a lightest."""
-    from tests.decoders.test_confidence import _code_capacity  # here: the JIT-off script runs without tests/
+    from tests.decoders.decoder_problems import code_capacity  # here: the JIT-off script runs without tests/
 
     rng = np.random.default_rng(11 * d + random_priors)
-    problem, s = _code_capacity(kind, d, rng, random_priors)
+    problem, s = code_capacity(kind, d, rng, random_priors)
     k = OsdPostProcessor(problem).k
     dec = BpOsdEDecoder(problem, osd_order=k)
     obs, gap = dec.predict_with_confidence(s)

@@ -13,6 +13,7 @@ from qdecode.decoders.matching import MatchingDecoder
 from qdecode.decoders.mle import MleDecoder
 from qdecode.decoders.registry import DecoderSpec, decoder_names, get_entry
 from qdecode.problem import DecodingProblem
+from tests.decoders.decoder_problems import code_capacity
 
 #: PyMatching's integer weights against HiGHS' exact ones (module docstring of matching_gap: the
 #: largest difference seen on these problems is 4e-6 dB)
@@ -69,35 +70,12 @@ def test_mle_gap_equals_brute_force(chunk):
         assert not extra["time_limit_hit"].any()
 
 
-def _code_capacity(kind: str, d: int, rng: np.random.Generator, random_priors: bool):
-    """(problem, uint8 (S, m) shots, S = 200 or 300): repetition (check matrix) or rotated surface (DEM) capacity."""
-    if kind == "repetition":
-        H = np.zeros((d - 1, d), dtype=np.uint8)
-        H[np.arange(d - 1), np.arange(d - 1)] = 1
-        H[np.arange(d - 1), np.arange(1, d)] = 1
-        L = np.zeros((1, d), dtype=np.uint8)
-        L[0, 0] = 1
-        problem = DecodingProblem.from_check_matrix(H, rng.uniform(0.01, 0.3, d), L)
-    else:
-        from qdecode.sims.circuits import build_circuit
-
-        dem = build_circuit("surface", d=d, noise="code-capacity", p=0.1).detector_error_model(decompose_errors=True)
-        problem = DecodingProblem.from_dem(dem)
-        if random_priors:
-            problem = DecodingProblem.from_check_matrix(problem.H, rng.uniform(0.01, 0.3, problem.num_errors),
-                                                        problem.L)
-    shots = 200 if d == 5 and kind == "surface" else 300
-    e = (rng.random((shots, problem.num_errors)) < problem.priors).astype(np.int64)
-    s = ((e @ problem.H.T.toarray().astype(np.int64)) % 2).astype(np.uint8)
-    return problem, s
-
-
 @pytest.mark.parametrize("kind,d,random_priors", [("repetition", 5, True), ("repetition", 7, True),
                                                   ("surface", 3, False), ("surface", 5, False),
                                                   ("surface", 3, True), ("surface", 5, True)])
 def test_matching_gap_equals_mle_gap(kind, d, random_priors):
     rng = np.random.default_rng(7 * d + random_priors)
-    problem, s = _code_capacity(kind, d, rng, random_priors)
+    problem, s = code_capacity(kind, d, rng, random_priors)
     matching = MatchingDecoder(problem)
     obs, gap = matching.predict_with_confidence(s)
     assert np.array_equal(obs, matching.predict_observables_batch(s))

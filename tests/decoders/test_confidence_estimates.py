@@ -1,5 +1,6 @@
 """The decoders whose confidence is found rather than exact: ``relay-bp`` (the gap between its legs),
-``bplsd`` / ``bpuf`` (the cluster statistic) and ``bp`` / ``bp-ps`` (the posterior estimate).
+``bplsd[confidence=cluster]`` / ``bpuf`` (the cluster statistic; ``bplsd``'s gap:
+``test_bplsd_confidence.py``) and ``bp`` / ``bp-ps`` (the posterior estimate).
 
 Oracles: brute-force enumeration of every error on small random problems (the gap that Relay-BP's
 legs find can never beat the exact one: its two corrections are real corrections of two classes),
@@ -28,7 +29,8 @@ def _circuit(d: int = 3, p: float = 0.01):
 
 
 @pytest.mark.parametrize("spec", ["relay-bp", "relay-bp[bits=0]", "relay-bp[bits=0,stop_after=3,legs=40]",
-                                  "bplsd", "bplsd[lsd_order=0]", "bpuf", "bp", "bp-ps", "bp[bits=8]"])
+                                  "bplsd[confidence=cluster]",
+                                  "bplsd[lsd_order=0,confidence=cluster]", "bpuf", "bp", "bp-ps", "bp[bits=8]"])
 def test_confident_prediction_equals_the_plain_one(spec):
     dem, dets = _circuit()
     dec = decoder(spec, dem)
@@ -117,7 +119,7 @@ def test_cluster_statistic_by_hand():
     H[np.arange(4), np.arange(1, 5)] = 1
     problem = DecodingProblem.from_check_matrix(H, priors, L=[[1, 0, 0, 0, 0]])
     lam = np.log((1 - priors) / priors)
-    dec = decoder("bplsd[lsd_order=0,max_iter=1]", problem)
+    dec = decoder("bplsd[lsd_order=0,max_iter=1,confidence=cluster]", problem)
     s = np.array([[0, 0, 0, 0], [1, 0, 0, 0], [1, 0, 0, 1]], dtype=np.uint8)
     obs, conf = dec.predict_with_confidence(s)
     q = dec.last_info.extra["cluster_q"]
@@ -138,7 +140,7 @@ def test_cluster_confidence_ranks_failures_low():
                                   after_clifford_depolarization=0.01, before_measure_flip_probability=0.01)
     dem = circ.detector_error_model(decompose_errors=False)
     dets, obs = circ.compile_detector_sampler(seed=3).sample(3000, separate_observables=True)
-    dec = decoder("bplsd", dem)
+    dec = decoder("bplsd[confidence=cluster]", dem)
     pred, conf = dec.predict_with_confidence(dets.astype(np.uint8))
     fail = np.any(pred != obs, axis=1)
     assert fail.sum() >= 20

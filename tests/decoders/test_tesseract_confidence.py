@@ -13,6 +13,7 @@ from qdecode.decoders.confidence import DB_PER_NEPER
 from qdecode.decoders.registry import get_entry
 from qdecode.decoders.tesseract_decoder import TesseractDecoder, free_observables
 from qdecode.problem import DecodingProblem
+from tests.decoders.decoder_problems import code_capacity
 
 tesseract_decoder = pytest.importorskip("tesseract_decoder")
 
@@ -28,28 +29,6 @@ def _dem(H, L, priors) -> stim.DetectorErrorModel:
         targets = [f"D{d}" for d in np.flatnonzero(H[:, j])] + [f"L{o}" for o in np.flatnonzero(L[:, j])]
         lines.append(f"error({float(p)!r}) {' '.join(targets)}")
     return stim.DetectorErrorModel("\n".join(lines))
-
-
-def _code_capacity(kind: str, d: int, rng: np.random.Generator, random_priors: bool):
-    """(DEM, uint8 (S, m) shots): repetition or rotated surface code capacity (as in test_confidence)."""
-    if kind == "repetition":
-        H = np.zeros((d - 1, d), dtype=np.uint8)
-        H[np.arange(d - 1), np.arange(d - 1)] = 1
-        H[np.arange(d - 1), np.arange(1, d)] = 1
-        L = np.zeros((1, d), dtype=np.uint8)
-        L[0, 0] = 1
-        priors = rng.uniform(0.01, 0.3, d)
-    else:
-        from qdecode.sims.circuits import build_circuit
-
-        surface = DecodingProblem.from_dem(
-            build_circuit("surface", d=d, noise="code-capacity", p=0.1).detector_error_model(decompose_errors=True))
-        H, L = surface.H.toarray(), surface.L.toarray()
-        priors = rng.uniform(0.01, 0.3, surface.num_errors) if random_priors else surface.priors
-    problem = DecodingProblem.from_dem(_dem(H, L, priors))
-    e = (rng.random((300, problem.num_errors)) < problem.priors).astype(np.int64)
-    s = ((e @ problem.H.T.toarray().astype(np.int64)) % 2).astype(np.uint8)
-    return problem.dem, s
 
 
 def _assert_mle_gap(dem, s):
@@ -77,7 +56,10 @@ def _assert_mle_gap(dem, s):
                                                   ("surface", 3, False), ("surface", 3, True)])
 def test_gap_equals_mle_gap_at_code_capacity(kind, d, random_priors):
     rng = np.random.default_rng(11 * d + random_priors)
-    dem, s = _code_capacity(kind, d, rng, random_priors)
+    problem, s = code_capacity(kind, d, rng, random_priors)
+    dem = _dem(problem.H.toarray(), problem.L.toarray(), problem.priors)
+    assert not s[:, dem.num_detectors:].any()  # detectors no error flips (the other basis) end the list
+    s = s[:, :dem.num_detectors]
     gap = _assert_mle_gap(dem, s)
     assert np.all(np.isfinite(gap)) and np.all(gap >= 0)
 
