@@ -122,7 +122,7 @@ def kernels(repeats: int, shots: int) -> list[tuple[str, float]]:
     """ns per edge-lane-iteration of the narrow lane kernels on the gross-code DEM (one thread)."""
     from qdecode.decoders.bp import ALPHA_SHIFT, BpDecoder
     from qdecode.decoders.relay_bp import GAMMA_FRAC_BITS, RelayBpDecoder
-    from qdecode.kernels.relay import MessageArith, RelayGraph, RelaySchedule
+    from qdecode.kernels.relay import MessageArith, RelayGraph, RelayOut, RelaySchedule
     from qdecode.problem import DecodingProblem
     from qdecode.sims.circuits import build_circuit
     from qdecode.sims.tasks import decoding_dem
@@ -149,12 +149,12 @@ def kernels(repeats: int, shots: int) -> list[tuple[str, float]]:
         return rows
     d = RelayBpDecoder(prob, bits=8, threads=1, pre_iter=50, legs=0)
     lo, hi = d.gamma_interval
-    out = (np.zeros((shots, n), np.uint8), np.zeros(shots, np.bool_), np.zeros(shots, np.int32),
-           np.zeros(shots, np.int32), np.zeros(shots))
+    out = RelayOut(np.zeros((shots, n), np.uint8), np.zeros(shots, np.bool_), np.zeros(shots, np.int32),
+                   np.zeros(shots, np.int32), np.zeros(shots))
     args = (RelayGraph(d.var_ptr, d.var_chks, d.prior_llr, d.weight_llr),
             RelaySchedule(d.gamma0, lo, hi, d.gammas, d.pre_iter, d.legs, d.leg_iter, d.stop_after),
             MessageArith(d.alpha, d.alpha_num, ALPHA_SHIFT, GAMMA_FRAC_BITS, d.msg_lim, d.post_lim),
-            np.uint64(d.seed), syn, *out, RELAY_NARROW_LANES, 0, shots)
+            np.uint64(d.seed), syn, out, RELAY_NARROW_LANES, 0, shots)
     relay_lanes_i8_range(*args)
     ts = []
     for _ in range(repeats):

@@ -29,6 +29,7 @@ import numpy as np
 
 from qdecode.decoders.bp import ALPHA_SHIFT, MessageFormat, bp_outputs
 from qdecode.kernels.bp import tanner_graph_csr
+from qdecode.kernels.bp_args import BpOut, MinSumParams
 from qdecode.kernels.minsum_lanes import minsum_lanes_range
 from qdecode.kernels.minsum_lanes_narrow import minsum_lanes_f32_range, minsum_lanes_i8_range, minsum_lanes_i16_range
 from qdecode.problem import DecodingProblem
@@ -37,13 +38,13 @@ from qdecode.sims.tasks import decoding_dem
 
 
 def run(kernel, graph, llr0, syn, fmt, max_iter, lanes, keep_post, alpha=1.0):
-    _, _, var_ptr, _, var_chks = graph
-    S, n = syn.shape[0], var_ptr.shape[0] - 1
-    hard, post, conv, iters = bp_outputs(S, n, fmt.dtype, keep_post)
+    S, n = syn.shape[0], graph.var_ptr.shape[0] - 1
+    out = BpOut(*bp_outputs(S, n, fmt.dtype, keep_post))
+    prm = MinSumParams(max_iter, alpha, fmt.alpha_num(alpha), ALPHA_SHIFT, alpha == 0, fmt.dtype.type(0), fmt.msg_lim,
+                       fmt.post_lim)
     t = time.perf_counter()
-    kernel(var_ptr, var_chks, llr0, syn, max_iter, alpha, fmt.alpha_num(alpha), ALPHA_SHIFT, alpha == 0,
-           fmt.dtype.type(0), fmt.msg_lim, fmt.post_lim, hard, post, conv, iters, 1, lanes, 0, S)
-    return time.perf_counter() - t, (hard, post, conv, iters)
+    kernel(graph, llr0, syn, prm, out, 1, lanes, 0, S)
+    return time.perf_counter() - t, out
 
 
 def main() -> None:

@@ -20,6 +20,7 @@ import numpy as np
 
 from qdecode.decoders.bp import ALPHA_SHIFT, MessageFormat, bp_outputs
 from qdecode.kernels.bp import bp_decode_range, tanner_graph_csr
+from qdecode.kernels.bp_args import BpOut, MinSumParams
 from qdecode.kernels.minsum_lanes_layered import minsum_layered_lanes_range
 from qdecode.problem import DecodingProblem
 from qdecode.sims.circuits import build_circuit
@@ -46,17 +47,17 @@ def main() -> None:
                ("8-bit fixed point (int32)", MessageFormat.create(8, 3)))
     for label, fmt in formats:
         llr0 = fmt.quantize(prob.llr[None, :])
-        common = (args.max_iter, 1.0, fmt.alpha_num(1.0), ALPHA_SHIFT, False, fmt.dtype.type(0), fmt.msg_lim,
-                  fmt.post_lim)
+        prm = MinSumParams(args.max_iter, 1.0, fmt.alpha_num(1.0), ALPHA_SHIFT, False, fmt.dtype.type(0), fmt.msg_lim,
+                           fmt.post_lim)
 
         def scalar(s):
-            out = bp_outputs(s.shape[0], n, fmt.dtype, True)
-            bp_decode_range(*graph, llr0, s, 0, True, *common, *out, 1, 32, 0, s.shape[0])
+            out = BpOut(*bp_outputs(s.shape[0], n, fmt.dtype, True))
+            bp_decode_range(graph, llr0, s, 0, True, prm, out, 1, 32, 0, s.shape[0])
             return out
 
         def lanes(s):
-            out = bp_outputs(s.shape[0], n, fmt.dtype, True)
-            minsum_layered_lanes_range(graph[0], graph[1], llr0, s, *common, *out, 1, args.lanes, 0, s.shape[0])
+            out = BpOut(*bp_outputs(s.shape[0], n, fmt.dtype, True))
+            minsum_layered_lanes_range(graph, llr0, s, prm, out, 1, args.lanes, 0, s.shape[0])
             return out
 
         res = {}

@@ -418,16 +418,21 @@ NARROW = ((("minsum_lanes_i8_range", "minsum_lanes_range"), dict(bits=8), "int8"
 
 
 def lane_values(dec, syndromes: np.ndarray) -> dict:
-    """The arguments of ``minsum_lanes_range`` by name, from BpDecoder ``dec``'s arrays (outputs fresh)."""
+    """The arguments of ``minsum_lanes_range`` by name, from BpDecoder ``dec``'s arrays (outputs fresh): the
+    grouped ones (``graph``, ``prm``, ``out``: TannerGraph, MinSumParams, BpOut) and, for a tree from before the
+    grouping, the same values one by one (``out`` holds the same arrays as ``hard_out`` ...)."""
     from qdecode.decoders.bp import ALPHA_SHIFT
+    from qdecode.kernels.bp_args import BpOut, MinSumParams
 
     S, n = syndromes.shape[0], dec.problem.num_errors
     _, _, var_ptr, _, var_chks = dec.graph
-    return dict(var_ptr=var_ptr, var_chks=var_chks, llr0=dec.prior_llr, syndromes=syndromes, max_iter=dec.max_iter,
-                alpha=dec.alpha, alpha_num=dec.alpha_num, alpha_shift=ALPHA_SHIFT, adaptive=dec.adaptive,
-                beta=dec.beta, msg_lim=dec.msg_lim, post_lim=dec.post_lim, hist_k=1, start=0, stop=S,
-                hard_out=np.zeros((S, n), np.uint8), post_out=np.zeros((0, n), dec.msg_dtype),
-                converged_out=np.zeros(S, np.bool_), iters_out=np.zeros(S, np.int32))
+    prm = MinSumParams(dec.max_iter, dec.alpha, dec.alpha_num, ALPHA_SHIFT, dec.adaptive, dec.beta, dec.msg_lim,
+                       dec.post_lim)
+    out = BpOut(np.zeros((S, n), np.uint8), np.zeros((0, n), dec.msg_dtype), np.zeros(S, np.bool_),
+                np.zeros(S, np.int32))
+    return dict(graph=dec.graph, prm=prm, out=out, var_ptr=var_ptr, var_chks=var_chks, llr0=dec.prior_llr,
+                syndromes=syndromes, **prm._asdict(), hist_k=1, start=0, stop=S, hard_out=out.hard,
+                post_out=out.post, converged_out=out.converged, iters_out=out.iters)
 
 
 def lanes_runner(fn, dec, syndromes: np.ndarray, lanes: int):
@@ -487,7 +492,7 @@ def optional_relay_lanes(prob, syndromes, repeats, nnz, relay_kw, micros):
     called like ``relay_decode_range`` (+ ``lanes``)."""
     from qdecode.decoders.bp import ALPHA_SHIFT
     from qdecode.decoders.relay_bp import GAMMA_FRAC_BITS, RelayBpDecoder
-    from qdecode.kernels.relay import MessageArith, RelayGraph, RelaySchedule
+    from qdecode.kernels.relay import MessageArith, RelayGraph, RelayOut, RelaySchedule
     from qdecode.kernels.relay_lanes import LANES as RELAY_LANES
     from qdecode.kernels.relay_lanes import relay_lanes_range
     from qdecode.kernels.relay_lanes_narrow import RELAY_NARROW_LANES, relay_lanes_i8_range
@@ -499,9 +504,10 @@ def optional_relay_lanes(prob, syndromes, repeats, nnz, relay_kw, micros):
                                    (relay_lanes_i8_range, 8, "int8", RELAY_NARROW_LANES)):
         d = RelayBpDecoder(prob, bits=bits, **relay_kw)
         lo, hi = d.gamma_interval
-        outs = dict(hard_out=np.zeros((S, n), np.uint8), converged_out=np.zeros(S, np.bool_),
-                    iters_out=np.zeros(S, np.int32), legs_out=np.zeros(S, np.int32),
-                    weight_out=np.zeros(S, np.float64))
+        out = RelayOut(np.zeros((S, n), np.uint8), np.zeros(S, np.bool_), np.zeros(S, np.int32),
+                       np.zeros(S, np.int32), np.zeros(S, np.float64))
+        outs = dict(out=out, hard_out=out.hard, converged_out=out.converged, iters_out=out.iterations,
+                    legs_out=out.legs, weight_out=out.weight)
         values = dict(
             graph=RelayGraph(d.var_ptr, d.var_chks, d.prior_llr, d.weight_llr),
             sched=RelaySchedule(d.gamma0, lo, hi, d.gammas, d.pre_iter, d.legs, d.leg_iter, d.stop_after),

@@ -32,32 +32,9 @@ code_shape = importlib.util.module_from_spec(_SPEC)
 sys.modules.setdefault("code_shape", code_shape)  # dataclasses look their module up there
 _SPEC.loader.exec_module(code_shape)
 
-_RANGE = ("a range kernel's signature, shared with its decoder's batch path (qdecode/decoders) and the "
-          "benchmarks: group its arguments together with those callers")
-_RTL = "the scalar BP kernel family; minsum_flooding is the RTL contract (qdecode/hw): group with its callers"
-_TODO = "kernel-internal helper not grouped yet (next step: a named tuple of its arrays)"
-
-#: (file, function) -> reason, for kernel functions over MAX_PARAMS positional parameters
-PARAMS_ALLOWED: dict[tuple[str, str], str] = {
-    ("qdecode/kernels/bp.py", "minsum_flooding"): _RTL,
-    ("qdecode/kernels/bp.py", "bp_decode"): _RTL,
-    ("qdecode/kernels/bp.py", "_bp_two_phase"): _RTL,
-    ("qdecode/kernels/bp.py", "bp_decode_range"): _RANGE,
-    ("qdecode/kernels/minsum_lanes.py", "_step"): _TODO,
-    ("qdecode/kernels/minsum_lanes.py", "minsum_lanes_range"): _RANGE,
-    ("qdecode/kernels/minsum_lanes_layered.py", "_layered_iteration"): _TODO,
-    ("qdecode/kernels/minsum_lanes_layered.py", "minsum_layered_lanes_range"): _RANGE,
-    ("qdecode/kernels/minsum_lanes_narrow.py", "minsum_lanes_i8_range"): _RANGE + " (drop-in for minsum_lanes_range)",
-    ("qdecode/kernels/minsum_lanes_narrow.py", "minsum_lanes_i16_range"): _RANGE + " (drop-in for minsum_lanes_range)",
-    ("qdecode/kernels/minsum_lanes_narrow.py", "minsum_lanes_f32_range"): _RANGE + " (drop-in for minsum_lanes_range)",
-    ("qdecode/kernels/osd.py", "osd_batch"): _RANGE,
-    ("qdecode/kernels/polar.py", "scl_decode_range"): _RANGE,
-    ("qdecode/kernels/relay_lanes.py", "_load_shot"): _TODO,
-    ("qdecode/kernels/relay_lanes.py", "relay_lanes_range"): _RANGE + " (relay_decode_range's)",
-    ("qdecode/kernels/relay_lanes_narrow.py", "relay_lanes_i8_range"): _RANGE + " (relay_decode_range's)",
-    ("qdecode/kernels/sem_osd.py", "sem_osd_solve"): _RANGE,
-    ("qdecode/kernels/sem_osd.py", "sem_osd_range"): _RANGE,
-}
+#: (file, function) -> reason, for kernel functions over MAX_PARAMS positional parameters (empty since 2026-12-05:
+#: the last 18, the BP family and the range kernels, take named tuples)
+PARAMS_ALLOWED: dict[tuple[str, str], str] = {}
 
 #: (file, function) -> reason, for functions over MAX_LINES lines without a 'long:' comment
 LONG_ALLOWED: dict[tuple[str, str], str] = {}

@@ -31,6 +31,7 @@ from qdecode.decoders.base import DecodeInfo, Decoder, DecoderInputError, check_
 from qdecode.decoders.confidence import ConfidentPrediction, posterior_gap_db
 from qdecode.decoders.params import DecoderEntry, Param, uses_params
 from qdecode.kernels.bp import bp_decode_range, tanner_graph_csr
+from qdecode.kernels.bp_args import BpOut, MinSumParams
 from qdecode.kernels.minsum_lanes import LANES
 from qdecode.kernels.minsum_lanes_layered import LAYERED_LANES, minsum_layered_lanes_range
 from qdecode.kernels.minsum_lanes_narrow import narrow_kernel, narrow_lanes
@@ -202,8 +203,15 @@ class BpDecoder(Decoder):
         return self.format.quantize(llr)
 
     # ----------------------------------------------------------------- decode
+    def kernel_params(self, max_iter: int | None = None) -> MinSumParams:
+        """The kernels' :class:`~qdecode.kernels.bp_args.MinSumParams` of this decoder (``max_iter`` overrides
+        the iteration limit)."""
+        return MinSumParams(self.max_iter if max_iter is None else int(max_iter), self.alpha, self.alpha_num,
+                            ALPHA_SHIFT, self.adaptive, self.beta, self.msg_lim, self.post_lim)
+
     def _run(self, llr0: np.ndarray, syndromes: np.ndarray, want_post: bool, history: int = 1):
-        """Decode ``syndromes`` (S, m); returns ``(hard (S, n) uint8, post, converged (S,), iterations (S,))``.
+        """Decode ``syndromes`` (S, m); returns the :class:`~qdecode.kernels.bp_args.BpOut` ``(hard (S, n) uint8,
+        post, converged (S,), iterations (S,))``.
 
         ``post`` (message dtype) is ``(S, n)`` when ``want_post``, else ``(0, n)``: the posterior of the last
         iteration; with ``history = k > 1``, for the shots that did not converge, the sum of the posteriors of
@@ -211,29 +219,18 @@ class BpDecoder(Decoder):
         """
         S = syndromes.shape[0]
         n = self.problem.num_errors
-        hard, post, conv, iters = bp_outputs(S, n, self.msg_dtype, want_post)
+        out = BpOut(*bp_outputs(S, n, self.msg_dtype, want_post))
+        prm = self.kernel_params()
         if self.narrow is not None and S >= 4 and llr0 is self.prior_llr:  # few shots: the scalar kernel
-            var_ptr, var_chks = self.graph[2], self.graph[4]
-            args = (var_ptr, var_chks, llr0, syndromes, self.max_iter, self.alpha, self.alpha_num, ALPHA_SHIFT,
-                    self.adaptive, self.beta, self.msg_lim, self.post_lim, hard, post, conv, iters, history,
-                    narrow_lanes(self.narrow))
+            args = (self.graph, llr0, syndromes, prm, out, history, narrow_lanes(self.narrow))
             run_ranges(self.narrow, args, S, self.threads)
-            return hard, post, conv, iters
-        if self.layered_lanes and S >= 4 and llr0 is self.prior_llr:
-            args = (self.graph[0], self.graph[1], llr0, syndromes, self.max_iter, self.alpha, self.alpha_num,
-                    ALPHA_SHIFT, self.adaptive, self.beta, self.msg_lim, self.post_lim, hard, post, conv, iters,
-                    history, LAYERED_LANES)
+        elif self.layered_lanes and S >= 4 and llr0 is self.prior_llr:
+            args = (self.graph, llr0, syndromes, prm, out, history, LAYERED_LANES)
             run_ranges(minsum_layered_lanes_range, args, S, self.threads)
-            return hard, post, conv, iters
-        args = (
-            *self.graph, llr0, syndromes,
-            self.method, self.layered, self.max_iter,
-            self.alpha, self.alpha_num, ALPHA_SHIFT, self.adaptive, self.beta,
-            self.msg_lim, self.post_lim,
-            hard, post, conv, iters, history, LANES,
-        )
-        run_ranges(bp_decode_range, args, S, self.threads)
-        return hard, post, conv, iters
+        else:
+            args = (self.graph, llr0, syndromes, self.method, self.layered, prm, out, history, LANES)
+            run_ranges(bp_decode_range, args, S, self.threads)
+        return out
 
     def _chunks(self, S: int):
         step = max(1, _CHUNK_ENTRIES // max(1, self.problem.num_errors))

@@ -48,6 +48,7 @@ from qdecode.kernels.relay import (
     MessageArith,
     RelayGapOut,
     RelayGraph,
+    RelayOut,
     RelaySchedule,
     relay_decode_range,
     relay_gap_range,
@@ -253,7 +254,7 @@ class RelayBpDecoder(Decoder):
         iters = np.zeros(S, dtype=np.int32)
         legs = np.zeros(S, dtype=np.int32)
         weight = np.zeros(S, dtype=np.float64)
-        args = (*self._kernel_args(), syndromes, hard, conv, iters, legs, weight)
+        args = (*self._kernel_args(), syndromes, RelayOut(hard, conv, iters, legs, weight))
         if S >= MIN_LANE_SHOTS:  # persistent lanes; a thread's range drains on compacted lanes
             if self.i8_lanes:
                 run_ranges(relay_lanes_i8_range, (*args, RELAY_NARROW_LANES), S, self.threads)

@@ -224,7 +224,7 @@ def iteration_posteriors(decoder: BpDecoder, syndromes: np.ndarray, iterations: 
     its = np.asarray(iterations, dtype=np.int64)
     n = dec.problem.num_errors
     llr0 = np.ascontiguousarray(dec.prior_llr[0])
-    work = make_work(dec.graph[0], dec.graph[2], llr0)
+    work = make_work(dec.graph, llr0)
     post = np.zeros(n, dtype=dec.msg_dtype)
     hard = np.zeros(n, dtype=np.uint8)
     no_history = np.zeros((0, n), dtype=dec.msg_dtype)
@@ -233,11 +233,8 @@ def iteration_posteriors(decoder: BpDecoder, syndromes: np.ndarray, iterations: 
         T = int(its[k])
         arr = np.zeros((T, n), dtype=np.int64)
         for t in range(1, T + 1):
-            ok, used = bp_decode(
-                *dec.graph, llr0, s[k], 0, dec.layered, t,
-                dec.alpha, dec.alpha_num, ALPHA_SHIFT, dec.adaptive, dec.beta, dec.msg_lim, dec.post_lim,
-                work, post, hard, no_history,
-            )
+            ok, used = bp_decode(dec.graph, llr0, s[k], 0, dec.layered, dec.kernel_params(t), work, post, hard,
+                                 no_history)
             arr[t - 1] = post
             if used != t:
                 raise RuntimeError(f"shot {k}: single-shot kernel stopped after {used} iterations, batch used {T}")

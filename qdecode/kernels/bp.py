@@ -43,6 +43,7 @@ import numba
 import numpy as np
 
 from qdecode.kernels.arith import clip
+from qdecode.kernels.bp_args import TannerGraph
 from qdecode.kernels.minsum import (
     alpha_at,
     check_magnitude,
@@ -59,8 +60,9 @@ from qdecode.kernels.minsum_lanes import minsum_lanes_range
 # ---------------------------------------------------------------------- graph
 
 
-def tanner_graph_csr(indptr, indices, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """``(chk_ptr, chk_var, var_ptr, var_edges, var_chks)`` of the CSR arrays of an ``(m, n)`` 0/1 ``H``.
+def tanner_graph_csr(indptr, indices, n: int) -> TannerGraph:
+    """The :class:`~qdecode.kernels.bp_args.TannerGraph` ``(chk_ptr, chk_var, var_ptr, var_edges, var_chks)`` of
+    the CSR arrays of an ``(m, n)`` 0/1 ``H``.
 
     The one Tanner-graph builder. ``indices`` must be sorted within each row and free of
     duplicates (a canonical CSR, as :class:`qdecode.problem.DecodingProblem` holds). Edges are
@@ -80,10 +82,10 @@ def tanner_graph_csr(indptr, indices, n: int) -> tuple[np.ndarray, np.ndarray, n
     np.cumsum(np.bincount(chk_var, minlength=n), out=var_ptr[1:])
     var_edges = order.astype(np.uint32)
     edge_chk = np.repeat(np.arange(m, dtype=np.uint32), np.diff(chk_ptr))
-    return chk_ptr, chk_var, var_ptr, var_edges, edge_chk[var_edges]
+    return TannerGraph(chk_ptr, chk_var, var_ptr, var_edges, edge_chk[var_edges])
 
 
-def tanner_graph(H) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def tanner_graph(H) -> TannerGraph:
     """:func:`tanner_graph_csr` of a canonical scipy CSR ``H`` (``DecodingProblem.H``), read
     through its ``indptr`` / ``indices`` / ``shape`` (no scipy import here).
 
@@ -215,16 +217,54 @@ def posterior_history(ring, converged, max_iter, post, out):
         out[j] = acc
 
 
+# ------------------------------------------------------------------ scratch
+
+
+class BpWork(NamedTuple):
+    """Scratch of :func:`bp_decode` (``nnz`` edges, ``m`` checks, ``dt`` the message dtype; ``maxdeg`` /
+    ``maxvdeg`` the largest check / variable degree)."""
+
+    v2c: np.ndarray  # (nnz,) dt: variable-to-check messages (two-phase kernels)
+    c2v: np.ndarray  # (nnz,) dt: check-to-variable messages
+    scratch: np.ndarray  # (2 maxdeg,) float64: product-sum prefix products + tanh values
+    parity: np.ndarray  # (m,) uint8: parity of H hard + s
+    sgn: np.ndarray  # (nnz,) uint8: sign of each v2c (compressed kernel)
+    min1: np.ndarray  # (2, m) dt: check state, least incoming magnitude
+    min2: np.ndarray  # (2, m) dt: second least
+    arg: np.ndarray  # (2, m) int64: the edge holding the least one
+    par: np.ndarray  # (2, m) uint8: sign parity
+    out1: np.ndarray  # (m,) dt: scaled min1
+    out2: np.ndarray  # (m,) dt: scaled min2
+    cbuf: np.ndarray  # (maxvdeg,) dt: c2v of one variable
+
+
+@numba.njit(cache=True, nogil=True)
+def make_work(graph, dtype_example):
+    """Scratch buffers for :func:`bp_decode` on ``graph`` (:class:`~qdecode.kernels.bp_args.TannerGraph`) in the
+    dtype of the array ``dtype_example`` (allocate once per thread, reuse across shots): a :class:`BpWork`."""
+    chk_ptr, var_ptr = graph.chk_ptr, graph.var_ptr
+    m = chk_ptr.shape[0] - 1
+    n = var_ptr.shape[0] - 1
+    nnz = chk_ptr[m]
+    maxdeg = 1
+    for i in range(m):
+        maxdeg = max(maxdeg, chk_ptr[i + 1] - chk_ptr[i])
+    maxvdeg = 1
+    for j in range(n):
+        maxvdeg = max(maxvdeg, var_ptr[j + 1] - var_ptr[j])
+    dt = dtype_example.dtype
+    return BpWork(np.empty(nnz, dtype=dt), np.empty(nnz, dtype=dt), np.empty(2 * maxdeg, dtype=np.float64),
+                  np.empty(m, dtype=np.uint8), np.empty(nnz, dtype=np.uint8), np.empty((2, m), dtype=dt),
+                  np.empty((2, m), dtype=dt), np.empty((2, m), dtype=np.int64), np.empty((2, m), dtype=np.uint8),
+                  np.empty(m, dtype=dt), np.empty(m, dtype=dt), np.empty(maxvdeg, dtype=dt))
+
+
 # ------------------------------------------- flooding min-sum, compressed state
 
 
 @numba.njit(cache=True, nogil=True)
-def minsum_flooding(
-    var_ptr, var_chks, llr0, syndrome, max_iter,
-    alpha, alpha_num, alpha_shift, adaptive, beta, msg_lim, post_lim,
-    sgn, min1, min2, arg, par, out1, out2, cbuf, parity, post, hard, ring,
-):
-    """Flooding min-sum, variable-centric with compressed check state.
+def minsum_flooding(graph, llr0, syndrome, prm, work, post, hard, ring):
+    """Flooding min-sum, variable-centric with compressed check state: the RTL contract (:mod:`qdecode.hw.rtl`).
 
     A min-sum check message is fully described per check by the two smallest incoming
     magnitudes, the variable holding the smallest, and the parity of the incoming signs
@@ -236,8 +276,23 @@ def minsum_flooding(
     ascending variable order, posterior sums in ascending check order), without
     scattered message reads. State arrays have a leading axis of 2 (current, next).
 
-    Returns ``(converged, iterations)``; see :func:`bp_decode` for the other arguments.
+    Args:
+        graph: :class:`~qdecode.kernels.bp_args.TannerGraph` (reads ``var_ptr``, ``var_chks``).
+        llr0: ``(n,)`` channel / prior LLRs ``lambda_j``, message dtype.
+        syndrome: ``(m,)`` uint8.
+        prm: :class:`~qdecode.kernels.bp_args.MinSumParams` (scaling, offset, limits in the message dtype).
+        work: :class:`BpWork` (:func:`make_work`); the compressed kernel uses ``sgn``, ``min1``, ``min2``,
+            ``arg``, ``par``, ``out1``, ``out2``, ``cbuf`` and ``parity``.
+        post: ``(n,)`` output posterior LLRs ``M_j``; hard: ``(n,)`` uint8 output decisions ``M_j <= 0``.
+        ring: ``(k, n)`` posteriors of the last ``k`` iterations before ``max_iter`` (:func:`record_posteriors`),
+            or ``(0, n)`` to keep none.
+
+    Returns ``(converged, iterations)``.
     """
+    var_ptr, var_chks = graph.var_ptr, graph.var_chks
+    max_iter, alpha, alpha_num, alpha_shift, adaptive, beta, msg_lim, post_lim = prm
+    sgn, min1, min2, arg, par = work.sgn, work.min1, work.min2, work.arg, work.par
+    out1, out2, cbuf, parity = work.out1, work.out2, work.cbuf, work.parity
     n = llr0.shape[0]
     m = syndrome.shape[0]
     cur = 0
@@ -298,14 +353,7 @@ def minsum_flooding(
 
 
 @numba.njit(cache=True, nogil=True)
-def bp_decode(
-    chk_ptr, chk_var, var_ptr, var_edges, var_chks,
-    llr0, syndrome,
-    method, layered, max_iter,
-    alpha, alpha_num, alpha_shift, adaptive, beta,
-    msg_lim, post_lim,
-    work, post, hard, ring,
-):
+def bp_decode(graph, llr0, syndrome, method, layered, prm, work, post, hard, ring):
     """Decode one shot. Returns ``(converged, iterations)``.
 
     Flooding min-sum runs the variable-centric compressed kernel
@@ -313,89 +361,37 @@ def bp_decode(
     two-phase kernel over explicit edge messages (:func:`_bp_two_phase`).
 
     Args:
-        chk_ptr, chk_var, var_ptr, var_edges, var_chks: the Tanner graph (:func:`tanner_graph`).
+        graph: :class:`~qdecode.kernels.bp_args.TannerGraph` (:func:`tanner_graph`).
         llr0: ``(n,)`` channel / prior LLRs, same dtype as the messages.
         syndrome: ``(m,)`` uint8.
         method: 0 = min-sum, 1 = product-sum (float messages only).
         layered: check-serial schedule instead of flooding.
-        max_iter: iteration limit (>= 1).
-        alpha: float scaling (float messages); ``alpha_num >> alpha_shift`` is used on integers.
-        adaptive: use ``alpha(t) = 1 - 2^-t`` instead of ``alpha``.
-        beta: offset subtracted from min-sum magnitudes (message dtype).
-        msg_lim, post_lim: saturation limits of messages and posteriors (message dtype).
+        prm: :class:`~qdecode.kernels.bp_args.MinSumParams`: ``max_iter`` (>= 1); ``alpha`` float scaling (float
+            messages), ``alpha_num >> alpha_shift`` on integers; ``adaptive``: ``alpha(t) = 1 - 2^-t`` instead;
+            ``beta`` the offset subtracted from min-sum magnitudes; ``msg_lim``, ``post_lim`` the saturation
+            limits of messages and posteriors (message dtype).
         work: scratch buffers from :func:`make_work`.
         post: ``(n,)`` output posterior LLRs; hard: ``(n,)`` uint8 output decisions.
         ring: ``(k, n)`` posteriors of the last ``k`` iterations before ``max_iter`` (row ``(t - 1) % k``;
             :func:`record_posteriors`), or ``(0, n)`` to keep none.
     """
-    v2c, c2v, scratch, parity = work.v2c, work.c2v, work.scratch, work.parity
-    sgn, min1, min2, arg = work.sgn, work.min1, work.min2, work.arg
-    par, out1, out2, cbuf = work.par, work.out1, work.out2, work.cbuf
     if method == 0 and not layered:
-        return minsum_flooding(
-            var_ptr, var_chks, llr0, syndrome, max_iter, alpha, alpha_num, alpha_shift, adaptive, beta,
-            msg_lim, post_lim, sgn, min1, min2, arg, par, out1, out2, cbuf, parity, post, hard, ring,
-        )
-    return _bp_two_phase(
-        chk_ptr, chk_var, var_ptr, var_edges, var_chks, llr0, syndrome, method, layered, max_iter,
-        alpha, alpha_num, alpha_shift, adaptive, beta, msg_lim, post_lim, v2c, c2v, scratch, parity, post, hard,
-        ring,
-    )
-
-
-class BpWork(NamedTuple):
-    """Scratch of :func:`bp_decode` (``nnz`` edges, ``m`` checks, ``dt`` the message dtype; ``maxdeg`` /
-    ``maxvdeg`` the largest check / variable degree)."""
-
-    v2c: np.ndarray  # (nnz,) dt: variable-to-check messages (two-phase kernels)
-    c2v: np.ndarray  # (nnz,) dt: check-to-variable messages
-    scratch: np.ndarray  # (2 maxdeg,) float64: product-sum prefix products + tanh values
-    parity: np.ndarray  # (m,) uint8: parity of H hard + s
-    sgn: np.ndarray  # (nnz,) uint8: sign of each v2c (compressed kernel)
-    min1: np.ndarray  # (2, m) dt: check state, least incoming magnitude
-    min2: np.ndarray  # (2, m) dt: second least
-    arg: np.ndarray  # (2, m) int64: the edge holding the least one
-    par: np.ndarray  # (2, m) uint8: sign parity
-    out1: np.ndarray  # (m,) dt: scaled min1
-    out2: np.ndarray  # (m,) dt: scaled min2
-    cbuf: np.ndarray  # (maxvdeg,) dt: c2v of one variable
+        return minsum_flooding(graph, llr0, syndrome, prm, work, post, hard, ring)
+    return _bp_two_phase(graph, llr0, syndrome, method, layered, prm, work, post, hard, ring)
 
 
 @numba.njit(cache=True, nogil=True)
-def make_work(chk_ptr, var_ptr, dtype_example):
-    """Scratch buffers for :func:`bp_decode` (allocate once per thread, reuse across shots): a :class:`BpWork`."""
-    m = chk_ptr.shape[0] - 1
-    n = var_ptr.shape[0] - 1
-    nnz = chk_ptr[m]
-    maxdeg = 1
-    for i in range(m):
-        maxdeg = max(maxdeg, chk_ptr[i + 1] - chk_ptr[i])
-    maxvdeg = 1
-    for j in range(n):
-        maxvdeg = max(maxvdeg, var_ptr[j + 1] - var_ptr[j])
-    dt = dtype_example.dtype
-    return BpWork(np.empty(nnz, dtype=dt), np.empty(nnz, dtype=dt), np.empty(2 * maxdeg, dtype=np.float64),
-                  np.empty(m, dtype=np.uint8), np.empty(nnz, dtype=np.uint8), np.empty((2, m), dtype=dt),
-                  np.empty((2, m), dtype=dt), np.empty((2, m), dtype=np.int64), np.empty((2, m), dtype=np.uint8),
-                  np.empty(m, dtype=dt), np.empty(m, dtype=dt), np.empty(maxvdeg, dtype=dt))
-
-
-@numba.njit(cache=True, nogil=True)
-def _bp_two_phase(
-    chk_ptr, chk_var, var_ptr, var_edges, var_chks,
-    llr0, syndrome,
-    method, layered, max_iter,
-    alpha, alpha_num, alpha_shift, adaptive, beta,
-    msg_lim, post_lim,
-    v2c, c2v, scratch, parity, post, hard, ring,
-):
+def _bp_two_phase(graph, llr0, syndrome, method, layered, prm, work, post, hard, ring):
     """Two-phase BP over explicit edge messages (product-sum, layered). Returns ``(converged, iterations)``.
 
-    Arguments as :func:`bp_decode`, with the scratch buffers unpacked: ``v2c, c2v``
-    ``(nnz,)`` messages, ``scratch`` ``(max check degree,)`` float64, ``parity`` ``(m,)`` uint8.
+    Arguments as :func:`bp_decode`; of ``work`` it uses ``v2c, c2v`` ``(nnz,)`` messages, ``scratch``
+    ``(2 max check degree,)`` float64 and ``parity`` ``(m,)`` uint8.
     The syndrome of the current hard decision is tracked incrementally: a variable
     whose decision flips toggles its checks, so convergence is a counter test.
     """
+    chk_ptr, chk_var, var_ptr, var_edges, var_chks = graph
+    max_iter, alpha, alpha_num, alpha_shift, adaptive, beta, msg_lim, post_lim = prm
+    v2c, c2v, scratch, parity = work.v2c, work.c2v, work.scratch, work.parity
     n = llr0.shape[0]
     m = chk_ptr.shape[0] - 1
     for i in range(m):
@@ -452,15 +448,7 @@ def _bp_two_phase(
 
 
 @numba.njit(cache=True, nogil=True)
-def bp_decode_range(
-    chk_ptr, chk_var, var_ptr, var_edges, var_chks,
-    llr0, syndromes,
-    method, layered, max_iter,
-    alpha, alpha_num, alpha_shift, adaptive, beta,
-    msg_lim, post_lim,
-    hard_out, post_out, converged_out, iters_out, hist_k,
-    lanes, start, stop,
-):
+def bp_decode_range(graph, llr0, syndromes, method, layered, prm, out, hist_k, lanes, start, stop):
     """Decode shots ``start:stop`` (releases the GIL: run ranges on several threads).
 
     Flooding min-sum runs on the lane kernel
@@ -469,38 +457,33 @@ def bp_decode_range(
     shot by shot with one set of scratch buffers.
 
     Args:
+        graph: :class:`~qdecode.kernels.bp_args.TannerGraph`.
         llr0: ``(1, n)`` shared priors or ``(S, n)`` per-shot channel LLRs.
         syndromes: ``(S, m)`` uint8.
-        hard_out: ``(S, n)`` uint8 output.
-        post_out: ``(S, n)`` posterior output, or ``(0, n)`` to skip storing posteriors.
-        converged_out: ``(S,)`` bool; iters_out: ``(S,)`` int32.
-        hist_k: for shots that do not converge, ``post_out`` receives the sum of the posteriors of the
+        method, layered, prm: as :func:`bp_decode`.
+        out: :class:`~qdecode.kernels.bp_args.BpOut`: ``hard`` ``(S, n)`` uint8; ``post`` ``(S, n)``, or
+            ``(0, n)`` to skip storing posteriors; ``converged`` ``(S,)`` bool; ``iters`` ``(S,)`` int32.
+        hist_k: for shots that do not converge, ``out.post`` receives the sum of the posteriors of the
             last ``hist_k`` iterations (:func:`posterior_history`; the ordering key of OSD); converged
             shots, and ``hist_k = 1``, the last posterior.
         lanes: lane count of the lane kernel (:data:`qdecode.kernels.minsum_lanes.LANES`);
             an argument, not a global, because numba freezes globals into cached code.
-        Other arguments as :func:`bp_decode`.
+        start, stop: the shots (rows of ``syndromes`` and of the outputs) to decode.
     """
     if method == 0 and not layered and stop - start >= 4:  # few shots: the scalar kernel is quicker
-        minsum_lanes_range(
-            var_ptr, var_chks, llr0, syndromes, max_iter, alpha, alpha_num, alpha_shift, adaptive, beta,
-            msg_lim, post_lim, hard_out, post_out, converged_out, iters_out, hist_k,
-            min(lanes, stop - start), start, stop,  # never more lanes than shots
-        )
-        return
+        minsum_lanes_range(graph, llr0, syndromes, prm, out, hist_k, min(lanes, stop - start), start, stop)
+        return  # (never more lanes than shots)
+    hard_out, post_out, converged_out, iters_out = out
+    max_iter = prm.max_iter
     n = llr0.shape[1]
     per_shot = llr0.shape[0] > 1
     keep_post = post_out.shape[0] > 0
-    work = make_work(chk_ptr, var_ptr, llr0[0])
+    work = make_work(graph, llr0[0])
     post = np.empty(n, dtype=llr0.dtype)
     ring = np.zeros((hist_k if keep_post and hist_k > 1 else 0, n), dtype=llr0.dtype)
     for s in range(start, stop):
         row = s if per_shot else 0
-        ok, it = bp_decode(
-            chk_ptr, chk_var, var_ptr, var_edges, var_chks, llr0[row], syndromes[s],
-            method, layered, max_iter, alpha, alpha_num, alpha_shift, adaptive, beta,
-            msg_lim, post_lim, work, post, hard_out[s], ring,
-        )
+        ok, it = bp_decode(graph, llr0[row], syndromes[s], method, layered, prm, work, post, hard_out[s], ring)
         converged_out[s] = ok
         iters_out[s] = it
         if ring.shape[0] > 0:

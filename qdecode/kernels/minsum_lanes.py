@@ -152,14 +152,20 @@ def _load(w, s, var_ptr, var_chks, llr0, syndromes, per_shot, cur, msg_lim, tmpl
 
 
 @numba.njit(cache=True, nogil=True)
-def _step(var_ptr, var_chks, llr0, syndromes, per_shot, keep_post, cur, lane_it, shot, max_iter,
-          alpha, alpha_num, alpha_shift, adaptive, beta, msg_lim, post_lim, st, sc):
+def _step(graph, llr0, syndromes, per_shot, keep_post, cur, q, prm, st, sc):
     """Advance every lane one flooding iteration, from check state ``cur`` to ``1 - cur``.
 
     Per variable, in ascending order: its check messages from the current state
     (:func:`~qdecode.kernels.minsum.signed` outgoing magnitudes), the posterior, then its new
     messages folded into the next state; the parity of ``H hard + s`` follows the flips.
+    ``graph``: :class:`~qdecode.kernels.bp_args.TannerGraph`; ``q``: the :class:`LaneQueue` (each lane's shot
+    and iterations so far); ``prm``: :class:`~qdecode.kernels.bp_args.MinSumParams`; ``st`` / ``sc``: the
+    :class:`LaneState` / :class:`LaneScratch`; the others as :func:`minsum_lanes_range`'s.
     """
+    # every group unpacked to locals first: the loops below read plain arrays and scalars
+    var_ptr, var_chks = graph.var_ptr, graph.var_chks
+    lane_it, shot = q.it, q.shot
+    max_iter, alpha, alpha_num, alpha_shift, adaptive, beta, msg_lim, post_lim = prm
     n = var_ptr.shape[0] - 1
     m = syndromes.shape[1]
     W = st.unsat.shape[0]  # a runtime trip count: LLVM's loop vectoriser handles these lane loops
@@ -249,10 +255,11 @@ def _history_out(ring, w, max_iter, out):
 
 
 @numba.njit(cache=True, nogil=True)
-def write_lane_result(w, s, done, iterations, hard, post, ring, keep_post, converged_out, iters_out, hard_out,
-                      post_out):
-    """Write lane ``w``'s finished shot ``s``: flag, iterations, decisions ``hard`` (n, W) and, when kept,
-    the posteriors ``post`` (n, W), or the history key from ``ring`` for a shot that did not converge."""
+def write_lane_result(w, s, done, iterations, hard, post, ring, keep_post, out):
+    """Write lane ``w``'s finished shot ``s`` into row ``s`` of ``out`` (:class:`~qdecode.kernels.bp_args.BpOut`):
+    flag, iterations, decisions ``hard`` (n, W) and, when kept, the posteriors ``post`` (n, W), or the
+    history key from ``ring`` for a shot that did not converge."""
+    hard_out, post_out, converged_out, iters_out = out
     converged_out[s] = done
     iters_out[s] = iterations
     for j in range(hard.shape[0]):
@@ -297,9 +304,9 @@ def next_shot(w, q):
 
 
 @numba.njit(cache=True, nogil=True)
-def retire_lane(w, unsat_w, max_iter, q, hard, post, ring, keep_post, converged_out, iters_out, hard_out, post_out):
+def retire_lane(w, unsat_w, max_iter, q, hard, post, ring, keep_post, out):
     """After one iteration of every lane: count it for lane ``w``; when its shot converged (``unsat_w == 0``
-    unsatisfied checks) or ran ``max_iter`` iterations, write its result (:func:`write_lane_result`) and
+    unsatisfied checks) or ran ``max_iter`` iterations, write its result into ``out`` (:func:`write_lane_result`) and
     return the next shot to load into the lane (:func:`next_shot`); else (or for an idle lane) -1."""
     if q.shot[w] < 0:
         return -1
@@ -307,37 +314,37 @@ def retire_lane(w, unsat_w, max_iter, q, hard, post, ring, keep_post, converged_
     done = unsat_w == 0
     if not done and q.it[w] < max_iter:
         return -1
-    write_lane_result(w, q.shot[w], done, q.it[w], hard, post, ring, keep_post, converged_out, iters_out, hard_out,
-                      post_out)
+    write_lane_result(w, q.shot[w], done, q.it[w], hard, post, ring, keep_post, out)
     return next_shot(w, q)
 
 
 @numba.njit(cache=True, nogil=True)
-def minsum_lanes_range(
-    var_ptr, var_chks, llr0, syndromes, max_iter,
-    alpha, alpha_num, alpha_shift, adaptive, beta, msg_lim, post_lim,
-    hard_out, post_out, converged_out, iters_out, hist_k, lanes, start, stop,
-):
+def minsum_lanes_range(graph, llr0, syndromes, prm, out, hist_k, lanes, start, stop):
     """Flooding min-sum of shots ``start:stop`` on ``lanes`` persistent lanes.
 
     Args:
-        var_ptr, var_chks: the variable side of the Tanner graph (:func:`~qdecode.kernels.bp.tanner_graph`).
+        graph: :class:`~qdecode.kernels.bp_args.TannerGraph` (:func:`~qdecode.kernels.bp.tanner_graph`); the
+            variable side ``var_ptr``, ``var_chks`` is read.
         llr0: ``(1, n)`` shared priors or ``(S, n)`` per-shot channel LLRs (message dtype).
         syndromes: ``(S, m)`` uint8.
-        hard_out: ``(S, n)`` uint8; post_out: ``(S, n)`` or ``(0, n)``; converged_out ``(S,)`` bool;
-            iters_out ``(S,)`` int32.
-        hist_k: for shots that do not converge, ``post_out`` receives the sum of the posteriors of the
+        prm: :class:`~qdecode.kernels.bp_args.MinSumParams` (as :func:`qdecode.kernels.bp.bp_decode`'s).
+        out: :class:`~qdecode.kernels.bp_args.BpOut`: ``hard`` ``(S, n)`` uint8; ``post`` ``(S, n)`` or ``(0, n)``;
+            ``converged`` ``(S,)`` bool; ``iters`` ``(S,)`` int32; rows ``start:stop`` are written.
+        hist_k: for shots that do not converge, ``out.post`` receives the sum of the posteriors of the
             last ``hist_k`` iterations, oldest first (:func:`~qdecode.kernels.bp.posterior_history`);
             converged shots, and ``hist_k = 1``, the last posterior.
-        Other arguments as :func:`qdecode.kernels.bp.bp_decode`.
+        lanes: the lane count ``W`` (:data:`LANES`).
+        start, stop: the shots to decode.
     """
+    var_ptr, var_chks = graph.var_ptr, graph.var_chks
+    max_iter, msg_lim = prm.max_iter, prm.msg_lim
     n = var_ptr.shape[0] - 1
     m = syndromes.shape[1]
     nnz = var_chks.shape[0]
     W = lanes
     dt = llr0.dtype
     per_shot = llr0.shape[0] > 1
-    keep_post = post_out.shape[0] > 0
+    keep_post = out.post.shape[0] > 0
     maxvdeg = 1
     for j in range(n):
         maxvdeg = max(maxvdeg, var_ptr[j + 1] - var_ptr[j])
@@ -357,11 +364,9 @@ def minsum_lanes_range(
         if s >= 0:
             _load(w, s, var_ptr, var_chks, llr0, syndromes, per_shot, cur, msg_lim, tmpl, st)
     while q.pending[2] > 0:
-        _step(var_ptr, var_chks, llr0, syndromes, per_shot, keep_post, cur, q.it, q.shot, max_iter,
-              alpha, alpha_num, alpha_shift, adaptive, beta, msg_lim, post_lim, st, sc)
+        _step(graph, llr0, syndromes, per_shot, keep_post, cur, q, prm, st, sc)
         cur = 1 - cur
         for w in range(W):  # retire finished lanes, load pending shots into them
-            s = retire_lane(w, st.unsat[w], max_iter, q, st.hard, st.post, sc.ring, keep_post,
-                            converged_out, iters_out, hard_out, post_out)
+            s = retire_lane(w, st.unsat[w], max_iter, q, st.hard, st.post, sc.ring, keep_post, out)
             if s >= 0:
                 _load(w, s, var_ptr, var_chks, llr0, syndromes, per_shot, cur, msg_lim, tmpl, st)

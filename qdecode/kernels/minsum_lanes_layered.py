@@ -18,6 +18,8 @@ history (``hist_k``) included.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numba
 import numpy as np
 
@@ -27,6 +29,22 @@ from qdecode.kernels.minsum_lanes import make_lane_queue, next_shot, retire_lane
 
 #: lane count of the layered kernel
 LAYERED_LANES = 32
+
+
+class LayeredScratch(NamedTuple):
+    """Buffers of one check-serial pass on ``W`` lanes (message dtype ``dt``): the check being updated and the
+    lanes' scaling of this iteration."""
+
+    v2c: np.ndarray  # (max check degree, W) dt: the check's refreshed incoming messages
+    min1: np.ndarray  # (W,) dt: the check's least incoming magnitude
+    min2: np.ndarray  # (W,) dt: ... second least
+    arg: np.ndarray  # (W,) int64: the edge holding the least one (-1: none)
+    par: np.ndarray  # (W,) uint8: incoming sign parity with the syndrome bit (also the unsatisfied-check count's)
+    o1: np.ndarray  # (W,) dt: scaled outgoing magnitude to all but the arg edge
+    o2: np.ndarray  # (W,) dt: ... and to the arg edge
+    a_f: np.ndarray  # (W,) float64: the lane's scaling alpha(t) (float messages)
+    num: np.ndarray  # (W,) int64: ... its fixed-point numerator
+    shf: np.ndarray  # (W,) int64: ... and shift
 
 
 @numba.njit(cache=True, nogil=True)
@@ -42,9 +60,16 @@ def _load_lane(w, s, llr0, syndromes, per_shot, post, c2v, syn):
 
 
 @numba.njit(cache=True, nogil=True)
-def _layered_iteration(W, chk_ptr, chk_var, syn, post, c2v, v2c, a_f, num, shf, beta, msg_lim, post_lim,
-                       min1, min2, arg, par, o1, o2):
-    """One check-serial pass over all checks on every lane (in place on ``post`` and ``c2v``)."""
+def _layered_iteration(graph, prm, syn, post, c2v, sc):
+    """One check-serial pass over all checks on every lane (in place on ``post`` ``(n, W)`` and ``c2v``
+    ``(nnz, W)``; ``syn`` ``(m, W)`` uint8 the lanes' syndromes, ``graph`` a
+    :class:`~qdecode.kernels.bp_args.TannerGraph`, ``prm`` a :class:`~qdecode.kernels.bp_args.MinSumParams`,
+    ``sc`` a :class:`LayeredScratch` with the lanes' scaling set)."""
+    chk_ptr, chk_var = graph.chk_ptr, graph.chk_var
+    beta, msg_lim, post_lim = prm.beta, prm.msg_lim, prm.post_lim
+    v2c, min1, min2, arg, par, o1, o2 = sc.v2c, sc.min1, sc.min2, sc.arg, sc.par, sc.o1, sc.o2
+    a_f, num, shf = sc.a_f, sc.num, sc.shf
+    W = min1.shape[0]  # a runtime trip count: LLVM's loop vectoriser handles the lane loops
     m = chk_ptr.shape[0] - 1
     for i in range(m):
         lo = chk_ptr[i]
@@ -74,48 +99,44 @@ def _layered_iteration(W, chk_ptr, chk_var, syn, post, c2v, v2c, a_f, num, shf, 
 
 
 @numba.njit(cache=True, nogil=True)
-def minsum_layered_lanes_range(
-    chk_ptr, chk_var, llr0, syndromes, max_iter,
-    alpha, alpha_num, alpha_shift, adaptive, beta, msg_lim, post_lim,
-    hard_out, post_out, converged_out, iters_out, hist_k, lanes, start, stop,
-):
+def minsum_layered_lanes_range(graph, llr0, syndromes, prm, out, hist_k, lanes, start, stop):
     """Layered min-sum of shots ``start:stop`` on ``lanes`` persistent lanes.
 
     Args:
-        chk_ptr, chk_var: the check side of the Tanner graph (:func:`~qdecode.kernels.bp.tanner_graph_csr`).
+        graph: :class:`~qdecode.kernels.bp_args.TannerGraph` (:func:`~qdecode.kernels.bp.tanner_graph_csr`); the
+            check side ``chk_ptr``, ``chk_var`` is read.
         llr0: ``(1, n)`` shared priors or ``(S, n)`` per-shot priors (message dtype).
         syndromes: ``(S, m)`` uint8.
-        hard_out: ``(S, n)`` uint8; post_out: ``(S, n)`` or ``(0, n)``; converged_out ``(S,)`` bool;
-            iters_out ``(S,)`` int32.
-        hist_k: for shots that do not converge, ``post_out`` receives the sum of the posteriors of the
+        prm: :class:`~qdecode.kernels.bp_args.MinSumParams` (as :func:`qdecode.kernels.bp.bp_decode`'s).
+        out: :class:`~qdecode.kernels.bp_args.BpOut`: ``hard`` ``(S, n)`` uint8; ``post`` ``(S, n)`` or ``(0, n)``;
+            ``converged`` ``(S,)`` bool; ``iters`` ``(S,)`` int32; rows ``start:stop`` are written.
+        hist_k: for shots that do not converge, ``out.post`` receives the sum of the posteriors of the
             last ``hist_k`` iterations (``hist_k > 1``), as the scalar kernel's.
-        Other arguments as :func:`qdecode.kernels.bp.bp_decode`.
+        lanes, start, stop: the lane count ``W`` (:data:`LAYERED_LANES`) and the shots to decode.
     """
+    chk_ptr, chk_var = graph.chk_ptr, graph.chk_var
+    max_iter, alpha, alpha_num = prm.max_iter, prm.alpha, prm.alpha_num
+    alpha_shift, adaptive = prm.alpha_shift, prm.adaptive
     n = llr0.shape[1]
     m = chk_ptr.shape[0] - 1
     nnz = chk_var.shape[0]
     W = lanes
     dt = llr0.dtype
     per_shot = llr0.shape[0] > 1
-    keep_post = post_out.shape[0] > 0
+    keep_post = out.post.shape[0] > 0
     maxdeg = 1
     for i in range(m):
         maxdeg = max(maxdeg, chk_ptr[i + 1] - chk_ptr[i])
     post = np.zeros((n, W), dtype=dt)
     c2v = np.zeros((nnz, W), dtype=dt)
-    v2c = np.zeros((maxdeg, W), dtype=dt)
     hard = np.zeros((n, W), dtype=np.uint8)
     syn = np.zeros((m, W), dtype=np.uint8)
     ring = np.zeros((hist_k if keep_post and hist_k > 1 else 0, n, W), dtype=dt)
-    min1 = np.zeros(W, dtype=dt)
-    min2 = np.zeros(W, dtype=dt)
-    o1 = np.zeros(W, dtype=dt)
-    o2 = np.zeros(W, dtype=dt)
-    arg = np.zeros(W, dtype=np.int64)
-    par = np.zeros(W, dtype=np.uint8)
-    a_f = np.zeros(W, dtype=np.float64)
-    num = np.zeros(W, dtype=np.int64)
-    shf = np.zeros(W, dtype=np.int64)
+    sc = LayeredScratch(np.zeros((maxdeg, W), dtype=dt), np.zeros(W, dtype=dt), np.zeros(W, dtype=dt),
+                        np.zeros(W, dtype=np.int64), np.zeros(W, dtype=np.uint8), np.zeros(W, dtype=dt),
+                        np.zeros(W, dtype=dt), np.zeros(W, dtype=np.float64), np.zeros(W, dtype=np.int64),
+                        np.zeros(W, dtype=np.int64))
+    par, a_f, num, shf = sc.par, sc.a_f, sc.num, sc.shf
     unsat = np.zeros(W, dtype=np.int64)
     q = make_lane_queue(W, start, stop)
     for w in range(W):
@@ -125,8 +146,7 @@ def minsum_layered_lanes_range(
     while q.pending[2] > 0:
         for w in range(W):
             a_f[w], num[w], shf[w] = alpha_at(q.it[w] + 1, alpha, alpha_num, alpha_shift, adaptive)
-        _layered_iteration(W, chk_ptr, chk_var, syn, post, c2v, v2c, a_f, num, shf, beta, msg_lim, post_lim,
-                           min1, min2, arg, par, o1, o2)
+        _layered_iteration(graph, prm, syn, post, c2v, sc)
         for j in range(n):
             for w in range(W):
                 hard[j, w] = negative(post[j, w])
@@ -147,7 +167,6 @@ def minsum_layered_lanes_range(
                 for j in range(n):
                     ring[row, j, w] = post[j, w]
         for w in range(W):  # retire finished lanes, load pending shots into them
-            s = retire_lane(w, unsat[w], max_iter, q, hard, post, ring, keep_post,
-                            converged_out, iters_out, hard_out, post_out)
+            s = retire_lane(w, unsat[w], max_iter, q, hard, post, ring, keep_post, out)
             if s >= 0:
                 _load_lane(w, s, llr0, syndromes, per_shot, post, c2v, syn)

@@ -36,7 +36,7 @@ Same arithmetic as the reference, reorganised for SIMD code:
 - Lane counts 32, 64 and 128 run a sweep compiled for that constant lane count (the loops
   over lanes are unrolled and SLP-vectorised); other counts run a runtime-width sweep.
 
-``hist_k`` (posterior history, as the reference's: for shots that do not converge, ``post_out``
+``hist_k`` (posterior history, as the reference's: for shots that do not converge, ``out.post``
 receives the sum of the last ``hist_k`` posteriors when ``hist_k > 1``; converged shots the last
 posterior) keeps a ring of ``hist_k`` posterior rows per lane.
 
@@ -231,29 +231,6 @@ class NarrowLoad(NamedTuple):
     zs: object  # zero of the sum dtype
 
 
-class NarrowOutputs(NamedTuple):
-    """Per-shot outputs of a range kernel (``S`` shots)."""
-
-    hard: np.ndarray  # (S, n) uint8
-    post: np.ndarray  # (S, n) or (0, n)
-    converged: np.ndarray  # (S,) bool
-    iters: np.ndarray  # (S,) int
-
-
-class NarrowConfig(NamedTuple):
-    """The scalar arguments of a range kernel (:func:`qdecode.kernels.minsum_lanes.minsum_lanes_range`'s)."""
-
-    max_iter: int
-    alpha: float
-    alpha_num: int
-    alpha_shift: int
-    adaptive: bool
-    beta: object  # in the message dtype
-    msg_lim: object
-    post_lim: object
-    hist_k: int
-
-
 # ------------------------------------------------------------------ persistent lanes (both formats)
 
 
@@ -261,7 +238,7 @@ class NarrowConfig(NamedTuple):
 def _run_lanes(st_a, st_b, ld, sw, max_iter, start, stop, out):
     """Persistent-lane driver of both narrow formats: shots ``start:stop`` on the lanes of ``sw``
     (:class:`NarrowSweep`), check state double-buffered in ``st_a`` / ``st_b`` (:class:`NarrowCheckState`),
-    results into ``out`` (:class:`NarrowOutputs`).
+    results into ``out`` (:class:`~qdecode.kernels.bp_args.BpOut`).
 
     Every format loads a shot with :func:`_load_lane` (``_load_lane(w, s, state, ld)``: shot ``s`` into
     lane ``w`` of the check state ``state``; ``ld`` a :class:`NarrowLoad`); two functions are resolved at
@@ -293,8 +270,7 @@ def _run_lanes(st_a, st_b, ld, sw, max_iter, start, stop, out):
             _step(st_b, st_a, sw)
         cur = 1 - cur
         for w in range(W):  # retire finished lanes, load pending shots into them
-            s = retire_lane(w, unsat[w], max_iter, q, hard, post, ring, keep_post,
-                            out.converged, out.iters, out.hard, out.post)
+            s = retire_lane(w, unsat[w], max_iter, q, hard, post, ring, keep_post, out)
             if s >= 0:
                 _load_lane(w, s, st_a if cur == 0 else st_b, ld)
 
@@ -557,15 +533,19 @@ def _coeffs_int(w, it, cf):
 
 
 @numba.njit(cache=True, nogil=True)
-def _minsum_lanes_int_range(graph, maxvdeg, llr0, syndromes, cfg, out, W, start, stop, zc, zs, tmax):
+def _minsum_lanes_int_range(graph, llr0, syndromes, cfg, out, hist_k, W, start, stop, zc, zs, tmax):
     """The fixed-point range kernel in the storage types of ``zc`` (check state) and ``zs`` (sums): ``graph``
-    a :class:`NarrowGraph`, ``cfg`` a :class:`NarrowConfig`, ``out`` a :class:`NarrowOutputs`."""
+    a :class:`NarrowGraph`, ``cfg`` a :class:`~qdecode.kernels.bp_args.MinSumParams`, ``out`` a
+    :class:`~qdecode.kernels.bp_args.BpOut`, ``tmax`` the adaptive shift cap (:class:`IntCoeffs`); the others
+    as :func:`minsum_lanes_i8_range`'s."""
     n = graph.var_ptr.shape[0] - 1
+    maxvdeg = 1
+    for j in range(n):
+        maxvdeg = max(maxvdeg, graph.var_ptr[j + 1] - graph.var_ptr[j])
     m = syndromes.shape[1]
     nnz = graph.var_chks.shape[0]
     per_shot = llr0.shape[0] > 1
     keep_post = out.post.shape[0] > 0
-    hist_k = cfg.hist_k
     ml32 = I32(cfg.msg_lim)
     prm = IntParams(per_shot, keep_post, I32(max(min(np.int64(cfg.beta), 2**30), -(2**30))), ml32,
                     _as(cfg.msg_lim, zs), _as(cfg.msg_lim, zc), _as(cfg.post_lim, zs))
@@ -605,9 +585,12 @@ def _minsum_lanes_int_range(graph, maxvdeg, llr0, syndromes, cfg, out, W, start,
 
 
 @numba.njit(cache=True, nogil=True)
-def _check_int_inputs(var_ptr, var_chks, llr0, m, alpha_num, alpha_shift, adaptive, msg_lim, post_lim, ml_max,
-                      sum_max):
-    """``(slot, max variable degree)`` after the checks of a fixed-point kernel (``ValueError`` on failure)."""
+def _check_int_inputs(graph, llr0, m, prm, ml_max, sum_max):
+    """The edge slots (:func:`edge_slots`) of ``graph`` (:class:`~qdecode.kernels.bp_args.TannerGraph`) after the
+    checks of a fixed-point kernel on ``llr0`` and ``prm`` (:class:`~qdecode.kernels.bp_args.MinSumParams`) with
+    message limit ``ml_max`` and sum limit ``sum_max`` (``ValueError`` on failure)."""
+    var_ptr, var_chks = graph.var_ptr, graph.var_chks
+    msg_lim, post_lim, alpha_num, alpha_shift = prm.msg_lim, prm.post_lim, prm.alpha_num, prm.alpha_shift
     n = var_ptr.shape[0] - 1
     slot, maxcdeg, maxvdeg = edge_slots(var_ptr, var_chks, m)
     if maxcdeg > 255:
@@ -620,57 +603,38 @@ def _check_int_inputs(var_ptr, var_chks, llr0, m, alpha_num, alpha_shift, adapti
             big = max(big, abs(np.int64(llr0[r, j])))
     if big + maxvdeg * np.int64(msg_lim) > sum_max:
         raise ValueError("fixed-point lanes kernel: |llr0| + max variable degree * msg_lim exceeds the sum type")
-    if not adaptive and (alpha_num < 0 or alpha_num * np.int64(ml_max) >= 2**31 or alpha_shift < 0
-                         or alpha_shift > 30):
+    if not prm.adaptive and (alpha_num < 0 or alpha_num * np.int64(ml_max) >= 2**31 or alpha_shift < 0
+                             or alpha_shift > 30):
         raise ValueError("fixed-point lanes kernel: alpha_num * msg_lim must fit int32 and 0 <= alpha_shift <= 30")
-    return slot, maxvdeg
-
-
+    return slot
 
 
 @numba.njit(cache=True, nogil=True)
-def minsum_lanes_i8_range(
-    var_ptr, var_chks, llr0, syndromes, max_iter,
-    alpha, alpha_num, alpha_shift, adaptive, beta, msg_lim, post_lim,
-    hard_out, post_out, converged_out, iters_out, hist_k, lanes, start, stop,
-):
-    """:func:`qdecode.kernels.minsum_lanes.minsum_lanes_range` for 8-bit fixed point, bit-identical.
+def minsum_lanes_i8_range(graph, llr0, syndromes, prm, out, hist_k, lanes, start, stop):
+    """:func:`qdecode.kernels.minsum_lanes.minsum_lanes_range` for 8-bit fixed point, bit-identical (same arguments).
 
     Accepts integer ``llr0`` (the reference's int32) with ``1 <= msg_lim <= 127``,
     ``post_lim <= 32767``, ``max|llr0| + (max variable degree) * msg_lim <= 32767``,
     ``alpha_num * 127 < 2^31``, ``0 <= alpha_shift <= 30`` and check degree <= 255; raises
-    ``ValueError`` otherwise. Check state uint8, sums int16. ``post_out`` (``(S, n)`` or ``(0, n)``)
+    ``ValueError`` otherwise. Check state uint8, sums int16. ``out.post`` (``(S, n)`` or ``(0, n)``)
     receives int16 values in its own dtype.
     """
-    # long: the drop-in signature of minsum_lanes_range (callers pick the kernel at run time)
-    slot, maxvdeg = _check_int_inputs(var_ptr, var_chks, llr0, syndromes.shape[1], alpha_num, alpha_shift, adaptive,
-                                      msg_lim, post_lim, 127, 32767)
-    _minsum_lanes_int_range(NarrowGraph(var_ptr, var_chks, slot), maxvdeg, llr0, syndromes,
-                            NarrowConfig(max_iter, alpha, alpha_num, alpha_shift, adaptive, beta, msg_lim, post_lim,
-                                         hist_k),
-                            NarrowOutputs(hard_out, post_out, converged_out, iters_out), lanes, start, stop,
-                            U8(0), I16(0), 8)
+    slot = _check_int_inputs(graph, llr0, syndromes.shape[1], prm, 127, 32767)
+    _minsum_lanes_int_range(NarrowGraph(graph.var_ptr, graph.var_chks, slot), llr0, syndromes, prm, out, hist_k,
+                            lanes, start, stop, U8(0), I16(0), 8)
 
 
 @numba.njit(cache=True, nogil=True)
-def minsum_lanes_i16_range(
-    var_ptr, var_chks, llr0, syndromes, max_iter,
-    alpha, alpha_num, alpha_shift, adaptive, beta, msg_lim, post_lim,
-    hard_out, post_out, converged_out, iters_out, hist_k, lanes, start, stop,
-):
+def minsum_lanes_i16_range(graph, llr0, syndromes, prm, out, hist_k, lanes, start, stop):
     """:func:`qdecode.kernels.minsum_lanes.minsum_lanes_range` for 9- to 16-bit fixed point, bit-identical.
 
     As :func:`minsum_lanes_i8_range` with ``msg_lim <= 32767`` (uint16 check state) and int32 sums:
     ``post_lim``, ``max|llr0| + (max variable degree) * msg_lim <= 2^31 - 1`` and
     ``alpha_num * 32767 < 2^31``; raises ``ValueError`` otherwise.
     """
-    slot, maxvdeg = _check_int_inputs(var_ptr, var_chks, llr0, syndromes.shape[1], alpha_num, alpha_shift, adaptive,
-                                      msg_lim, post_lim, 32767, 2**31 - 1)
-    _minsum_lanes_int_range(NarrowGraph(var_ptr, var_chks, slot), maxvdeg, llr0, syndromes,
-                            NarrowConfig(max_iter, alpha, alpha_num, alpha_shift, adaptive, beta, msg_lim, post_lim,
-                                         hist_k),
-                            NarrowOutputs(hard_out, post_out, converged_out, iters_out), lanes, start, stop,
-                            U16(0), I32(0), 16)
+    slot = _check_int_inputs(graph, llr0, syndromes.shape[1], prm, 32767, 2**31 - 1)
+    _minsum_lanes_int_range(NarrowGraph(graph.var_ptr, graph.var_chks, slot), llr0, syndromes, prm, out, hist_k,
+                            lanes, start, stop, U16(0), I32(0), 16)
 
 
 # ------------------------------------------------------------------ float32
@@ -792,24 +756,23 @@ def _coeffs_f32(w, it, cf):
 
 
 @numba.njit(cache=True, nogil=True)
-def minsum_lanes_f32_range(
-    var_ptr, var_chks, llr0, syndromes, max_iter,
-    alpha, alpha_num, alpha_shift, adaptive, beta, msg_lim, post_lim,
-    hard_out, post_out, converged_out, iters_out, hist_k, lanes, start, stop,
-):
-    """:func:`qdecode.kernels.minsum_lanes.minsum_lanes_range` for float32 messages, bit-identical.
+def minsum_lanes_f32_range(graph, llr0, syndromes, prm, out, hist_k, lanes, start, stop):
+    """:func:`qdecode.kernels.minsum_lanes.minsum_lanes_range` for float32 messages, bit-identical (same arguments).
 
-    Accepts float32 ``llr0``, ``beta``, ``msg_lim``, ``post_lim`` (the reference's float32 path;
+    Accepts float32 ``llr0`` and ``prm.beta``, ``prm.msg_lim``, ``prm.post_lim`` (the reference's float32 path;
     ``alpha`` float64 as there) and check degree <= 255 (raises ``ValueError`` otherwise).
     ``alpha_num`` / ``alpha_shift`` are unused (fixed point only).
     """
+    var_ptr, var_chks = graph.var_ptr, graph.var_chks
+    max_iter, alpha, adaptive = prm.max_iter, prm.alpha, prm.adaptive
+    beta, msg_lim, post_lim = prm.beta, prm.msg_lim, prm.post_lim
     n = var_ptr.shape[0] - 1
     m = syndromes.shape[1]
     nnz = var_chks.shape[0]
     W = lanes
     dt = llr0.dtype
     per_shot = llr0.shape[0] > 1
-    keep_post = post_out.shape[0] > 0
+    keep_post = out.post.shape[0] > 0
     slot, maxcdeg, maxvdeg = edge_slots(var_ptr, var_chks, m)
     if maxcdeg > 255:
         raise ValueError("minsum_lanes_f32_range: check degree above 255")
@@ -838,7 +801,7 @@ def minsum_lanes_f32_range(
     ld = NarrowLoad(per_shot, syndromes, graph, llr0, msg_lim, tmpl, tsgn, ln, F0, F0)
     sw = NarrowSweep(graph, F32Coeffs(np.zeros(W, dtype=np.float64), adaptive, alpha),
                      F32Params(per_shot, keep_post, beta, msg_lim, post_lim), ln, scratch)
-    _run_lanes(st_a, st_b, ld, sw, max_iter, start, stop, NarrowOutputs(hard_out, post_out, converged_out, iters_out))
+    _run_lanes(st_a, st_b, ld, sw, max_iter, start, stop, out)
 
 
 def narrow_kernel(llr0, var_ptr, chk_ptr, msg_lim, post_lim, alpha_num, alpha_shift, adaptive):

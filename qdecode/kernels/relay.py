@@ -143,6 +143,17 @@ class RelaySolutions(NamedTuple):
     count: np.ndarray  # (1,) int64: how many were recorded
 
 
+class RelayOut(NamedTuple):
+    """Per-shot outputs of :func:`relay_decode_range` and the lane kernels (``S`` shots; a range kernel writes its
+    rows ``start:stop``)."""
+
+    hard: np.ndarray  # (S, n) uint8: the returned decision (least-weight converged leg, else leg 0's)
+    converged: np.ndarray  # (S,) bool: some leg converged
+    iterations: np.ndarray  # (S,) int32: iterations over all legs
+    legs: np.ndarray  # (S,) int32: legs run after leg 0
+    weight: np.ndarray  # (S,) float64: W(e) of the returned decision
+
+
 class RelayGapOut(NamedTuple):
     """Per-shot outputs of :func:`relay_gap_range` (those of :func:`relay_decode_range` and the gap's)."""
 
@@ -451,26 +462,24 @@ def relay_decode(graph, sched, arith, syndrome, key, work, best, sols):
 
 
 @numba.njit(cache=True, nogil=True)
-def relay_decode_range(graph, sched, arith, seed, syndromes, hard_out, converged_out, iters_out, legs_out,
-                       weight_out, start, stop):
+def relay_decode_range(graph, sched, arith, seed, syndromes, out, start, stop):
     """Relay-BP on shots ``start:stop`` (releases the GIL: run ranges on several threads).
 
     Args:
         graph, sched, arith: as :func:`relay_decode`.
         seed: decoder seed (shot keys come from :func:`shot_key`); syndromes: ``(S, m)`` uint8.
-        hard_out: ``(S, n)`` uint8; converged_out ``(S,)`` bool; iters_out, legs_out ``(S,)``
-            int32; weight_out ``(S,)`` float64.
+        out: :class:`RelayOut`; rows ``start:stop`` are written.
     """
     m = syndromes.shape[1]
     work = make_relay_work(graph, arith.msg_lim, m)
     sols = no_solutions()
     for s in range(start, stop):
         key = shot_key(seed, syndromes[s])
-        ok, its, lr, w = relay_decode(graph, sched, arith, syndromes[s], key, work, hard_out[s], sols)
-        converged_out[s] = ok
-        iters_out[s] = its
-        legs_out[s] = lr
-        weight_out[s] = w
+        ok, its, lr, w = relay_decode(graph, sched, arith, syndromes[s], key, work, out.hard[s], sols)
+        out.converged[s] = ok
+        out.iterations[s] = its
+        out.legs[s] = lr
+        out.weight[s] = w
 
 
 @numba.njit(cache=True, nogil=True)

@@ -59,6 +59,20 @@ class RelayLaneScratch(NamedTuple):
     srow: np.ndarray  # (W,) int64: the lane's syndrome row
 
 
+class LegStart(NamedTuple):
+    """What every shot and leg starts from, shared by all shots (it depends on the priors only): the check
+    state of ``nu = lambda`` (:func:`~qdecode.kernels.minsum.new_prior_state`; the syndrome bit is XORed into
+    ``par`` per shot) and the decision of the priors."""
+
+    sgn: np.ndarray  # (nnz,) uint8: sign of lambda per CSC edge
+    min1: np.ndarray  # (m,) message dtype: least incoming magnitude
+    min2: np.ndarray  # (m,) message dtype: second least
+    arg: np.ndarray  # (m,) int32: the variable holding the least one
+    par: np.ndarray  # (m,) uint8: incoming sign parity, without the syndrome
+    hard: np.ndarray  # (n,) uint8: the priors' decision lambda_j <= 0
+    hpar: np.ndarray  # (m,) uint8: parity of H hard, without the syndrome
+
+
 class RelayLaneCounters(NamedTuple):
     """Per-lane relay-loop counters (``(W,)`` each)."""
 
@@ -121,16 +135,17 @@ def make_relay_lane_state(nnz, m, n, W, dt):
 
 
 @numba.njit(cache=True, nogil=True)
-def _start_leg(w, s, syndromes, cur, min1_0, min2_0, arg0, par0, sgn0, st):
-    """Lane ``w`` starts a leg: check state of ``nu = lambda`` with shot ``s``'s syndrome (memory kept)."""
+def _start_leg(w, s, syndromes, cur, ls, st):
+    """Lane ``w`` starts a leg: check state row ``cur`` of ``st`` (:class:`RelayLaneState`) from ``nu = lambda``
+    (``ls``, a :class:`LegStart`) with shot ``s``'s syndrome (memory kept)."""
     m = syndromes.shape[1]
     for i in range(m):
-        st.min1[cur, i, w] = min1_0[i]
-        st.min2[cur, i, w] = min2_0[i]
-        st.arg[cur, i, w] = arg0[i]
-        st.par[cur, i, w] = par0[i] ^ (syndromes[s, i] & 1)
-    for k in range(sgn0.shape[0]):
-        st.sgn[k, w] = sgn0[k]
+        st.min1[cur, i, w] = ls.min1[i]
+        st.min2[cur, i, w] = ls.min2[i]
+        st.arg[cur, i, w] = ls.arg[i]
+        st.par[cur, i, w] = ls.par[i] ^ (syndromes[s, i] & 1)
+    for k in range(ls.sgn.shape[0]):
+        st.sgn[k, w] = ls.sgn[k]
 
 
 @numba.njit(cache=True, nogil=True)
@@ -154,22 +169,24 @@ def _set_gammas(w, leg, sched, gamma_shift, key, g1, gn1, st):
 
 
 @numba.njit(cache=True, nogil=True)
-def _load_shot(w, s, seed, llr0, hp0, g0, g0n, syndromes, cur, min1_0, min2_0, arg0, par0, sgn0, hard0, st, ct):
-    """Load shot ``s`` into lane ``w``: ``M = lambda``, gammas ``gamma0``, decision of the priors, leg 0."""
+def _load_shot(w, s, seed, llr0, syndromes, cur, g0, g0n, ls, st, ct):
+    """Load shot ``s`` into lane ``w``: ``M = lambda`` (``llr0`` ``(n,)``), gammas ``gamma0`` (``g0``, quantised
+    ``g0n``), the decision of the priors and the check state of ``nu = lambda`` (``ls``, a :class:`LegStart`),
+    leg 0 (counters ``ct``, the key from ``seed``)."""
     n = llr0.shape[0]
     m = syndromes.shape[1]
     for j in range(n):
         st.post[j, w] = llr0[j]
         st.gam[j, w] = g0
         st.gnum[j, w] = g0n
-        st.hard[j, w] = hard0[j]
+        st.hard[j, w] = ls.hard[j]
     count = 0
     for i in range(m):
-        p = (syndromes[s, i] & 1) ^ hp0[i]
+        p = (syndromes[s, i] & 1) ^ ls.hpar[i]
         st.parity[i, w] = p
         count += p
     st.unsat[w] = count
-    _start_leg(w, s, syndromes, cur, min1_0, min2_0, arg0, par0, sgn0, st)
+    _start_leg(w, s, syndromes, cur, ls, st)
     start_lane_counters(w, s, shot_key(seed, syndromes[s]), ct)
 
 
@@ -285,15 +302,15 @@ SHOT_DONE = 2  # ... the lane's shot is finished and its outputs are written
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def lane_verdict(w, ok, hard, wllr, sched, ct, hard_out, converged_out, iters_out, legs_out, weight_out):
+def lane_verdict(w, ok, hard, wllr, sched, ct, out):
     """The relay loop of :func:`qdecode.kernels.relay.relay_decode` for lane ``w`` after one iteration of its leg.
 
     ``ok``: the lane's decision ``hard[:, w]`` (``(n, W)`` uint8) satisfies the syndrome. Counts the
     iteration in ``ct`` (:class:`RelayLaneCounters`); at the end of a leg keeps the decision of leg 0 or the
-    least-weight converged one in ``hard_out``; returns :data:`LEG_GOES_ON`, :data:`NEXT_LEG` (``ct.leg`` /
-    ``ct.it`` already advanced) or :data:`SHOT_DONE` (``converged_out``, ``iters_out``, ``legs_out``,
-    ``weight_out`` written). Shared by both lane kernels (:func:`relay_lanes_range`,
-    :func:`qdecode.kernels.relay_lanes_narrow.relay_lanes_i8_range`).
+    least-weight converged one in ``out.hard`` (``out`` a :class:`~qdecode.kernels.relay.RelayOut`); returns
+    :data:`LEG_GOES_ON`, :data:`NEXT_LEG` (``ct.leg`` / ``ct.it`` already advanced) or :data:`SHOT_DONE` (the
+    shot's row of ``out.converged``, ``out.iterations``, ``out.legs``, ``out.weight`` written). Shared by both
+    lane kernels (:func:`relay_lanes_range`, :func:`qdecode.kernels.relay_lanes_narrow.relay_lanes_i8_range`).
     """
     ct.it[w] += 1
     ct.total_it[w] += 1
@@ -311,15 +328,15 @@ def lane_verdict(w, ok, hard, wllr, sched, ct, hard_out, converged_out, iters_ou
         if leg == 0 or not ct.any_conv[w] or wt < ct.weight[w]:
             ct.weight[w] = wt
             for j in range(n):
-                hard_out[s, j] = hard[j, w]
+                out.hard[s, j] = hard[j, w]
     if ok:
         ct.nconv[w] += 1
         ct.any_conv[w] = 1
     if ct.nconv[w] >= sched.stop_after or leg == sched.legs:
-        converged_out[s] = ct.any_conv[w] == 1
-        iters_out[s] = ct.total_it[w]
-        legs_out[s] = leg
-        weight_out[s] = ct.weight[w]
+        out.converged[s] = ct.any_conv[w] == 1
+        out.iterations[s] = ct.total_it[w]
+        out.legs[s] = leg
+        out.weight[s] = ct.weight[w]
         return SHOT_DONE
     ct.leg[w] = leg + 1
     ct.it[w] = 0
@@ -330,8 +347,7 @@ def lane_verdict(w, ok, hard, wllr, sched, ct, hard_out, converged_out, iters_ou
 
 
 @numba.njit(cache=True, nogil=True)
-def relay_lanes_range(graph, sched, arith, seed, syndromes, hard_out, converged_out, iters_out, legs_out,
-                      weight_out, lanes, start, stop):
+def relay_lanes_range(graph, sched, arith, seed, syndromes, out, lanes, start, stop):
     """Relay-BP on shots ``start:stop`` on ``lanes`` persistent lanes (releases the GIL).
 
     Arguments and outputs as :func:`qdecode.kernels.relay.relay_decode_range` (bit-identical per shot),
@@ -358,6 +374,7 @@ def relay_lanes_range(graph, sched, arith, seed, syndromes, hard_out, converged_
         if llr0[j] <= 0:
             hard0[j] = 1
             flip_decision(j, var_ptr, var_chks, hp0)
+    ls = LegStart(sgn0, min1_0, min2_0, arg0, par0, hard0, hp0)
     q = float(1 << gamma_shift)
     g0 = sched.gamma0
     g0n = np.int64(np.rint(g0 * q))
@@ -372,8 +389,7 @@ def relay_lanes_range(graph, sched, arith, seed, syndromes, hard_out, converged_
     nxt_shot = start
     nact = 0
     for w in range(W):
-        _load_shot(w, nxt_shot, seed, llr0, hp0, g0, g0n, syndromes, cur, min1_0, min2_0, arg0, par0, sgn0,
-                   hard0, st, ct)
+        _load_shot(w, nxt_shot, seed, llr0, syndromes, cur, g0, g0n, ls, st, ct)
         nxt_shot += 1
         nact += 1
     width = W
@@ -382,15 +398,13 @@ def relay_lanes_range(graph, sched, arith, seed, syndromes, hard_out, converged_
         cur = 1 - cur
         w = 0
         while w < nact:  # lanes 0:nact are busy; finished legs move on, finished shots retire
-            verdict = lane_verdict(w, st.unsat[w] == 0, st.hard, wllr, sched, ct, hard_out, converged_out, iters_out,
-                                   legs_out, weight_out)
+            verdict = lane_verdict(w, st.unsat[w] == 0, st.hard, wllr, sched, ct, out)
             if verdict == LEG_GOES_ON:
                 w += 1
                 continue
             if verdict == SHOT_DONE:
                 if nxt_shot < stop:
-                    _load_shot(w, nxt_shot, seed, llr0, hp0, g0, g0n, syndromes, cur, min1_0, min2_0, arg0,
-                               par0, sgn0, hard0, st, ct)
+                    _load_shot(w, nxt_shot, seed, llr0, syndromes, cur, g0, g0n, ls, st, ct)
                     nxt_shot += 1
                     w += 1
                 else:  # drain: the last busy lane takes this slot
@@ -401,7 +415,7 @@ def relay_lanes_range(graph, sched, arith, seed, syndromes, hard_out, converged_
                 continue  # lane w (now another shot) is checked again only if it moved here
             # next leg (lane_verdict advanced the counters): memory and decision kept, messages from nu = lambda
             _set_gammas(w, ct.leg[w], sched, gamma_shift, ct.key[w], g1, gn1, st)
-            _start_leg(w, ct.shot[w], syndromes, cur, min1_0, min2_0, arg0, par0, sgn0, st)
+            _start_leg(w, ct.shot[w], syndromes, cur, ls, st)
             w += 1
         if nact * 5 < W * 2:
             width = nact

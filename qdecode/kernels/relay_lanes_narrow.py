@@ -388,27 +388,26 @@ def _move_lane(src, dst, cur, ln, ct):
 
 
 @numba.njit(cache=True, nogil=True)
-def _finish_on_scalar(graph, sched, arith, syndromes, ct, nact, hard_out, converged_out, iters_out, legs_out,
-                      weight_out):
-    """The shots of lanes ``0:nact`` decoded again from the start by :func:`~qdecode.kernels.relay.relay_decode`:
-    a shot's outputs depend only on (seed, syndrome), so the result is the lanes' result."""
+def _finish_on_scalar(graph, sched, arith, syndromes, ct, nact, out):
+    """The shots of lanes ``0:nact`` decoded again from the start by :func:`~qdecode.kernels.relay.relay_decode`
+    into their rows of ``out`` (:class:`~qdecode.kernels.relay.RelayOut`): a shot's outputs depend only on
+    (seed, syndrome), so the result is the lanes' result."""
     work = make_relay_work(graph, arith.msg_lim, syndromes.shape[1])
     sols = no_solutions()
     for w in range(nact):
         s = ct.shot[w]
-        ok, its, lr, wt = relay_decode(graph, sched, arith, syndromes[s], ct.key[w], work, hard_out[s], sols)
-        converged_out[s] = ok
-        iters_out[s] = its
-        legs_out[s] = lr
-        weight_out[s] = wt
+        ok, its, lr, wt = relay_decode(graph, sched, arith, syndromes[s], ct.key[w], work, out.hard[s], sols)
+        out.converged[s] = ok
+        out.iterations[s] = its
+        out.legs[s] = lr
+        out.weight[s] = wt
 
 
 # ------------------------------------------------------------------ range kernel
 
 
 @numba.njit(cache=True, nogil=True)
-def relay_lanes_i8_range(graph, sched, arith, seed, syndromes, hard_out, converged_out, iters_out, legs_out,
-                         weight_out, lanes, start, stop):
+def relay_lanes_i8_range(graph, sched, arith, seed, syndromes, out, lanes, start, stop):
     """Relay-BP on shots ``start:stop`` on ``lanes`` persistent 8-bit lanes (releases the GIL).
 
     Arguments and outputs as :func:`qdecode.kernels.relay.relay_decode_range` (bit-identical per shot) for
@@ -476,8 +475,7 @@ def relay_lanes_i8_range(graph, sched, arith, seed, syndromes, hard_out, converg
             fresh[w] = 0
         w = 0
         while w < nact:  # lanes 0:nact are busy; finished legs move on, finished shots retire
-            verdict = lane_verdict(w, unsat[w] == 0, hard, wllr, sched, ct, hard_out, converged_out, iters_out,
-                                   legs_out, weight_out)
+            verdict = lane_verdict(w, unsat[w] == 0, hard, wllr, sched, ct, out)
             if verdict == LEG_GOES_ON:
                 w += 1
             elif verdict == NEXT_LEG:  # memory and decision kept, messages from nu = lambda
@@ -495,7 +493,6 @@ def relay_lanes_i8_range(graph, sched, arith, seed, syndromes, hard_out, converg
                 ct.shot[nact] = -1
         if nxt_shot >= stop:  # the drain: the busy lanes are 0:nact
             if 0 < nact <= SCALAR_DRAIN:
-                _finish_on_scalar(graph, sched, arith, syndromes, ct, nact, hard_out, converged_out, iters_out,
-                                  legs_out, weight_out)
+                _finish_on_scalar(graph, sched, arith, syndromes, ct, nact, out)
                 return
             width = _sweep_width(nact, W)

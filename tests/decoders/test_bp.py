@@ -102,19 +102,19 @@ def test_float_bp_agrees_with_ldpc(method, bpm):
 
 def test_lanes_kernel_equals_single_shot_kernel():
     from qdecode.kernels import bp as K
+    from qdecode.kernels.bp_args import MinSumParams
 
     c, prob = _surface_problem(0.012, d=5)
     dets = c.compile_detector_sampler(seed=1).sample(37).astype(np.uint8)
     dec = BpDecoder(prob, max_iter=30, alpha=0.0)
     hard, post = dec.decode_soft_batch(dets)
     conv, its = dec.last_info.converged.copy(), dec.last_info.iterations.copy()
-    work = K.make_work(dec.graph[0], dec.graph[2], dec.prior_llr[0])
+    work = K.make_work(dec.graph, dec.prior_llr[0])
+    prm = MinSumParams(30, 0.0, 256, 8, True, 0.0, dec.msg_lim, dec.post_lim)
     for k, s in enumerate(dets):
         p1 = np.empty(prob.num_errors)
         h1 = np.zeros(prob.num_errors, np.uint8)
-        v2c, c2v, scratch, parity = work[:4]
-        ok, it = K._bp_two_phase(*dec.graph, dec.prior_llr[0], s, 0, False, 30, 0.0, 256, 8, True, 0.0,
-                                 dec.msg_lim, dec.post_lim, v2c, c2v, scratch, parity, p1, h1,
+        ok, it = K._bp_two_phase(dec.graph, dec.prior_llr[0], s, 0, False, prm, work, p1, h1,
                                  np.zeros((0, prob.num_errors)))
         assert (ok, it) == (conv[k], its[k])
         np.testing.assert_array_equal(h1, hard[k])

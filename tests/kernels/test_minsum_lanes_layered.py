@@ -7,6 +7,7 @@ import pytest
 
 from qdecode.decoders.bp import ALPHA_SHIFT, BpDecoder, MessageFormat, bp_outputs
 from qdecode.kernels.bp import bp_decode_range
+from qdecode.kernels.bp_args import BpOut, MinSumParams
 from qdecode.kernels.minsum_lanes_layered import minsum_layered_lanes_range
 from tests.kernels.lane_cases import lane_case
 
@@ -14,11 +15,12 @@ from tests.kernels.lane_cases import lane_case
 def _both(graph, llr0, syn, fmt, max_iter, alpha, beta, lanes, hist_k):
     S, n = syn.shape[0], llr0.shape[1]
     beta_q = fmt.dtype.type(int(round(beta * fmt.scale)) if fmt.bits else beta)
-    common = (max_iter, float(alpha), fmt.alpha_num(alpha), ALPHA_SHIFT, alpha == 0, beta_q, fmt.msg_lim, fmt.post_lim)
-    ref = bp_outputs(S, n, fmt.dtype, True)
-    bp_decode_range(*graph, llr0, syn, 0, True, *common, *ref, hist_k, 32, 0, S)
-    got = bp_outputs(S, n, fmt.dtype, True)
-    minsum_layered_lanes_range(graph[0], graph[1], llr0, syn, *common, *got, hist_k, lanes, 0, S)
+    prm = MinSumParams(max_iter, float(alpha), fmt.alpha_num(alpha), ALPHA_SHIFT, alpha == 0, beta_q, fmt.msg_lim,
+                       fmt.post_lim)
+    ref = BpOut(*bp_outputs(S, n, fmt.dtype, True))
+    bp_decode_range(graph, llr0, syn, 0, True, prm, ref, hist_k, 32, 0, S)
+    got = BpOut(*bp_outputs(S, n, fmt.dtype, True))
+    minsum_layered_lanes_range(graph, llr0, syn, prm, got, hist_k, lanes, 0, S)
     return ref, got
 
 
@@ -59,8 +61,7 @@ def test_decoder_uses_the_layered_lanes():
     dec = BpDecoder(prob, max_iter=20, alpha=0.625, beta=0.0, schedule="layered", bits=8, frac_bits=3)
     assert dec.layered_lanes
     hard, post, conv, iters = dec._run(dec.prior_llr, dets[:50], True)
-    ref = bp_outputs(50, prob.num_errors, dec.msg_dtype, True)
-    bp_decode_range(*dec.graph, dec.prior_llr, dets[:50], 0, True, 20, dec.alpha, dec.alpha_num, ALPHA_SHIFT,
-                    dec.adaptive, dec.beta, dec.msg_lim, dec.post_lim, *ref, 1, 32, 0, 50)
+    ref = BpOut(*bp_outputs(50, prob.num_errors, dec.msg_dtype, True))
+    bp_decode_range(dec.graph, dec.prior_llr, dets[:50], 0, True, dec.kernel_params(), ref, 1, 32, 0, 50)
     for a, b in zip((hard, post, conv, iters), ref):
         np.testing.assert_array_equal(a, b)

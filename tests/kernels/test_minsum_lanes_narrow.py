@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from qdecode.decoders.bp import ALPHA_SHIFT, MessageFormat, bp_outputs
+from qdecode.kernels.bp_args import BpOut, MinSumParams
 from qdecode.kernels.minsum_lanes import minsum_lanes_range
 from qdecode.kernels.minsum_lanes_narrow import (
     F32Coeffs,
@@ -30,14 +31,13 @@ from tests.kernels.lane_cases import lane_case
 
 
 def _run(kernel, graph, llr0, syn, fmt, max_iter, alpha, beta, lanes, keep_post, hist_k=1):
-    _, _, var_ptr, _, var_chks = graph
-    S, n = syn.shape[0], var_ptr.shape[0] - 1
-    hard, post, conv, iters = bp_outputs(S, n, fmt.dtype, keep_post)
+    S, n = syn.shape[0], graph.var_ptr.shape[0] - 1
+    out = BpOut(*bp_outputs(S, n, fmt.dtype, keep_post))
     beta_q = fmt.dtype.type(int(round(beta * fmt.scale)) if fmt.bits else beta)
-    kernel(var_ptr, var_chks, llr0, syn, max_iter, float(alpha), fmt.alpha_num(alpha), ALPHA_SHIFT, alpha == 0,
-           beta_q, fmt.msg_lim, fmt.post_lim, hard, post, conv, iters,
-           hist_k, lanes, 0, S)
-    return hard, post, conv, iters
+    prm = MinSumParams(max_iter, float(alpha), fmt.alpha_num(alpha), ALPHA_SHIFT, alpha == 0, beta_q, fmt.msg_lim,
+                       fmt.post_lim)
+    kernel(graph, llr0, syn, prm, out, hist_k, lanes, 0, S)
+    return out
 
 
 #: narrow kind -> (message format, kernel): 8-bit, 12- and 16-bit (the 16-bit kernel), float32
@@ -184,8 +184,7 @@ def test_decoder_dispatch_on_foreign_inputs():
                         **{"bits": 0, "frac_bits": 3, **fmt})
         assert dec.narrow is kernel
         hard, post, conv, iters = dec._run(dec.prior_llr, s, True)
-        ref = bp_outputs(len(s), problem.num_errors, dec.msg_dtype, True)
-        minsum_lanes_range(dec.graph[2], dec.graph[4], dec.prior_llr, s, 20, dec.alpha, dec.alpha_num, ALPHA_SHIFT,
-                           dec.adaptive, dec.beta, dec.msg_lim, dec.post_lim, *ref, 1, 32, 0, len(s))
+        ref = BpOut(*bp_outputs(len(s), problem.num_errors, dec.msg_dtype, True))
+        minsum_lanes_range(dec.graph, dec.prior_llr, s, dec.kernel_params(), ref, 1, 32, 0, len(s))
         for a, b in zip((hard, post, conv, iters), ref):
             np.testing.assert_array_equal(a, b)

@@ -7,7 +7,7 @@ import pytest
 
 from qdecode.decoders.bp import ALPHA_SHIFT
 from qdecode.decoders.relay_bp import GAMMA_FRAC_BITS, RelayBpDecoder
-from qdecode.kernels.relay import MessageArith, RelayGraph, RelaySchedule, relay_decode_range
+from qdecode.kernels.relay import MessageArith, RelayGraph, RelayOut, RelaySchedule, relay_decode_range
 from qdecode.kernels.relay_lanes import relay_lanes_range
 from qdecode.kernels.relay_lanes_narrow import relay_i8_accepts, relay_lanes_i8_range
 from qdecode.problem import DecodingProblem
@@ -43,13 +43,13 @@ def _run(dec, syn, lanes=None, start=0, stop=None, kernel=relay_lanes_range):
     S = syn.shape[0]
     stop = S if stop is None else stop
     n = dec.problem.num_errors
-    out = (np.zeros((S, n), np.uint8), np.zeros(S, np.bool_), np.zeros(S, np.int32), np.zeros(S, np.int32),
-           np.zeros(S, np.float64))
+    out = RelayOut(np.zeros((S, n), np.uint8), np.zeros(S, np.bool_), np.zeros(S, np.int32), np.zeros(S, np.int32),
+                   np.zeros(S, np.float64))
     lo, hi = dec.gamma_interval
     args = (RelayGraph(dec.var_ptr, dec.var_chks, dec.prior_llr, dec.weight_llr),
             RelaySchedule(dec.gamma0, lo, hi, dec.gammas, dec.pre_iter, dec.legs, dec.leg_iter, dec.stop_after),
             MessageArith(dec.alpha, dec.alpha_num, ALPHA_SHIFT, GAMMA_FRAC_BITS, dec.msg_lim, dec.post_lim),
-            np.uint64(dec.seed), syn, *out)
+            np.uint64(dec.seed), syn, out)
     if lanes is None:
         relay_decode_range(*args, start, stop)
     else:

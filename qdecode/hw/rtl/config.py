@@ -1,7 +1,8 @@
 """Fixed-point configuration of a generated decoder, derived from a fixed-point :class:`BpDecoder`.
 
 :class:`RtlConfig` holds exactly the constants of the bit-exact contract with
-:func:`qdecode.kernels.bp.minsum_flooding` (flooding min-sum on the compressed check state):
+:func:`qdecode.kernels.bp.minsum_flooding` (flooding min-sum on the compressed check state; the kernel takes
+them as a :class:`~qdecode.kernels.bp_args.MinSumParams`):
 
 * ``bits`` message width ``W``; ``msg_lim = 2^(W-1) - 1``; ``post_lim = 2^(W+1) - 1``;
 * ``alpha_num`` in ``1 .. 256``: check magnitudes are scaled by ``(x * alpha_num) >> 8`` (truncating);
