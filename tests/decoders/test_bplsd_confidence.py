@@ -154,14 +154,14 @@ def test_packed_and_unpacked_agree():
 
 
 def test_gap_ranks_failures_low():
-    """On a d = 5 circuit at p = 0.01 the shots bplsd fails on sit low in its gap (the direction)."""
-    circ = stim.Circuit.generated("surface_code:rotated_memory_x", distance=5, rounds=5,
-                                  after_clifford_depolarization=0.01, before_measure_flip_probability=0.01)
+    """On a d = 3 circuit at p = 0.02 the shots bplsd fails on sit low in its gap (the direction)."""
+    circ = stim.Circuit.generated("surface_code:rotated_memory_x", distance=3, rounds=3,
+                                  after_clifford_depolarization=0.02, before_measure_flip_probability=0.02)
     dem = circ.detector_error_model(decompose_errors=False)
     dets, obs = circ.compile_detector_sampler(seed=3).sample(2000, separate_observables=True)
     pred, gap = qdecode.decoder("bplsd", dem).predict_with_confidence(dets.astype(np.uint8))
     fail = np.any(pred != obs, axis=1)
-    assert fail.sum() >= 15
+    assert fail.sum() >= 100
     assert np.median(gap[fail]) < np.percentile(gap[~fail], 25)
 
 
