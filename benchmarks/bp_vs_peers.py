@@ -30,10 +30,9 @@ import numpy as np
 
 from qdecode.decoders.bp import BpDecoder
 from qdecode.decoders.bposd import BpOsdDecoder
-from qdecode.problem import DecodingProblem
+from qdecode.problem import DecodingProblem, decoding_dem
 from qdecode.sims.circuits import build_circuit
 from qdecode.sims.stats import fit_binomial
-from qdecode.sims.tasks import decoding_dem
 
 MAX_ITER = 80
 

@@ -47,11 +47,10 @@ def main() -> None:
     from qdecode.codes.catalog import get_code
     from qdecode.codes.css import CSSCode
     from qdecode.decoders.bposd import BpOsdDecoder
-    from qdecode.problem import DecodingProblem
+    from qdecode.problem import DecodingProblem, decoding_dem
     from qdecode.sims.circuits import build_circuit
     from qdecode.sims.css_circuit import css_memory_circuit, cx_layers
     from qdecode.sims.stats import fit_binomial
-    from qdecode.sims.tasks import decoding_dem
 
     code = get_code(args.code)
     bare = CSSCode(hx=code.hx, hz=code.hz, lx=code.lx, lz=code.lz, d=code.d, name=f"{code.name}-bare")

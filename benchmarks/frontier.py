@@ -39,9 +39,8 @@ import numpy as np  # noqa: E402
 import stim  # noqa: E402
 
 from qdecode.decoders.registry import DecoderSpec, split_label  # noqa: E402
-from qdecode.problem import DecodingProblem  # noqa: E402
+from qdecode.problem import DecodingProblem, decoding_dem  # noqa: E402
 from qdecode.sims.stats import fit_binomial  # noqa: E402
-from qdecode.sims.tasks import decoding_dem  # noqa: E402
 
 
 def _stim(kind: str, d: int, p: float) -> Callable[[], stim.Circuit]:

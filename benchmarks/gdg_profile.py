@@ -62,9 +62,8 @@ def load_kernel(path: str | None):
 def record_windows(args):
     """Returns (window decoders, list of (k, syndrome)) of every inner decode on the sampled shots."""
     from qdecode.decoders.registry import DecoderSpec
-    from qdecode.problem import DecodingProblem
+    from qdecode.problem import DecodingProblem, decoding_dem
     from qdecode.sims.circuits import build_circuit
-    from qdecode.sims.tasks import decoding_dem
 
     circ = build_circuit(args.code, noise=args.noise, p=args.p, rounds=args.rounds, basis="Z")
     prob = DecodingProblem.from_dem(decoding_dem(circ))

@@ -123,9 +123,8 @@ def kernels(repeats: int, shots: int) -> list[tuple[str, float]]:
     from qdecode.decoders.bp import ALPHA_SHIFT, BpDecoder
     from qdecode.decoders.relay_bp import GAMMA_FRAC_BITS, RelayBpDecoder
     from qdecode.kernels.relay import MessageArith, RelayGraph, RelayOut, RelaySchedule
-    from qdecode.problem import DecodingProblem
+    from qdecode.problem import DecodingProblem, decoding_dem
     from qdecode.sims.circuits import build_circuit
-    from qdecode.sims.tasks import decoding_dem
 
     numba.set_num_threads(1)
     circ = build_circuit("bb144_12_12", noise="bb-uniform", p=0.003, rounds=12, basis="Z")

@@ -32,9 +32,8 @@ from qdecode.kernels.bp import tanner_graph_csr
 from qdecode.kernels.bp_args import BpOut, MinSumParams
 from qdecode.kernels.minsum_lanes import minsum_lanes_range
 from qdecode.kernels.minsum_lanes_narrow import minsum_lanes_f32_range, minsum_lanes_i8_range, minsum_lanes_i16_range
-from qdecode.problem import DecodingProblem
+from qdecode.problem import DecodingProblem, decoding_dem
 from qdecode.sims.circuits import build_circuit
-from qdecode.sims.tasks import decoding_dem
 
 
 def run(kernel, graph, llr0, syn, fmt, max_iter, lanes, keep_post, alpha=1.0):

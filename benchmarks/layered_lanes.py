@@ -22,9 +22,8 @@ from qdecode.decoders.bp import ALPHA_SHIFT, MessageFormat, bp_outputs
 from qdecode.kernels.bp import bp_decode_range, tanner_graph_csr
 from qdecode.kernels.bp_args import BpOut, MinSumParams
 from qdecode.kernels.minsum_lanes_layered import minsum_layered_lanes_range
-from qdecode.problem import DecodingProblem
+from qdecode.problem import DecodingProblem, decoding_dem
 from qdecode.sims.circuits import build_circuit
-from qdecode.sims.tasks import decoding_dem
 
 
 def main() -> None:

@@ -29,9 +29,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from frontier import PROBLEMS, split_labels  # noqa: E402
 
 from qdecode.decoders.registry import DecoderSpec, split_label  # noqa: E402
-from qdecode.problem import DecodingProblem  # noqa: E402
+from qdecode.problem import DecodingProblem, decoding_dem  # noqa: E402
 from qdecode.sims.stats import fit_binomial  # noqa: E402
-from qdecode.sims.tasks import decoding_dem  # noqa: E402
 
 PRESET = "tesseract-short-beam-sparsify-color-code-like"
 

@@ -42,11 +42,10 @@ import numpy as np
 import stim
 
 from qdecode.decoders.registry import DecoderSpec
-from qdecode.problem import DecodingProblem
+from qdecode.problem import DecodingProblem, decoding_dem
 from qdecode.sims import noise_learning as nl
 from qdecode.sims.circuits import build_circuit
 from qdecode.sims.stats import fit_binomial
-from qdecode.sims.tasks import decoding_dem
 
 CHUNK = 50_000
 

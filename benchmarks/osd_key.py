@@ -42,10 +42,9 @@ def main() -> None:
 
     from qdecode.decoders.base import observables_from_errors
     from qdecode.decoders.bposd import BpOsdDecoder
-    from qdecode.problem import DecodingProblem
+    from qdecode.problem import DecodingProblem, decoding_dem
     from qdecode.sims.circuits import build_circuit
     from qdecode.sims.stats import fit_binomial
-    from qdecode.sims.tasks import decoding_dem
 
     R, it = args.rounds, args.bp_iter
     per_round = lambda x: 1.0 - (1.0 - x) ** (1.0 / R)  # noqa: E731

@@ -38,9 +38,8 @@ def main() -> None:
     from ldpc import BpOsdDecoder
 
     from qdecode.decoders.osd import OsdPostProcessor
-    from qdecode.problem import DecodingProblem
+    from qdecode.problem import DecodingProblem, decoding_dem
     from qdecode.sims.circuits import build_circuit
-    from qdecode.sims.tasks import decoding_dem
 
     numba.set_num_threads(1)
     circ = build_circuit("bb144_12_12", noise="bb-uniform", p=args.p, basis="Z")

@@ -43,10 +43,9 @@ def main() -> None:
     from qdecode.decoders.relay_bp import RelayBpDecoder
     from qdecode.kernels.relay_lanes import LANES
     from qdecode.kernels.relay_lanes_narrow import RELAY_NARROW_LANES
-    from qdecode.problem import DecodingProblem
+    from qdecode.problem import DecodingProblem, decoding_dem
     from qdecode.sims.circuits import build_circuit
     from qdecode.sims.stats import fit_binomial
-    from qdecode.sims.tasks import decoding_dem
 
     params = dict(gamma0=0.15, gamma_interval=(-0.226, 0.622), pre_iter=80, legs=300, leg_iter=60, stop_after=5)
     ref_params = dict(gamma0=0.15, gamma_dist_interval=(-0.226, 0.622), pre_iter=80, num_sets=300,

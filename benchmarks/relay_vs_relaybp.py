@@ -45,10 +45,9 @@ def main() -> None:
     import relay_bp
 
     from qdecode.decoders.relay_bp import RelayBpDecoder
-    from qdecode.problem import DecodingProblem
+    from qdecode.problem import DecodingProblem, decoding_dem
     from qdecode.sims.circuits import build_circuit
     from qdecode.sims.stats import fit_binomial
-    from qdecode.sims.tasks import decoding_dem
 
     params = dict(gamma0=0.15, gamma_interval=(-0.226, 0.622), pre_iter=80, legs=300, leg_iter=60, stop_after=5,
                   bits=0)  # float64 lanes: relay-bp's own arithmetic

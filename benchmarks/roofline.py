@@ -368,9 +368,8 @@ def stage_times(dec, syndromes: np.ndarray, repeats: int, W: int = LANES) -> lis
 
 
 def bb144_problem():
-    from qdecode.problem import DecodingProblem
+    from qdecode.problem import DecodingProblem, decoding_dem
     from qdecode.sims.circuits import build_circuit
-    from qdecode.sims.tasks import decoding_dem
 
     c = build_circuit("bb144_12_12", noise="bb-uniform", p=0.003, basis="Z")
     return DecodingProblem.from_dem(decoding_dem(c))

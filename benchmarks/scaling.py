@@ -97,9 +97,8 @@ def problems(only: str | None, bb_rounds: tuple[int, ...]):
 
 
 def build(kw: dict):
-    from qdecode.problem import DecodingProblem
+    from qdecode.problem import DecodingProblem, decoding_dem
     from qdecode.sims.circuits import build_circuit
-    from qdecode.sims.tasks import decoding_dem
 
     kw = dict(kw)
     code = kw.pop("code")

@@ -62,10 +62,9 @@ def main(argv=None) -> None:
 
     import numba
 
-    from qdecode.problem import DecodingProblem
+    from qdecode.problem import DecodingProblem, decoding_dem
     from qdecode.sims.circuits import build_circuit
     from qdecode.sims.recipe import parse_decoder
-    from qdecode.sims.tasks import decoding_dem
 
     numba.set_num_threads(1)
     circ = build_circuit(args.code, noise=args.noise, p=args.p, rounds=args.rounds, basis=args.basis)

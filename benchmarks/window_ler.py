@@ -107,10 +107,9 @@ def main() -> None:
 
     from qdecode.decoders.bposd import BpOsdDecoder
     from qdecode.decoders.window import WindowDecoder
-    from qdecode.problem import DecodingProblem
+    from qdecode.problem import DecodingProblem, decoding_dem
     from qdecode.sims.circuits import build_circuit
     from qdecode.sims.stats import fit_binomial
-    from qdecode.sims.tasks import decoding_dem
 
     numba.set_num_threads(args.threads)
     inner = {"max_iter": args.bp_iter, "osd_order": args.osd_order}

@@ -253,3 +253,16 @@ def unmerged_matrices(dem: Any) -> tuple[np.ndarray, np.ndarray]:
         H[sorted(dets), j] = 1
         L[sorted(obs), j] = 1
     return H, L
+
+
+def decoding_dem(circuit: Any) -> Any:
+    """The ``stim.DetectorErrorModel`` decoders see for a ``stim.Circuit``, derived as sinter derives it for a
+    task without one: errors decomposed into graphlike parts where stim can, else undecomposed (then with
+    loops flattened if stim needs that); ``approximate_disjoint_errors`` always."""
+    try:
+        return circuit.detector_error_model(decompose_errors=True, approximate_disjoint_errors=True)
+    except ValueError:
+        try:
+            return circuit.detector_error_model(approximate_disjoint_errors=True)
+        except ValueError:
+            return circuit.detector_error_model(approximate_disjoint_errors=True, flatten_loops=True)

@@ -125,7 +125,7 @@ import sinter
 
 from qdecode.decoders.confidence import CONFIDENCE_DECODERS, NoConfidenceError, no_confidence_error
 from qdecode.decoders.registry import SINTER_PREFIX, DecoderSpec, decoder_names, get_entry, split_label
-from qdecode.problem import DecodingProblem
+from qdecode.problem import DecodingProblem, decoding_dem
 from qdecode.sims.gap_bins import gap_bin_counts
 
 __all__ = ["ENV_VAR", "SEPARATOR", "PREFIX", "GAP_PREFIX", "MAX_BATCH_SHOTS", "MAX_BATCH_BYTES", "SinterDecoder",
@@ -398,7 +398,7 @@ class SinterGapSampler(sinter.Sampler):
             if task.circuit is None:
                 raise ValueError("SinterGapSampler needs the task's circuit (sinter.collect loads circuit_path "
                                  "itself)")
-            dem = _sinter_dem(task.circuit)
+            dem = decoding_dem(task.circuit)
         decoder = self.spec.build(DecodingProblem.from_dem(dem))
         if not getattr(decoder, "has_confidence", False):
             raise no_confidence_error(decoder)
@@ -406,17 +406,6 @@ class SinterGapSampler(sinter.Sampler):
 
     def __repr__(self) -> str:
         return f"SinterGapSampler({self.spec.label()!r})"
-
-
-def _sinter_dem(circuit):
-    """The circuit's DEM as sinter derives it for a task without one (decomposed where possible)."""
-    try:
-        return circuit.detector_error_model(decompose_errors=True, approximate_disjoint_errors=True)
-    except ValueError:
-        try:
-            return circuit.detector_error_model(approximate_disjoint_errors=True)
-        except ValueError:
-            return circuit.detector_error_model(approximate_disjoint_errors=True, flatten_loops=True)
 
 
 def sinter_gap_sampler(label: str | DecoderSpec) -> SinterGapSampler:

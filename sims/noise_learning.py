@@ -631,7 +631,7 @@ def learn_noise(
 
     Args:
         reference_dem: ``stim.DetectorErrorModel`` giving the structure (ideally decomposed,
-            as decoders see it: :func:`qdecode.sims.tasks.decoding_dem`).
+            as decoders see it: :func:`qdecode.problem.decoding_dem`).
         detection_events: one ``(S, m)`` array or an iterable of batches (0/1 values, or stim
             bit-packed bytes with ``bit_packed=True``); consumed once, in a stream.
         sectors: ``None`` (components of the DEM's graphlike pieces, :func:`sectors_from_dem`),

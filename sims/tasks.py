@@ -19,6 +19,7 @@ from typing import Any
 
 from qdecode.decoders.confidence import no_confidence_error
 from qdecode.decoders.registry import DecoderSpec, get_entry
+from qdecode.problem import decoding_dem
 from qdecode.sims.gap_bins import GAP_BINS_KEY, GAP_BINS_TAG
 
 
@@ -161,17 +162,6 @@ class Task:
         if self.gap_histogram:
             meta[GAP_BINS_KEY] = GAP_BINS_TAG
         return meta
-
-
-def decoding_dem(circuit):
-    """The DEM decoders see, derived as sinter derives it (decomposed when possible)."""
-    try:
-        return circuit.detector_error_model(decompose_errors=True, approximate_disjoint_errors=True)
-    except ValueError:
-        try:
-            return circuit.detector_error_model(approximate_disjoint_errors=True)
-        except ValueError:
-            return circuit.detector_error_model(approximate_disjoint_errors=True, flatten_loops=True)
 
 
 def learned_noise_id(dem_text: str) -> str:

@@ -29,8 +29,9 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
+    from qdecode.problem import decoding_dem
     from qdecode.sims.recipe import resolve_rounds
-    from qdecode.sims.tasks import CircuitRecipe, decoding_dem
+    from qdecode.sims.tasks import CircuitRecipe
 
     if not 0 < args.p < 1:
         raise ValueError(f"--p must lie strictly inside (0, 1), got {args.p}")

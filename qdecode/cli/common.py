@@ -65,8 +65,8 @@ def load_problem(args) -> LoadedProblem:
         missing = [f for f, v in (("--noise", args.noise), ("--p", args.p)) if v is None]
         if missing:
             raise ValueError(f"--code needs {' and '.join(missing)}")
+        from qdecode.problem import decoding_dem
         from qdecode.sims.circuits import build_circuit, circuit_metadata
-        from qdecode.sims.tasks import decoding_dem
 
         kw = dict(d=args.d, rounds=args.rounds, noise=args.noise, p=args.p, basis=args.basis)
         meta = circuit_metadata(args.code, **kw)
@@ -128,9 +128,8 @@ def load_problem(args) -> LoadedProblem:
 
 def _circuit_problem(args, path: str) -> LoadedProblem:
     """``--circuit FILE``: shots from the circuit, decoded with its DEM derived as sinter derives it."""
-    from qdecode.problem import DecodingProblem
+    from qdecode.problem import DecodingProblem, decoding_dem
     from qdecode.sims.model_files import read_circuit
-    from qdecode.sims.tasks import decoding_dem
 
     if args.p is not None:
         raise ValueError("--p applies to --code and --alist, not --circuit (the circuit holds the probabilities)")

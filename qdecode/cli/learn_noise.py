@@ -129,9 +129,9 @@ def _sampled(circuit, shots: int, seed: int | None, batch: int = BATCH_SHOTS):
 
 
 def _from_file(args):
+    from qdecode.problem import decoding_dem
     from qdecode.sims.model_files import read_dem
     from qdecode.sims.shot_files import check_shot_count, check_shot_file
-    from qdecode.sims.tasks import decoding_dem
 
     study = [flag for flag, v in (("--code", args.code), ("--d", args.d), ("--rounds", args.rounds),
                                   ("--noise", args.noise), ("--p", args.p), ("--reference-p", args.reference_p),
@@ -168,9 +168,9 @@ def _shots_in_file(path: str, fmt: str, num_detectors: int) -> int | None:
 
 
 def _from_sampling(args):
+    from qdecode.problem import decoding_dem
     from qdecode.sims.circuits import build_circuit
     from qdecode.sims.recipe import resolve_rounds
-    from qdecode.sims.tasks import decoding_dem
 
     if args.reference_dem or args.reference_circuit:
         raise ValueError("--reference-dem / --reference-circuit go with --dets; on the fly, give --reference-p")

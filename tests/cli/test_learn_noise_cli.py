@@ -10,9 +10,9 @@ import pytest
 import stim
 
 from qdecode.cli.main import main
+from qdecode.problem import decoding_dem
 from qdecode.sims.circuits import build_circuit
 from qdecode.sims.store import read_rows
-from qdecode.sims.tasks import decoding_dem
 
 _STRIP = re.compile(r"^error\([^)]*\)", re.M)
 

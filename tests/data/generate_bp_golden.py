@@ -60,7 +60,7 @@ def digest(*arrays: np.ndarray) -> str:
 
 def problems():
     from qdecode import DecodingProblem, build_circuit
-    from qdecode.sims.tasks import decoding_dem
+    from qdecode.problem import decoding_dem
 
     for key, (d, p, shots) in PROBLEMS.items():
         c = build_circuit("surface", d=d, noise="sd6", p=p, basis="Z", memory_basis_only=True)

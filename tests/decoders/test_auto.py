@@ -11,8 +11,7 @@ import stim
 from qdecode.decoders import DecoderSpec
 from qdecode.decoders.auto import GRAPHLIKE_CANDIDATES, HYPERGRAPH_CANDIDATES, choose, model_kind, resolve
 from qdecode.decoders.registry import split_label
-from qdecode.problem import DecodingProblem
-from qdecode.sims.tasks import decoding_dem
+from qdecode.problem import DecodingProblem, decoding_dem
 
 
 def _surface():

@@ -11,9 +11,8 @@ from hypothesis import strategies as st
 
 from qdecode.decoders import DecoderInputError, DecoderSpec, UnknownDecoderError
 from qdecode.decoders.bp import BpDecoder
-from qdecode.problem import DecodingProblem
+from qdecode.problem import DecodingProblem, decoding_dem
 from qdecode.sims.circuits import build_circuit
-from qdecode.sims.tasks import decoding_dem
 
 
 def reference_minsum(H, llr, s, *, max_iter, alpha_of, beta, msg_lim, post_lim):

@@ -11,8 +11,7 @@ from qdecode.decoders.base import observables_from_errors
 from qdecode.decoders.bposd import BpOsdDecoder
 from qdecode.decoders.class_escalate import ClassEscalateDecoder, syndrome_ok
 from qdecode.decoders.relay_bp import RelayBpDecoder
-from qdecode.problem import DecodingProblem
-from qdecode.sims.tasks import decoding_dem
+from qdecode.problem import DecodingProblem, decoding_dem
 
 _SMALL = {"calib_shots": 200, "forced_legs": 20, "forced_leg_iter": 20}
 

@@ -9,9 +9,8 @@ from qdecode.decoders import DecoderInputError
 from qdecode.decoders.base import observables_from_errors
 from qdecode.decoders.gdg import GdgDecoder, csr_csc_graph
 from qdecode.decoders.registry import DecoderSpec
-from qdecode.problem import DecodingProblem
+from qdecode.problem import DecodingProblem, decoding_dem
 from qdecode.sims.circuits import build_circuit
-from qdecode.sims.tasks import decoding_dem
 
 
 @pytest.fixture(scope="module")

@@ -10,9 +10,8 @@ import stim
 
 from qdecode.decoders.base import DecoderInputError
 from qdecode.decoders.registry import DecoderSpec
-from qdecode.problem import DecodingProblem
+from qdecode.problem import DecodingProblem, decoding_dem
 from qdecode.sims.stats import fit_binomial
-from qdecode.sims.tasks import decoding_dem
 
 mwpf = pytest.importorskip("mwpf")
 

@@ -8,9 +8,8 @@ import pytest
 from qdecode.decoders import DecoderSpec, UnknownDecoderError
 from qdecode.decoders.bp import BpDecoder
 from qdecode.decoders.bposd import BpOsdDecoder, history_length
-from qdecode.problem import DecodingProblem
+from qdecode.problem import DecodingProblem, decoding_dem
 from qdecode.sims.circuits import build_circuit
-from qdecode.sims.tasks import decoding_dem
 
 
 @pytest.fixture(scope="module")

@@ -13,9 +13,8 @@ import scipy.sparse as sp
 from qdecode.decoders import DecoderInputError
 from qdecode.decoders.base import observables_from_errors
 from qdecode.decoders.relay_bp import GAMMA_FRAC_BITS, RelayBpDecoder, mem_bp
-from qdecode.problem import DecodingProblem
+from qdecode.problem import DecodingProblem, decoding_dem
 from qdecode.sims.circuits import build_circuit
-from qdecode.sims.tasks import decoding_dem
 
 relay_bp = pytest.importorskip("relay_bp")
 
@@ -340,9 +339,9 @@ def test_bad_syndromes(bb72):
 def test_xyz_decoding_on_the_surface_code_dem():
     """XYZ decoding: both detector bases, Y errors kept as single columns touching X and Z detectors."""
     from qdecode.decoders.matching import MatchingDecoder
+    from qdecode.problem import decoding_dem
     from qdecode.sims.circuits import build_circuit
     from qdecode.sims.stats import fit_binomial
-    from qdecode.sims.tasks import decoding_dem
 
     circ = build_circuit("surface", d=5, rounds=5, noise="sd6", p=0.006, basis="Z")
     dem = decoding_dem(circ)

@@ -15,8 +15,8 @@ from qdecode.problem import DecodingProblem
 
 @pytest.fixture(scope="module")
 def shots():
+    from qdecode.problem import decoding_dem
     from qdecode.sims.circuits import build_circuit
-    from qdecode.sims.tasks import decoding_dem
 
     circ = build_circuit("surface", d=5, rounds=5, noise="sd6", p=0.009, basis="Z")
     prob = DecodingProblem.from_dem(decoding_dem(circ))

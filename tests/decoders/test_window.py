@@ -10,10 +10,9 @@ import pytest
 from qdecode.decoders import DecoderInputError, DecoderSpec, UnknownDecoderError
 from qdecode.decoders.window import WindowDecoder
 from qdecode.decoders.window_layout import RoundLayout, column_first_round, num_windows, plan_windows
-from qdecode.problem import DecodingProblem
+from qdecode.problem import DecodingProblem, decoding_dem
 from qdecode.sims.circuits import build_circuit
 from qdecode.sims.stats import fit_binomial
-from qdecode.sims.tasks import decoding_dem
 
 
 def _sample(circuit, shots, seed):

@@ -7,9 +7,8 @@ import functools
 import numpy as np
 
 from qdecode.kernels.bp import tanner_graph_csr
-from qdecode.problem import DecodingProblem
+from qdecode.problem import DecodingProblem, decoding_dem
 from qdecode.sims.circuits import build_circuit
-from qdecode.sims.tasks import decoding_dem
 
 
 @functools.lru_cache(maxsize=None)

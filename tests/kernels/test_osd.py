@@ -216,8 +216,8 @@ def _ldpc_cases(prob, dets, method, order, max_iter):
 @pytest.fixture(scope="module")
 def ldpc_problems():
     pytest.importorskip("ldpc")
+    from qdecode.problem import decoding_dem
     from qdecode.sims.circuits import build_circuit
-    from qdecode.sims.tasks import decoding_dem
 
     cases = {}
     for name, kw, shots in [

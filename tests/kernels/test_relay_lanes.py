@@ -10,9 +10,8 @@ from qdecode.decoders.relay_bp import GAMMA_FRAC_BITS, RelayBpDecoder
 from qdecode.kernels.relay import MessageArith, RelayGraph, RelayOut, RelaySchedule, relay_decode_range
 from qdecode.kernels.relay_lanes import relay_lanes_range
 from qdecode.kernels.relay_lanes_narrow import relay_i8_accepts, relay_lanes_i8_range
-from qdecode.problem import DecodingProblem
+from qdecode.problem import DecodingProblem, decoding_dem
 from qdecode.sims.circuits import build_circuit
-from qdecode.sims.tasks import decoding_dem
 
 
 def _problem(circ, shots, seed):

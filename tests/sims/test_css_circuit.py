@@ -238,8 +238,7 @@ def test_build_circuit_hookup():
 def test_bb72_sequential_is_worse_than_interleaved():
     """Sequential (12 layers) vs interleaved (IBM's 7) on BB72, bb-uniform p = 0.003, 6 rounds, BP+OSD-CS10."""
     from qdecode.decoders.bposd import BpOsdDecoder
-    from qdecode.problem import DecodingProblem
-    from qdecode.sims.tasks import decoding_dem
+    from qdecode.problem import DecodingProblem, decoding_dem
 
     code = get_code("bb72_12_6")
     fails = {}

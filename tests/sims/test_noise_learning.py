@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 import stim
 
+from qdecode.problem import decoding_dem
 from qdecode.sims import noise_learning as nl
 from qdecode.sims.circuits import build_circuit
-from qdecode.sims.tasks import decoding_dem
 
 D, P_TRUE, P_REF, SHOTS = 3, 0.005, 0.001, 300_000
 
