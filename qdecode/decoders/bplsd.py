@@ -115,10 +115,11 @@ class BpLsdDecoder(Decoder):
     So growth (with the pre-growth of ``lsd_order`` > 0) ends after at most n steps that add bits
     plus at most one step per cluster (at most m) that finds none. Each added bit's column is
     eliminated against the shot's basis of at most m vectors, O(m (m + n) / 64) word operations.
-    With ``lsd_order`` w > 0 (default 0: LSD-0, no search) each cluster of nullity k_c runs one
+    With ``lsd_order`` w > 0 (default 30; 0: LSD-0, no search) each cluster of nullity k_c runs one
     OSD of order w' = min(w, k_c): ``lsd_cs`` (the default ``lsd_method``) tests k_c +
-    w' (w' - 1) / 2 patterns, ``lsd_e`` 2^w' - 1 (w <= 20). ``bpuf`` is this class with
-    ``bits_per_step`` 0 and LSD-0.
+    w' (w' - 1) / 2 patterns, ``lsd_e`` 2^w' - 1 (w <= 20). :meth:`predict_with_confidence` runs
+    that LSD on every shot (the same bound per shot; with the gap, each tested pattern's weight and
+    class cost O(its support) more). ``bpuf`` is this class with ``bits_per_step`` 0 and LSD-0.
     """
 
     has_confidence = True
