@@ -433,8 +433,15 @@ def _sweep_int_wn(cur, nxt, sw):
 
 
 @numba.njit(cache=True, nogil=True, pipeline_class=NoAliasCompiler)
-def _sweep_int_w32(cur, nxt, sw):
-    """:func:`_sweep_int_body` for exactly 32 lanes (a compile-time lane count)."""
+def _sweep_int_w32(sw, cur, nxt):
+    """:func:`_sweep_int_body` for exactly 32 lanes (a compile-time lane count).
+
+    ``sw`` first, unlike the other sweeps: the parameter order only reorders the flattened arguments (the
+    optimised LLVM IR is the same), but with ``(cur, nxt, sw)`` LLVM's register allocator spills other loop
+    invariants of the lane loops and the 16-bit kernel (32 lanes) ran 2-4 % slower than with ``4a6167d``'s
+    positional arrays (``benchmarks/README.md``); ``(sw, cur, nxt)`` is back within 1 % of them. The 64-lane
+    sweep keeps ``(cur, nxt, sw)``: within 1.5 % either way, and ``tests/kernels/test_minsum_lanes_narrow.py``
+    compiles it with that signature."""
     _sweep_int_body(32, cur, nxt, sw)
 
 
@@ -457,7 +464,7 @@ def _step_int(cur, nxt, sw):
     if W == 64:
         _sweep_int_w64(cur, nxt, sw)
     elif W == 32:
-        _sweep_int_w32(cur, nxt, sw)
+        _sweep_int_w32(sw, cur, nxt)
     elif W == 128:
         _sweep_int_w128(cur, nxt, sw)
     else:
