@@ -24,9 +24,11 @@ are IBM's gross-code tuning (γ0 0.15, interval [-0.226, 0.622], 80 / 60 iterati
   :mod:`qdecode.decoders.confidence`): the weight gap between the returned solution and the lightest
   converged leg of another logical class, ``inf`` when every converged leg found the same class (no
   other class *found*: more legs, ``stop_after``, may find one) and ``nan`` when no leg converged.
-  ``extra["classes"]`` counts the distinct classes among the converged legs. It runs the scalar
-  kernel (same decisions as the lanes, bit for bit), which records each converged leg's weight and
-  class: O(n) per converged leg on top of the decoding.
+  ``extra["classes"]`` counts the distinct classes among the converged legs. Each converged leg's
+  weight and class are recorded (O(n) per converged leg on top of the decoding) by the 8-bit lanes
+  kernel (:func:`~qdecode.kernels.relay_lanes_narrow.relay_lanes_i8_gap_range`) where the plain path
+  runs it (``i8_lanes``, batches of at least :data:`MIN_LANE_SHOTS`), else by the scalar kernel
+  (:func:`~qdecode.kernels.relay.relay_gap_range`); both give the same outputs, bit for bit.
 
 ``MemBP`` (registry ``mem-bp``) is the same decoder with a single leg: ``legs=0``, ``stop_after=1``,
 ``pre_iter=max_iter``.
@@ -54,7 +56,12 @@ from qdecode.kernels.relay import (
     relay_gap_range,
 )
 from qdecode.kernels.relay_lanes import LANES, relay_lanes_range
-from qdecode.kernels.relay_lanes_narrow import RELAY_NARROW_LANES, relay_i8_accepts, relay_lanes_i8_range
+from qdecode.kernels.relay_lanes_narrow import (
+    RELAY_NARROW_LANES,
+    relay_i8_accepts,
+    relay_lanes_i8_gap_range,
+    relay_lanes_i8_range,
+)
 from qdecode.kernels.threads import run_dynamic, run_ranges
 from qdecode.problem import DecodingProblem
 
@@ -296,6 +303,9 @@ class RelayBpDecoder(Decoder):
         ln 10`` with ``W`` the returned solution's weight and ``W_other`` the least weight of a converged
         leg in another logical class (module docstring). ``last_info.extra`` adds ``weight_other``
         (float64 ``(S,)``) and ``classes`` (int32 ``(S,)``, distinct classes among converged legs).
+        Runs the 8-bit lanes kernel (:func:`~qdecode.kernels.relay_lanes_narrow.relay_lanes_i8_gap_range`)
+        when the plain path does (``i8_lanes`` and at least :data:`MIN_LANE_SHOTS` shots), else the scalar
+        :func:`~qdecode.kernels.relay.relay_gap_range`: the same outputs either way, bit for bit.
 
         Examples:
             >>> rep3 = DecodingProblem.from_check_matrix([[1, 1, 0], [0, 1, 1]], 0.1, L=[[1, 0, 0]])
@@ -315,7 +325,11 @@ class RelayBpDecoder(Decoder):
             out = RelayGapOut(np.zeros((b - a, n), np.uint8), np.zeros(b - a, np.bool_), np.zeros(b - a, np.int32),
                               np.zeros(b - a, np.int32), np.zeros(b - a, np.float64), np.zeros(b - a, np.float64),
                               np.zeros(b - a, np.int32))
-            run_dynamic(relay_gap_range, (*self._kernel_args(), s[a:b], self._class_code, out), b - a, self.threads)
+            args = (*self._kernel_args(), s[a:b], self._class_code, out)
+            if self.i8_lanes and b - a >= MIN_LANE_SHOTS:  # the plain path's lanes, recording converged legs
+                run_ranges(relay_lanes_i8_gap_range, (*args, RELAY_NARROW_LANES), b - a, self.threads)
+            else:
+                run_dynamic(relay_gap_range, args, b - a, self.threads)
             obs[a:b] = observables_from_errors(out.hard, self.problem)
             for f in fields:
                 fields[f].append(getattr(out, f))

@@ -17,6 +17,10 @@ the active lanes are compacted to the front and, once fewer than ``2/5`` of the 
 step runs on the busy ones only (LLVM's scalar remainder loop): a long shot in the drain (a shot that
 never converges runs every leg) then costs what it costs on the scalar kernel, not a full-width step
 per iteration.
+
+:func:`lane_verdict` (the relay loop of one lane, shared with the 8-bit kernel) can also record every
+converged leg of the lane's shot (:class:`LaneSolutions`) for the gap, as the scalar kernel's
+:func:`~qdecode.kernels.relay.relay_gap_range` does; this kernel passes ``None`` (nothing recorded).
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ import numpy as np
 
 from qdecode.kernels.arith import clip
 from qdecode.kernels.minsum import check_magnitude, flip_decision, fold_min, negative, new_prior_state, signed
-from qdecode.kernels.relay import draw_gammas, mix_prior, shot_key
+from qdecode.kernels.relay import RelaySolutions, draw_gammas, mix_prior, record_solution, shot_key, solutions_gap
 
 LANES = 32  # shots decoded side by side (see qdecode.kernels.minsum_lanes for why 32)
 
@@ -118,6 +122,41 @@ def move_lane_counters(src, dst, ct):
     ct.any_conv[dst] = ct.any_conv[src]
     ct.weight[dst] = ct.weight[src]
     ct.key[dst] = ct.key[src]
+
+
+class LaneSolutions(NamedTuple):
+    """The converged legs of every lane's shot, for the gap: a
+    :class:`~qdecode.kernels.relay.RelaySolutions` per lane (:func:`lane_solutions`), recorded by
+    :func:`lane_verdict` in leg order and turned into the shot's gap when the shot is done."""
+
+    class_code: np.ndarray  # (n,) uint64: the class code of each variable (shared by all lanes)
+    weight: np.ndarray  # (W, cap) float64: W(e) of each converged leg of the lane's shot, in leg order
+    code: np.ndarray  # (W, cap) uint64: the class code of each
+    count: np.ndarray  # (W, 1) int64: how many the lane has recorded
+
+
+@numba.njit(cache=True, nogil=True)
+def make_lane_solutions(class_code, cap, W):
+    """Empty :class:`LaneSolutions` of ``W`` lanes with room for ``cap`` solutions each."""
+    return LaneSolutions(class_code, np.zeros((W, cap), dtype=np.float64), np.zeros((W, cap), dtype=np.uint64),
+                         np.zeros((W, 1), dtype=np.int64))
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def lane_solutions(sols, w):
+    """Lane ``w``'s records of :class:`LaneSolutions` ``sols`` as a :class:`~qdecode.kernels.relay.RelaySolutions`
+    (views, nothing copied), for :func:`~qdecode.kernels.relay.record_solution` and
+    :func:`~qdecode.kernels.relay.solutions_gap`."""
+    return RelaySolutions(sols.class_code, sols.weight[w], sols.code[w], sols.count[w])
+
+
+@numba.njit(cache=True, nogil=True)
+def move_lane_solutions(src, dst, sols):
+    """Lane ``src``'s records of :class:`LaneSolutions` ``sols`` copied to lane ``dst`` (the drain's compaction)."""
+    for c in range(sols.count[src, 0]):
+        sols.weight[dst, c] = sols.weight[src, c]
+        sols.code[dst, c] = sols.code[src, c]
+    sols.count[dst, 0] = sols.count[src, 0]
 
 
 @numba.njit(cache=True, nogil=True)
@@ -302,7 +341,7 @@ SHOT_DONE = 2  # ... the lane's shot is finished and its outputs are written
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def lane_verdict(w, ok, hard, wllr, sched, ct, out):
+def lane_verdict(w, ok, hard, wllr, sched, ct, out, sols):
     """The relay loop of :func:`qdecode.kernels.relay.relay_decode` for lane ``w`` after one iteration of its leg.
 
     ``ok``: the lane's decision ``hard[:, w]`` (``(n, W)`` uint8) satisfies the syndrome. Counts the
@@ -311,6 +350,12 @@ def lane_verdict(w, ok, hard, wllr, sched, ct, out):
     :data:`LEG_GOES_ON`, :data:`NEXT_LEG` (``ct.leg`` / ``ct.it`` already advanced) or :data:`SHOT_DONE` (the
     shot's row of ``out.converged``, ``out.iterations``, ``out.legs``, ``out.weight`` written). Shared by both
     lane kernels (:func:`relay_lanes_range`, :func:`qdecode.kernels.relay_lanes_narrow.relay_lanes_i8_range`).
+
+    ``sols``: ``None`` (the plain path; pruned at compile time), or :class:`LaneSolutions`: every converged
+    leg's weight (the same sum as the scalar kernel's, bit for bit) and class code is recorded as
+    :func:`~qdecode.kernels.relay.relay_decode` records them, and at :data:`SHOT_DONE` ``out`` (then a
+    :class:`~qdecode.kernels.relay.RelayGapOut`) also gets the shot's ``weight_other`` and ``classes``
+    (:func:`~qdecode.kernels.relay.solutions_gap`) and the lane's records are cleared.
     """
     ct.it[w] += 1
     ct.total_it[w] += 1
@@ -325,6 +370,8 @@ def lane_verdict(w, ok, hard, wllr, sched, ct, out):
         for j in range(n):
             if hard[j, w]:
                 wt += wllr[j]
+        if ok and sols is not None:
+            record_solution(lane_solutions(sols, w), hard[:, w], wt)
         if leg == 0 or not ct.any_conv[w] or wt < ct.weight[w]:
             ct.weight[w] = wt
             for j in range(n):
@@ -337,6 +384,9 @@ def lane_verdict(w, ok, hard, wllr, sched, ct, out):
         out.iterations[s] = ct.total_it[w]
         out.legs[s] = leg
         out.weight[s] = ct.weight[w]
+        if sols is not None:
+            out.weight_other[s], out.classes[s] = solutions_gap(lane_solutions(sols, w), ct.any_conv[w] == 1)
+            sols.count[w, 0] = 0
         return SHOT_DONE
     ct.leg[w] = leg + 1
     ct.it[w] = 0
@@ -398,7 +448,7 @@ def relay_lanes_range(graph, sched, arith, seed, syndromes, out, lanes, start, s
         cur = 1 - cur
         w = 0
         while w < nact:  # lanes 0:nact are busy; finished legs move on, finished shots retire
-            verdict = lane_verdict(w, st.unsat[w] == 0, st.hard, wllr, sched, ct, out)
+            verdict = lane_verdict(w, st.unsat[w] == 0, st.hard, wllr, sched, ct, out, None)
             if verdict == LEG_GOES_ON:
                 w += 1
                 continue

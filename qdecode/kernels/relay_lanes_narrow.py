@@ -32,6 +32,15 @@ compacted to the front and the sweep runs at the least compiled width that holds
 :data:`SCALAR_DRAIN` or fewer are busy, their shots are decoded again from the start on the scalar
 kernel (a sweep's per-edge work is not shared below a few lanes, and a shot's result does not
 depend on where it runs).
+
+The gap (:func:`relay_lanes_i8_gap_range`, what ``RelayBpDecoder.predict_with_confidence`` runs where the
+plain path runs this kernel) is the same kernel with a :class:`~qdecode.kernels.relay_lanes.LaneSolutions`:
+:func:`~qdecode.kernels.relay_lanes.lane_verdict` records each converged leg's weight (the scalar kernel's
+sum, bit for bit) and class code per lane as :func:`~qdecode.kernels.relay.record_solution` does, and turns
+them into the shot's ``weight_other`` and ``classes`` with :func:`~qdecode.kernels.relay.solutions_gap` when
+the shot is done; the drain moves a lane's records with it, and the scalar finish records its own. Every
+output equals :func:`~qdecode.kernels.relay.relay_gap_range`'s. The plain entry passes ``None`` instead, a
+branch numba prunes at compile time, so its code is what it was.
 """
 
 from __future__ import annotations
@@ -57,13 +66,23 @@ from qdecode.kernels.minsum_lanes_narrow import (
     scale_int,
     select_int,
 )
-from qdecode.kernels.relay import draw_gammas, make_relay_work, no_solutions, relay_decode, shot_key
+from qdecode.kernels.relay import (
+    RelaySolutions,
+    draw_gammas,
+    make_relay_work,
+    no_solutions,
+    relay_decode,
+    shot_key,
+    solutions_gap,
+)
 from qdecode.kernels.relay_lanes import (
     LEG_GOES_ON,
     NEXT_LEG,
     lane_verdict,
     make_lane_counters,
+    make_lane_solutions,
     move_lane_counters,
+    move_lane_solutions,
     start_lane_counters,
 )
 
@@ -365,9 +384,10 @@ def _set_gammas(w, leg, sched, gshift, gq, key, g1, gn1, gnum):
 
 
 @numba.njit(cache=True, nogil=True)
-def _move_lane(src, dst, cur, ln, ct):
+def _move_lane(src, dst, cur, ln, ct, sols):
     """Copy lane ``src`` (current check state ``cur``, :class:`RelayLanes` ``ln``: syndrome, signs, memory,
-    gammas, decision; counters) to ``dst``."""
+    gammas, decision; counters; recorded solutions ``sols``, a
+    :class:`~qdecode.kernels.relay_lanes.LaneSolutions` or ``None``) to ``dst``."""
     syn, sgn, post, gnum, hard, fresh, unsat = ln.syn, ln.sgn, ln.post, ln.gnum, ln.hard, ln.fresh, ln.unsat
     m1c, m2c, agc, pac = cur.min1, cur.min2, cur.arg, cur.par
     for i in range(syn.shape[0]):
@@ -385,22 +405,34 @@ def _move_lane(src, dst, cur, ln, ct):
     fresh[dst] = fresh[src]
     unsat[dst] = unsat[src]
     move_lane_counters(src, dst, ct)
+    if sols is not None:
+        move_lane_solutions(src, dst, sols)
 
 
 @numba.njit(cache=True, nogil=True)
-def _finish_on_scalar(graph, sched, arith, syndromes, ct, nact, out):
+def _finish_on_scalar(graph, sched, arith, syndromes, ct, nact, out, sols):
     """The shots of lanes ``0:nact`` decoded again from the start by :func:`~qdecode.kernels.relay.relay_decode`
     into their rows of ``out`` (:class:`~qdecode.kernels.relay.RelayOut`): a shot's outputs depend only on
-    (seed, syndrome), so the result is the lanes' result."""
+    (seed, syndrome), so the result is the lanes' result. With ``sols`` (a
+    :class:`~qdecode.kernels.relay_lanes.LaneSolutions`, else ``None``) ``out`` is a
+    :class:`~qdecode.kernels.relay.RelayGapOut` and each shot's gap is written as
+    :func:`~qdecode.kernels.relay.relay_gap_range` writes it."""
     work = make_relay_work(graph, arith.msg_lim, syndromes.shape[1])
-    sols = no_solutions()
+    if sols is None:
+        rec = no_solutions()
+    else:
+        cap = sols.weight.shape[1]
+        rec = RelaySolutions(sols.class_code, np.zeros(cap, np.float64), np.zeros(cap, np.uint64),
+                             np.zeros(1, np.int64))
     for w in range(nact):
         s = ct.shot[w]
-        ok, its, lr, wt = relay_decode(graph, sched, arith, syndromes[s], ct.key[w], work, out.hard[s], sols)
+        ok, its, lr, wt = relay_decode(graph, sched, arith, syndromes[s], ct.key[w], work, out.hard[s], rec)
         out.converged[s] = ok
         out.iterations[s] = its
         out.legs[s] = lr
         out.weight[s] = wt
+        if sols is not None:
+            out.weight_other[s], out.classes[s] = solutions_gap(rec, ok)
 
 
 # ------------------------------------------------------------------ range kernel
@@ -414,6 +446,28 @@ def relay_lanes_i8_range(graph, sched, arith, seed, syndromes, out, lanes, start
     integer messages accepted by :func:`relay_i8_accepts`, plus ``lanes`` (:data:`RELAY_NARROW_LANES`; never
     more lanes than shots are used). Raises ``ValueError`` for a check degree above 255.
     """
+    _lanes_i8(graph, sched, arith, seed, syndromes, out, lanes, None, start, stop)
+
+
+@numba.njit(cache=True, nogil=True)
+def relay_lanes_i8_gap_range(graph, sched, arith, seed, syndromes, class_code, out, lanes, start, stop):
+    """:func:`relay_lanes_i8_range` that also records every converged leg, for the gap (releases the GIL).
+
+    Arguments and outputs as :func:`qdecode.kernels.relay.relay_gap_range` (``class_code`` ``(n,)`` uint64,
+    ``out`` a :class:`~qdecode.kernels.relay.RelayGapOut`; every output bit-identical per shot, weights,
+    ``weight_other`` and ``classes`` included), plus ``lanes``, for problems accepted by
+    :func:`relay_i8_accepts`. Each lane records its shot's converged legs in leg order
+    (:class:`~qdecode.kernels.relay_lanes.LaneSolutions`, room for ``max(1, stop_after)``).
+    """
+    sols = make_lane_solutions(class_code, max(1, sched.stop_after), max(1, min(lanes, stop - start)))
+    _lanes_i8(graph, sched, arith, seed, syndromes, out, lanes, sols, start, stop)
+
+
+@numba.njit(cache=True, nogil=True)
+def _lanes_i8(graph, sched, arith, seed, syndromes, out, lanes, sols, start, stop):
+    """The body of :func:`relay_lanes_i8_range` (``sols`` ``None``: nothing recorded; numba prunes those
+    branches at compile time, an argument's ``is None`` being known) and :func:`relay_lanes_i8_gap_range`
+    (``sols`` a :class:`~qdecode.kernels.relay_lanes.LaneSolutions` of at least the lanes used)."""
     var_ptr, var_chks, llr0, wllr = graph.var_ptr, graph.var_chks, graph.llr0, graph.wllr
     gshift = arith.gamma_shift
     n = llr0.shape[0]
@@ -475,7 +529,7 @@ def relay_lanes_i8_range(graph, sched, arith, seed, syndromes, out, lanes, start
             fresh[w] = 0
         w = 0
         while w < nact:  # lanes 0:nact are busy; finished legs move on, finished shots retire
-            verdict = lane_verdict(w, unsat[w] == 0, hard, wllr, sched, ct, out)
+            verdict = lane_verdict(w, unsat[w] == 0, hard, wllr, sched, ct, out, sols)
             if verdict == LEG_GOES_ON:
                 w += 1
             elif verdict == NEXT_LEG:  # memory and decision kept, messages from nu = lambda
@@ -489,10 +543,10 @@ def relay_lanes_i8_range(graph, sched, arith, seed, syndromes, out, lanes, start
             else:  # SHOT_DONE in the drain: the last busy lane takes this slot and is checked next
                 nact -= 1
                 if w < nact:
-                    _move_lane(nact, w, state, ln, ct)
+                    _move_lane(nact, w, state, ln, ct, sols)
                 ct.shot[nact] = -1
         if nxt_shot >= stop:  # the drain: the busy lanes are 0:nact
             if 0 < nact <= SCALAR_DRAIN:
-                _finish_on_scalar(graph, sched, arith, syndromes, ct, nact, out)
+                _finish_on_scalar(graph, sched, arith, syndromes, ct, nact, out, sols)
                 return
             width = _sweep_width(nact, W)

@@ -6,10 +6,19 @@ import numpy as np
 import pytest
 
 from qdecode.decoders.bp import ALPHA_SHIFT
+from qdecode.decoders.confidence import class_codes, gap_db
 from qdecode.decoders.relay_bp import GAMMA_FRAC_BITS, RelayBpDecoder
-from qdecode.kernels.relay import MessageArith, RelayGraph, RelayOut, RelaySchedule, relay_decode_range
+from qdecode.kernels.relay import (
+    MessageArith,
+    RelayGapOut,
+    RelayGraph,
+    RelayOut,
+    RelaySchedule,
+    relay_decode_range,
+    relay_gap_range,
+)
 from qdecode.kernels.relay_lanes import relay_lanes_range
-from qdecode.kernels.relay_lanes_narrow import relay_i8_accepts, relay_lanes_i8_range
+from qdecode.kernels.relay_lanes_narrow import relay_i8_accepts, relay_lanes_i8_gap_range, relay_lanes_i8_range
 from qdecode.problem import DecodingProblem, decoding_dem
 from qdecode.sims.circuits import build_circuit
 
@@ -38,17 +47,22 @@ def _decoder(prob, bits, gammas=None, **kw):
     return RelayBpDecoder(prob, **params)
 
 
+def _leading_args(dec, syn):
+    """(graph, schedule, arithmetic, seed, syndromes) of ``dec`` for the relay range kernels."""
+    lo, hi = dec.gamma_interval
+    return (RelayGraph(dec.var_ptr, dec.var_chks, dec.prior_llr, dec.weight_llr),
+            RelaySchedule(dec.gamma0, lo, hi, dec.gammas, dec.pre_iter, dec.legs, dec.leg_iter, dec.stop_after),
+            MessageArith(dec.alpha, dec.alpha_num, ALPHA_SHIFT, GAMMA_FRAC_BITS, dec.msg_lim, dec.post_lim),
+            np.uint64(dec.seed), syn)
+
+
 def _run(dec, syn, lanes=None, start=0, stop=None, kernel=relay_lanes_range):
     S = syn.shape[0]
     stop = S if stop is None else stop
     n = dec.problem.num_errors
     out = RelayOut(np.zeros((S, n), np.uint8), np.zeros(S, np.bool_), np.zeros(S, np.int32), np.zeros(S, np.int32),
                    np.zeros(S, np.float64))
-    lo, hi = dec.gamma_interval
-    args = (RelayGraph(dec.var_ptr, dec.var_chks, dec.prior_llr, dec.weight_llr),
-            RelaySchedule(dec.gamma0, lo, hi, dec.gammas, dec.pre_iter, dec.legs, dec.leg_iter, dec.stop_after),
-            MessageArith(dec.alpha, dec.alpha_num, ALPHA_SHIFT, GAMMA_FRAC_BITS, dec.msg_lim, dec.post_lim),
-            np.uint64(dec.seed), syn, out)
+    args = (*_leading_args(dec, syn), out)
     if lanes is None:
         relay_decode_range(*args, start, stop)
     else:
@@ -179,3 +193,75 @@ def test_i8_accepts_only_what_fits(surface5):
     lo, hi = dec.gamma_interval
     assert not relay_i8_accepts(dec.var_ptr, 256, dec.prior_llr, dec.gamma0, lo, hi, dec.gammas, GAMMA_FRAC_BITS,
                                 dec.msg_lim, dec.post_lim, dec.alpha_num, ALPHA_SHIFT)  # slots are uint8
+
+
+# ------------------------------------------------------------------ the gap on the 8-bit lanes
+
+
+def _run_gap(dec, syn, lanes=None, start=0, stop=None):
+    """:class:`RelayGapOut` of the scalar ``relay_gap_range`` (``lanes`` None) or ``relay_lanes_i8_gap_range``."""
+    S = syn.shape[0]
+    stop = S if stop is None else stop
+    n = dec.problem.num_errors
+    out = RelayGapOut(np.zeros((S, n), np.uint8), np.zeros(S, np.bool_), np.zeros(S, np.int32),
+                      np.zeros(S, np.int32), np.zeros(S, np.float64), np.zeros(S, np.float64), np.zeros(S, np.int32))
+    args = (*_leading_args(dec, syn), class_codes(dec.problem.L), out)
+    if lanes is None:
+        relay_gap_range(*args, start, stop)
+    else:
+        relay_lanes_i8_gap_range(*args, lanes, start, stop)
+    return out
+
+
+def _assert_gap_same(a, b):
+    for name, x, y in zip(RelayGapOut._fields, a, b):  # nan (no leg converged) in the same places
+        np.testing.assert_array_equal(x, y, err_msg=name)
+
+
+@pytest.fixture(scope="module", params=[3, 5])
+def surface_gap(request):
+    """Surface-code memory circuits with 400 shots at a noise where legs often disagree."""
+    d = request.param
+    c = build_circuit("surface", d=d, noise="sd6", p=0.01, basis="Z", memory_basis_only=True)
+    return _problem(c, 400, 5 + d)
+
+
+def test_i8_gap_lanes_identical_to_scalar(surface_gap):
+    """The 8-bit lanes' gap (weights, weight_other, classes, decisions) = the scalar kernel's, bit for bit:
+    several converged legs per shot (stop_after > 1), shots whose legs disagree (finite gaps), the drain
+    (lanes > shots left, the scalar finish), a sub-range, and stopping rules that fill or never fill the records."""
+    prob, syn = surface_gap
+    unconverged = 0
+    for kw in (dict(), dict(stop_after=5, legs=40), dict(pre_iter=3, leg_iter=3, legs=6, stop_after=20),
+               dict(stop_after=1)):
+        dec = _decoder(prob, 8, **kw)
+        assert dec.i8_lanes
+        ref = _run_gap(dec, syn)
+        unconverged += np.isnan(ref.weight_other).sum()
+        if dec.stop_after > 1:
+            assert (ref.classes >= 2).sum() >= 3 and np.isfinite(ref.weight_other).sum() >= 3  # legs disagree
+            assert np.isinf(ref.weight_other).any()
+        for lanes in (7, 64):
+            _assert_gap_same(ref, _run_gap(dec, syn, lanes))
+        part = _run_gap(dec, syn, 64, 33, 301)
+        _assert_gap_same(tuple(x[33:301] for x in ref), tuple(x[33:301] for x in part))
+    assert unconverged > 0  # shots where no leg converged (nan) are covered too
+
+
+def test_confidence_on_i8_lanes_equals_scalar_gap(surface_gap):
+    """predict_with_confidence (8-bit lanes, 2 threads) = the scalar gap kernel and the plain prediction."""
+    prob, syn = surface_gap
+    dec = _decoder(prob, 8, stop_after=5, legs=40, threads=2)
+    ref = _run_gap(dec, syn)
+    obs, gap = dec.predict_with_confidence(syn)
+    extra = dec.last_info.extra
+    np.testing.assert_array_equal(extra["weight"], ref.weight)
+    np.testing.assert_array_equal(extra["weight_other"], ref.weight_other)
+    np.testing.assert_array_equal(extra["classes"], ref.classes)
+    np.testing.assert_array_equal(dec.last_info.converged, ref.converged)
+    np.testing.assert_array_equal(gap, gap_db(ref.weight, ref.weight_other))
+    assert np.isfinite(gap).sum() >= 3
+    np.testing.assert_array_equal(obs, dec.predict_observables_batch(syn))
+    few_obs, few_gap = dec.predict_with_confidence(syn[:3])  # < MIN_LANE_SHOTS: the scalar kernel
+    np.testing.assert_array_equal(few_obs, obs[:3])
+    np.testing.assert_array_equal(few_gap, gap[:3])
