@@ -46,7 +46,7 @@ import numpy as np
 from qdecode.decoders.base import DecodeInfo, Decoder, check_syndromes, observables_from_errors
 from qdecode.decoders.bp import BpDecoder, bp_params
 from qdecode.decoders.bposd import OSD_KEYS, history_length
-from qdecode.decoders.confidence import ConfidentPrediction, class_codes, gap_db
+from qdecode.decoders.confidence import ConfidentPrediction, class_codes, correction_weight, gap_db, observables_class
 from qdecode.decoders.osd import other_class_weight
 from qdecode.decoders.params import DecoderEntry, Param, uses_params
 from qdecode.kernels import gf2
@@ -140,7 +140,7 @@ class BpLsdDecoder(Decoder):
         self.lsd_grow = int(lsd_grow)
         self.lsd_key = lsd_key
         self.confidence = confidence
-        self._codes = None  # (column class codes, observable class codes), made on first use
+        self._col_code: np.ndarray | None = None  # class codes of the columns, made on first use
         self.history = history_length(lsd_key)
         self.threads = threads
         self.bp = BpDecoder(problem, max_iter=max_iter, alpha=alpha, beta=beta, schedule=schedule, bits=bits,
@@ -230,22 +230,17 @@ class BpLsdDecoder(Decoder):
              norm: np.ndarray) -> dict:
         """LSD with candidate tracking on every shot; BP's ``hard`` (S, n) gets LSD's decision where BP did not
         ``conv``erge. Returns ``weight_best`` and ``weight_other`` (float64 ``(S,)``; module docstring)."""
-        S, n = hard.shape
-        if self._codes is None:
-            k = self.problem.num_observables
-            self._codes = (class_codes(self.problem.L), class_codes(np.eye(k, dtype=np.uint8)))
-        col_code, obs_code = self._codes
+        S = hard.shape[0]
+        if self._col_code is None:
+            self._col_code = class_codes(self.problem.L)
         llr = self.problem.llr
         decided = np.zeros_like(hard)
         found = LsdOut(decided, status, norm, np.full(S, np.inf), np.zeros(S, dtype=np.uint64), np.full(S, np.inf))
-        self._lsd(s, post, np.ones(S, dtype=bool), self.lsd_order, found, LsdGapWeights(col_code, llr))
+        self._lsd(s, post, np.ones(S, dtype=bool), self.lsd_order, found, LsdGapWeights(self._col_code, llr))
         failed = ~conv
         hard[failed] = decided[failed]
-        obs = observables_from_errors(hard, self.problem)
-        code = np.bitwise_xor.reduce(np.where(obs == 1, obs_code, np.uint64(0)), axis=1)
-        # W summed in column order (as the kernel sums a candidate's): equal vectors, equal bits
-        w_best = np.cumsum(np.where(hard == 1, llr, 0.0), axis=1)[:, -1] if n else np.zeros(S)
-        other = other_class_weight(found, code)
+        w_best = correction_weight(hard, llr)
+        other = other_class_weight(found, observables_class(observables_from_errors(hard, self.problem)))
         other[failed & (status == 0)] = np.nan  # no correction: s outside H's column space
         return {"weight_best": w_best, "weight_other": other}
 

@@ -44,7 +44,7 @@ import numpy as np
 
 from qdecode.decoders.base import DecodeInfo, Decoder, check_syndromes, observables_from_errors
 from qdecode.decoders.bp import BP_PARAMS, BpDecoder, bp_params
-from qdecode.decoders.confidence import ConfidentPrediction, class_codes, gap_db
+from qdecode.decoders.confidence import ConfidentPrediction, class_codes, correction_weight, gap_db, observables_class
 from qdecode.decoders.osd import OsdPostProcessor, other_class_weight
 from qdecode.decoders.params import DecoderEntry, Param, uses_params
 from qdecode.problem import DecodingProblem
@@ -115,7 +115,7 @@ class BpOsdDecoder(Decoder):
         self.bp = BpDecoder(problem, method=method, max_iter=max_iter, alpha=alpha, beta=beta, schedule=schedule,
                             bits=bits, frac_bits=frac_bits, dtype=dtype, threads=threads)
         self.osd = OsdPostProcessor(problem, osd_method, osd_order)
-        self._codes: tuple[np.ndarray, np.ndarray] | None = None  # class codes of columns, observables
+        self._col_code: np.ndarray | None = None  # class codes of the columns, made on first use
 
     def _decode_chunk(self, s: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         hard, post, conv, iters = self.bp._run(self.bp.prior_llr, s, True, self.history)
@@ -169,25 +169,21 @@ class BpOsdDecoder(Decoder):
             ([1, 0], [9.54, 28.63])
         """
         s = check_syndromes(syndromes, self.problem.num_detectors)
-        S, n = s.shape[0], self.problem.num_errors
-        if self._codes is None:
-            k = self.problem.num_observables
-            self._codes = (class_codes(self.problem.L), class_codes(np.eye(k, dtype=np.uint8)))
-        col_code, obs_code = self._codes
+        S = s.shape[0]
+        if self._col_code is None:
+            self._col_code = class_codes(self.problem.L)
         llr = self.problem.llr
         obs = np.zeros((S, self.problem.num_observables), dtype=np.uint8)
         w_best, w_other = np.zeros(S), np.zeros(S)
         convs, iters = [np.zeros(0, dtype=bool)], [np.zeros(0, dtype=np.int32)]
         for a, b in self._chunks(S):
             hard, post, conv, it = self.bp._run(self.bp.prior_llr, s[a:b], True, self.history)
-            decided, found = self.osd.solve_gap_batch(s[a:b], post, col_code, llr)
+            decided, found = self.osd.solve_gap_batch(s[a:b], post, self._col_code, llr)
             failed = ~conv
             hard[failed] = decided[failed]
             obs[a:b] = observables_from_errors(hard, self.problem)
-            code = np.bitwise_xor.reduce(np.where(obs[a:b] == 1, obs_code, np.uint64(0)), axis=1)
-            # W summed in column order (as the kernel sums a candidate's): equal vectors, equal bits
-            w_best[a:b] = np.cumsum(np.where(hard == 1, llr, 0.0), axis=1)[:, -1] if n else 0.0
-            other = other_class_weight(found, code)
+            w_best[a:b] = correction_weight(hard, llr)
+            other = other_class_weight(found, observables_class(obs[a:b]))
             other[failed & (found.status != 0)] = np.nan  # no candidate: s outside H's column space
             w_other[a:b] = other
             convs.append(conv)

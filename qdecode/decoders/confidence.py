@@ -159,6 +159,34 @@ def class_codes(L) -> np.ndarray:
     return out
 
 
+def observables_class(obs: np.ndarray) -> np.ndarray:
+    """uint64 ``(S,)``: the class code (:func:`class_codes`) of a correction whose observables are ``obs``
+    (``(S, k)`` 0/1), to compare with the codes of the candidates a decoder's search tracks.
+
+    Examples:
+        >>> observables_class(np.array([[0, 0], [1, 0], [1, 1]], np.uint8)).tolist()
+        [0, 1, 3]
+    """
+    obs = np.asarray(obs)
+    codes = class_codes(np.eye(obs.shape[1], dtype=np.uint8))
+    return np.bitwise_xor.reduce(np.where(obs == 1, codes, np.uint64(0)), axis=1)
+
+
+def correction_weight(errors: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """float64 ``(S,)``: ``W(e) = sum_j e_j weights[j]`` of each row of ``errors`` (``(S, n)`` 0/1), summed in
+    column order from 0.0 as the OSD and LSD kernels sum a candidate's, so that a decision equal to a tracked
+    candidate has its weight bit for bit.
+
+    Examples:
+        >>> correction_weight(np.array([[1, 0, 1], [0, 0, 0]], np.uint8), np.array([0.5, 2.0, 1.0])).tolist()
+        [1.5, 0.0]
+    """
+    errors = np.asarray(errors)
+    if errors.shape[1] == 0:
+        return np.zeros(errors.shape[0])
+    return np.cumsum(np.where(errors == 1, weights, 0.0), axis=1)[:, -1]
+
+
 def gallager_phi(x: np.ndarray) -> np.ndarray:
     """``phi(x) = -ln tanh(x / 2) = ln((1 + e^-x) / (1 - e^-x))`` for ``x >= 0`` (float64; ``phi(0) = inf``).
 

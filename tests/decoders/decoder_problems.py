@@ -5,7 +5,8 @@ Most decoders take any DEM; two need structure: Chromobius reads colour-code det
 stim's ``(x, y, t)`` coordinates. Shared by the API-input and no-hang tests.
 
 Also :func:`code_capacity`, the code-capacity problems on which the confidence tests hold a decoder's
-gap against ``mle``'s exact one.
+gap against ``mle``'s exact one, and :func:`random_check_matrix`, the small random problems on which
+they enumerate every error.
 """
 
 from __future__ import annotations
@@ -70,3 +71,14 @@ def code_capacity(kind: str, d: int, rng: np.random.Generator, random_priors: bo
     e = (rng.random((shots, problem.num_errors)) < problem.priors).astype(np.int64)
     s = ((e @ problem.H.T.toarray().astype(np.int64)) % 2).astype(np.uint8)
     return problem, s
+
+
+def random_check_matrix(rng: np.random.Generator, min_n: int = 1):
+    """(problem, uint8 H): a random ``(m, n)`` check matrix (m in 1..6, n in ``min_n``..11, density 0.4), k in
+    0..2 observables, priors drawn from (0.01, 0.05, 0.2, 0.45, 0.6) (equal weights are common; 0.6 gives a
+    negative weight)."""
+    m, n, k = int(rng.integers(1, 7)), int(rng.integers(min_n, 12)), int(rng.integers(0, 3))
+    H = (rng.random((m, n)) < 0.4).astype(np.uint8)
+    L = (rng.random((k, n)) < 0.4).astype(np.uint8)
+    priors = rng.choice([0.01, 0.05, 0.2, 0.45, 0.6], n)
+    return DecodingProblem.from_check_matrix(H, priors, L), H

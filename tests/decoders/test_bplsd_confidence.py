@@ -21,18 +21,9 @@ from qdecode.decoders.bplsd import BpLsdDecoder
 from qdecode.decoders.confidence import DB_PER_NEPER
 from qdecode.decoders.mle import MleDecoder
 from qdecode.decoders.registry import DecoderSpec
-from qdecode.problem import DecodingProblem
-from tests.decoders.decoder_problems import code_capacity
+from tests.decoders.decoder_problems import code_capacity, random_check_matrix
 
 GAP_TOL_DB = 1e-4  # float32 gaps of weights that agree to 1e-9
-
-
-def _random_problem(rng):
-    m, n, k = int(rng.integers(1, 7)), int(rng.integers(2, 12)), int(rng.integers(0, 3))
-    H = (rng.random((m, n)) < 0.4).astype(np.uint8)
-    L = (rng.random((k, n)) < 0.4).astype(np.uint8)
-    priors = rng.choice([0.01, 0.05, 0.2, 0.45, 0.6], n)  # equal weights are common; 0.6: a negative weight
-    return DecodingProblem.from_check_matrix(H, priors, L), H
 
 
 def _every_correction(problem, H):
@@ -51,7 +42,7 @@ def test_found_corrections_are_real(method, order):
     rng = np.random.default_rng(31 + order)
     finite = 0
     for _ in range(60):
-        problem, H = _random_problem(rng)
+        problem, H = random_check_matrix(rng, min_n=2)
         n = problem.num_errors
         e, syn, cls, W = _every_correction(problem, H)
         errors = (rng.random((4, n)) < 0.3).astype(np.int64)

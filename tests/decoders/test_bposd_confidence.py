@@ -103,22 +103,16 @@ def _seq_weight(e, w) -> float:
     return acc
 
 
-def _random_problem(rng):
-    m, n, k = int(rng.integers(1, 7)), int(rng.integers(1, 12)), int(rng.integers(0, 3))
-    H = (rng.random((m, n)) < 0.4).astype(np.uint8)
-    L = (rng.random((k, n)) < 0.4).astype(np.uint8)
-    priors = rng.choice([0.01, 0.05, 0.2, 0.45, 0.6], n)  # equal weights are common; 0.6: a negative weight
-    return DecodingProblem.from_check_matrix(H, priors, L), H
-
-
 @pytest.mark.parametrize("chunk", range(3))
 def test_tracking_equals_enumeration(chunk):
     """V1 = least W of a tested candidate; for every class c, the least W of another class is V2 where
     c = code1, else V1 (exact: the same sequential sums); decisions are solve_batch's."""
+    from tests.decoders.decoder_problems import random_check_matrix  # here: the JIT-off script runs without tests/
+
     rng = np.random.default_rng(500 + chunk)
     checked = 0
     for _ in range(100):
-        problem, H = _random_problem(rng)
+        problem, H = random_check_matrix(rng)
         n = problem.num_errors
         L = problem.L.toarray().astype(np.int64)
         codes = class_codes(problem.L)
