@@ -249,7 +249,10 @@ def split_label(text: str) -> tuple[str, dict[str, str]]:
     """``"name[key=value,...]"`` -> ``(name, {key: value})``: the label's syntax, not its values.
 
     Raises:
-        UnknownDecoderError: not ``name`` or ``name[key=value,...]``, or a key given twice.
+        UnknownDecoderError: not ``name`` or ``name[key=value,...]``, a key given twice, or an
+            empty entry: empty brackets (``bposd[]``; a decoder without parameters is written bare)
+            or a stray comma (``bposd[osd_order=4,]``, ``bposd[,osd_order=4]``): a sinter name is
+            recorded verbatim, so a second spelling of one decoder would split its rows.
 
     Examples:
         >>> split_label("bposd[osd_order=4, max_iter=50]")
@@ -258,7 +261,17 @@ def split_label(text: str) -> tuple[str, dict[str, str]]:
     m = _LABEL_RE.match(text)
     if not m:
         raise UnknownDecoderError(f"decoder {text!r} must look like name or name[key=value,...]")
-    return m.group(1), _key_values([x for x in (m.group(2) or "").split(",") if x.strip()], text)
+    name, inside = m.group(1), m.group(2)
+    if inside is None:
+        return name, {}
+    if not inside.strip():
+        raise UnknownDecoderError(f"decoder {text!r}: empty brackets; write {name!r} for its defaults, or "
+                                  f"{name}[key=value,...]")
+    items = inside.split(",")
+    if any(not x.strip() for x in items):
+        raise UnknownDecoderError(f"decoder {text!r}: an empty parameter (a stray comma?); write "
+                                  f"{name}[key=value,...]")
+    return name, _key_values(items, text)
 
 
 def _key_values(items: Sequence[str], where: str) -> dict[str, str]:
@@ -269,6 +282,8 @@ def _key_values(items: Sequence[str], where: str) -> dict[str, str]:
             raise UnknownDecoderError(f"decoder {where!r}: parameter {item.strip()!r} must look like key=value")
         key, value = item.split("=", 1)
         key = key.strip()
+        if not key:
+            raise UnknownDecoderError(f"decoder {where!r}: parameter {item.strip()!r} has no name before '='")
         if key in params:  # last-one-wins would hide a typo or a stale copy of the key
             raise UnknownDecoderError(f"decoder {where!r}: parameter {key!r} is given twice")
         params[key] = value.strip()
@@ -450,22 +465,59 @@ def _nested_params(entry: DecoderEntry, given: Mapping[str, Any],
     return inner.params, f"{entry.name!r} ({key}={inner_name!r})"
 
 
-def decoder(name: str, problem_or_dem: Any, **params: Any) -> Decoder | BlockDecoder:
+def decoder(name: str | DecoderSpec, problem_or_dem: Any, **params: Any) -> Decoder | BlockDecoder:
     """Build registry decoder ``name`` with ``params`` (defaults filled in, validated).
 
-    ``problem_or_dem``: a :class:`~qdecode.problem.DecodingProblem` or a ``stim.DetectorErrorModel``
-    for quantum decoders, a code object for classical ones. ``decoder("bposd", dem, osd_order=4)``
-    and ``decoder("bposd[osd_order=4]", dem)`` are ``--decoder bposd[osd_order=4]``; a sinter name
+    ``name``: a decoder name or label string, or a :class:`DecoderSpec` (which carries its
+    parameters, so it takes no ``params``). ``problem_or_dem``: a
+    :class:`~qdecode.problem.DecodingProblem` or a ``stim.DetectorErrorModel`` for quantum decoders,
+    a code object for classical ones. ``decoder("bposd", dem, osd_order=4)`` and
+    ``decoder("bposd[osd_order=4]", dem)`` are ``--decoder bposd[osd_order=4]``; a sinter name
     (``"qd-bposd[osd_order=4]"``) is read as the plug-in reads it (:meth:`DecoderSpec.parse`).
 
     Raises:
         UnknownDecoderError: an unknown name or parameter, or a bad value (a bool for a number too).
-        TypeError: a quantum decoder given anything but a DecodingProblem or a stim DEM (a path,
-            a circuit, None...); the message says what to pass instead.
+        TypeError: ``name`` neither a string nor a DecoderSpec (``None``, a number...); a quantum
+            decoder given anything but a DecodingProblem or a stim DEM (a path, a circuit, None...);
+            a classical decoder given a DEM or a DecodingProblem. Each message says what to pass.
     """
-    spec = DecoderSpec.parse(name, params)
-    target = _as_problem(name, problem_or_dem) if spec.kind == "quantum" else problem_or_dem
-    return spec.build(target)
+    if isinstance(name, DecoderSpec):
+        if params:
+            raise TypeError(f"decoder(spec, ...) takes no parameters (got {', '.join(sorted(params))}): a "
+                            f"DecoderSpec carries its own; use DecoderSpec.create(name, params)")
+        spec = name
+    elif isinstance(name, str):
+        spec = DecoderSpec.parse(name, params)
+    else:
+        raise TypeError(f"decoder() takes a decoder name or label string ('bposd', 'bposd[osd_order=4]') or a "
+                        f"DecoderSpec as its first argument, got {_type_name(name)}")
+    if spec.kind == "quantum":
+        return spec.build(_as_problem(name if isinstance(name, str) else spec.name, problem_or_dem))
+    if type(problem_or_dem).__name__ in ("DecodingProblem", "DetectorErrorModel"):
+        raise TypeError(_classical_on_syndromes(spec.name, type(problem_or_dem).__name__))
+    return spec.build(problem_or_dem)
+
+
+def _type_name(value: Any) -> str:
+    """``None``, ``int``, ``numpy.ndarray``...: a value's type as a message names it."""
+    if value is None:
+        return "None"
+    module = type(value).__module__.split(".")[0]
+    return type(value).__qualname__ if module == "builtins" else f"{module}.{type(value).__qualname__}"
+
+
+def _classical_on_syndromes(name: str, got: str) -> str:
+    """The message for classical decoder ``name`` given a syndrome problem, naming the syndrome
+    decoders of the same family: the quantum entries with a ``-``-separated word ending in ``name``'s
+    last word (``osd``, ``sem-osd`` -> ``bposd``, ``bposd-e``)."""
+    word = name.rsplit("-", 1)[-1]
+    fits = [n for n in decoder_names() if n != name and any(w.endswith(word) for w in n.split("-"))
+            and get_entry(n).kind == "quantum"]
+    hint = (f"did you mean {' or '.join(fits)}?" if fits else
+            "use a syndrome decoder (pymatching, bposd, relay-bp, ...; decoder_names() lists them all)")
+    return (f"decoder {name!r} is a classical decoder: it decodes a classical code's words (a qdecode.codes "
+            f"object, e.g. with a generator matrix) from channel LLRs, not the syndromes of a {got}; for "
+            f"syndrome decoding, {hint}")
 
 
 def _as_problem(name: str, target: Any) -> DecodingProblem:
@@ -483,8 +535,7 @@ def _as_problem(name: str, target: Any) -> DecodingProblem:
         return target
     if type(target).__name__ == "DetectorErrorModel":
         return DecodingProblem.from_dem(target)
-    module = type(target).__module__.split(".")[0]
-    kind = type(target).__qualname__ if module == "builtins" else f"{module}.{type(target).__qualname__}"
+    kind = _type_name(target)
     hint = ""
     if isinstance(target, (str, os.PathLike)):
         kind = f"the path {os.fspath(target)!r}"
@@ -493,7 +544,5 @@ def _as_problem(name: str, target: Any) -> DecodingProblem:
     elif type(target).__name__ == "Circuit" and hasattr(target, "detector_error_model"):
         kind = "a stim.Circuit"
         hint = "; pass circuit.detector_error_model(decompose_errors=True)"
-    elif target is None:
-        kind = "None"
     raise TypeError(f"decoder({name!r}, ...) takes a DecodingProblem or a stim.DetectorErrorModel, "
                     f"got {kind}{hint}")
