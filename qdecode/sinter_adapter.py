@@ -8,56 +8,75 @@ Errors from compilation propagate (sinter falls back to files only on
 Decoder names
 -------------
 A *label* names a decoder as recipes do: ``name`` or ``name[key=value,...]``
-(``relay-bp[gamma0=0.1]``, ``bposd[osd_order=20,max_iter=50]``). Its sinter name is ``qd-``
-followed by the label. :func:`sinter_decoders` returns
+(``relay-bp[gamma0=0.1]``, ``bposd[osd_order=20,max_iter=50]``). Sinter records the name it is
+given (``decoders=`` / ``--decoders``) verbatim in its CSV's ``decoder`` column, so every sinter
+name this plug-in answers to is a *recorded label* and means what a CSV row with that label means
+(:func:`name_spec`, which is :meth:`DecoderSpec.from_label
+<qdecode.decoders.registry.DecoderSpec.from_label>`): a parameter the name leaves out takes the
+value such a label has always meant, not today's default. Two spellings are ours:
 
-* ``qd-<name>`` for every registered quantum decoder, at the parameters that name has always
-  meant (always; see below);
-* for each label asked for (written with or without ``qd-``), the same :class:`SinterDecoder`
-  under the name as written with the prefix (``qd-relay-bp[gamma0=0.1]``; surrounding whitespace
-  dropped, and also with every space removed), and under its canonical label
-  (:meth:`DecoderSpec.label <qdecode.decoders.registry.DecoderSpec.label>`) both bare and with
-  ``qd-`` (bare only when it has brackets: ``pymatching`` stays sinter's own decoder).
+* ``qd-`` + a label (``qd-bposd``, ``qd-relay-bp[bits=8]``), any label of a quantum decoder;
+* a bare label of a quantum decoder, unless sinter has a built-in decoder of that name
+  (``pymatching`` and ``pymatching-correlated`` stay sinter's own): this is how sinter takes the
+  canonical labels ``qdecode sweep`` records (``bposd[alpha=1.0,...,osd_key=sum4,...]``).
 
-Sinter records whichever name is passed to ``decoders=`` / ``--decoders`` in its CSV, so a
-sinter name is a recorded label and is read as one (:meth:`DecoderSpec.from_label
-<qdecode.decoders.registry.DecoderSpec.from_label>`): a parameter it leaves out takes the value
-such a label has always meant, not today's default. ``qd-bposd`` is BP+OSD ordered by the last
-posterior (``osd_key=last``), as it was before ``bposd``'s default became ``sum4``, and
-``qd-relay-bp`` runs float64 lanes (``bits=0``); spell a parameter out
-(``qd-bposd[osd_key=sum4]``), or use the canonical label, to get today's default.
+The dict :func:`sinter_decoders` returns (a :class:`SinterDecoders`) lists ``qd-<name>`` for
+every registered quantum decoder and the names of the labels asked for, and *resolves every other
+such name when sinter looks it up*, so any ``qd-...[...]`` name and any label ``sweep`` recorded
+works in ``sinter.collect`` with no argument. Sinter's command line copies the dict into a plain
+one before looking names up, so there :func:`sinter_decoders` also reads this process's ``sinter
+collect --decoders`` arguments (:func:`collect_command_line_names`) and adds ours among them: no
+environment variable is needed; a name of ours that does not parse fails with one line naming it.
 
-Pooling with ``qdecode sweep``: one decoder has one name, hence one strong_id, on both sides,
-in either of two ways (tested in ``tests/test_sinter_pooling.py``):
+The bare names keep their old meanings. Old CSVs recorded ``qd-bposd`` when ``bposd`` meant
+``osd_key=last``; if ``qd-bposd`` now meant ``sum4``, resuming such a CSV would pool two decoders
+under one strong_id, silently. So ``qd-<name>`` means the label ``<name>`` as recorded, which
+differs from ``qdecode sweep --decoder <name>`` (today's defaults) exactly where a default changed
+after labels were recorded (:func:`~qdecode.decoders.registry.changed_defaults`):
 
-* the sinter name on both sides: ``qdecode sweep --decoder 'qd-bposd[osd_order=20]'`` records
-  the sinter name verbatim, as ``sinter collect --decoders 'qd-bposd[osd_order=20]'`` does;
-* the canonical label on both sides: ``qdecode sweep --decoder 'bposd[osd_order=20]'`` records
-  ``DecoderSpec.parse('bposd[osd_order=20]').label()``, and sinter records the same string when
-  it is given that label as the decoder name.
+>>> for name, changed in legacy_bare_names().items():
+...     print(name, changed)
+qd-bplsd {'lsd_grow': (10, 20), 'lsd_key': ('last', 'sum4'), 'lsd_order': (0, 30)}
+qd-bposd {'osd_key': ('last', 'sum4')}
+qd-bposd-e {'osd_key': ('last', 'sum4')}
+qd-relay-bp {'bits': (0, 8)}
+qd-window {'osd_key': ('last', 'sum4')}
 
-From Python::
+(``{parameter: (what qd-<name> means, today's default)}``; ``qd-relay-bp``'s ``bits=0`` is
+float64 lanes.) Today's defaults under sinter: the canonical label ``sweep`` records, which
+:func:`default_label` gives (``default_label("bposd")``), or spell the parameter out
+(``qd-bposd[osd_key=sum4]``). ``qdecode sweep --help`` says the same.
+
+The label contract: one decoder, one name, one strong_id, between ``qdecode sweep`` and ``sinter
+collect``. The name ``sweep`` records for ``--decoder L`` is :func:`recorded_name` ``(L)``
+(``DecoderSpec.parse(L).record_label``: the sinter name verbatim for ``qd-...``, else the
+canonical label of the request, every parameter spelled out), and :func:`name_spec` reads that
+name back as the same configuration, so sinter given the recorded name records the same string
+and decodes with the same decoder. For each label asked of :func:`sinter_decoders` (an argument,
+or :data:`ENV_VAR`) the dict lists ``recorded_name(L)``, the canonical label with and without
+``qd-``, and ``qd-`` + ``L`` as written (without surrounding whitespace, and with every space
+removed), each meaning what :func:`name_spec` reads in it; tested over every registered decoder
+in ``tests/test_sinter_label_contract.py``. From Python::
 
     import sinter
-    from qdecode.sinter_adapter import sinter_decoders
+    from qdecode.sinter_adapter import recorded_name, sinter_decoders
 
     sinter.collect(num_workers=4, tasks=tasks, max_shots=10**6,
-                   decoders=["qd-relay-bp[gamma0=0.1]", "qd-bposd[osd_order=20]"],
-                   custom_decoders=sinter_decoders("relay-bp[gamma0=0.1]", "bposd[osd_order=20]"))
+                   decoders=["qd-relay-bp[gamma0=0.1]", recorded_name("bposd[osd_order=20]")],
+                   custom_decoders=sinter_decoders())
 
-From sinter's command line, which calls ``qdecode:sinter_decoders`` without arguments, name the
-labelled decoders in the environment variable ``QDECODE_SINTER_DECODERS``, separated by ``;``
-(parameters are comma-separated inside the brackets, so a comma cannot separate labels)::
+From sinter's command line::
 
-    QDECODE_SINTER_DECODERS='relay-bp[gamma0=0.1];bposd[osd_order=20]' \\
-    sinter collect --circuits c.stim --decoders 'qd-relay-bp[gamma0=0.1]' \\
+    sinter collect --circuits c.stim --decoders 'qd-relay-bp[gamma0=0.1]' 'qd-bposd[osd_order=20]' \\
         --custom_decoders_module_function qdecode:sinter_decoders --max_shots 100000 \\
         --processes 4 --save_resume_filepath stats.csv
 
-Empty entries and whitespace around labels are ignored. A label that does not parse, names an
-unknown or classical decoder, or gives an unknown parameter or a bad value raises a
-``ValueError`` naming the variable and the label. The variable is read on every call (also
-by explicit-label calls; ``env=False`` ignores it).
+The environment variable ``QDECODE_SINTER_DECODERS`` (:data:`ENV_VAR`) still adds labels,
+separated by ``;`` (parameters are comma-separated inside the brackets): for a program that
+calls ``sinter``'s command line without this process's arguments. Empty entries and whitespace
+around labels are ignored. A label that does not parse, names an unknown or classical decoder,
+or gives an unknown parameter or a bad value raises a ``ValueError`` naming the variable and the
+label. The variable and the command line are read on every call (``env=False`` ignores both).
 
 Confidence: gap histograms through a ``sinter.Sampler``
 --------------------------------------------------------
@@ -113,25 +132,36 @@ Examples:
 
 from __future__ import annotations
 
+import argparse
 import collections
 import os
+import pathlib
 import re
 import secrets
+import sys
 import time
-from typing import Iterable
+from typing import Iterable, Sequence
 
 import numpy as np
 import sinter
 
 from qdecode.decoders.confidence import CONFIDENCE_DECODERS, NoConfidenceError, no_confidence_error
-from qdecode.decoders.registry import SINTER_PREFIX, DecoderSpec, decoder_names, get_entry, split_label
+from qdecode.decoders.registry import (
+    SINTER_PREFIX,
+    DecoderSpec,
+    changed_defaults,
+    decoder_names,
+    get_entry,
+    split_label,
+)
 from qdecode.problem import DecodingProblem, decoding_dem
 from qdecode.sims.gap_bins import gap_bin_counts
 
 __all__ = ["ENV_VAR", "SEPARATOR", "PREFIX", "GAP_PREFIX", "MAX_BATCH_SHOTS", "MAX_BATCH_BYTES", "SinterDecoder",
-           "SinterCompiledDecoder", "SinterGapSampler", "SinterCompiledGapSampler", "sinter_decoders",
-           "sinter_decoder", "sinter_name", "parse_label", "bare_label", "sinter_gap_samplers", "sinter_gap_sampler",
-           "sinter_gap_name", "gap_bare_label"]
+           "SinterCompiledDecoder", "SinterDecoders", "SinterGapSampler", "SinterCompiledGapSampler",
+           "SinterGapSamplers", "sinter_decoders", "sinter_decoder", "sinter_name", "parse_label", "bare_label",
+           "recorded_name", "default_label", "legacy_bare_names", "name_spec", "collect_command_line_names",
+           "sinter_gap_samplers", "sinter_gap_sampler", "sinter_gap_name", "gap_bare_label"]
 
 #: Environment variable naming labelled decoders for sinter's command line.
 ENV_VAR = "QDECODE_SINTER_DECODERS"
@@ -167,6 +197,16 @@ class SinterDecoder(sinter.Decoder):
         return f"SinterDecoder({self.spec.label()!r})"
 
 
+def _sinter_spec(spec: DecoderSpec) -> DecoderSpec:
+    """``spec``, refused unless sinter can run it: a quantum decoder, and not ``auto``."""
+    if spec.name == "auto":
+        raise ValueError("decoder 'auto' resolves per model, and sinter would record 'qd-auto' for whatever it "
+                         "chose; name the decoder (qdecode sweep --decoder auto records the concrete one)")
+    if spec.kind != "quantum":
+        raise ValueError(f"decoder {spec.name!r} is a {spec.kind} decoder; sinter decodes detector error models")
+    return spec
+
+
 def parse_label(label: str) -> DecoderSpec:
     """``"name"`` or ``"name[key=value,...]"`` (or either with ``qd-`` before it) -> a validated
     quantum :class:`DecoderSpec`, read as a recorded label.
@@ -178,13 +218,79 @@ def parse_label(label: str) -> DecoderSpec:
         >>> parse_label("bposd[osd_order=4]").name
         'bposd'
     """
-    spec = DecoderSpec.from_label(bare_label(label))
-    if spec.name == "auto":
-        raise ValueError("decoder 'auto' resolves per model, and sinter would record 'qd-auto' for whatever it "
-                         "chose; name the decoder (qdecode sweep --decoder auto records the concrete one)")
-    if spec.kind != "quantum":
-        raise ValueError(f"decoder {spec.name!r} is a {spec.kind} decoder; sinter decodes detector error models")
-    return spec
+    return _sinter_spec(DecoderSpec.from_label(bare_label(label)))
+
+
+def recorded_name(label: str) -> str:
+    """The decoder name ``qdecode sweep --decoder <label>`` records: a sinter name (``qd-...``)
+    verbatim, else the canonical label of the request, today's defaults spelled out
+    (:attr:`DecoderSpec.record_label <qdecode.decoders.registry.DecoderSpec.record_label>`).
+
+    Raises:
+        ValueError: a bad label, or one sinter cannot run (classical, ``auto``).
+
+    Examples:
+        >>> recorded_name(" qd-bposd ")
+        'qd-bposd'
+        >>> "osd_key=sum4" in recorded_name("bposd[osd_order=4]")
+        True
+    """
+    return _sinter_spec(DecoderSpec.parse(label)).record_label
+
+
+def default_label(name: str) -> str:
+    """The canonical label of decoder ``name`` at today's defaults: what ``--decoder <name>`` records,
+    and the sinter name of that decoder (:func:`recorded_name` of the bare name).
+
+    Examples:
+        >>> default_label("relay-bp").startswith("relay-bp[") and "bits=8" in default_label("relay-bp")
+        True
+    """
+    return recorded_name(bare_label(name))
+
+
+def legacy_bare_names() -> dict[str, dict]:
+    """``{"qd-<name>": {parameter: (what qd-<name> means, today's default)}}`` for every bare sinter
+    name that is not ``qdecode sweep --decoder <name>`` (module docstring), sorted by name."""
+    out: dict[str, dict] = {}
+    for name in _sinter_names():
+        changed = changed_defaults(name)
+        if changed:
+            out[PREFIX + name] = changed
+    return out
+
+
+def _sinter_names() -> list[str]:
+    """The registered decoders sinter can run: quantum, and not ``auto``."""
+    return [name for name in decoder_names() if get_entry(name).kind == "quantum" and name != "auto"]
+
+
+def name_spec(name: str) -> DecoderSpec | None:
+    """The decoder a sinter decoder name stands for, read as a recorded label; ``None`` when the name
+    is not ours (module docstring: ``qd-<label>``, or a bare label of a quantum decoder that sinter
+    has no built-in decoder of).
+
+    Raises:
+        ValueError: a name of ours that does not parse (an unknown parameter, a bad value).
+
+    Examples:
+        >>> dict(name_spec("qd-bposd").params)["osd_key"], name_spec("pymatching"), name_spec("qd-gap-bp")
+        ('last', None, None)
+    """
+    text = name.strip()
+    if text.startswith(GAP_PREFIX):
+        return None
+    if text.startswith(PREFIX):
+        return parse_label(text)
+    if text in sinter.BUILT_IN_SAMPLERS:
+        return None
+    try:
+        base = split_label(text)[0]
+    except ValueError:
+        return None
+    if base not in _sinter_names():
+        return None
+    return parse_label(text)
 
 
 def bare_label(label: str) -> str:
@@ -214,41 +320,127 @@ def _split(labels: Iterable[str | Iterable[str]]) -> list[str]:
     return out
 
 
-def sinter_decoders(*labels: str | Iterable[str], env: bool = True) -> dict[str, sinter.Decoder]:
-    """Sinter decoders: ``qd-<name>`` for every quantum decoder, plus the labelled ones asked for.
+def collect_command_line_names(argv: Sequence[str] | None = None) -> list[str]:
+    """The decoder names of ``sinter collect --decoders ...`` when ``argv`` (default ``sys.argv``) is
+    sinter's collect command line, else ``[]``.
+
+    Sinter's command line calls ``--custom_decoders_module_function`` without arguments and copies
+    the result into a plain dict before checking the names, so the plug-in reads them here. The
+    program is sinter's when ``argv[0]`` is its script (``.../bin/sinter``) or a file of its package
+    (``python -m sinter._command._main``); ``--decoders`` is read as sinter's argparse reads it (one
+    or more values, repeatable, abbreviations allowed).
+
+    Examples:
+        >>> collect_command_line_names(["/venv/bin/sinter", "collect", "--circuits", "a.stim",
+        ...                             "--decoders", "qd-bp", "pymatching", "--max_shots", "9"])
+        ['qd-bp', 'pymatching']
+        >>> collect_command_line_names(["pytest", "collect", "--decoders", "qd-bp"])
+        []
+    """
+    argv = list(sys.argv if argv is None else argv)
+    if len(argv) < 2 or argv[1] != "collect":
+        return []
+    program = pathlib.PurePath(argv[0])
+    if not (program.stem == "sinter" or "sinter" in program.parts[:-1]):
+        return []
+    parser = argparse.ArgumentParser(add_help=False, exit_on_error=False)
+    parser.add_argument("--decoders", nargs="+", action="extend", default=[])
+    try:
+        known, _ = parser.parse_known_args(argv[2:])
+    except argparse.ArgumentError:
+        return []  # sinter's own parser reports it
+    return list(known.decoders)
+
+
+class _LazyNames(dict):
+    """A dict of sinter names that also answers, on lookup, every name :meth:`resolve` knows.
+
+    Sinter looks a decoder up with ``name in custom_decoders`` and ``custom_decoders[name]`` (or
+    ``.get(name)``); those resolve a name that is not listed without storing it, so iterating
+    lists only the names put in. A name of ours that does not parse raises its ``ValueError``
+    from all three (sinter would otherwise say only that the name is not recognised).
+    """
+
+    def resolve(self, name: str):
+        raise NotImplementedError
+
+    def __missing__(self, key):
+        value = self.resolve(key) if isinstance(key, str) else None
+        if value is None:
+            raise KeyError(key)
+        return value
+
+    def __contains__(self, key) -> bool:
+        return dict.__contains__(self, key) or (isinstance(key, str) and self.resolve(key) is not None)
+
+    def get(self, key, default=None):
+        try:
+            return self[key]
+        except KeyError:
+            return default
+
+
+class SinterDecoders(_LazyNames):
+    """``{sinter name: SinterDecoder}`` that resolves any other name of ours on lookup (:func:`name_spec`)."""
+
+    def resolve(self, name: str) -> SinterDecoder | None:
+        spec = name_spec(name)
+        return None if spec is None else SinterDecoder(spec)
+
+
+def sinter_decoders(*labels: str | Iterable[str], env: bool = True) -> SinterDecoders:
+    """Sinter decoders: ``qd-<name>`` for every quantum decoder, the names of the labels asked for,
+    and on lookup every other name of ours (module docstring).
 
     Args:
-        labels: decoder labels (``"relay-bp[gamma0=0.1]"``, with or without ``qd-``), iterables of
-            them, or ``;``-separated strings of them.
-        env: also add the labels in :data:`ENV_VAR` (what sinter's command line uses).
+        labels: decoder labels as ``qdecode sweep --decoder`` takes them (``"bposd[osd_order=20]"``
+            is a request at today's defaults, ``"qd-bposd[osd_order=20]"`` a sinter name), iterables
+            of them, or ``;``-separated strings of them.
+        env: also add the labels in :data:`ENV_VAR` and the names of ours on this process's
+            ``sinter collect`` command line (:func:`collect_command_line_names`).
 
     Returns:
-        ``{sinter name: SinterDecoder}``; a labelled decoder appears under its name as written
-        (with ``qd-``) and under its canonical label, bare and with ``qd-`` (module docstring).
+        a :class:`SinterDecoders` ``{sinter name: SinterDecoder}``. Each asked label ``L`` is listed
+        under :func:`recorded_name` ``(L)`` (what ``sweep`` records for it), its canonical label
+        with and without ``qd-`` (without it unless sinter has a built-in of that name), and
+        ``qd-`` + ``L`` as written (also with every space removed). Every name, listed or resolved,
+        means :func:`name_spec` of it; equal configurations share one :class:`SinterDecoder`.
 
     Raises:
-        ValueError: a bad label; for one from :data:`ENV_VAR` the message names the variable.
+        ValueError: a bad label; for one from :data:`ENV_VAR` or the command line the message says
+            where it came from.
     """
-    out: dict[str, sinter.Decoder] = {
-        f"{PREFIX}{name}": SinterDecoder(DecoderSpec.from_label(name))
-        for name in decoder_names() if get_entry(name).kind == "quantum" and name != "auto"
-    }
+    names = [f"{PREFIX}{name}" for name in _sinter_names()]
     asked = [(label, None) for label in _split(labels)]
     if env:
         asked += [(label, ENV_VAR) for label in _split([os.environ.get(ENV_VAR, "")])]
     for label, source in asked:
         try:
-            dec = sinter_decoder(label)
+            recorded = recorded_name(label)
+            canonical = name_spec(PREFIX + bare_label(recorded))
+            assert canonical is not None
+            bare = bare_label(label)
+            names += [recorded, PREFIX + canonical.label(), canonical.label(), PREFIX + bare,
+                      PREFIX + re.sub(r"\s+", "", bare)]
+            for name in names[-5:]:
+                name_spec(name)  # the name as written must parse too (a space inside a value)
         except ValueError as exc:
             if source is None:
                 raise
             raise ValueError(f"{source}: bad decoder label {label!r}: {exc}") from None
-        canonical = dec.spec.label()
-        names = [sinter_name(label), PREFIX + re.sub(r"\s+", "", bare_label(label)), PREFIX + canonical]
-        if "[" in canonical:  # a bare name (``pymatching``) stays sinter's own decoder of that name
-            names.append(canonical)
-        for name in names:
-            out[name] = dec
+    if env:
+        for name in collect_command_line_names():
+            try:
+                if name_spec(name) is not None:
+                    names.append(name)
+            except ValueError as exc:
+                raise ValueError(f"sinter collect --decoders: bad decoder name {name!r}: {exc}") from None
+    out = SinterDecoders()
+    shared: dict[DecoderSpec, SinterDecoder] = {}
+    for name in names:
+        spec = name_spec(name)
+        if spec is not None:
+            out[name] = shared.setdefault(spec, SinterDecoder(spec))
     return out
 
 
@@ -413,31 +605,39 @@ def sinter_gap_sampler(label: str | DecoderSpec) -> SinterGapSampler:
     return SinterGapSampler(label)
 
 
-def sinter_gap_samplers(*labels: str | Iterable[str], env: bool = True) -> dict[str, sinter.Sampler]:
-    """Sinter samplers with gap histograms: ``qd-gap-<name>`` for every decoder with a confidence, plus the
-    labelled ones asked for.
+class SinterGapSamplers(_LazyNames):
+    """``{sinter name: SinterGapSampler}`` that resolves any other ``qd-gap-<label>`` on lookup."""
+
+    def resolve(self, name: str) -> SinterGapSampler | None:
+        return SinterGapSampler(name) if name.strip().startswith(GAP_PREFIX) else None
+
+
+def sinter_gap_samplers(*labels: str | Iterable[str], env: bool = True) -> SinterGapSamplers:
+    """Sinter samplers with gap histograms: ``qd-gap-<name>`` for every decoder with a confidence, the
+    labelled ones asked for, and on lookup every other ``qd-gap-<label>``.
 
     Args:
-        labels: decoder labels (``"relay-bp[bits=0]"``, with or without ``qd-gap-`` or ``qd-``),
-            iterables of them, or ``;``-separated strings of them; each must name a decoder with
-            a confidence.
+        labels: decoder labels (``"relay-bp[bits=0]"``, with or without ``qd-gap-`` or ``qd-``, read
+            as recorded labels), iterables of them, or ``;``-separated strings of them; each must
+            name a decoder with a confidence.
         env: also add the labels in :data:`ENV_VAR` whose decoders have a confidence (the others
-            are :func:`sinter_decoders`' business and are skipped here).
+            are :func:`sinter_decoders`' business and are skipped here), and the ``qd-gap-`` names
+            on this process's ``sinter collect`` command line (:func:`collect_command_line_names`).
 
     Returns:
-        ``{sinter name: SinterGapSampler}``; a labelled sampler appears under ``qd-gap-`` + the
-        label as written, the same with every space removed, and ``qd-gap-`` + its canonical label
-        (so ``qd-gap-pymatching``, ``qd-gap-relay-bp[bits=0]``).
+        a :class:`SinterGapSamplers` ``{sinter name: SinterGapSampler}``; a labelled sampler
+        appears under ``qd-gap-`` + the label as written, the same with every space removed, and
+        ``qd-gap-`` + its canonical label (so ``qd-gap-pymatching``, ``qd-gap-relay-bp[bits=0]``).
 
     Raises:
         ValueError: a bad label, or one whose decoder gives no confidence (one line naming the
-            decoders that do); for a bad label from :data:`ENV_VAR` the message names the variable.
+            decoders that do); for a bad label from :data:`ENV_VAR` or the command line the message
+            says where it came from.
     """
-    out: dict[str, sinter.Sampler] = {
+    out = SinterGapSamplers({
         f"{GAP_PREFIX}{name}": SinterGapSampler(DecoderSpec.from_label(name))
-        for name in decoder_names()
-        if get_entry(name).kind == "quantum" and name != "auto" and get_entry(name).has_confidence
-    }
+        for name in _sinter_names() if get_entry(name).has_confidence
+    })
     asked = [(label, None) for label in _split(labels)]
     if env:
         asked += [(label, ENV_VAR) for label in _split([os.environ.get(ENV_VAR, "")])]
@@ -454,4 +654,11 @@ def sinter_gap_samplers(*labels: str | Iterable[str], env: bool = True) -> dict[
         for name in (sinter_gap_name(label), GAP_PREFIX + re.sub(r"\s+", "", gap_bare_label(label)),
                      GAP_PREFIX + sampler.spec.label()):
             out[name] = sampler
+    if env:
+        for name in collect_command_line_names():
+            if name.strip().startswith(GAP_PREFIX):
+                try:
+                    out[name] = SinterGapSampler(name)
+                except ValueError as exc:
+                    raise ValueError(f"sinter collect --decoders: bad decoder name {name!r}: {exc}") from None
     return out

@@ -52,19 +52,29 @@ def _rep_circuit():
 
 
 def test_labelled_decoders_under_the_spelling_and_the_canonical_label(monkeypatch):
-    from qdecode.sinter_adapter import ENV_VAR, sinter_decoders
+    from qdecode.sinter_adapter import ENV_VAR, name_spec, recorded_name, sinter_decoders
 
     monkeypatch.delenv(ENV_VAR, raising=False)
     decs = sinter_decoders("relay-bp[gamma0=0.1]", ["bposd[osd_order=4]; bp[max_iter=7]"])
     spec = decs["qd-relay-bp[gamma0=0.1]"].spec
     assert spec == DecoderSpec.from_label("relay-bp[gamma0=0.1]")  # a sinter name is a recorded label
     assert dict(spec.params)["bits"] == 0  # what qd-relay-bp[...] meant before bits=8 became the default
-    assert decs["qd-" + spec.label()] is decs["qd-relay-bp[gamma0=0.1]"]
+    assert decs["qd-" + spec.label()].spec == spec  # resolved on lookup, the same configuration
+    # the asked label is listed under the name sweep records for it: a request, today's bits=8
+    request = DecoderSpec.parse("relay-bp[gamma0=0.1]")
+    assert dict(request.params)["bits"] == 8
+    listed = dict.keys(decs)
+    assert recorded_name("relay-bp[gamma0=0.1]") == request.label() in listed
+    assert decs[request.label()].spec == request and decs["qd-" + request.label()] is decs[request.label()]
     assert dict(decs["qd-bposd[osd_order=4]"].spec.params)["osd_order"] == 4
     assert dict(decs["qd-bp[max_iter=7]"].spec.params)["max_iter"] == 7
     assert decs["qd-bposd"].spec == DecoderSpec.from_label("bposd")  # the meaning qd-bposd always had
     assert dict(decs["qd-bposd"].spec.params)["osd_key"] == "last"
-    assert "qd-bm" not in decs  # classical decoders have no DEM to decode
+    assert "qd-bm" not in dict.keys(decs) and "bm[order=1]" not in decs  # classical decoders have no DEM to decode
+    with pytest.raises(ValueError, match="'bm' is a classical decoder"):  # a qd- name says why it is refused
+        "qd-bm" in decs
+    for name in listed:  # every name means what a CSV row recorded under it means
+        assert decs[name].spec == name_spec(name) == DecoderSpec.from_label(name.removeprefix("qd-")), name
 
 
 def test_bad_labels_name_the_problem(monkeypatch):
@@ -131,3 +141,72 @@ def test_sinter_command_line_with_the_env_var(tmp_path):
     res = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
     assert res.returncode != 0
     assert "QDECODE_SINTER_DECODERS: bad decoder label 'bposd[osd_order=-1]'" in res.stderr
+
+
+def _sinter_collect(tmp_path, *decoders: str, env_labels: str | None = None):
+    """``sinter collect`` (its command line, in a subprocess) on the d = 3 repetition code with
+    ``--custom_decoders_module_function qdecode:sinter_decoders``; -> (process, rows by decoder)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from qdecode.sinter_adapter import ENV_VAR
+
+    circuit = tmp_path / "rep.stim"
+    circuit.write_text(str(_rep_circuit()))
+    out = tmp_path / "out.csv"
+    out.unlink(missing_ok=True)
+    cmd = [str(Path(sys.executable).with_name("sinter")), "collect", "--circuits", str(circuit), "--decoders",
+           *decoders, "--custom_decoders_module_function", "qdecode:sinter_decoders", "--max_shots", "300",
+           "--processes", "1", "--save_resume_filepath", str(out), "--quiet"]
+    env = {k: v for k, v in os.environ.items() if k != ENV_VAR}
+    if env_labels is not None:
+        env[ENV_VAR] = env_labels
+    res = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    stats = {s.decoder: s for s in sinter.read_stats_from_csv_files(out)} if out.exists() else {}
+    return res, stats
+
+
+def test_sinter_command_line_takes_bracketed_names_without_the_env_var(tmp_path):
+    """Issue 43: a bracketed name in ``sinter collect --decoders`` needed QDECODE_SINTER_DECODERS."""
+    from qdecode.sinter_adapter import default_label
+
+    canonical = default_label("bposd")  # the label qdecode sweep --decoder bposd records
+    res, stats = _sinter_collect(tmp_path, "qd-relay-bp[bits=8,stop_after=2]", canonical, "pymatching")
+    assert res.returncode == 0, res.stderr
+    assert set(stats) == {"qd-relay-bp[bits=8,stop_after=2]", canonical, "pymatching"}
+    assert all(s.shots == 300 for s in stats.values())
+
+
+def test_sinter_command_line_refuses_a_bad_name_in_one_line(tmp_path):
+    res, stats = _sinter_collect(tmp_path, "qd-bposd[osd_order=4]", "qd-bposd[nope=1]")
+    assert res.returncode != 0 and not stats
+    last = res.stderr.strip().splitlines()[-1]
+    assert last == ("ValueError: sinter collect --decoders: bad decoder name 'qd-bposd[nope=1]': decoder 'bposd' "
+                    "has no parameter 'nope' (known: alpha, beta, bits, dtype, frac_bits, max_iter, osd_key, "
+                    "osd_order, schedule)"), res.stderr
+
+
+def test_command_line_names_are_read_only_from_sinter_collect():
+    from qdecode.sinter_adapter import collect_command_line_names
+
+    argv = ["--circuits", "a.stim", "--decoders", "qd-bp", "--max_shots", "9", "--decoders", "x", "y"]
+    assert collect_command_line_names(["/v/bin/sinter", "collect", *argv]) == ["qd-bp", "x", "y"]
+    assert collect_command_line_names(["/v/lib/sinter/_command/_main.py", "collect", *argv]) == ["qd-bp", "x", "y"]
+    assert collect_command_line_names(["/v/bin/sinter", "collect", "--decoder=qd-bp"]) == ["qd-bp"]  # abbreviated
+    assert collect_command_line_names(["/v/bin/sinter", "plot", *argv]) == []
+    assert collect_command_line_names(["/v/bin/pytest", "collect", *argv]) == []
+    assert collect_command_line_names(["/v/bin/sinter"]) == []
+
+
+def test_gap_sampler_names_resolve_on_lookup():
+    from qdecode.sinter_adapter import SinterGapSampler, sinter_gap_samplers
+
+    samplers = sinter_gap_samplers(env=False)
+    assert "qd-gap-relay-bp[bits=8,stop_after=2]" not in dict.keys(samplers)
+    sampler = samplers["qd-gap-relay-bp[bits=8,stop_after=2]"]
+    assert isinstance(sampler, SinterGapSampler) and dict(sampler.spec.params)["bits"] == 8
+    assert "qd-gap-relay-bp[bits=8]" in samplers and samplers.get("qd-relay-bp") is None
+    with pytest.raises(ValueError, match="gives no confidence"):
+        "qd-gap-mem-bp" in samplers

@@ -56,11 +56,13 @@ def test_a_sinter_name_is_recorded_verbatim_and_pools(circuit_file, tmp_path, na
     assert pooled.shots == ours.shots + theirs.shots
 
 
-def test_the_canonical_label_pools(circuit_file, tmp_path):
+@pytest.mark.parametrize("asked", [[], ["bposd[osd_order=4]"]], ids=["resolved-on-lookup", "asked-as-sweep-does"])
+def test_the_canonical_label_pools(circuit_file, tmp_path, asked):
+    """Issue 43: the plug-in asked for ``bposd[osd_order=4]`` offered its label without ``osd_key``."""
     (ours,) = _sweep(circuit_file, "bposd[osd_order=4]", tmp_path / "q.csv")
     canonical = DecoderSpec.parse("bposd[osd_order=4]").label()
     assert ours.decoder == canonical and "osd_key=sum4" in canonical  # a request spells out changed defaults
-    (theirs,) = _sinter_rows(circuit_file, canonical, [canonical], shots=200)
+    (theirs,) = _sinter_rows(circuit_file, canonical, asked, shots=200)
     assert theirs.strong_id == ours.strong_id
 
 

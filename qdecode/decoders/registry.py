@@ -60,7 +60,7 @@ if TYPE_CHECKING:
     from qdecode.problem import DecodingProblem
 
 __all__ = ["BUILTIN_DECODERS", "DecoderEntry", "DecoderSpec", "Param", "SINTER_PREFIX", "UnknownDecoderError",
-           "decoder", "decoder_names", "get_entry", "register", "split_label"]
+           "changed_defaults", "decoder", "decoder_names", "get_entry", "register", "split_label"]
 
 #: Prefix of the sinter plug-in's decoder names (``qd-bposd``): a sinter name is a recorded label.
 SINTER_PREFIX = "qd-"
@@ -438,6 +438,22 @@ class DecoderSpec:
             if str(exc).startswith(self.name):
                 raise
             raise type(exc)(f"{self.name}: {exc}") from None
+
+
+def changed_defaults(name: str) -> dict[str, tuple[Any, Any]]:
+    """Where the bare name read as a recorded label and as a request differ:
+    ``{parameter: (label-implied value, today's default)}``, sorted by parameter.
+
+    ``DecoderSpec.from_label(name)`` (a CSV's ``decoder`` column, the sinter name ``qd-<name>``)
+    takes the first value, ``DecoderSpec.create(name)`` (``--decoder <name>``) the second; empty
+    for a decoder none of whose defaults changed after labels were recorded.
+
+    Examples:
+        >>> changed_defaults("bposd"), changed_defaults("pymatching")
+        ({'osd_key': ('last', 'sum4')}, {})
+    """
+    old, new = dict(DecoderSpec.from_label(name).params), dict(DecoderSpec.create(name).params)
+    return {key: (old[key], new[key]) for key in sorted(old) if old[key] != new.get(key)}
 
 
 def _nested_params(entry: DecoderEntry, given: Mapping[str, Any],
