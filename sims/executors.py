@@ -87,6 +87,13 @@ def _watch_parent(pid: int) -> None:
     threading.Thread(target=watch, name="qdecode-parent-watchdog", daemon=True).start()
 
 
+def _init_worker(pid: int, log_level: int) -> None:
+    """Worker initializer: :func:`_watch_parent`, and the sweep's ``qdecode`` log level, so that a
+    worker's warnings (an OSD order clamped at build time) follow ``--quiet`` as the sweep's own do."""
+    logging.getLogger("qdecode").setLevel(log_level)
+    _watch_parent(pid)
+
+
 class LocalExecutor(SweepExecutor):
     """A pool of worker processes on this machine.
 
@@ -99,7 +106,8 @@ class LocalExecutor(SweepExecutor):
         method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
         self._pool = cf.ProcessPoolExecutor(max_workers=self.num_workers,
                                             mp_context=multiprocessing.get_context(method),
-                                            initializer=_watch_parent, initargs=(os.getpid(),))
+                                            initializer=_init_worker,
+                                            initargs=(os.getpid(), logging.getLogger("qdecode").getEffectiveLevel()))
 
     def submit(self, fn, *args):
         return self._pool.submit(fn, *args)

@@ -1,17 +1,37 @@
-"""Worker side of a sweep: sample one seeded batch of a task and decode it, chunk by chunk.
+"""Worker side of a sweep: sample one seeded batch of a task, decode it in large calls, count it per chunk.
 
 :func:`run_batch` is a pure, picklable function of ``(task, batch_index, shots, stream,
 error_cap)``. The sampler's seed comes from
 ``np.random.SeedSequence(entropy=stream, spawn_key=(batch_index,))``, so any batch can be
 replayed and different batches / tasks never share a random stream.
 
-A batch is cut into chunks whose sizes depend only on the batch size
-(:func:`chunk_sizes`). Each chunk is sampled (in order, from the batch's one seeded
-sampler), decoded and counted on its own, and the batch returns one count per chunk. The
-sweep driver records a *prefix* of chunks (:mod:`qdecode.sims.sweep`), so a task stops
-on a deterministic chunk boundary whatever the timing. ``error_cap`` lets the worker stop
-after the chunk at which the batch's own errors reach it: the driver only passes a cap that
-the recorded prefix can never need to exceed, so stopping early never changes what is recorded.
+Chunks: a batch is cut into chunks whose sizes depend only on the batch size
+(:func:`chunk_sizes`: about 8 per batch, at least 32 shots). Chunks are the unit of sampling
+(each is sampled in order from the batch's one seeded sampler: stim's stream depends on the call
+sizes) and of counting: the batch returns one count per chunk, and the sweep driver records a
+*prefix* of chunks (:mod:`qdecode.sims.sweep`), so a task stops on a deterministic chunk boundary
+whatever the timing.
+
+Decoder calls: consecutive chunks are decoded together, in one call of up to ``CALL_SHOTS``
+shots (:func:`call_plan`: a function of the chunk plan and the task's number of error
+mechanisms only), because lane decoders and ``class-escalate`` are several times slower per
+shot on small calls (a 64-shot lane costs the same with one live shot; ``benchmarks/README.md``,
+"In-sweep decoder speed"). The call's per-shot results are then cut back at the chunk
+boundaries: errors, discards, detection events, observable-error patterns and gap bins from
+per-shot arrays, and the decoder's diagnostics through ``last_info.take(chunk).counts()``
+(:meth:`qdecode.decoders.base.DecodeInfo.take`). Each chunk's counts are therefore exactly
+those of its own shots, and since every registered decoder decodes each shot independently of
+the others in its call (``tests/sims/test_sampling_calls.py``), exactly what a call per chunk
+would record. A decoder whose ``last_info`` cannot be cut per shot (``take`` returns None:
+``bp-pymatching``, whose counters include batch totals) is decoded one call per chunk instead,
+from its first such call on. ``seconds`` of a chunk is its share (by shots) of its call's CPU
+time.
+
+``error_cap`` lets the worker stop after the chunk at which the batch's own errors reach it:
+the driver only passes a cap that the recorded prefix can never need to exceed, so stopping
+early never changes what is recorded. The worker notices the cap only after a call, so it may
+decode up to one call (< ``CALL_SHOTS`` shots) past the stopping chunk; those shots are dropped
+unrecorded (work lost, never statistics changed).
 
 Each worker process builds a task's model, DEM and decoder once and keeps it in a small
 LRU cache. The hot path is bit-packed end to end: stim samples packed detection events and
@@ -40,8 +60,16 @@ CHUNK_SHOTS = 65536
 # the recorded errors exceed max_errors by at most one chunk's errors.
 CHUNKS_PER_BATCH = 8
 MIN_CHUNK_SHOTS = 32
+# Largest decoder call: consecutive chunks are decoded together up to this many shots (module
+# docstring), and up to CALL_BYTES of a decoder's (shots, num_errors) uint8 estimate. 8192: lane
+# decoders and class-escalate reach their large-batch throughput by 2,048-8,192 shots, and it bounds
+# the shots decoded past an error_cap stop.
+CALL_SHOTS = 8192
+CALL_BYTES = 256 << 20
 _CACHE_SIZE = 8
 _cache: "collections.OrderedDict[Task, tuple[CompiledTask, Any]]" = collections.OrderedDict()
+# Tasks whose decoder's last_info cannot be cut per shot (DecodeInfo.take is None): one call per chunk.
+_per_chunk_calls: set[Task] = set()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -161,57 +189,131 @@ def _popcount(packed: np.ndarray) -> int:
     return int(np.unpackbits(packed, axis=None).sum(dtype=np.int64)) if packed.size else 0
 
 
-def decode_chunk(ct: CompiledTask, dets: np.ndarray, obs: np.ndarray) -> tuple[int, int, dict[str, int]]:
-    """Postselect, decode and count one chunk of packed shots.
+def call_plan(sizes: list[int], num_errors: int) -> list[int]:
+    """Chunks per decoder call: consecutive groups of ``sizes`` (a batch's :func:`chunk_sizes`).
 
-    Args:
-        dets: (S, ceil(m / 8)) uint8 packed detection events.
-        obs: (S, ceil(k / 8)) uint8 packed actual observable flips.
+    A call takes chunks while its shots stay within ``min(CALL_SHOTS, CALL_BYTES // num_errors)``;
+    a chunk larger than that is a call of its own. A function of its arguments only, so a batch
+    is decoded in the same calls in every process.
 
     Returns:
-        ``(errors, discards, custom_counts)``; errors count among the kept shots. With the
-        task's ``gap_histogram`` the decoder's ``predict_with_confidence_packed`` decodes, and
-        the kept shots and their errors are also counted per gap bin
-        (:func:`qdecode.sims.gap_bins.gap_bin_counts`).
+        The number of chunks of each call, in order (summing to ``len(sizes)``).
+    """
+    limit = max(1, min(CALL_SHOTS, CALL_BYTES // max(1, num_errors)))
+    plan: list[int] = []
+    shots = 0
+    for n in sizes:
+        if plan and shots + n <= limit:
+            plan[-1] += 1
+            shots += n
+        else:
+            plan.append(1)
+            shots = n
+    return plan
+
+
+def decode_chunk(ct: CompiledTask, dets: np.ndarray, obs: np.ndarray) -> tuple[int, int, dict[str, int]]:
+    """Postselect, decode and count one chunk of packed shots: :func:`decode_chunks` with one chunk."""
+    ((errors, discards, counts),) = decode_chunks(ct, dets, obs, [dets.shape[0]])
+    return errors, discards, counts
+
+
+def decode_chunks(ct: CompiledTask, dets: np.ndarray, obs: np.ndarray,
+                  sizes: list[int]) -> list[tuple[int, int, dict[str, int]]]:
+    """Postselect and decode consecutive chunks of packed shots in one decoder call; count each chunk.
+
+    Args:
+        dets: (S, ceil(m / 8)) uint8 packed detection events, S = ``sum(sizes)``.
+        obs: (S, ceil(k / 8)) uint8 packed actual observable flips.
+        sizes: the chunks' shots, in order.
+
+    Returns:
+        One ``(errors, discards, custom_counts)`` per chunk: its own shots' counts (module
+        docstring); errors count among the kept shots. With the task's ``gap_histogram`` the
+        decoder's ``predict_with_confidence_packed`` decodes, and the kept shots and their
+        errors are also counted per gap bin (:func:`qdecode.sims.gap_bins.gap_bin_counts`).
+        Where the decoder's ``last_info`` cannot be cut per chunk (``DecodeInfo.take`` is None)
+        the chunks are decoded again, one call each, and so are the task's later calls.
     """
     task = ct.task
-    counts: collections.Counter = collections.Counter()
+    bounds = np.concatenate([[0], np.cumsum(sizes, dtype=np.int64)])
+    if bounds[-1] != dets.shape[0]:
+        raise ValueError(f"chunk sizes sum to {bounds[-1]} but {dets.shape[0]} shots were given")
+    counts = [collections.Counter() for _ in sizes]
     m = ct.dem.num_detectors
     if task.count_detection_events:  # before postselection, as sinter counts them
-        counts["detectors_checked"] += m * dets.shape[0]
-        counts["detection_events"] += _popcount(dets)
-    discards = 0
+        for c, (a, b) in enumerate(zip(bounds[:-1], bounds[1:])):
+            counts[c]["detectors_checked"] += m * int(b - a)
+            counts[c]["detection_events"] += _popcount(dets[a:b])
+    kept = np.ones(dets.shape[0], dtype=bool)
     if ct.postselection_mask is not None:
-        drop = np.any(dets & ct.postselection_mask, axis=1)
-        discards = int(np.count_nonzero(drop))
-        if discards:
-            dets, obs = dets[~drop], obs[~drop]
+        kept = ~np.any(dets & ct.postselection_mask, axis=1)
+        if not kept.all():
+            dets, obs = dets[kept], obs[kept]
+    # chunk c's kept shots are kept_bounds[c]:kept_bounds[c + 1] of the postselected arrays
+    kept_bounds = np.concatenate([[0], np.cumsum(kept, dtype=np.int64)])[bounds]
+    discards = (np.diff(bounds) - np.diff(kept_bounds)).tolist()
+    decoded = None if task in _per_chunk_calls and len(sizes) > 1 else _decode_counted(ct, dets, obs, kept_bounds)
+    if decoded is None:  # diagnostics not attributable per shot: one call per chunk from now on
+        _per_chunk_calls.add(task)
+        decoded = [_decode_counted(ct, dets[a:b], obs[a:b], np.array([0, b - a]))[0]
+                   for a, b in zip(kept_bounds[:-1], kept_bounds[1:])]
+    out = []
+    for (errors, decoder_counts), d, cnt in zip(decoded, discards, counts):
+        cnt.update(decoder_counts)
+        out.append((errors, int(d), dict(cnt)))
+    return out
+
+
+def _decode_counted(ct: CompiledTask, dets: np.ndarray, obs: np.ndarray,
+                    kept_bounds: np.ndarray) -> list[tuple[int, collections.Counter]] | None:
+    """Decode the postselected shots in one call; ``(errors, decoder counts)`` of each range
+    ``kept_bounds[c]:kept_bounds[c + 1]``, or None if ``last_info`` cannot be cut into them."""
+    task = ct.task
+    out: list[tuple[int, collections.Counter]] = [(0, collections.Counter()) for _ in kept_bounds[1:]]
     if dets.shape[0] == 0:
-        return 0, discards, dict(counts)
+        return out
+    gaps = None
     if task.gap_histogram:  # the decoder's confidence too: shots and errors per gap bin
         predicted, gaps = ct.decoder.predict_with_confidence_packed(dets)
-        errors = count_errors(predicted, obs)
-        counts.update(gap_bin_counts(gaps, np.any(predicted != obs, axis=1)))
     else:
         predicted = ct.decoder.predict_observables_packed(dets)
-        errors = count_errors(predicted, obs)
-    if task.count_observable_error_combos and errors:
-        counts.update(observable_error_combos(predicted, obs, ct.dem.num_observables))
+    if predicted.shape != obs.shape:
+        raise ValueError(f"decoder returned predictions of shape {predicted.shape}, expected {obs.shape}")
+    failed = np.any(predicted != obs, axis=1)
     info = getattr(ct.decoder, "last_info", None)
-    if info is not None:
-        counts.update(info.counts())
-    return errors, discards, dict(counts)
+    whole = len(out) == 1
+    for c, (a, b) in enumerate(zip(kept_bounds[:-1].tolist(), kept_bounds[1:].tolist())):
+        if a == b:
+            continue  # no shot decoded for this chunk: no decoder counts, as in a call of its own
+        sl = slice(a, b)
+        counts = out[c][1]
+        errors = int(np.count_nonzero(failed[sl]))
+        if gaps is not None:
+            counts.update(gap_bin_counts(gaps[sl], failed[sl]))
+        if task.count_observable_error_combos and errors:
+            counts.update(observable_error_combos(predicted[sl], obs[sl], ct.dem.num_observables))
+        if info is not None:
+            part = info if whole else info.take(sl, dets.shape[0])
+            if part is None:
+                return None
+            counts.update(part.counts())
+        out[c] = (errors, counts)
+    return out
 
 
 def run_batch(task: Task, task_key: int, batch_index: int, shots: int, stream: tuple[int, ...],
               error_cap: int | None = None) -> BatchResult:
     """Sample and decode the chunks of one batch; stop after the chunk where errors reach ``error_cap``.
 
+    Quantum tasks decode their chunks in the calls of :func:`call_plan`; the cap is checked
+    chunk by chunk after each call (module docstring). Classical points decode one chunk per call.
+
     Returns:
-        A :class:`BatchResult` with one :class:`ChunkCounts` per decoded chunk; ``seconds`` is
-        this process's CPU time for sampling and decoding the chunk (sinter's unit:
-        core-seconds). Decoder diagnostics (e.g. ``not_converged``) are summed into each
-        chunk's ``custom_counts``.
+        A :class:`BatchResult` with one :class:`ChunkCounts` per chunk up to the stop; ``seconds``
+        is this process's CPU time for sampling and decoding the chunk (sinter's unit:
+        core-seconds), a call's time shared among its chunks by shots. Decoder diagnostics (e.g.
+        ``not_converged``) are summed into each chunk's ``custom_counts``.
     """
     ct, make_sampler = compiled(task)
     seed = batch_seed(stream, batch_index)
@@ -230,13 +332,21 @@ def run_batch(task: Task, task_key: int, batch_index: int, shots: int, stream: t
     t0 = time.process_time()
     sampler = make_sampler(seed=seed)
     setup = time.process_time() - t0
-    for n in chunk_sizes(shots):
+    sizes = chunk_sizes(shots)
+    start = 0
+    for count in call_plan(sizes, ct.dem.num_errors):
+        group = sizes[start:start + count]
+        start += count
         t0 = time.process_time()
-        dets, obs = sampler.sample(n, separate_observables=True, bit_packed=True)
-        e, d, counts = decode_chunk(ct, dets, obs)
-        chunks.append(ChunkCounts(n, e, d, time.process_time() - t0 + setup, counts))
+        # chunk by chunk from the one sampler: stim's stream depends on the call sizes
+        dets, obs = map(np.concatenate, zip(*(sampler.sample(n, separate_observables=True, bit_packed=True)
+                                              for n in group)))
+        results = decode_chunks(ct, dets, obs, group)
+        seconds = time.process_time() - t0 + setup
         setup = 0.0
-        errors += e
-        if error_cap is not None and errors >= error_cap:
-            break
+        for n, (e, d, counts) in zip(group, results):
+            chunks.append(ChunkCounts(n, e, d, seconds * n / sum(group), counts))
+            errors += e
+            if error_cap is not None and errors >= error_cap:
+                return BatchResult(task_key=task_key, batch_index=batch_index, chunks=tuple(chunks))
     return BatchResult(task_key=task_key, batch_index=batch_index, chunks=tuple(chunks))

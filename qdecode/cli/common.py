@@ -5,14 +5,15 @@ The problem options of ``qdecode bench``, ``tune``, ``export-vectors`` and ``exp
 circuit (``--circuit``), a detector error model (``--dem``) or a code-capacity check matrix
 (``--alist``): :func:`add_problem_args` declares them, :func:`load_problem` builds the
 :class:`LoadedProblem` (the problem, its sampler, a description for the output), and
-:func:`check_shots` checks ``--shots``.
+:func:`check_shots` checks ``--shots``. :func:`time_budget_params` reads ``--time-budget`` (``qdecode
+sweep`` and ``predict``), which tunes ``--decoder auto`` only.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -151,3 +152,20 @@ def check_shots(shots: int) -> int:
     if shots is None or shots < 1:
         raise ValueError(f"--shots must be >= 1, got {shots}")
     return int(shots)
+
+
+def time_budget_params(ms: float | None, decoders: Sequence[str]) -> list[str]:
+    """``--time-budget MS`` as the parameter ``["time_budget=MS"]`` of ``auto`` (``[]`` when not given).
+
+    The flag tunes ``--decoder auto`` only, so with no ``auto`` among ``decoders`` (the ``--decoder``
+    texts) it is refused here, naming the flag, instead of as a parameter the decoder lacks.
+    """
+    from qdecode.decoders.auto import time_budget_param
+    from qdecode.decoders.registry import split_label
+
+    if ms is not None and not any(split_label(text)[0] == "auto" for text in decoders):
+        given = " --decoder ".join(decoders)
+        raise ValueError(f"--time-budget applies to --decoder auto only (got --decoder {given}); drop "
+                         f"--time-budget, or decode with --decoder auto")
+    return time_budget_param(ms)
+

@@ -83,6 +83,19 @@ def _parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argpa
     return args
 
 
+def _run(args: argparse.Namespace) -> int | None:
+    """``args.run(args)``; under a command's ``--quiet`` the library's warnings are silenced too (an
+    OSD order clamped at build time...; errors still show), for this run only (restored after)."""
+    log = logging.getLogger("qdecode")
+    before = log.level
+    if getattr(args, "quiet", False):
+        log.setLevel(logging.ERROR)
+    try:
+        return args.run(args)
+    finally:
+        log.setLevel(before)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
@@ -100,7 +113,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_BAD_INPUT
     try:
-        return int(args.run(args) or 0)
+        return int(_run(args) or 0)
     except BrokenPipeError:  # `qdecode threshold ... | head`: the reader left, nothing to report
         sys.stderr.close()
         return 0

@@ -33,7 +33,7 @@ from __future__ import annotations
 import math
 from typing import Iterable
 
-from qdecode.cli.help_text import NUM_SHOTS_HELP, QUANTUM_DECODER_NAMES, HelpFormatter
+from qdecode.cli.help_text import CONFIDENCE_DECODER_NAMES, NUM_SHOTS_HELP, QUANTUM_DECODER_NAMES, HelpFormatter
 
 
 def add_parser(sub) -> None:
@@ -57,7 +57,7 @@ def add_parser(sub) -> None:
     p.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                    help="decoder parameter (repeatable; default: the decoder's defaults)")
     p.add_argument("--time-budget", type=float, metavar="MS",
-                   help="with --decoder auto: CPU milliseconds per shot the chosen decoder may take (default 1.0)")
+                   help="--decoder auto only: CPU milliseconds per shot the chosen decoder may take (default 1.0)")
     p.add_argument("--learned-noise", metavar="FILE.dem",
                    help="build the decoder from this DEM (e.g. from `qdecode learn-noise`) instead of --dem; "
                         "it must have --dem's detector and observable counts (default: decode with --dem)")
@@ -73,20 +73,20 @@ def add_parser(sub) -> None:
     p.add_argument("--gap-out", metavar="PATH",
                    help="also write each shot's confidence: the gap in dB between the best correction and the best "
                         "one of another logical class, one text line per shot (%%.3f, inf, nan); decoders with a "
-                        "confidence: mle, pymatching, pymatching-correlated")
+                        f"confidence: {CONFIDENCE_DECODER_NAMES}")
     p.set_defaults(run=run)
 
 
 def run(args) -> int:
     import stim
 
-    from qdecode.decoders.auto import time_budget_param
+    from qdecode.cli.common import time_budget_params
     from qdecode.decoders.registry import DecoderSpec
     from qdecode.problem import DecodingProblem
     from qdecode.sims.model_files import read_dem
     from qdecode.sims.shot_files import check_shot_count, read_shots
 
-    spec = DecoderSpec.parse(args.decoder, args.param + time_budget_param(args.time_budget))
+    spec = DecoderSpec.parse(args.decoder, args.param + time_budget_params(args.time_budget, [args.decoder]))
     if args.gap_out is not None:
         from qdecode.decoders.confidence import no_confidence_error
         from qdecode.decoders.registry import get_entry

@@ -26,7 +26,7 @@ def _list(kind):
 
 
 def add_parser(sub) -> None:
-    from qdecode.cli.help_text import DECODER_NAMES, HelpFormatter
+    from qdecode.cli.help_text import CONFIDENCE_DECODER_NAMES, DECODER_NAMES, HelpFormatter
 
     p = sub.add_parser(
         "sweep",
@@ -66,7 +66,7 @@ def add_parser(sub) -> None:
                    help="decoder parameter for every --decoder that has it (repeatable); a decoder's own "
                         "[key=value] wins; a --param no decoder has is an error")
     d.add_argument("--time-budget", type=float, metavar="MS",
-                   help="with --decoder auto: CPU milliseconds per shot the chosen decoder may take "
+                   help="--decoder auto only: CPU milliseconds per shot the chosen decoder may take "
                         "(the same as --param time_budget=MS; default 1.0)")
     d.add_argument("--decoder-dem", metavar="FILE.dem",
                    help="decode with this DEM instead of the sampled model's own (json_metadata gets decoder_dem)")
@@ -84,7 +84,8 @@ def add_parser(sub) -> None:
                         "in custom_counts: g12 = shots with gap in [12, 13) dB, g12E = errors among them; g100 = "
                         "100 dB and above (inf too), gneg = negative, gnan = unknown; json_metadata gets "
                         "gap_bins (so the strong_id differs); for `qdecode plot --y discard_vs_error` and "
-                        "`qdecode threshold --max-discard` (decoders: mle, pymatching, pymatching-correlated)")
+                        "`qdecode threshold --max-discard` (decoders with a confidence: "
+                        f"{CONFIDENCE_DECODER_NAMES})")
     o = p.add_argument_group("stopping, output and execution (override the recipe)")
     o.add_argument("--max-shots", type=int, help="stop a task after this many shots (recipe default 1000000)")
     o.add_argument("--max-errors", type=int, help="stop a task after this many errors (recipe default 100)")
@@ -107,7 +108,9 @@ def add_parser(sub) -> None:
                          "runs, with a warning)")
     ex.add_argument("--dask-workers", type=int, help="start a Dask LocalCluster with N (>= 1) workers")
     ex.add_argument("--scheduler", help="address of a running Dask scheduler")
-    o.add_argument("--quiet", action="store_true", help="no progress output (stdout never has any)")
+    o.add_argument("--quiet", action="store_true",
+                   help="no progress output and no warnings (an OSD order clamped to the code's dimension, a "
+                        "truncated CSV line cut...); errors still show (stdout never has any)")
     o.add_argument("--progress-lines", action="store_true",
                    help="plain status lines instead of the live bar even on a terminal (without a terminal, "
                         "e.g. a batch job's log, they are the default)")
@@ -158,12 +161,12 @@ def _check_confidence(decoders) -> None:
 
 
 def _inline_recipe(args):
-    from qdecode.decoders.auto import time_budget_param
+    from qdecode.cli.common import time_budget_params
     from qdecode.sims.recipe import compose_decoders, is_classical, parse_recipe
 
     if not args.decoder:
         raise ValueError("an inline sweep needs --decoder")
-    decoders = compose_decoders(args.decoder, args.param + time_budget_param(args.time_budget))
+    decoders = compose_decoders(args.decoder, args.param + time_budget_params(args.time_budget, args.decoder))
     if args.gap_histogram:
         _check_confidence(decoders)
     if args.circuit or args.dem:
@@ -327,7 +330,8 @@ def run(args) -> int:
                                ("--postselect", args.postselect), ("--decoder-dem", args.decoder_dem),
                                ("--count-observable-error-combos", args.count_observable_error_combos),
                                ("--count-detection-events", args.count_detection_events),
-                               ("--gap-histogram", args.gap_histogram)) if v]
+                               ("--gap-histogram", args.gap_histogram),
+                               ("--time-budget", args.time_budget is not None)) if v]
         if used:
             raise ValueError(f"{used[0]} applies to an inline sweep (--code / --circuit / --dem); "
                              f"put it in the recipe's task table instead")

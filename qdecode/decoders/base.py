@@ -62,6 +62,23 @@ class DecodeInfo:
             out["iterations"] = int(np.sum(self.iterations, dtype=np.int64))
         return out
 
+    def take(self, shots: slice, num_shots: int) -> "DecodeInfo | None":
+        """The diagnostics of the batch's shots ``shots`` alone (same class), or None if they cannot be cut.
+
+        ``info.take(sl, S).counts()`` is what ``counts()`` would give had only those shots been
+        decoded, provided every field is per shot: ``converged``, ``iterations`` and each ``extra``
+        array with first axis ``num_shots`` (= S, the batch's shots). None when one is not (a
+        scalar, another length) or when a subclass adds fields of its own (e.g. batch totals).
+        """
+        if {f.name for f in dataclasses.fields(self)} != {"converged", "iterations", "extra"}:
+            return None
+        arrays = [a for a in (self.converged, self.iterations, *self.extra.values()) if a is not None]
+        if any(np.ndim(a) == 0 or np.shape(a)[0] != num_shots for a in arrays):
+            return None
+        cut = (lambda a: None if a is None else a[shots])  # noqa: E731
+        return dataclasses.replace(self, converged=cut(self.converged), iterations=cut(self.iterations),
+                                   extra={k: v[shots] for k, v in self.extra.items()})
+
 
 def check_syndromes(syndromes: np.ndarray, num_detectors: int) -> np.ndarray:
     """Validate ``(S, m)`` 0/1 syndromes; return them as C-contiguous uint8.
