@@ -40,13 +40,13 @@ import numpy as np
 
 from qdecode.decoders.registry import SINTER_PREFIX, split_label
 from qdecode.sims.gap_bins import GAP_BINS_KEY, discard_curve, has_gap_bins
-from qdecode.sims.stats import Fit, fit_binomial, metadata_number, shot_error_rate_to_per_round
+from qdecode.sims.stats import Fit, fit_binomial, metadata_number, rounds_of, shot_error_rate_to_per_round
 from qdecode.sims.store import StatsRow, merge_rows
 from qdecode.sims.threshold import ThresholdEstimate
 
 __all__ = ["PlotOptions", "LineFit", "Reference", "plot_threshold", "fit_curves", "parse_y", "hits_and_trials",
            "y_denominator", "check_custom_key", "short_decoder_labels", "split_decoder_label",
-           "common_metadata", "subtitle_text", "plot_discard_vs_error", "DISCARD_X_KEY"]
+           "common_metadata", "subtitle_text", "plot_discard_vs_error", "DISCARD_X_KEY", "figure_path"]
 
 SCALES = ("linear", "log")
 
@@ -148,20 +148,65 @@ def _known_keys(present: set[str]) -> str:
     return f"keys present: {shown}"
 
 
-def check_custom_key(rows: Iterable[StatsRow], y: str) -> None:
-    """For a custom quantity ``y``: at least one row must have each key it names.
+#: Counts written only where they are non-zero, whatever the source: a row without one counted none.
+#: ``obs_mistake_mask=...`` is sinter's (one key per pattern of mispredicted observables); the gap
+#: bins are :mod:`qdecode.sims.gap_bins`'s.
+_SPARSE_PREFIX = "obs_mistake_mask="
 
-    A row without the count is 0 hits (as sinter), which is right for a counter that
-    stayed at zero in some rows, but when *no* row has it the key is a typo, and the
-    plot would be all "no errors (upper bound)" markers. Checked on the rows as read (a
-    merged row drops counts that sum to zero), so a count written as 0 still counts as present.
+
+def _sparse(key: str) -> bool:
+    return key.startswith(_SPARSE_PREFIX) or has_gap_bins({key[:-1] if key.endswith("E") else key: 0})
+
+
+def _row_text(row: StatsRow) -> str:
+    md = row.json_metadata if isinstance(row.json_metadata, Mapping) else {}
+    return ", ".join([row.decoder] + [f"{k}={_value_text(v)}" for k, v in sorted(md.items()) if _is_scalar(v)])
+
+
+def _check_pooled(rows: Sequence[StatsRow], key: str, y: str) -> None:
+    """Refuse ``key`` when some rows of one strong_id carry it and others (with shots) do not."""
+    if _sparse(key):
+        return
+    shots: dict[str, list] = {}  # strong_id -> [shots of the rows with the key, shots of those without, a row]
+    for row in rows:
+        entry = shots.setdefault(row.strong_id, [0, 0, row])
+        entry[0 if key in (row.custom_counts or {}) else 1] += row.shots
+    for carried, lacking, row in shots.values():
+        if carried and lacking:
+            raise ValueError(
+                f"the custom count {key!r} of y={y} is missing from {lacking} of the {carried + lacking} shots "
+                f"pooled into one task ({_row_text(row)}): rows that record it were pooled with rows that do not "
+                f"(e.g. sinter collect beside qdecode sweep), so its pooled total covers only part of the shots; "
+                f"plot the files that record {key!r} on their own")
+
+
+def check_custom_key(rows: Iterable[StatsRow], y: str) -> None:
+    """For a custom quantity ``y``: the counts it names must be per-shot statistics that the rows record.
+
+    This is the one place that decides which rows a custom count may be read from. Checked on
+    the rows as read, before they are pooled by strong_id:
+
+    * at least one row must have each key ``y`` names (its numerator, and its denominator:
+      ``NUM/DEN``, or ``detectors_checked`` under a bare ``detection_events``,
+      :func:`y_denominator`). A row without the count is 0 hits (as sinter), right for a counter
+      that stayed at zero, but when *no* row has it the key is a typo. A count written as 0
+      counts as present (a merged row would drop it).
+    * refused when some rows of one strong_id carry a key and other rows of it (with shots) do
+      not: rows of a source that does not record the count (``sinter collect`` records no
+      ``iterations`` or ``legs``) pooled with rows that do (``qdecode sweep``). Dividing by all
+      the pooled shots would understate the count (half of it, for equal shots), so it is
+      refused rather than drawn; the message names the count and the shots that lack it.
+      Counts that are written only where non-zero (``obs_mistake_mask=...``, the gap bins of
+      :mod:`qdecode.sims.gap_bins`) are exempt: a row without one counted none.
 
     Raises:
-        ValueError: no row has a key; the message lists the custom_counts keys that exist.
+        ValueError: one line: a key no row has (listing the keys that exist), or a count only
+            some pooled rows carry.
     """
     kind, key = parse_y(y)
     if kind != "custom":
         return
+    rows = list(rows)
     present: set[str] = set()
     for row in rows:
         present.update(row.custom_counts or {})
@@ -173,6 +218,9 @@ def check_custom_key(rows: Iterable[StatsRow], y: str) -> None:
                          f"rows ({_known_keys(present)})")
     if den is not None and den not in present:
         raise ValueError(f"no row has the custom count {den!r} that y={y!r} divides by ({_known_keys(present)})")
+    for name in (num, den or y_denominator(rows, y)):
+        if name is not None:
+            _check_pooled(rows, name, y)
 
 
 def _check_limits(name: str, low: float | None, high: float | None) -> None:
@@ -231,16 +279,6 @@ class _Data(NamedTuple):
     integer_x: bool
 
 
-def _rounds_of(row: StatsRow, md: Mapping) -> float:
-    key = "r" if md.get("r") is not None else "rounds"
-    if md.get(key) is None:
-        raise ValueError(
-            f"per_round needs 'r' or 'rounds' in json_metadata; row {row.strong_id[:12]} "
-            f"({row.decoder}, {md}) has neither"
-        )
-    return metadata_number(row, key, "the number of rounds of a per-round rate")
-
-
 def _group_value(row: StatsRow, key: str) -> Any:
     """The curve-grouping value of ``row``: its decoder label for ``"decoder"``, else the metadata
     value (None if absent, JSON text if unhashable). The same rule as the threshold fits'
@@ -288,7 +326,8 @@ def _usable_rows(merged, x_key: str, y: str, per: str | None, xscale: str) -> li
         x = metadata_number(row, x_key, "the x axis")
         if xscale == "log" and not x > 0:
             raise ValueError(
-                f"{x_key}={x} cannot be drawn on a log x axis (row {row.strong_id[:12]}); use xscale='linear'"
+                f"{x_key}={x} cannot be drawn on a log x axis (row {row.strong_id[:12]}); use a linear one "
+                f"(--xscale linear; xscale='linear' in Python)"
             )
         out.append((row, x, hits, trials))
     if not out:
@@ -324,7 +363,7 @@ def _collect_points(
         else:
             fit = fit_binomial(num_shots=trials, num_hits=hits, max_likelihood_factor=factor)
         if per_round:
-            fit = shot_error_rate_to_per_round(fit, _rounds_of(row, row.json_metadata))
+            fit = shot_error_rate_to_per_round(fit, rounds_of(row))
         group = tuple(_group_value(row, k) for k in group_keys)
         points = curves.setdefault(group, {})
         if x in points:
@@ -868,11 +907,21 @@ def _ylabel(y: str, per_round: bool, per: str | None, counting: bool) -> str:
     return "Logical error probability per round" if per_round else "Logical error rate per shot"
 
 
+def _single_x_limits(x: float, xscale: str) -> tuple[float, float]:
+    """An x range around the one x value of a plot whose points all share it (a single-p sweep):
+    a factor 2 either side on a log axis, |x|/2 either side on a linear one (1 at x = 0). Left to
+    matplotlib, such a range collapses to nothing and the points fall off the axes."""
+    if xscale == "log":
+        return x / 2, x * 2
+    half = abs(x) / 2 if x else 1.0
+    return x - half, x + half
+
+
 def _apply_limits(ax, options: PlotOptions, xscale: str, y_data: Sequence[float], y_refs: Sequence[float],
-                  rates: bool) -> None:
+                  rates: bool, x_range: tuple[float, float]) -> None:
     """Automatic y range on a log axis (a factor 5 below / 3 above the data and the reference
-    curves, capped at 1 for rates; references at most 4 decades below the data), then the
-    explicit limits.
+    curves, capped at 1 for rates; references at most 4 decades below the data), an x range
+    around a single x value (:func:`_single_x_limits`), then the explicit limits.
 
     Raises:
         ValueError: a non-positive limit on a log axis, or a one-sided limit beyond the other end.
@@ -888,6 +937,8 @@ def _apply_limits(ax, options: PlotOptions, xscale: str, y_data: Sequence[float]
         if len(refs):
             low, high = min(low, max(refs.min(), low * 1e-4)), max(high, refs.max())
         ax.set_ylim(max(low / 5, 1e-300), min(1.0, high * 3) if rates else high * 3)
+    if x_range[0] == x_range[1]:
+        ax.set_xlim(*_single_x_limits(x_range[0], xscale))
     if options.xmin is not None or options.xmax is not None:
         ax.set_xlim(left=options.xmin, right=options.xmax)
     if options.ymin is not None or options.ymax is not None:
@@ -1163,10 +1214,31 @@ def _titles(fig, ax, title: str | None, subtitle: str) -> None:
         ax.set_title(title)
 
 
+def figure_path(out_path: str | os.PathLike) -> str:
+    """The file a figure saved to ``out_path`` is written to: ``out_path`` itself, or
+    ``out_path + ".png"`` when its name has no extension (what matplotlib would write, said
+    here so that callers can name the file actually written).
+
+    Raises:
+        ValueError: an extension that is no image format matplotlib writes (the message lists them).
+    """
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    path = os.fspath(out_path)
+    ext = os.path.splitext(os.path.basename(path))[1]
+    if not ext or ext == ".":
+        return path.rstrip(".") + ".png"
+    formats = FigureCanvasBase.get_supported_filetypes()
+    if ext[1:].lower() not in formats:
+        raise ValueError(f"{path}: {ext!r} is not an image format matplotlib writes (use one of "
+                         f"{', '.join('.' + f for f in sorted(formats))})")
+    return path
+
+
 def _save(fig, out_path, dpi: int, tight: bool) -> None:
-    parent = os.path.dirname(os.path.abspath(os.fspath(out_path)))
-    os.makedirs(parent, exist_ok=True)
-    fig.savefig(out_path, dpi=dpi, bbox_inches="tight" if tight else None)
+    path = figure_path(out_path)
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    fig.savefig(path, dpi=dpi, bbox_inches="tight" if tight else None)
 
 
 class _PlotSpec(NamedTuple):
@@ -1233,7 +1305,8 @@ def _draw_plot_data(ax, spec: _PlotSpec, references: Sequence, threshold: Any) -
     th_handles, th_labels, th_notes = _draw_thresholds(ax, _threshold_items(threshold), styles,
                                                        _family_labels(list(data.curves), spec.group_keys, styles),
                                                        x_range)
-    _apply_limits(ax, options, spec.xscale, y_shown, _reference_ys(refs, x_range), rates=not data.counting)
+    _apply_limits(ax, options, spec.xscale, y_shown, _reference_ys(refs, x_range), rates=not data.counting,
+                  x_range=x_range)
     return _Drawn(any_upper, any_fit, refs, list(zip(th_handles, th_labels)), th_notes)
 
 
@@ -1315,8 +1388,9 @@ def plot_threshold(
     Args:
         rows: stats rows (merged by strong_id here) or the dict from ``merge_rows``. Rows
             without ``x_key`` in their metadata or with no trials are skipped.
-        out_path: where to save the figure (format from the suffix, e.g. ``.png``, ``.pdf``);
-            None to only return it. Parent folders are created.
+        out_path: where to save the figure (format from the suffix, e.g. ``.png``, ``.pdf``; no
+            suffix writes ``out_path + ".png"``, :func:`figure_path`); None to only return it.
+            Parent folders are created.
         per_round: plot the rate per round instead of per shot (not for discard rates, count
             ratios or mean counts).
         x_key: metadata key of the x value. When every x value is an integer in the metadata
@@ -1477,10 +1551,12 @@ def plot_discard_vs_error(
             parts = ([short[row.decoder]] if short else []) + ([f"{marker_key}={md.get(marker_key)}"] if marker_key
                                                                 else [])
             label = "no post-selection" + (f" ({', '.join(parts)})" if parts else "")
+            if per_round:  # the same conversion as the curves' points (plot_threshold's per_round)
+                ler = shot_error_rate_to_per_round(ler, rounds_of(row))
             refs.append(Reference(label, span, [ler, ler], "no post-selection (0 % discarded)", group))
     if not points:
         raise ValueError("every gap-histogram row discards nothing at its first threshold with errors; "
-                         "use xscale='linear' to draw the 0 % points")
+                         "use a linear x axis to draw the 0 % points (--xscale linear; xscale='linear' in Python)")
     options = dataclasses.replace(options or PlotOptions(), y="error_rate")
     note = "discard the shots whose gap is below t dB; one point per t = 0, 1, 2, ... (1 dB bins)"
     return plot_threshold(points, out_path=out_path, x_key=DISCARD_X_KEY, group_keys=group_keys, xscale=xscale,

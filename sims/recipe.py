@@ -6,7 +6,7 @@ Example (the embedded quick-start, ``sims/recipes/quickstart.toml``)::
     plot = "out/quickstart.png"     # optional threshold plot drawn after the sweep
     max_shots = 2_000_000
     max_errors = 200
-    seed = 2026
+    # seed = 7                      # optional: a reproducible run (else fresh per new file)
 
     [[tasks]]
     code = "surface"
@@ -77,7 +77,7 @@ TOP_KEYS = {
     "per_round": "plot per-round logical error rates",
     "max_shots": "stop a task after this many shots",
     "max_errors": "stop a task after this many errors",
-    "seed": "root random seed",
+    "seed": "root random seed (a reproducible run; omitted: fresh per new file, the recorded one on resume)",
     "workers": "local worker processes",
     "min_batch_size": "first batch size",
     "max_batch_size": "largest batch size",

@@ -12,6 +12,7 @@ Contents:
   :func:`binomial_likelihood_interval`, the same band computed exactly in float64.
 * :func:`shot_error_rate_to_per_round` -- ``P_round = 1/2 - 1/2 (1 - 2 P_shot)^(1/rounds)``.
 * :func:`rows_to_curves` -- merged rows to per-(group, d) arrays (:class:`Curve`) sorted by p.
+* :func:`rounds_of` -- the rounds per shot of a row (metadata ``r``, else ``rounds``).
 * :func:`metadata_number` -- a metadata value used as a number (an axis, d, the rounds), with
   a one-line error naming the key when it is text (``p=abc`` from a file name ``d=5,p=abc.stim``
   is kept as text by the sweep, as sinter keeps it).
@@ -39,6 +40,7 @@ __all__ = [
     "Curve",
     "rows_to_curves",
     "metadata_number",
+    "rounds_of",
 ]
 
 
@@ -384,10 +386,27 @@ def metadata_number(row: StatsRow, key: str, use: str) -> float:
         ) from None
 
 
-def _rounds_of(row: StatsRow) -> float:
+def _rounds_key(row: StatsRow) -> str | None:
     md = _metadata(row)
-    key = "r" if "r" in md else "rounds"
-    return float("nan") if md.get(key) is None else metadata_number(row, key, "the number of rounds")
+    return next((k for k in ("r", "rounds") if md.get(k) is not None), None)
+
+
+def rounds_of(row: StatsRow) -> float:
+    """The rounds per shot of ``row``, the ``r`` in a per-round rate: json_metadata ``r``, else ``rounds``.
+
+    Raises:
+        ValueError: the metadata has neither (the message names the row), or the value is not a number.
+    """
+    key = _rounds_key(row)
+    if key is None:
+        raise ValueError(f"per-round rates need 'r' or 'rounds' in json_metadata; row {row.strong_id[:12]} "
+                         f"({row.decoder}, {_metadata(row)}) has neither")
+    return metadata_number(row, key, "the number of rounds of a per-round rate")
+
+
+def _rounds_of(row: StatsRow) -> float:
+    """:func:`rounds_of`, NaN where the metadata has no rounds."""
+    return float("nan") if _rounds_key(row) is None else rounds_of(row)
 
 
 def _as_rows(rows: Iterable[StatsRow] | Mapping[str, StatsRow]) -> list[StatsRow]:

@@ -119,10 +119,8 @@ class StatsRow:
         if other.strong_id != self.strong_id:
             raise ValueError(f"cannot add rows of different tasks: {self.strong_id} vs {other.strong_id}")
         if other.decoder != self.decoder or _compact_json(other.json_metadata) != _compact_json(self.json_metadata):
-            raise ValueError(
-                f"rows share strong_id {self.strong_id} but differ in decoder or metadata: "
-                f"{self.decoder!r}/{other.decoder!r}"
-            )
+            raise ValueError(f"rows share strong_id {self.strong_id[:16]}... but differ in {_difference(self, other)}; "
+                             f"a strong_id must identify one task")
         return dataclasses.replace(
             self,
             shots=self.shots + other.shots,
@@ -147,6 +145,21 @@ class StatsRow:
                 _csv_field(_compact_json(counts)) if counts else "",
             ]
         )
+
+
+def _difference(a: StatsRow, b: StatsRow) -> str:
+    """What tells two rows' tasks apart: ``decoder 'x' vs 'y'`` and/or ``json_metadata noise: 'sd6' vs 'si1000'``."""
+    parts = [f"decoder {a.decoder!r} vs {b.decoder!r}"] if a.decoder != b.decoder else []
+    ma, mb = a.json_metadata, b.json_metadata
+    if isinstance(ma, Mapping) and isinstance(mb, Mapping):
+        keys = [k for k in sorted(set(ma) | set(mb), key=str)
+                if k not in ma or k not in mb or _compact_json(ma[k]) != _compact_json(mb[k])]
+        absent = "(absent)"
+        parts += [f"json_metadata {k}: {_compact_json(ma[k]) if k in ma else absent} vs "
+                  f"{_compact_json(mb[k]) if k in mb else absent}" for k in keys]
+    elif _compact_json(ma) != _compact_json(mb):
+        parts.append(f"json_metadata {_compact_json(ma)} vs {_compact_json(mb)}")
+    return ", ".join(parts)
 
 
 class CsvFormatError(ValueError):

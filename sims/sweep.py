@@ -20,22 +20,34 @@ never repeats the samples of rows already in the file. Classical points with a t
 source use the point's decoder-independent ``sample_id`` instead of the strong_id, so
 all decoders of one point decode the same blocks and noise (paired comparison).
 
+Fresh samples: the seed is fresh for every new run unless given (:func:`choose_seed`), as
+sinter's runs are, so one sweep run twice into two files draws different shots. Every row
+records its stream in ``custom_counts`` (``seed=<seed>@<shots at start>``,
+:mod:`qdecode.sims.seed_streams`): a resume without a seed takes the seed its file recorded
+(continuing that file's streams, so a given seed stays reproducible across a kill), and
+``qdecode combine`` refuses two files that hold the same stream's shots.
+
 Reproducible stopping. Batch ``i`` has ``min(max_batch_size, min_batch_size * 2**i)``
 shots (the last one cut to ``max_shots``): a function of the index only. Each batch is
-decoded in chunks (:func:`qdecode.sims.sampling.chunk_sizes`: about 8 per batch, at least
-32 shots). The task's canonical sample sequence is batch 0's chunks, then batch 1's, and
-so on; what is recorded is its shortest prefix that reaches ``max_errors`` errors (or all
-of it, ``max_shots`` shots). Finished batches are recorded in index order, and batches
-still running or finished beyond the stopping chunk are dropped unrecorded. So the same
-command with the same seed, started from the same file, records the same shots and errors
-per task whatever the executor, the number of workers or the timing; time decides only
-which batches run when.
+cut into chunks (:func:`qdecode.sims.sampling.chunk_sizes`: about 8 per batch, at least
+32 shots), sampled chunk by chunk and decoded in calls of up to ``CALL_SHOTS`` consecutive shots
+(:func:`qdecode.sims.sampling.call_plan`), then counted per chunk; each shot is decoded
+independently of the others in its call, so the counts are those of one call per chunk. The
+task's canonical sample sequence is batch 0's chunks, then batch 1's, and so on; what is
+recorded is its shortest prefix that reaches ``max_errors`` errors (or all of it,
+``max_shots`` shots). Finished batches are recorded in index order, and batches still
+running or finished beyond the stopping chunk are dropped unrecorded. So the same command
+with the same seed, started from the same file, records the same shots and errors per task
+whatever the executor, the number of workers or the timing; time decides only which batches
+run when.
 
 Overshoot bound: the recorded errors exceed ``max_errors`` by less than the errors of the
 one chunk that crossed it. That chunk holds at most ``max(32, shots of the batch / 8)``
 shots, and batch ``i`` is about as large as batches ``0 .. i-1`` together (which had fewer
 than ``max_errors`` errors), so on average the overshoot is below ``max_errors / 8`` plus
-the errors of 32 shots.
+the errors of 32 shots. Decoding in large calls does not change this (the stop stays on a
+chunk); it costs work only: a worker that reaches its error cap has decoded the rest of that
+call, fewer than ``CALL_SHOTS`` shots, which are dropped unrecorded.
 
 Scheduling: a task keeps at most ``max_in_flight_per_worker * workers`` batches in flight,
 and no new batch while the batches in flight are expected (at the recorded error rate) to
@@ -54,6 +66,7 @@ from typing import Callable, Sequence
 
 from qdecode.sims.executors import InlineExecutor, SweepExecutor
 from qdecode.sims.sampling import BatchResult, run_batch
+from qdecode.sims.seed_streams import fresh_seed, recorded_seed, seed_key
 from qdecode.sims.store import CsvLockedError, StatsRow, StatsWriter, merge_rows, read_rows  # noqa: F401
 from qdecode.sims.tasks import CompiledTask, Task, describe_task
 
@@ -67,14 +80,15 @@ class SweepOptions:
     Attributes:
         max_shots: stop a task after this many shots (existing rows included).
         max_errors: stop a task after this many errors (existing rows included).
-        seed: root entropy of every task's random stream.
+        seed: root entropy of every task's random stream; None (the default) draws a fresh one per
+            run, or resumes the seed recorded in the output file (:func:`choose_seed`).
         min_batch_size / max_batch_size: the batch-size doubling schedule's ends.
         max_in_flight_per_worker: batches queued per worker to keep them busy.
     """
 
     max_shots: int = 1_000_000
     max_errors: int = 100
-    seed: int = 0
+    seed: int | None = None
     min_batch_size: int = 256
     max_batch_size: int = 65536
     max_in_flight_per_worker: int = 2
@@ -88,7 +102,7 @@ class SweepOptions:
             raise ValueError(
                 f"need 1 <= min_batch_size <= max_batch_size, got {self.min_batch_size}, {self.max_batch_size}"
             )
-        if self.seed < 0:
+        if self.seed is not None and self.seed < 0:
             raise ValueError(f"seed must be a non-negative integer, got {self.seed}")
 
 
@@ -177,6 +191,7 @@ class TaskProgress:
                     break
             if not self.stopped and shots < self.planned_size(index, opts):
                 raise RuntimeError(f"batch {index} of {self.label} stopped early but did not reach max_errors")
+            counts[seed_key(opts.seed, self.shots_at_start)] += shots  # the stream's record (seed_streams)
             row = StatsRow(strong_id=self.compiled.strong_id, decoder=self.label,
                            json_metadata=self.compiled.json_metadata, shots=shots, errors=errors,
                            discards=discards, seconds=seconds, custom_counts=counts)
@@ -211,8 +226,27 @@ class Progress:
         return sum(t.finished(self.options) for t in self.tasks)
 
 
-def _stream(seed: int, strong_id: str, shots_at_start: int) -> tuple[int, ...]:
-    return (seed, int(strong_id, 16), shots_at_start)
+def stream_entropy(seed: int, key: str, shots_at_start: int) -> tuple[int, ...]:
+    """A task's stream: the entropy of its batches' seeds (:func:`qdecode.sims.sampling.batch_seed`).
+
+    ``key`` is the task's hex strong_id (a classical text-source point's ``sample_id``).
+    """
+    return (seed, int(key, 16), shots_at_start)
+
+
+def choose_seed(given: int | None, recorded_rows: Sequence[StatsRow]) -> tuple[int, str]:
+    """The run's seed and where it came from: ``given``, else the seed the output file's rows
+    recorded (a resume continues its streams), else a fresh one (a new file draws new samples).
+
+    Returns:
+        ``(seed, "given" | "recorded in the output file" | "fresh")``.
+    """
+    if given is not None:
+        return given, "given"
+    seed = recorded_seed(recorded_rows)
+    if seed is not None:
+        return seed, "recorded in the output file"
+    return fresh_seed(), "fresh"
 
 
 def prepare(tasks: Sequence[Task], existing: dict[str, StatsRow], opts: SweepOptions) -> list[TaskProgress]:
@@ -234,7 +268,7 @@ def prepare(tasks: Sequence[Task], existing: dict[str, StatsRow], opts: SweepOpt
         key = ct.strong_id
         if task.classical is not None and getattr(task.classical, "source", "uniform") != "uniform":
             key = task.classical.sample_id()
-        out.append(TaskProgress(compiled=ct, total=prior, stream=_stream(opts.seed, key, prior.shots),
+        out.append(TaskProgress(compiled=ct, total=prior, stream=stream_entropy(opts.seed, key, prior.shots),
                                 shots_at_start=prior.shots))
     return out
 
@@ -292,6 +326,7 @@ def run_sweep(
     executor: SweepExecutor | None = None,
     progress: Callable[[Progress], None] | None = None,
     existing_rows: Sequence[StatsRow] = (),
+    announce: Callable[[str], None] | None = None,
 ) -> list[StatsRow]:
     """Run every task until its stopping rule holds; return one merged row per task.
 
@@ -304,6 +339,8 @@ def run_sweep(
         progress: called after each recorded batch.
         existing_rows: rows from elsewhere (other CSVs: sinter's ``existing_data_filepaths``) that
             count toward the stopping rules of the tasks with their strong_id; never written.
+        announce: called with one line for each decision the run makes before sampling (the seed
+            and where it came from), for the command line to print.
 
     Raises:
         CsvLockedError: another sweep is writing ``out_path``.
@@ -314,10 +351,15 @@ def run_sweep(
     writer = StatsWriter(out_path) if out_path is not None else None
     pending: dict[cf.Future, tuple[int, int]] = {}
     try:
-        existing = merge_rows([*(read_rows(out_path) if out_path is not None else []), *existing_rows])
+        own_rows = read_rows(out_path) if out_path is not None else []
+        seed, origin = choose_seed(options.seed, own_rows)
+        options = dataclasses.replace(options, seed=seed)
+        existing = merge_rows([*own_rows, *existing_rows])
         states = prepare(tasks, existing, options)
         unfinished = [st for st in states if not st.done(options)]
         check_decoders(unfinished)
+        if announce is not None and unfinished:  # after every check: a refused sweep prints one line
+            announce(f"seed {seed} ({origin})")
         if not isinstance(executor, InlineExecutor) and unfinished:
             warm_up(unfinished)
         limit = max(1, executor.num_workers * options.max_in_flight_per_worker)

@@ -156,9 +156,10 @@ class SuppressionFactor:
 
 
 def _log_points(curve: Curve, per_round: bool, errors: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """(ln p, ln rate) of the points with at least one error."""
+    """(ln p, ln rate) of the points with at least one error and p > 0 (a p = 0 sanity point has no
+    ln p: it cannot be on either side of a crossing)."""
     e = curve.errors if errors is None else errors
-    keep = e > 0
+    keep = (e > 0) & (curve.p > 0)
     rate = curve.rates(per_round, errors=e)
     return np.log(curve.p[keep]), np.log(rate[keep])
 
@@ -351,11 +352,14 @@ def _select_window(
         if p_window is not None:
             mask = (c.p >= p_window[0]) & (c.p <= p_window[1])
         else:
-            dist = np.abs(np.log(c.p / p0))
+            # distance from p0 in ln p; p <= 0 (a p = 0 sanity point) is infinitely far, never in the window
+            dist = np.full(len(c.p), np.inf)
+            positive = c.p > 0
+            dist[positive] = np.abs(np.log(c.p[positive] / p0))
             mask = dist <= math.log(window_factor) * (1 + 1e-9)
             if mask.sum() < 3:  # a coarse p grid: take the three nearest points instead
                 mask = np.zeros(len(c.p), dtype=bool)
-                mask[np.argsort(dist, kind="stable")[:3]] = True
+                mask[np.argsort(dist, kind="stable")[:min(3, int(positive.sum()))]] = True
         if mask.any():
             out.append(c.select(mask))
     return out

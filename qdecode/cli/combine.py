@@ -7,9 +7,10 @@ one :meth:`~qdecode.sims.store.StatsRow.to_csv_line` per strong_id), so ``qdecod
 ``sinter plot`` and ``sinter combine`` read it.
 
 Differences from ``sinter combine``: the default ``--order`` is ``preserve`` (first-seen
-order; sinter's default is ``metadata``), the output can go to ``--out``, and two rows
+order; sinter's default is ``metadata``), the output can go to ``--out``, two rows
 that share a strong_id but differ in decoder or metadata are a one-line error naming the
-files.
+files, and so are two files holding shots of one random stream (the same samples twice:
+:mod:`qdecode.sims.seed_streams`), unless ``--allow-shared-streams``.
 """
 
 from __future__ import annotations
@@ -39,6 +40,10 @@ def add_parser(sub) -> None:
                         "ascending by the compact sorted json_metadata, numbers compared as numbers (sinter's "
                         "default); error = ascending by errors / (shots - discards), then discards / shots "
                         "(default: preserve)")
+    p.add_argument("--allow-shared-streams", action="store_true",
+                   help="pool files even where two of them recorded shots of the same random stream (same strong_id "
+                        "and seed=<seed>@<start> custom count: the same samples twice, an interval too narrow); "
+                        "default: refuse")
     p.add_argument("--strip-custom-counts", action="store_true",
                    help="drop the custom_counts column's values (default: keep and sum them)")
     p.set_defaults(run=run)
@@ -49,9 +54,9 @@ def _read_one(path: str):
 
     if path == "-":
         return parse_rows(sys.stdin.read(), where="<stdin>")
-    if not os.path.isfile(path):
-        raise ValueError(f"{path}: no such file")
-    return read_rows(path)
+    from qdecode.cli.common import check_input_file
+
+    return read_rows(check_input_file(path))
 
 
 def _same_task(a, b) -> bool:
@@ -59,17 +64,29 @@ def _same_task(a, b) -> bool:
     return a.decoder == b.decoder and dump(a.json_metadata) == dump(b.json_metadata)
 
 
-def combine_files(paths: Sequence[str]) -> list:
+def combine_files(paths: Sequence[str], *, allow_shared_streams: bool = False) -> list:
     """The rows of all ``paths`` summed per strong_id, in first-seen order.
 
     Raises:
-        ValueError: a missing or unreadable file, or two rows with one strong_id but a
-            different decoder or json_metadata (the message names both files).
+        ValueError: a missing or unreadable file, two rows with one strong_id but a
+            different decoder or json_metadata (the message names both files), or (unless
+            ``allow_shared_streams``) two files holding shots of one seed stream
+            (:func:`qdecode.sims.seed_streams.shared_streams`; the same path given twice too).
     """
+    from qdecode.sims.seed_streams import describe_shared, shared_streams
+
+    per_file = [(path, _read_one(path)) for path in paths]
+    if not allow_shared_streams:
+        # keyed by position too: the same file given twice is a duplicate like any other
+        shared = shared_streams({f"{path} (argument {i + 1})" if paths.count(path) > 1 else path: rows
+                                 for i, (path, rows) in enumerate(per_file)})
+        if shared:
+            raise ValueError(f"{describe_shared(shared)}; combine refuses duplicated samples "
+                             f"(--allow-shared-streams pools them anyway)")
     total: dict[str, Any] = {}
     origin: dict[str, str] = {}
-    for path in paths:
-        for row in _read_one(path):
+    for path, rows in per_file:
+        for row in rows:
             first = total.get(row.strong_id)
             if first is None:
                 total[row.strong_id], origin[row.strong_id] = row, path
@@ -147,7 +164,7 @@ def combined_csv(rows: Sequence, *, strip_custom_counts: bool = False) -> str:
 def run(args) -> int:
     if args.order not in ORDERS:
         raise ValueError(f"--order must be one of {', '.join(ORDERS)}, got {args.order!r}")
-    rows = order_rows(combine_files(args.csv), args.order)
+    rows = order_rows(combine_files(args.csv, allow_shared_streams=args.allow_shared_streams), args.order)
     text = combined_csv(rows, strip_custom_counts=args.strip_custom_counts)
     if args.out:
         os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)

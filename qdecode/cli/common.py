@@ -169,3 +169,20 @@ def time_budget_params(ms: float | None, decoders: Sequence[str]) -> list[str]:
                          f"--time-budget, or decode with --decoder auto")
     return time_budget_param(ms)
 
+
+def check_input_file(path: str, what: str = "a stats CSV file") -> str:
+    """``path``, checked to be a readable file; a ``ValueError`` of one line otherwise.
+
+    The one check of the input files of ``plot``, ``threshold`` and ``combine``:
+    ``<path>: is a directory, expected <what>``, ``<path>: no such file``,
+    ``<path>: not a regular file, expected <what>`` or ``<path>: permission denied``.
+    """
+    if os.path.isdir(path):
+        raise ValueError(f"{path}: is a directory, expected {what}")
+    if not os.path.exists(path):
+        raise ValueError(f"{path}: no such file")
+    if not os.path.isfile(path):
+        raise ValueError(f"{path}: not a regular file, expected {what}")
+    if not os.access(path, os.R_OK):
+        raise ValueError(f"{path}: permission denied")
+    return path

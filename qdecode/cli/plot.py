@@ -10,7 +10,6 @@ are not on the x axis: one curve per distance against p, one per p against d.
 
 from __future__ import annotations
 
-import os
 import sys
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -48,7 +47,8 @@ def add_plot_parser(sub) -> None:
         ),
     )
     p.add_argument("csv", nargs="+", help="stats CSV file(s) (sinter format; rows with one strong_id are summed)")
-    p.add_argument("--out", required=True, help="image file (.png, .pdf, .svg); required")
+    p.add_argument("--out", required=True,
+                   help="image file (.png, .pdf, .svg); a name without extension gets .png; required")
     p.add_argument("--x", metavar="KEY", dest="x_key",
                    help="json_metadata key on the x axis (default: p, or ebn0 when the rows have ebn0)")
     p.add_argument("--y", default="error_rate", metavar="QUANTITY",
@@ -121,7 +121,9 @@ def add_threshold_parser(sub) -> None:
         ),
     )
     p.add_argument("csv", nargs="+", help="stats CSV file(s)")
-    p.add_argument("--per-round", action="store_true", help="use per-round logical error rates (default: per shot)")
+    p.add_argument("--per-round", action="store_true",
+                   help="use per-round logical error rates, in the threshold fits and in the --max-discard table "
+                        "(default: per shot)")
     p.add_argument("--group", metavar="KEY[,KEY]",
                    help="comma-separated metadata keys that separate curves (default: every metadata key except "
                         "d, p, r, rounds, ebn0, n, k that varies)")
@@ -143,22 +145,25 @@ def add_threshold_parser(sub) -> None:
 # ---------------------------------------------------------------------------------------
 
 
-def _read(paths: Sequence[str], y: str | None = None):
-    """The rows of every CSV, summed per strong_id (first-seen order).
+def _read(paths: Sequence[str], y: str | None = None, filters: Sequence[str] = ()):
+    """The rows of every CSV that pass the ``--filter`` ``filters``, summed per strong_id (first-seen order).
 
-    ``y``: the plotted quantity; a ``custom:KEY`` that no row has is refused here, on the rows
-    as read, because summing rows drops counts that stayed 0 (sinter's Counter addition).
+    ``y``: the plotted quantity; its custom counts are checked here
+    (:func:`~qdecode.sims.plots.check_custom_key`), on the rows as read and filtered, because
+    summing rows drops counts that stayed 0 (sinter's Counter addition) and loses which pooled
+    rows carried a count. (Filters match metadata and the decoder, which every row of one
+    strong_id shares, so filtering before or after summing keeps the same tasks.)
     """
+    from qdecode.cli.common import check_input_file
     from qdecode.sims.plots import check_custom_key
     from qdecode.sims.store import merge_rows, read_rows
 
     rows = []
     for path in paths:
-        if not os.path.isfile(path):
-            raise ValueError(f"{path}: no such file")
-        rows.extend(read_rows(path))
+        rows.extend(read_rows(check_input_file(path)))
     if not rows:
         raise ValueError(f"no stats rows in {', '.join(paths)}")
+    rows = apply_filters(rows, filters)
     if y is not None:
         check_custom_key(rows, y)
     return list(merge_rows(rows).values())
@@ -428,12 +433,23 @@ def _run_discard_plot(args, factor: float) -> int:
             raise ValueError(f"{flag} does not apply to --y discard_vs_error (x is the discard rate)")
     options = PlotOptions(yscale=_scale("yscale", args.yscale), xmin=args.xmin, xmax=args.xmax, ymin=args.ymin,
                           ymax=args.ymax)
-    rows = apply_filters(_read(args.csv), args.filter)
-    draw_discard(rows, out_path=args.out, per_round=args.per_round, group=args.group, title=args.title,
+    out = _out_path(args.out)
+    rows = _read(args.csv, filters=args.filter)
+    draw_discard(rows, out_path=out, per_round=args.per_round, group=args.group, title=args.title,
                  xscale=_scale("xscale", args.xscale), options=options, highlight_max_likelihood_factor=factor,
                  subtitle=args.subtitle, dpi=args.dpi, fig_size=args.fig_size, show=args.show)
-    print(f"qdecode plot: {args.out}", file=sys.stderr)
+    print(f"qdecode plot: {out}", file=sys.stderr)
     return 0
+
+
+def _out_path(out: str) -> str:
+    """``--out`` as the file that will be written (``.png`` added to a name without extension)."""
+    from qdecode.sims.plots import figure_path
+
+    try:
+        return figure_path(out)
+    except ValueError as exc:
+        raise ValueError(f"--out {exc}") from None
 
 
 def run_plot(args) -> int:
@@ -444,8 +460,9 @@ def run_plot(args) -> int:
         return _run_discard_plot(args, factor)
     options = _plot_options(args)
     xscale = _scale("xscale", args.xscale)
-    rows = apply_filters(_read(args.csv, y=options.y), args.filter)
-    fits = draw(rows, out_path=args.out, per_round=args.per_round, threshold=not args.no_threshold, group=args.group,
+    out = _out_path(args.out)
+    rows = _read(args.csv, y=options.y, filters=args.filter)
+    fits = draw(rows, out_path=out, per_round=args.per_round, threshold=not args.no_threshold, group=args.group,
                 title=args.title, x_key=args.x_key, xscale=xscale, options=options,
                 highlight_max_likelihood_factor=factor, subtitle=args.subtitle, dpi=args.dpi,
                 fig_size=args.fig_size, show=args.show)
@@ -453,7 +470,7 @@ def run_plot(args) -> int:
         print(f"qdecode plot: fit {label}: {_fit_line_text(fit)}", file=sys.stderr)
     if args.fit and not fits:
         print("qdecode plot: no curve has two x values with errors to fit", file=sys.stderr)
-    print(f"qdecode plot: {args.out}", file=sys.stderr)
+    print(f"qdecode plot: {out}", file=sys.stderr)
     return 0
 
 
@@ -464,24 +481,30 @@ def _row_name(row, keys: Sequence[str]) -> str:
     return ", ".join(parts)
 
 
-def max_discard_lines(rows, max_discard: float, keys: Sequence[str]) -> list[str]:
+def max_discard_lines(rows, max_discard: float, keys: Sequence[str], per_round: bool = False) -> list[str]:
     """The ``--max-discard`` table: a header, then one line per row with a gap histogram.
 
     Columns: kept-shot logical error rate at the largest gap threshold whose discard rate is at
     most ``max_discard`` (:func:`~qdecode.sims.gap_bins.at_max_discard`), its binomial interval,
     the threshold (``gap>=T dB``; ``-`` for none), the fraction discarded, kept shots and errors,
-    and the error rate without post-selection.
+    and the error rate without post-selection. With ``per_round`` the four rates (and the
+    interval's ends) are per round, ``1/2 - 1/2 (1 - 2 P_shot)^(1/r)`` with the row's ``r`` (or
+    ``rounds``), and their columns are named ``LER_per_round_...``.
 
     Raises:
-        ValueError: ``max_discard`` outside [0, 1], or no row with a gap histogram.
+        ValueError: ``max_discard`` outside [0, 1], no row with a gap histogram, or ``per_round``
+            and a row without rounds in its metadata.
     """
     from qdecode.sims.gap_bins import GAP_BINS_KEY, at_max_discard, discard_curve, has_gap_bins
+    from qdecode.sims.stats import rounds_of, shot_error_rate_to_per_round
 
     if not 0.0 <= max_discard <= 1.0:
         raise ValueError(f"--max-discard must be a fraction in [0, 1], got {max_discard:g}")
+    ler = "LER_per_round" if per_round else "LER"
     lines = [f"# post-selection on the decoder's gap, at most {max_discard:.4g} of shots discarded (1 dB bins: "
-             f"the fraction discarded is the largest reachable at or below it); interval: likelihood within 1000x",
-             "# row\tgap>=dB\tdiscarded\tkept\tkept_errors\tLER_kept\tLER_kept_low\tLER_kept_high\tLER_all"]
+             f"the fraction discarded is the largest reachable at or below it); interval: likelihood within 1000x"
+             + ("; rates per round, 1/2 - 1/2 (1 - 2 P_shot)^(1/r)" if per_round else ""),
+             f"# row\tgap>=dB\tdiscarded\tkept\tkept_errors\t{ler}_kept\t{ler}_kept_low\t{ler}_kept_high\t{ler}_all"]
     names = [k for k in keys if k not in ("decoder", GAP_BINS_KEY)]
     for row in rows:
         md = row.json_metadata if isinstance(row.json_metadata, Mapping) else {}
@@ -491,10 +514,12 @@ def max_discard_lines(rows, max_discard: float, keys: Sequence[str]) -> list[str
         if not curve:
             continue
         pt = at_max_discard(curve, max_discard)
-        full = curve[0]
+        kept, full = pt.fit, curve[0].fit
+        if per_round:
+            kept, full = (shot_error_rate_to_per_round(f, rounds_of(row)) for f in (kept, full))
         threshold = "-" if pt.threshold is None else str(pt.threshold)
         lines.append(f"{_row_name(row, names)}\t{threshold}\t{pt.discard_rate:.4g}\t{pt.kept}\t{pt.kept_errors}\t"
-                     f"{pt.fit.best:.4g}\t{pt.fit.low:.4g}\t{pt.fit.high:.4g}\t{full.fit.best:.4g}")
+                     f"{kept.best:.4g}\t{kept.low:.4g}\t{kept.high:.4g}\t{full.best:.4g}")
     if len(lines) == 2:
         raise ValueError("no row has a gap histogram (sweep with --gap-histogram and a decoder that gives a "
                          "confidence: mle, pymatching, pymatching-correlated)")
@@ -504,11 +529,11 @@ def max_discard_lines(rows, max_discard: float, keys: Sequence[str]) -> list[str
 def run_threshold(args) -> int:
     from qdecode.sims.threshold import threshold_report
 
-    rows = apply_filters(_read(args.csv), args.filter)
+    rows = _read(args.csv, filters=args.filter)
     keys = group_keys_for(rows, args.group)
     if args.max_discard is not None:
         keys = _unique(keys + tuple(k for k in ("d", "p", "r") if _has_key(rows, k)))
-        print("\n".join(max_discard_lines(rows, args.max_discard, keys)))
+        print("\n".join(max_discard_lines(rows, args.max_discard, keys, per_round=args.per_round)))
         return 0
     reports = threshold_report(rows, per_round=args.per_round, group_keys=keys, n_bootstrap=args.bootstrap,
                                seed=args.seed)

@@ -82,7 +82,8 @@ def _sweep(argv, capsys, path):
 def test_sweep_writes_eta_lines_and_a_cost_estimate_without_a_terminal(tmp_path, capsys):
     out, err, csv = _sweep([*SWEEP, "--progress-interval", "0"], capsys, tmp_path / "a.csv")
     lines = err.splitlines()
-    assert lines[0].startswith("qdecode sweep: ") and "ETA" in lines[0] and "1 worker," in lines[0]
+    assert lines[0] == "qdecode sweep: seed 3 (given)"  # the run's decisions first
+    assert lines[1].startswith("qdecode sweep: ") and "ETA" in lines[1] and "1 worker," in lines[1]
     assert any(ln.startswith("  pymatching p=0.0") and "shots " in ln and "/3000" in ln and "errors " in ln
                and "/shot" in ln and "ETA" in ln for ln in lines)  # a task line
     (cost,) = [i for i, ln in enumerate(lines) if "cost estimate" in ln]

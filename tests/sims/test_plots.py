@@ -105,7 +105,7 @@ def test_plot_without_saving_and_errors(tmp_path):
     fig = plot_threshold(rows, out_path=None, threshold=0.0075)
     assert len(_gids(fig, "curve:")) == 1
     no_rounds = [StatsRow("a", "pm", {"d": 3, "p": 0.001}, shots=10, errors=1)]
-    with pytest.raises(ValueError, match="per_round needs 'r' or 'rounds'"):
+    with pytest.raises(ValueError, match="per-round rates need 'r' or 'rounds'"):
         plot_threshold(no_rounds, out_path=None, per_round=True)
     dup = no_rounds + [StatsRow("b", "pm", {"d": 3, "p": 0.001, "b": "Z"}, shots=10, errors=1)]
     with pytest.raises(ValueError, match="share p=0.001"):

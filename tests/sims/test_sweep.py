@@ -70,11 +70,11 @@ def test_resume_continues_to_the_target_without_double_counting(tmp_path):
 
 def test_resumed_run_uses_fresh_random_streams(tmp_path):
     # Streams include the shot count recorded at start, so resuming never replays recorded samples.
-    from qdecode.sims.sweep import _stream
+    from qdecode.sims.sweep import stream_entropy
 
-    assert batch_seed(_stream(3, "ab", 0), 0) != batch_seed(_stream(3, "ab", 10_000), 0)
-    assert batch_seed(_stream(3, "ab", 0), 0) != batch_seed(_stream(3, "ab", 0), 1)
-    assert batch_seed(_stream(3, "ab", 0), 0) != batch_seed(_stream(3, "cd", 0), 0)
+    assert batch_seed(stream_entropy(3, "ab", 0), 0) != batch_seed(stream_entropy(3, "ab", 10_000), 0)
+    assert batch_seed(stream_entropy(3, "ab", 0), 0) != batch_seed(stream_entropy(3, "ab", 0), 1)
+    assert batch_seed(stream_entropy(3, "ab", 0), 0) != batch_seed(stream_entropy(3, "cd", 0), 0)
 
 
 def test_same_seed_same_statistics_across_executors(tmp_path):
