@@ -61,10 +61,13 @@ __all__ = [
 
 
 def sinter_decoders(*labels: str, env: bool = True) -> "dict[str, sinter.Decoder]":
-    """qdecode decoders as ``{name: sinter.Decoder}``: ``qd-<name>`` for every syndrome decoder,
-    plus ``qd-<label>`` for each labelled decoder in ``labels`` (``"relay-bp[gamma0=0.1]"``) and,
-    when ``env``, in the ``QDECODE_SINTER_DECODERS`` environment variable (``;``-separated), which
-    is how ``sinter collect --custom_decoders_module_function qdecode:sinter_decoders`` gets them.
+    """qdecode decoders as ``{name: sinter.Decoder}`` (the plug-in of ``sinter collect
+    --custom_decoders_module_function qdecode:sinter_decoders``): ``qd-<name>`` for every syndrome
+    decoder, the name ``qdecode sweep`` records for each of ``labels``, and, resolved when sinter
+    looks it up, any other ``qd-<label>`` or recorded label. Every name is read as a recorded
+    label, so the bare ``qd-bposd`` and ``qd-relay-bp`` keep their old meanings (``osd_key=last``,
+    ``bits=0``; all of them: ``qdecode.sinter_adapter.legacy_bare_names()``). ``env``: also the
+    labels of ``QDECODE_SINTER_DECODERS`` and of this process's ``sinter collect --decoders``.
     See :mod:`qdecode.sinter_adapter`."""
     from qdecode.sinter_adapter import sinter_decoders as _impl
 

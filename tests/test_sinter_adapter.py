@@ -210,3 +210,36 @@ def test_gap_sampler_names_resolve_on_lookup():
     assert "qd-gap-relay-bp[bits=8]" in samplers and samplers.get("qd-relay-bp") is None
     with pytest.raises(ValueError, match="gives no confidence"):
         "qd-gap-mem-bp" in samplers
+
+
+def test_the_readme_says_what_every_bare_name_means():
+    """The README's paragraph on bare ``qd-`` names states exactly :func:`legacy_bare_names`."""
+    import re
+    from pathlib import Path
+
+    from qdecode.sinter_adapter import legacy_bare_names
+
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    (para,) = re.findall(r"^\*\*Bare `qd-` names keep their old meanings\.\*\*.*?(?=\n\n)", text, re.S | re.M)
+    para = " ".join(para.split())
+    legacy = legacy_bare_names()
+    assert set(re.findall(r"`(qd-[\w-]+)`", para)) - {"qd-"} == set(legacy), para
+    for name, changed in legacy.items():
+        for key, (old, new) in changed.items():
+            assert f"{key}={old}" in para, (name, key)
+    assert legacy["qd-bposd"] == {"osd_key": ("last", "sum4")} and legacy["qd-relay-bp"] == {"bits": (0, 8)}
+
+
+def test_sweep_help_says_what_every_bare_name_means(capsys):
+    from qdecode.cli.main import main
+    from qdecode.sinter_adapter import legacy_bare_names
+
+    with pytest.raises(SystemExit):
+        main(["sweep", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    start = text.index("--decoder DECODER decoder name")
+    decoder_help = text[start:text.index("--param", start)]
+    for name, changed in legacy_bare_names().items():
+        assert name in decoder_help, name
+        for key, (old, _new) in changed.items():
+            assert f"{key}={old}" in decoder_help, (name, key)

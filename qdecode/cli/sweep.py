@@ -61,7 +61,12 @@ def add_parser(sub) -> None:
     d = p.add_argument_group("decoding")
     d.add_argument("--decoder", action="append",
                    help=f"decoder name, optionally with parameters 'name[key=value,...]' (repeatable); one of: "
-                        f"{DECODER_NAMES}")
+                        f"{DECODER_NAMES}. Recorded as its label, today's defaults spelled out, which sinter "
+                        f"takes as a decoder name too (--custom_decoders_module_function qdecode:sinter_decoders). "
+                        f"A sinter name 'qd-<label>' is recorded as written and read as sinter's rows under it "
+                        f"were: the bare qd-bposd, qd-bposd-e and qd-window mean osd_key=last, qd-bplsd "
+                        f"lsd_key=last,lsd_order=0,lsd_grow=10 and qd-relay-bp bits=0 (float64), not today's "
+                        f"defaults (README, 'Bare qd- names')")
     d.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                    help="decoder parameter for every --decoder that has it (repeatable); a decoder's own "
                         "[key=value] wins; a --param no decoder has is an error")
