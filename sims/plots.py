@@ -40,6 +40,7 @@ import numpy as np
 
 from qdecode.decoders.registry import SINTER_PREFIX, split_label
 from qdecode.sims.gap_bins import GAP_BINS_KEY, discard_curve, has_gap_bins
+from qdecode.sims.seed_streams import is_seed_key
 from qdecode.sims.stats import Fit, fit_binomial, metadata_number, rounds_of, shot_error_rate_to_per_round
 from qdecode.sims.store import StatsRow, merge_rows
 from qdecode.sims.threshold import ThresholdEstimate
@@ -141,7 +142,7 @@ def hits_and_trials(row: StatsRow, y: str, denominator: str | None = None) -> tu
 
 
 def _known_keys(present: set[str]) -> str:
-    listed = sorted(present)
+    listed = sorted(k for k in present if not is_seed_key(k))
     if not listed:
         return "the rows have no custom_counts at all"
     shown = ", ".join(listed[:20]) + (f", ... ({len(listed)} keys)" if len(listed) > 20 else "")
@@ -198,10 +199,13 @@ def check_custom_key(rows: Iterable[StatsRow], y: str) -> None:
       refused rather than drawn; the message names the count and the shots that lack it.
       Counts that are written only where non-zero (``obs_mistake_mask=...``, the gap bins of
       :mod:`qdecode.sims.gap_bins`) are exempt: a row without one counted none.
+    * the ``seed=...`` keys are provenance (the shots a sweep drew from one random stream,
+      :mod:`qdecode.sims.seed_streams`), not per-shot statistics: refused as ``y`` and never
+      listed among the keys offered.
 
     Raises:
-        ValueError: one line: a key no row has (listing the keys that exist), or a count only
-            some pooled rows carry.
+        ValueError: one line: a key no row has (listing the keys that exist), a seed-stream key,
+            or a count only some pooled rows carry.
     """
     kind, key = parse_y(y)
     if kind != "custom":
@@ -211,6 +215,10 @@ def check_custom_key(rows: Iterable[StatsRow], y: str) -> None:
     for row in rows:
         present.update(row.custom_counts or {})
     num, den = _ratio(key)
+    for name in (num, den):
+        if name is not None and is_seed_key(name):
+            raise ValueError(f"y={y!r}: {name!r} is a seed-stream record (the shots a sweep drew from one random "
+                             f"stream), not a per-shot statistic ({_known_keys(present)})")
     if num not in present:
         if y.startswith("custom:"):
             raise ValueError(f"no row has the custom count {num!r} asked for by y={y!r} ({_known_keys(present)})")

@@ -97,8 +97,10 @@ RULES: list[Rule] = [
     # imports included): the CSV readers import only each other, numpy and scipy.
     Rule(CSV_READERS, ok=(*CSV_READERS, "numpy", "scipy")),
     # Plots read CSVs only (no circuits, no decoders; the registry for the label grammar, which
-    # imports no decoder); matplotlib loads when a figure is drawn.
-    Rule(("qdecode.sims.plots",), ok=(*CSV_READERS, "qdecode.decoders.registry", "numpy", "scipy"),
+    # imports no decoder; seed_streams, standard library only, to keep its provenance keys off the
+    # y axis); matplotlib loads when a figure is drawn.
+    Rule(("qdecode.sims.plots",), ok=(*CSV_READERS, "qdecode.sims.seed_streams", "qdecode.decoders.registry",
+                                      "numpy", "scipy"),
          lazy=("matplotlib",)),
     # The harness runs decoders on circuits; it never imports the CLI (the top), models (reached
     # through decoders) or torch; stim only lazily, so recipes and task lists parse without it;

@@ -92,9 +92,11 @@ def test_plot_refuses_a_count_only_some_pooled_rows_carry(tmp_path, capsys, cli_
     for key in ("iterations", "legs"):
         err = cli_error(["plot", ours, theirs, "--y", key, "--out", out])
         assert f"the custom count {key!r}" in err and "missing from 10000 of the 20000 shots" in err
-    # the sweep's file alone plots
+    # the sweep's file alone plots; its seed keys are not offered as y
     capsys.readouterr()
     assert main(["plot", ours, "--y", "iterations", "--out", out]) == 0
+    err = cli_error(["plot", ours, "--y", "seed=9@0", "--out", out])
+    assert "seed-stream record" in err and "(keys present: iterations, legs)" in err
     # --filter picks the tasks before the check: a filtered-out pooled task does not block the plot
     other = _write(tmp_path / "other.csv", [StatsRow("t2", "relay-bp", {"d": 5, "p": 0.002, "r": 5}, shots=100,
                                                      errors=0, custom_counts={"iterations": 900})])

@@ -3,7 +3,7 @@
 Each test pins one fix of issue 43 (plots and per-round rates): the "no post-selection" lines of
 the discard-vs-error figure converted per round like its curves; a figure whose points share one x
 value (a single-p sweep) drawn with a real x range; a custom count that only some pooled rows
-carry refused; the file a figure is
+carry refused, with ``seed=...`` provenance keys never offered as ``y``; the file a figure is
 actually written to; threshold fits that take p = 0 sanity points without numpy warnings; and the
 strong_id conflict message naming the field that differs.
 """
@@ -136,6 +136,16 @@ def test_counts_written_only_when_non_zero_are_not_refused():
             StatsRow("t", "pm", md, shots=100, errors=0, custom_counts={"g7": 100})]
     for y in ("obs_mistake_mask=E", "g5", "g5E"):
         check_custom_key(rows, y)
+
+
+def test_seed_stream_keys_are_not_offered_as_y():
+    rows = _pooled(bare_shots=0)
+    with pytest.raises(ValueError, match="seed-stream record") as info:
+        check_custom_key(rows, "seed=7@0")
+    assert "keys present: iterations, not_converged)" in str(info.value)
+    with pytest.raises(ValueError) as info:
+        check_custom_key(rows, "legs")
+    assert "seed=" not in str(info.value) and "iterations" in str(info.value)
 
 
 def test_figure_path_names_the_file_written(tmp_path):
