@@ -67,6 +67,8 @@ def test_auto_is_refused_where_it_could_not_be_recorded_concretely():
 
     with pytest.raises(ValueError, match="resolves per model"):
         parse_label("auto")
-    assert "qd-auto" not in sinter_decoders(env=False)
+    assert "qd-auto" not in dict.keys(sinter_decoders(env=False))
+    with pytest.raises(ValueError, match="resolves per model"):  # sinter looking the name up is told why
+        "qd-auto" in sinter_decoders(env=False)
     with pytest.raises(UnknownDecoderError, match="cannot be nested"):
         DecoderSpec.create("window", {"inner": "auto"})
