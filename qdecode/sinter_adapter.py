@@ -55,19 +55,22 @@ name back as the same configuration, so sinter given the recorded name records t
 and decodes with the same decoder. For each label asked of :func:`sinter_decoders` (an argument,
 or :data:`ENV_VAR`) the dict lists ``recorded_name(L)``, the canonical label with and without
 ``qd-``, and ``qd-`` + ``L`` as written (without surrounding whitespace, and with every space
-removed), each meaning what :func:`name_spec` reads in it; tested over every registered decoder
-in ``tests/test_sinter_label_contract.py``. From Python::
+removed), each meaning what :func:`name_spec` reads in it: ``sinter_decoders("bposd[osd_order=4]")``
+lists ``bposd[...,osd_key=sum4,osd_order=4,...]`` (the request, today's ``sum4``) and
+``qd-bposd[osd_order=4]`` (a recorded label: ``osd_key=last``), two decoders under two names.
+Tested over every registered decoder in ``tests/test_sinter_label_contract.py``. From Python::
 
     import sinter
     from qdecode.sinter_adapter import recorded_name, sinter_decoders
 
     sinter.collect(num_workers=4, tasks=tasks, max_shots=10**6,
-                   decoders=["qd-relay-bp[gamma0=0.1]", recorded_name("bposd[osd_order=20]")],
+                   decoders=["qd-relay-bp[bits=8,gamma0=0.1]", recorded_name("bposd[osd_order=20]")],
                    custom_decoders=sinter_decoders())
 
 From sinter's command line::
 
-    sinter collect --circuits c.stim --decoders 'qd-relay-bp[gamma0=0.1]' 'qd-bposd[osd_order=20]' \\
+    sinter collect --circuits c.stim --decoders 'qd-relay-bp[bits=8,gamma0=0.1]' \\
+        'qd-bposd[osd_key=sum4,osd_order=20]' \\
         --custom_decoders_module_function qdecode:sinter_decoders --max_shots 100000 \\
         --processes 4 --save_resume_filepath stats.csv
 
@@ -114,8 +117,10 @@ From Python::
 
 From sinter's command line, ``--custom_decoders_module_function
 qdecode.sinter_adapter:sinter_gap_samplers`` offers ``qd-gap-<name>`` for every decoder with a
-confidence, and ``qd-gap-<label>`` for each label in :data:`ENV_VAR` whose decoder has one (the
-others are left to :func:`sinter_decoders`). Sinter's ``count_detection_events`` and
+confidence, and ``qd-gap-<label>`` for each such name in ``sinter collect --decoders`` and each
+label in :data:`ENV_VAR` whose decoder has one (the others are left to :func:`sinter_decoders`);
+from Python, the :class:`SinterGapSamplers` dict resolves any ``qd-gap-<label>`` on lookup, as
+:class:`SinterDecoders` does. Sinter's ``count_detection_events`` and
 ``count_observable_error_combos`` are refused by sinter itself for a custom sampler.
 
 Examples:
