@@ -28,8 +28,13 @@ which is what the flag exploits.
 Measured (``benchmarks/native_vs_tesseract.py``, same shots, time ratio within one run): on that
 colour code, 64 and 69 failures in 20,000 shots (seeds 2026 and 1) at 0.91x and 0.94x the CPU time
 of Tesseract's colour preset, which fails 65 and 63 times. It reaches Tesseract on one seed, not
-on the other: 133 against 128 failures over both. Escalation runs one forced Relay-BP per observable,
-so it is for codes with few observables (colour and surface memories), not for [[144,12,12]] (k = 12).
+on the other: 133 against 128 failures over both.
+
+Observables: escalation runs one forced Relay-BP per observable on each flagged shot, so its cost
+grows as k. A model with more than ``max_observables`` (default :data:`MAX_OBSERVABLES` = 8)
+observables is refused at construction, naming the cost and the way out (``relay-bp``, ``bposd``,
+or the parameter raised). Measured (``benchmarks/class_escalate_observables.py``, benchmarks/README.md):
+at k = 1 to 8 it took 3-16x ``relay-bp``'s time, at k = 12 ([[72,12,6]]) 357x for the same failures.
 
 ``last_info``: ``converged`` (the returned correction satisfies the syndrome), ``extra =
 {"flagged": bool, "switched": bool (escalation replaced the winner), "weight": W}``.
@@ -46,6 +51,9 @@ from qdecode.decoders.params import DecoderEntry, Param, uses_params
 from qdecode.decoders.relay_bp import RelayBpDecoder
 from qdecode.problem import DecodingProblem
 
+#: The most observables ``class-escalate`` accepts by default (module docstring, "Observables").
+MAX_OBSERVABLES = 8
+
 #: Parameters of ``class-escalate`` and :class:`ClassEscalateDecoder`.
 CLASS_ESCALATE_PARAMS = {
     "stop_after": Param(int, 10, "candidate Relay-BP: stop after this many converged legs", minimum=1),
@@ -60,6 +68,9 @@ CLASS_ESCALATE_PARAMS = {
     "forced_stop_after": Param(int, 5, "escalation Relay-BP: stop after this many converged legs", minimum=1),
     "calib_shots": Param(int, 2000, "shots sampled from the model to calibrate the flag threshold", minimum=1),
     "calib_seed": Param(int, 0, "seed of the calibration shots", minimum=0),
+    "max_observables": Param(int, MAX_OBSERVABLES, "refuse a model with more observables (escalation decodes "
+                             "each flagged shot once per observable); whether it runs, never what it returns",
+                             minimum=0, in_label=False),
 }
 
 _RELAY_FIXED = {"gamma0": 0.15, "gamma_interval": (-0.226, 0.622), "alpha": 1.0, "seed": 0, "bits": 8,
@@ -89,6 +100,8 @@ class ClassEscalateDecoder(Decoder):
             calibrated at construction.
         forced_pre_iter, forced_legs, forced_leg_iter, forced_stop_after: the escalation Relay-BP.
         calib_shots, calib_seed: the calibration sample (module docstring).
+        max_observables: a model with more observables is refused (``DecoderInputError``; module
+            docstring, "Observables"); changes whether it runs, never what it returns (not in the label).
         threads: decoding threads of the inner decoders (default: numba's).
 
     Work bound: per shot, one Relay-BP of at most 80 + 300 * 60 min-sum iterations and (``osd=1``)
@@ -101,7 +114,13 @@ class ClassEscalateDecoder(Decoder):
 
     def __init__(self, problem: DecodingProblem, *, stop_after: int, osd: int, flag_frac: float,
                  forced_pre_iter: int, forced_legs: int, forced_leg_iter: int, forced_stop_after: int,
-                 calib_shots: int, calib_seed: int, threads: int | None = None):
+                 calib_shots: int, calib_seed: int, max_observables: int, threads: int | None = None):
+        if problem.num_observables > int(max_observables):
+            raise DecoderInputError(
+                f"class-escalate: the model has {problem.num_observables} observables, over its limit "
+                f"max_observables={max_observables}: escalation decodes each flagged shot once per observable "
+                f"({problem.num_observables} forced Relay-BPs), so its cost grows with their number; use relay-bp "
+                f"or bposd, or class-escalate[max_observables={problem.num_observables}] to run it anyway")
         if osd not in (0, 1):
             raise DecoderInputError(f"osd must be 0 or 1, got {osd!r}")
         if not 0.0 <= float(flag_frac) <= 1.0:

@@ -9,7 +9,8 @@ import stim
 from qdecode.decoders import DecoderInputError
 from qdecode.decoders.base import observables_from_errors
 from qdecode.decoders.bposd import BpOsdDecoder
-from qdecode.decoders.class_escalate import ClassEscalateDecoder, syndrome_ok
+from qdecode.decoders.class_escalate import MAX_OBSERVABLES, ClassEscalateDecoder, syndrome_ok
+from qdecode.decoders.registry import DecoderSpec
 from qdecode.decoders.relay_bp import RelayBpDecoder
 from qdecode.problem import DecodingProblem, decoding_dem
 
@@ -92,3 +93,24 @@ def test_rejects_bad_parameters(color):
         ClassEscalateDecoder(prob, flag_frac=1.5, **_SMALL)
     with pytest.raises(DecoderInputError):
         ClassEscalateDecoder(prob, osd=2, **_SMALL)
+
+
+def test_class_escalate_refuses_many_observables_with_the_cost_and_the_way_out():
+    k = MAX_OBSERVABLES + 1
+    # k observables, each flipped by its own mechanism beside a detector: one forced decoder each
+    H = np.zeros((k, k), np.uint8)
+    np.fill_diagonal(H, 1)
+    problem = DecodingProblem.from_check_matrix(H, np.full(k, 0.01), L=np.eye(k, dtype=np.uint8))
+    with pytest.raises(DecoderInputError) as info:
+        DecoderSpec.create("class-escalate").build(problem)
+    msg = str(info.value)
+    assert msg.startswith(f"class-escalate: the model has {k} observables, over its limit "
+                          f"max_observables={MAX_OBSERVABLES}: escalation decodes each flagged shot once per "
+                          f"observable ({k} forced Relay-BPs)"), msg
+    assert f"use relay-bp or bposd, or class-escalate[max_observables={k}] to run it anyway" in msg
+    dec = DecoderSpec.parse(f"class-escalate[max_observables={k}]").build(problem)  # the way out works
+    syndromes = np.eye(k, dtype=np.uint8)
+    assert np.array_equal(dec.predict_observables_batch(syndromes), syndromes)
+    # the limit changes whether it runs, never what it returns: not in the label (old labels keep their strong_id)
+    assert DecoderSpec.parse(f"class-escalate[max_observables={k}]").label() == DecoderSpec.create(
+        "class-escalate").label()
