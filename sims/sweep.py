@@ -64,6 +64,7 @@ import os
 from collections import Counter
 from typing import Callable, Sequence
 
+from qdecode.sims.auto_sweep import resolve_auto_tasks
 from qdecode.sims.executors import InlineExecutor, SweepExecutor
 from qdecode.sims.sampling import BatchResult, run_batch
 from qdecode.sims.seed_streams import fresh_seed, recorded_seed, seed_key
@@ -340,7 +341,8 @@ def run_sweep(
         existing_rows: rows from elsewhere (other CSVs: sinter's ``existing_data_filepaths``) that
             count toward the stopping rules of the tasks with their strong_id; never written.
         announce: called with one line for each decision the run makes before sampling (the seed
-            and where it came from), for the command line to print.
+            and where it came from; what ``auto`` chose, :mod:`qdecode.sims.auto_sweep`), for the
+            command line to print.
 
     Raises:
         CsvLockedError: another sweep is writing ``out_path``.
@@ -355,11 +357,14 @@ def run_sweep(
         seed, origin = choose_seed(options.seed, own_rows)
         options = dataclasses.replace(options, seed=seed)
         existing = merge_rows([*own_rows, *existing_rows])
+        decisions = [f"seed {seed} ({origin})"]
+        tasks = resolve_auto_tasks(tasks, existing, announce=decisions.append)
         states = prepare(tasks, existing, options)
         unfinished = [st for st in states if not st.done(options)]
         check_decoders(unfinished)
         if announce is not None and unfinished:  # after every check: a refused sweep prints one line
-            announce(f"seed {seed} ({origin})")
+            for line in decisions:
+                announce(line)
         if not isinstance(executor, InlineExecutor) and unfinished:
             warm_up(unfinished)
         limit = max(1, executor.num_workers * options.max_in_flight_per_worker)

@@ -94,7 +94,10 @@ def add_parser(sub) -> None:
     o = p.add_argument_group("stopping, output and execution (override the recipe)")
     o.add_argument("--max-shots", type=int, help="stop a task after this many shots (recipe default 1000000)")
     o.add_argument("--max-errors", type=int, help="stop a task after this many errors (recipe default 100)")
-    o.add_argument("--seed", type=int, help="root random seed (recipe default 0)")
+    o.add_argument("--seed", type=int,
+                   help="root random seed, for a reproducible run (default: the recipe's seed, else the seed the "
+                        "--out file's rows recorded when resuming it, else a fresh one: two runs into two files "
+                        "draw different shots; every row records its seed in custom_counts as seed=<seed>@<start>)")
     o.add_argument("--max-batch-size", type=int, help="largest batch (recipe default 65536)")
     o.add_argument("--start-batch-size", "--start_batch_size", dest="min_batch_size", type=int,
                    help="first batch of each task; batch i has min(max, start * 2^i) shots (recipe default 256)")
@@ -294,6 +297,11 @@ class _StdoutRows:
         self.then(progress)
 
 
+def _announce(line: str) -> None:
+    """A decision the sweep made before sampling (its seed, ``auto``'s choice), on stderr."""
+    print(f"qdecode sweep: {line}", file=sys.stderr, flush=True)
+
+
 def _check_progress_interval(seconds: float) -> None:
     """``--progress-interval`` is a number of seconds >= 0 (0: a table after every batch)."""
     if not seconds >= 0:  # also refuses nan
@@ -350,6 +358,10 @@ def run(args) -> int:
     options = _options(recipe.options, args)
     out = args.out or recipe.out
     plot_path = args.plot or recipe.plot
+    if plot_path:  # an image format matplotlib cannot write is refused before the sweep, not after it
+        from qdecode.sims.plots import figure_path
+
+        figure_path(plot_path)
     per_round = recipe.per_round if args.per_round is None else args.per_round
     workers = args.workers if args.workers is not None else recipe.workers
     if args.dask_workers is not None:
@@ -363,7 +375,7 @@ def run(args) -> int:
     try:
         with make_executor(workers=workers, dask_workers=args.dask_workers, scheduler=args.scheduler) as executor:
             totals = run_sweep(recipe.tasks, out_path=out, options=options, executor=executor, progress=callback,
-                               existing_rows=existing)
+                               existing_rows=existing, announce=None if args.quiet else _announce)
     finally:
         progress.close()
     shots = sum(t.shots for t in totals)
@@ -373,5 +385,5 @@ def run(args) -> int:
         from qdecode.cli.plot import draw
 
         draw(read_rows(out), out_path=plot_path, per_round=per_round)
-        print(f"qdecode sweep: plot -> {plot_path}", file=sys.stderr)
+        print(f"qdecode sweep: plot -> {figure_path(plot_path)}", file=sys.stderr)
     return 0

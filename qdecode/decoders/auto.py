@@ -22,7 +22,8 @@ The choice has two steps.
    fixed seed) after an untimed warm-up: a probe of 16 shots, then, unless the probe is over 10x
    the budget, one batch sized to about a second of CPU (512 to 2,048 shots: lane kernels reach
    their throughput only on large batches). The first candidate whose CPU time per shot is
-   within ``time_budget`` milliseconds is chosen; when none fits, the fastest one measured.
+   within ``time_budget`` milliseconds is chosen; when none fits, the fastest one measured
+   (``AutoChoice.within_budget`` is then False, and a sweep says so in a warning line).
    A candidate that refuses the model (Chromobius without colour coordinates) is skipped.
 
 The measurement makes the choice depend on the machine near the budget's edge; the recorded
@@ -80,11 +81,13 @@ class Trial(NamedTuple):
 
 @dataclasses.dataclass(frozen=True)
 class AutoChoice:
-    """The resolved decoder (:class:`~qdecode.decoders.registry.DecoderSpec`), the model's kind and the trials."""
+    """The resolved decoder (:class:`~qdecode.decoders.registry.DecoderSpec`), the model's kind, the trials,
+    and whether the choice met the budget (False: none did, and the fastest measured was taken)."""
 
     spec: Any
     kind: str
     trials: tuple[Trial, ...]
+    within_budget: bool = True
 
 
 def model_kind(problem: DecodingProblem) -> str:
@@ -149,7 +152,7 @@ def choose(problem: DecodingProblem, time_budget: float = AUTO_PARAMS["time_budg
         if ms <= time_budget:
             return AutoChoice(spec, kind, tuple(trials))
     fastest = min((t for t in trials if t.label in specs), key=lambda t: t.ms_per_shot)
-    return AutoChoice(specs[fastest.label], kind, tuple(trials))
+    return AutoChoice(specs[fastest.label], kind, tuple(trials), within_budget=False)
 
 
 def resolve(spec: Any, dem: Any) -> Any:

@@ -143,3 +143,14 @@ def test_a_single_p_file_is_drawn(tmp_path, capsys):
     for colour in ("#0072B2", "#D55E00"):
         rgb = np.array([int(colour[i:i + 2], 16) / 255 for i in (1, 3, 5)])
         assert np.sum(np.all(np.abs(image - rgb) < 0.02, axis=-1)) > 400, colour
+
+
+def test_sweep_plot_names_the_file_written_and_refuses_a_bad_format_before_sampling(tmp_path, capsys):
+    sweep = ["sweep", "--code", "surface", "--d", "3", "--p", "0.005", "--noise", "sd6", "--decoder", "pymatching",
+             "--max-shots", "500", "--workers", "0", "--quiet", "--out", str(tmp_path / "s.csv")]
+    assert main([*sweep, "--plot", str(tmp_path / "noext")]) == 0
+    assert capsys.readouterr().err.splitlines()[-1] == f"qdecode sweep: plot -> {tmp_path / 'noext.png'}"
+    assert (tmp_path / "noext.png").is_file()
+    assert main([*sweep, "--out", str(tmp_path / "t.csv"), "--plot", str(tmp_path / "f.xyz")]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert "'.xyz' is not an image format" in line and not (tmp_path / "t.csv").exists()  # nothing sampled

@@ -6,6 +6,7 @@ import pytest
 
 from qdecode.cli.main import main
 from qdecode.sims.gap_bins import GAP_BINS_KEY, discard_curve
+from qdecode.sims.seed_streams import is_seed_key
 from qdecode.sims.store import StatsRow, StatsWriter, merge_rows, read_rows
 
 SWEEP = ["sweep", "--code", "surface", "--d", "3", "--noise", "si1000", "--p", "0.003", "--max-shots", "3000",
@@ -33,7 +34,8 @@ def test_sweep_records_the_histogram_and_the_flag_in_the_strong_id(gap_csv, tmp_
     plain = tmp_path / "plain.csv"
     assert main(SWEEP + ["--decoder", "pymatching", "--out", str(plain)]) == 0
     (other,) = merge_rows(read_rows(plain)).values()
-    assert other.strong_id != row.strong_id and not other.custom_counts  # never pooled with the histogram rows
+    assert other.strong_id != row.strong_id  # never pooled with the histogram rows
+    assert not [k for k in other.custom_counts if not is_seed_key(k)]  # and no bins (only the stream's record)
 
 
 def test_decoder_without_confidence_is_refused_before_sampling(tmp_path, capsys):
@@ -52,7 +54,7 @@ def test_recipe_key_and_its_errors(tmp_path, capsys):
     assert main(["sweep", str(recipe), "--workers", "0", "--quiet"]) == 0
     (row,) = merge_rows(read_rows(out)).values()
     assert row.json_metadata[GAP_BINS_KEY] == "1dB..100" and sum(
-        v for k, v in row.custom_counts.items() if not k.endswith("E")) == 500
+        v for k, v in row.custom_counts.items() if not k.endswith("E") and not is_seed_key(k)) == 500
     capsys.readouterr()
     for text, needle in (('gap_histogram = "yes"', "gap_histogram must be true or false"),
                          ('decoders = ["uf"]\ngap_histogram = true', "uf gives no confidence")):
