@@ -121,13 +121,15 @@ class StatsRow:
         if other.decoder != self.decoder or _compact_json(other.json_metadata) != _compact_json(self.json_metadata):
             raise ValueError(f"rows share strong_id {self.strong_id[:16]}... but differ in {_difference(self, other)}; "
                              f"a strong_id must identify one task")
+        counts = Counter(self.custom_counts)
+        counts.update(other.custom_counts)  # not `+`, which drops a count that sums to 0: "0 recorded" is not "absent"
         return dataclasses.replace(
             self,
             shots=self.shots + other.shots,
             errors=self.errors + other.errors,
             discards=self.discards + other.discards,
             seconds=self.seconds + other.seconds,
-            custom_counts=Counter(self.custom_counts) + Counter(other.custom_counts),
+            custom_counts=counts,
         )
 
     def to_csv_line(self) -> str:

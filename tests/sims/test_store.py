@@ -89,3 +89,14 @@ def test_reads_sinter_written_file(tmp_path):
     path.write_text(sinter.CSV_HEADER + "\n" + stat.to_csv_line() + "\n")
     (row,) = read_rows(path)
     assert (row.shots, row.errors, row.json_metadata) == (10, 1, {"d": 3})
+
+
+def test_adding_rows_keeps_a_count_that_sums_to_zero():
+    # A count recorded as 0 is "none happened", not "not recorded": a combined file must keep it, or pooling it
+    # with rows that carry the count would look like a source that never records it (plots refuse those).
+    a = StatsRow(strong_id="ab", decoder="bposd", json_metadata={}, shots=10, custom_counts={"not_converged": 0})
+    b = StatsRow(strong_id="ab", decoder="bposd", json_metadata={}, shots=5, custom_counts={"not_converged": 0,
+                                                                                             "iterations": 7})
+    total = a + b
+    assert dict(total.custom_counts) == {"not_converged": 0, "iterations": 7}
+    assert '""not_converged"":0' in total.to_csv_line()
