@@ -521,8 +521,10 @@ def max_discard_lines(rows, max_discard: float, keys: Sequence[str], per_round: 
         lines.append(f"{_row_name(row, names)}\t{threshold}\t{pt.discard_rate:.4g}\t{pt.kept}\t{pt.kept_errors}\t"
                      f"{kept.best:.4g}\t{kept.low:.4g}\t{kept.high:.4g}\t{full.best:.4g}")
     if len(lines) == 2:
+        from qdecode.cli.help_text import decoder_choices_help
+
         raise ValueError("no row has a gap histogram (sweep with --gap-histogram and a decoder that gives a "
-                         "confidence: mle, pymatching, pymatching-correlated)")
+                         f"confidence: {decoder_choices_help('confidence')})")
     return lines
 
 

@@ -92,3 +92,14 @@ def test_quiet_silences_the_osd_clamp_warning_in_worker_processes(tmp_path):
                           "--out", str(tmp_path / "w.csv")], capture_output=True, text=True, env=env, timeout=600)
     assert run.returncode == 0, run.stderr
     assert "clamp" not in run.stderr, run.stderr
+
+
+def test_threshold_without_histograms_names_every_decoder_with_a_confidence(tmp_path, cli_error):
+    from qdecode.sims.store import StatsRow, StatsWriter
+
+    plain = tmp_path / "plain.csv"
+    with StatsWriter(plain, fsync=False) as w:
+        w.append(StatsRow("id", "pymatching", {"d": 3, "p": 0.01}, shots=100, errors=3))
+    err = cli_error(["threshold", str(plain), "--max-discard", "0.01"])
+    names = [n for n in decoder_names() if get_entry(n).has_confidence]
+    assert err.endswith(f"a decoder that gives a confidence: {', '.join(names)})"), err
