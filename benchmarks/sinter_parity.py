@@ -5,8 +5,10 @@ Writes stim-generated circuits (``color_code:memory_xyz`` at d = 3, 5, 7 and
 ``key=value`` names, then collects them twice on the same files:
 
 * ``qdecode sweep --circuit 'DIR/*.stim' --decoder bposd --decoder relay-bp``;
-* ``sinter collect --circuits DIR/*.stim --metadata_func auto --decoders qd-bposd qd-relay-bp
-  --custom_decoders_module_function qdecode:sinter_decoders`` (our plug-in in sinter's harness).
+* ``sinter collect --circuits DIR/*.stim --metadata_func auto --decoders <bposd's label> <relay-bp's label>
+  --custom_decoders_module_function qdecode:sinter_decoders`` (our plug-in in sinter's harness), with
+  the labels ``qdecode sweep`` records (``default_label``: today's defaults spelled out; the bare
+  ``qd-bposd`` / ``qd-relay-bp`` keep their old meanings, ``osd_key=last`` and float64).
 
 For every (file, decoder) it prints both logical error rates with sinter's ``fit_binomial``
 likelihood intervals (factor 1000) and whether they overlap. A postselection check follows:
@@ -32,6 +34,7 @@ import stim
 
 from qdecode.sims.stats import fit_binomial
 from qdecode.sims.store import merge_rows, read_rows
+from qdecode.sinter_adapter import default_label
 
 BIN = Path(sys.executable).parent
 
@@ -69,12 +72,9 @@ def run(cmd: list[str], env=None) -> None:
     subprocess.run(cmd, check=True, env=env)
 
 
-def key_of(row, strip_prefix: bool):
-    """(canonical decoder label, metadata): sinter's ``qd-bposd`` and our ``bposd[...defaults...]`` meet."""
-    from qdecode.sims.recipe import parse_decoder
-
-    name = row.decoder[3:] if strip_prefix and row.decoder.startswith("qd-") else row.decoder
-    return parse_decoder(name).label(), tuple(sorted(row.json_metadata.items()))
+def key_of(row):
+    """(recorded decoder name, metadata): both harnesses record ``default_label(name)`` verbatim."""
+    return row.decoder, tuple(sorted(row.json_metadata.items()))
 
 
 def interval(hits: int, shots: int):
@@ -82,8 +82,8 @@ def interval(hits: int, shots: int):
 
 
 def compare(ours_csv: Path, theirs_csv: Path, *, what: str) -> bool:
-    ours = {key_of(r, False): r for r in merge_rows(read_rows(ours_csv)).values()}
-    theirs = {key_of(r, True): r for r in merge_rows(read_rows(theirs_csv)).values()}
+    ours = {key_of(r): r for r in merge_rows(read_rows(ours_csv)).values()}
+    theirs = {key_of(r): r for r in merge_rows(read_rows(theirs_csv)).values()}
     all_ok = True
     print(f"\n| file metadata | decoder | qdecode {what} | sinter + plug-in {what} | intervals overlap |")
     print("|---|---|---|---|---|")
@@ -130,7 +130,8 @@ def main() -> int:
          "--decoder", "relay-bp", *common, "--workers", str(args.workers), "--quiet", "--out", str(q_csv)])
     files = sorted(str(p) for p in circuits.glob("*.stim"))
     run([str(BIN / "sinter"), "collect", "--circuits", *files, "--metadata_func", "auto",
-         "--decoders", "qd-bposd", "qd-relay-bp", "--custom_decoders_module_function", "qdecode:sinter_decoders",
+         "--decoders", default_label("bposd"), default_label("relay-bp"),
+         "--custom_decoders_module_function", "qdecode:sinter_decoders",
          "--max_errors", str(args.max_errors), "--max_shots", str(args.max_shots),
          "--processes", str(args.workers), "--save_resume_filepath", str(s_csv), "--quiet"])
     ok = compare(q_csv, s_csv, what="LER")
