@@ -23,6 +23,12 @@ With ``--gap-out PATH`` it also writes each kept shot's confidence, the gap in d
 logical class) or ``nan`` (the decoder cannot tell). A decoder without a confidence is refused
 (one line, exit status 2) before any shot is read.
 
+Progress: the shots are decoded in blocks (:func:`decode_blocks`; a decoder decodes each shot
+independently of the others in its call, so the output is the same whatever the blocks), and a
+:class:`qdecode.cli.progress.ProgressBar` on stderr advances after each block: a bar on a
+terminal, a plain line at most every 30 s without one, nothing with ``--quiet``. stdout and the
+output files are the same with and without it.
+
 A shot file with **zero shots** (a really empty file, 0 bytes) against a non-empty DEM is
 valid: the prediction file is written empty, exit status 0 (the natural end of a pipeline
 that had nothing to decode).
@@ -74,6 +80,7 @@ def add_parser(sub) -> None:
                    help="also write each shot's confidence: the gap in dB between the best correction and the best "
                         "one of another logical class, one text line per shot (%%.3f, inf, nan); decoders with a "
                         f"confidence: {CONFIDENCE_DECODER_NAMES}")
+    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(run=run)
 
 
@@ -117,17 +124,66 @@ def run(args) -> int:
         stim.write_shot_data_file(data=discard.astype(np.uint8).reshape(-1, 1), path=args.discards_out,
                                   format=args.discards_out_format, num_measurements=1)
         dets = dets[~discard]
+    from qdecode.cli.progress import ProgressBar
+
     problem = DecodingProblem.from_dem(decoding)
     decoder = spec.build(problem)
-    if args.gap_out is not None:
-        predictions, gaps = decoder.predict_with_confidence_packed(dets)
+    with ProgressBar(len(dets), desc="predict", unit="shot", quiet=args.quiet) as bar:
+        predictions, gaps = decode_blocks(decoder, dets, confidence=args.gap_out is not None, advance=bar.update)
+    if gaps is not None:
         write_gaps(args.gap_out, gaps)
-    else:
-        predictions = decoder.predict_observables_packed(dets)
     stim.write_shot_data_file(
         data=predictions, path=args.obs_out, format=args.obs_out_format, num_observables=dem.num_observables
     )
     return 0
+
+
+# Blocks: the first has FIRST_BLOCK shots; each next one is sized to take about BLOCK_SECONDS at the
+# time per shot measured so far, between MIN_BLOCK and MAX_BLOCK shots and at most 8x the last one. So
+# progress advances every second or so on a slow decoder (Tesseract: ~0.5 s per shot), while a fast one
+# gets the large calls on which lane decoders are fastest (MAX_BLOCK = the sweep's CALL_SHOTS).
+FIRST_BLOCK = 16
+MIN_BLOCK = 1
+MAX_BLOCK = 8192
+BLOCK_SECONDS = 1.0
+
+
+def next_block(done: int, seconds: float, last: int) -> int:
+    """Shots of the next block after ``done`` shots decoded in ``seconds`` (the last block had ``last``)."""
+    if done <= 0:
+        return FIRST_BLOCK
+    target = BLOCK_SECONDS * done / seconds if seconds > 0 else MAX_BLOCK
+    return int(max(MIN_BLOCK, min(MAX_BLOCK, 8 * last, target)))
+
+
+def decode_blocks(decoder, packed, *, confidence: bool, advance=lambda n: None):
+    """Decode bit-packed uint8 ``(S, ceil(m/8))`` detection events block by block (:func:`next_block`).
+
+    Returns:
+        (bit-packed uint8 ``(S, ceil(k/8))`` predicted observables, float ``(S,)`` gaps in dB or None
+        without ``confidence``): the same arrays as one call on all shots, since each shot is decoded
+        independently of the others in its call. ``advance(n)`` is called after each block of ``n``.
+    """
+    import time
+
+    import numpy as np
+
+    preds, gaps = [], []
+    start, seconds, size = 0, 0.0, 0
+    while start < len(packed) or not preds:
+        size = next_block(start, seconds, size)
+        block = packed[start:start + size]
+        t0 = time.process_time()
+        if confidence:
+            p, g = decoder.predict_with_confidence_packed(block)
+            gaps.append(np.asarray(g))
+        else:
+            p = decoder.predict_observables_packed(block)
+        seconds += time.process_time() - t0
+        preds.append(p)
+        start += len(block)
+        advance(len(block))
+    return np.concatenate(preds), (np.concatenate(gaps) if confidence else None)
 
 
 def write_gaps(path: str, gaps: Iterable[float]) -> None:
