@@ -380,12 +380,14 @@ def run_sweep(
             return True
 
         while True:
-            # First batches first: every task's time per shot is then known early (the sweep's cost
-            # estimate). Then fill free slots, earliest unfinished tasks first (keeps workers' decoder
-            # caches warm). Scheduling only: what is recorded never depends on it (module docstring).
-            for key, st in enumerate(states):
-                if len(pending) < limit and st.batches_submitted == 0:
-                    submit(key, st)
+            # Every task's first two batches first: its time per shot is then known early, measured on
+            # a second batch, free of the worker's start-up (the sweep's cost estimate,
+            # qdecode.cli.progress). Then fill free slots, earliest unfinished tasks first (keeps workers'
+            # decoder caches warm). Scheduling only: what is recorded never depends on it (module docstring).
+            for first in (0, 1):
+                for key, st in enumerate(states):
+                    if len(pending) < limit and st.batches_submitted == first:
+                        submit(key, st)
             for key, st in enumerate(states):
                 while len(pending) < limit and submit(key, st):
                     pass

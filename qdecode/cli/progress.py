@@ -10,36 +10,48 @@ silences all of it.
   just recorded a batch, with the status table below written above the bar.
 - Without a terminal (a pipe, a batch job's log), or with ``--progress-lines``: plain lines.
 - Either way, the status table (one line for the sweep, one per started unfinished task: label,
-  shots / max_shots, errors / max_errors, time per shot, ETA) is written when the first batch of
+  shots / max_shots, errors / max_errors, time per shot, and an ETA while a batch of the task is
+  running, ``queued`` and its CPU time to go while none is) is written when the first batch of
   the sweep lands and then at most once every ``--progress-interval`` seconds (default 30), and
   a summary line when the sweep ends: wall time, the estimate, and how busy the workers were
   (CPU time recorded / (wall time x workers); far below 100 % when the machine is shared).
-- Once every task has recorded its first batch, a cost estimate is written once: per decoder the
-  time per shot on its first batches and its share, and the estimated time of the whole sweep.
-  The sweep submits every task's first batch before any second one
+- Once every task has recorded its second batch (or is done), a cost estimate is written once:
+  per decoder the time per shot on its tasks' latest batches and its share, and the estimated
+  time of the whole sweep. The sweep submits every task's first two batches before any third
   (:func:`qdecode.sims.sweep.run_sweep`), so the estimate comes early; until then the ETA is a
   lower bound.
 
 The arithmetic (pure functions, unit tested):
 
-- Time per shot: a task's recorded ``seconds / shots``. ``seconds`` is the sinter-format CSV's
-  column, the worker's CPU time for sampling and decoding (rows from a resumed file included),
-  so it is measured per task in the worker and is not inflated by the sweep waiting for others.
+- Time per shot of a task (:meth:`SweepProgress.per_shot`): ``seconds / shots`` of its latest
+  batch once it has recorded two in this run, else of its totals. ``seconds`` is the
+  sinter-format CSV's column, the worker's CPU time for sampling and decoding (rows from a
+  resumed file included), so it is measured per task in the worker and is not inflated by the
+  sweep waiting for others. The first batch is not used once a second is in: it carries the
+  worker's start-up (numba's cache loads and first calls: 10-100x the later time per shot on
+  the colour-code sweep of ``benchmarks/estimate_accuracy.py``), and its decoder call is the
+  smallest (256 shots; lane decoders are faster per shot on larger calls).
 - Shots still needed (:func:`shots_to_go`): the stopping rule ends a task at ``max_shots`` shots or
   ``max_errors`` errors, whichever comes first, so ``min(max_shots - shots, (max_errors - errors) /
   p_hat)``. ``p_hat = (errors + 1) / (shots + 1)`` rather than ``errors / shots``: it is finite
   with zero errors, and close to ``errors / shots`` once there are a few errors. With zero errors
   it guesses the next shot fails, so a task that has seen no error yet gets a short (optimistic)
   ETA that grows as error-free shots pass, rather than the pessimistic ``max_shots`` one.
-- A task's ETA (:func:`seconds_to_go`): shots still needed x its time per shot.
-- The sweep's ETA: the tasks' ETAs summed and divided by the number of workers, i.e. assuming
-  the workers stay busy to the end; tasks not started yet have no time per shot, so the ETA is
-  then printed as a lower bound (``ETA >= ...``).
+- A task's CPU time to go (:func:`task_eta`): shots still needed x its time per shot. While one
+  of its batches runs, its ETA counts that down by the wall time since it last recorded a batch
+  (``?`` once it is past it), so a line drawn later never repeats an old value.
+- The rate (:func:`throughput`): the CPU seconds the workers record per wall second, measured from
+  the sweep's first recorded batch to now, at most the number of workers. It is below the
+  worker count when the machine is shared with other work, or when the workers spend time the
+  rows do not count (building each task's circuit, model and decoder; idle waits).
+- The sweep's ETA: the tasks' CPU times to go summed and divided by the rate; tasks not started
+  yet have no time per shot, so the ETA is then printed as a lower bound (``ETA >= ...``).
 - The estimate of the whole sweep's wall time: the time elapsed when every task has recorded its
-  first batch (start-up, numba compilation, decoder builds, first batches) plus the sweep's ETA
+  second batch (start-up, numba compilation, decoder builds, first batches) plus the sweep's ETA
   then. It leaves out the speculative batches the sweep drops and workers idle at the end, and
-  counts CPU time, not the wall time of a machine shared with other work, so it is a rough
-  guide, worded as an estimate. Each decoder's share is its tasks' :func:`task_cost`, / workers.
+  cannot foresee a change in the machine's load, so it is worded as an estimate
+  (``benchmarks/README.md``, "Sweep time estimates", measures it). Each decoder's share is its
+  tasks' :func:`task_cost`, / the rate.
 
 The other long commands (``bench``, ``tune``, ``learn-noise``) use :class:`ProgressBar` and
 :class:`Stages`: a tqdm bar and stage lines on a terminal, and without a terminal one plain
@@ -110,29 +122,49 @@ def format_per_shot(seconds: float, shots: int) -> str:
 
 
 # ------------------------------------------------------------------ the sweep's numbers
-def task_eta(st, opts) -> float | None:
-    """:func:`seconds_to_go` of a :class:`~qdecode.sims.sweep.TaskProgress` (0 when it is done)."""
+def task_eta(st, opts, per_shot: float | None = None) -> float | None:
+    """CPU seconds a :class:`~qdecode.sims.sweep.TaskProgress` still needs: :func:`shots_to_go` x
+    ``per_shot`` (seconds per shot; default: its totals' ``seconds / shots``). 0 when it is done,
+    None before its first shot."""
     if st.done(opts):
         return 0.0
     t = st.total
-    return seconds_to_go(t.shots, t.errors, opts.max_shots, opts.max_errors, t.seconds)
+    if per_shot is None:
+        return seconds_to_go(t.shots, t.errors, opts.max_shots, opts.max_errors, t.seconds)
+    if t.shots <= 0:
+        return None
+    return shots_to_go(t.shots, t.errors, opts.max_shots, opts.max_errors) * per_shot
 
 
-def sweep_eta(tasks, opts, workers: int) -> tuple[float, int]:
-    """(sum of the known task ETAs / workers, number of unfinished tasks whose ETA is unknown)."""
-    etas = [task_eta(st, opts) for st in tasks]
+def sweep_eta(tasks, opts, rate: float, per_shot: dict[str, float] | None = None) -> tuple[float, int]:
+    """(sum of the known task CPU times to go / ``rate``, number of unfinished tasks whose time is unknown).
+
+    ``rate``: CPU seconds the sweep gets through per wall second (:func:`throughput`, at most the
+    worker count); ``per_shot``: strong_id -> a task's seconds per shot (tasks missing: their totals').
+    """
+    per_shot = per_shot or {}
+    etas = [task_eta(st, opts, per_shot.get(st.compiled.strong_id)) for st in tasks]
     known = sum(e for e in etas if e is not None)
-    return known / max(1, workers), sum(e is None for e in etas)
+    return known / max(rate, 1e-9), sum(e is None for e in etas)
 
 
-def task_cost(st, opts) -> float:
-    """A task's CPU seconds in this run: time per shot x (shots recorded in this run + shots still needed)."""
+def task_cost(st, opts, per_shot: float | None = None) -> float:
+    """A task's CPU seconds in this run: the shots recorded in this run at its totals' time per shot,
+    plus the shots still needed at ``per_shot`` (default: the same)."""
     t = st.total
     if t.shots <= 0:
         return 0.0
-    this_run = t.shots - st.shots_at_start
+    mean = t.seconds / t.shots
     to_go = 0.0 if st.done(opts) else shots_to_go(t.shots, t.errors, opts.max_shots, opts.max_errors)
-    return (this_run + to_go) * t.seconds / t.shots
+    return (t.shots - st.shots_at_start) * mean + to_go * (mean if per_shot is None else per_shot)
+
+
+def throughput(cpu_seconds: float, wall_seconds: float, workers: int) -> float:
+    """CPU seconds recorded per wall second, ``cpu_seconds / wall_seconds``, at most ``workers``;
+    ``workers`` when nothing is measured yet (either argument <= 0)."""
+    if cpu_seconds <= 0 or wall_seconds <= 0:
+        return float(workers)
+    return min(float(workers), cpu_seconds / wall_seconds)
 
 
 def started(st, opts) -> bool:
@@ -215,9 +247,12 @@ class SweepProgress:
         self._t0 = time.monotonic()
         self._ticker = Ticker(interval, due_at_start=True)
         self._labels: dict[str, str] | None = None
-        self._first: dict[str, list] = {}  # decoder label -> [shots, seconds, tasks] of the first batches
-        self._seen: set[str] = set()  # strong_ids whose first batch of this run is in _first
+        self._rows: dict[str, int] = {}  # strong_id -> rows (batches) recorded in this run
+        self._latest: dict[str, tuple[int, float]] = {}  # strong_id -> (shots, seconds) of its latest batch
+        self._recorded_at: dict[str, float] = {}  # strong_id -> monotonic time of its latest batch
+        self._first_row_at: float | None = None  # when this run recorded its first batch
         self._cpu = 0.0  # seconds of the rows recorded in this run (for the summary's utilisation)
+        self._cpu_after_first = 0.0  # the same, less the first row's (the rate's numerator)
         self._estimate: float | None = None
         self._last = None
         self._bar = None
@@ -232,44 +267,81 @@ class SweepProgress:
         if self._labels is None:
             self._labels = display_labels(progress.tasks)
         self._last = progress
-        self._cpu += getattr(getattr(progress, "row", None), "seconds", 0.0)
-        self._note_first_batch(progress)
+        self._note_row(progress)
         if self._bar is not None:
             self._update_bar(progress)
         if self._ticker.due():
             self._emit(self.status_lines(progress))
-        if self._estimate is None and all(started(st, progress.options) for st in progress.tasks):
+        if self._estimate is None and all(self.measured(st, progress.options) for st in progress.tasks):
             self._emit(self.estimate_lines(progress))
 
-    def _note_first_batch(self, progress) -> None:
-        """Add the row just recorded to its decoder's first-batch totals if it is its task's first.
+    def _note_row(self, progress) -> None:
+        """Note the row just recorded: its task's latest batch, the time, and the CPU seconds.
 
-        The first call for a task carries its first row: rows are reported one call each, in order.
+        Rows are reported one call each, in order, so a task's n-th call carries its n-th batch.
         """
-        st = progress.last
-        if st is None or getattr(progress, "row", None) is None or st.compiled.strong_id in self._seen:
+        st, row = progress.last, getattr(progress, "row", None)
+        if st is None or row is None:
             return
-        self._seen.add(st.compiled.strong_id)
-        first = self._first.setdefault(st.label, [0, 0.0, 0])
-        first[0] += progress.row.shots
-        first[1] += progress.row.seconds
-        first[2] += 1
+        now = time.monotonic()
+        sid = st.compiled.strong_id
+        self._rows[sid] = self._rows.get(sid, 0) + 1
+        self._latest[sid] = (row.shots, row.seconds)
+        self._recorded_at[sid] = now
+        self._cpu += row.seconds
+        if self._first_row_at is None:
+            self._first_row_at = now
+        else:
+            self._cpu_after_first += row.seconds
+
+    def measured(self, st, opts) -> bool:
+        """The task's time per shot is known free of its first batch: two batches recorded in this
+        run, or nothing more to record (done, or finished before the run)."""
+        return self._rows.get(st.compiled.strong_id, 0) >= 2 or st.done(opts)
+
+    def per_shot(self, st) -> float | None:
+        """Seconds per shot of the task's latest batch once it has recorded two in this run; None
+        (use its totals) before."""
+        sid = st.compiled.strong_id
+        if self._rows.get(sid, 0) < 2 or self._latest[sid][0] <= 0:
+            return None
+        shots, seconds = self._latest[sid]
+        return seconds / shots
+
+    def _speeds(self, tasks) -> dict[str, float]:
+        return {st.compiled.strong_id: v for st in tasks if (v := self.per_shot(st)) is not None}
+
+    def rate(self, progress) -> float:
+        """:func:`throughput` of the rows recorded after this run's first one, since it."""
+        wall = 0.0 if self._first_row_at is None else time.monotonic() - self._first_row_at
+        return throughput(self._cpu_after_first, wall, _workers(progress))
 
     def _elapsed(self) -> float:
         return time.monotonic() - self._t0
 
     def _eta_text(self, progress) -> str:
-        eta, unknown = sweep_eta(progress.tasks, progress.options, _workers(progress))
+        eta, unknown = sweep_eta(progress.tasks, progress.options, self.rate(progress), self._speeds(progress.tasks))
         if unknown:
             return f"ETA >= {format_duration(eta)} ({_tasks(unknown)} not measured yet)"
         return f"ETA ~{format_duration(eta)}"
 
+    def task_status(self, st, opts) -> str:
+        """``ETA ~12 s`` while a batch of the task runs: its CPU time to go, less the wall time since
+        its latest batch (``ETA ?`` once past it); ``queued, ~12 s CPU to go`` while none runs, so a
+        line drawn later never shows an old ETA."""
+        eta = task_eta(st, opts, self.per_shot(st))
+        if eta is None:
+            return "ETA ?"
+        if not st.in_flight and not st.done(opts):
+            return f"queued, ~{format_duration(eta)} CPU to go"
+        left = eta - (time.monotonic() - self._recorded_at.get(st.compiled.strong_id, self._t0))
+        return f"ETA ~{format_duration(left)}" if left > 0 or eta == 0 else "ETA ?"
+
     def _task_line(self, st, opts) -> str:
         t = st.total
-        eta = task_eta(st, opts)
         return (f"  {self._labels.get(st.compiled.strong_id, st.label)}: shots {t.shots}/{opts.max_shots}, "
                 f"errors {t.errors}/{opts.max_errors}, {format_per_shot(t.seconds, t.shots)}, "
-                f"ETA {'?' if eta is None else format_duration(eta)}")
+                f"{self.task_status(st, opts)}")
 
     def status_lines(self, progress) -> list[str]:
         """The status table: the sweep's line, then one per unfinished task with shots (this run's or
@@ -293,20 +365,24 @@ class SweepProgress:
 
     def estimate_lines(self, progress) -> list[str]:
         """The cost estimate (written once): per decoder, then the whole sweep."""
-        opts, workers = progress.options, _workers(progress)
+        opts, workers, rate = progress.options, _workers(progress), self.rate(progress)
+        speeds = self._speeds(progress.tasks)
         # what has elapsed (start-up, compilation, first batches) plus the work still to do
-        to_go, _ = sweep_eta(progress.tasks, opts, workers)
+        to_go, _ = sweep_eta(progress.tasks, opts, rate, speeds)
         self._estimate = self._elapsed() + to_go
         names = decoder_names(progress.tasks)
         lines = ["qdecode sweep: cost estimate (a rough guide; the ETA lines refine it):"]
-        for label, (shots, seconds, count) in self._first.items():
-            share = sum(task_cost(st, opts) for st in progress.tasks if st.label == label) / workers
-            lines.append(f"  {names[label]}: {format_per_shot(seconds, shots)} on the first batch "
-                         f"({_tasks(count)}), about {format_duration(share)} of the sweep")
+        for label in dict.fromkeys(st.label for st in progress.tasks):
+            mine = [st for st in progress.tasks if st.label == label]
+            latest = [self._latest[st.compiled.strong_id] for st in mine if st.compiled.strong_id in speeds]
+            share = sum(task_cost(st, opts, speeds.get(st.compiled.strong_id)) for st in mine) / rate
+            speed = (f"{format_per_shot(sum(x[1] for x in latest), sum(x[0] for x in latest))} on the latest "
+                     f"batches ({_tasks(len(latest))})" if latest else "no batch timed in this run")
+            lines.append(f"  {names[label]}: {speed}, about {format_duration(share)} of the sweep")
         lines.append(f"qdecode sweep: estimated sweep time ~{format_duration(self._estimate)} with "
                      f"{_workers_text(workers)}: {format_duration(self._elapsed())} elapsed + "
-                     f"~{format_duration(to_go)} to go (CPU time per shot x the shots the stopping rule implies, "
-                     f"/ workers)")
+                     f"~{format_duration(to_go)} to go (CPU time per shot on each task's latest batch x the shots "
+                     f"the stopping rule implies, / {rate:.2g} CPU-seconds per second, the workers' rate so far)")
         return lines
 
     def _update_bar(self, progress) -> None:

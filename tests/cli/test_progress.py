@@ -15,7 +15,7 @@ import pytest
 
 import qdecode.cli.progress as progress
 from qdecode.cli.main import main
-from qdecode.cli.progress import format_duration, seconds_to_go, shots_to_go, sweep_eta, task_cost
+from qdecode.cli.progress import format_duration, seconds_to_go, shots_to_go, sweep_eta, task_cost, throughput
 
 SWEEP = ["sweep", "--code", "surface", "--d", "3", "--noise", "sd6", "--p", "0.01,0.02", "--decoder", "pymatching",
          "--max-shots", "3000", "--max-errors", "60", "--workers", "0", "--seed", "3"]
@@ -46,23 +46,121 @@ def test_seconds_to_go_is_shots_to_go_times_the_measured_time_per_shot():
     assert seconds_to_go(0, 0, 5000, 100, seconds=0.0) is None  # nothing measured yet
 
 
-def _task(shots, errors, seconds, *, at_start=0, max_shots=5000, max_errors=100, recorded=1):
+class _Task:
     """A stand-in for sims.sweep.TaskProgress with the fields the progress arithmetic reads."""
-    total = types.SimpleNamespace(shots=shots, errors=errors, seconds=seconds)
-    done = shots >= max_shots or errors >= max_errors
-    return types.SimpleNamespace(total=total, shots_at_start=at_start, next_to_record=recorded,
-                                 done=lambda opts: done, finished=lambda opts: done)
+
+    def __init__(self, shots, errors, seconds, *, at_start=0, max_shots=5000, max_errors=100, recorded=1,
+                 sid="t", in_flight=None):
+        self.total = types.SimpleNamespace(shots=shots, errors=errors, seconds=seconds)
+        self.shots_at_start, self.next_to_record = at_start, recorded
+        self.max_shots, self.max_errors = max_shots, max_errors
+        self.in_flight = {} if in_flight is None else in_flight
+        self.label = "dec"
+        self.compiled = types.SimpleNamespace(strong_id=sid, json_metadata={"p": sid},
+                                              task=types.SimpleNamespace(decoder=types.SimpleNamespace(name="dec")))
+
+    def done(self, opts):
+        return self.total.shots >= self.max_shots or self.total.errors >= self.max_errors
+
+    def finished(self, opts):
+        return self.done(opts) and not self.in_flight
+
+    def add(self, shots, errors, seconds):
+        """Record a batch: returns the row."""
+        t = self.total
+        self.total = types.SimpleNamespace(shots=t.shots + shots, errors=t.errors + errors, seconds=t.seconds + seconds)
+        self.next_to_record += 1
+        return types.SimpleNamespace(shots=shots, errors=errors, seconds=seconds)
 
 
-def test_sweep_eta_and_cost_divide_the_tasks_sum_by_the_workers():
+_task = _Task
+
+
+def test_sweep_eta_and_cost_divide_the_tasks_sum_by_the_rate():
     opts = types.SimpleNamespace(max_shots=5000, max_errors=100)
-    tasks = [_task(1000, 10, 2.0), _task(5000, 3, 9.0), _task(0, 0, 0.0, recorded=0)]
-    eta, unknown = sweep_eta(tasks, opts, workers=2)
+    tasks = [_task(1000, 10, 2.0, sid="a"), _task(5000, 3, 9.0, sid="b"), _task(0, 0, 0.0, recorded=0, sid="c")]
+    eta, unknown = sweep_eta(tasks, opts, rate=2)
     assert eta == pytest.approx(4000 * 2.0 / 1000 / 2) and unknown == 1
+    # a measured time per shot replaces the totals' for the shots to go
+    assert sweep_eta(tasks, opts, rate=1.5, per_shot={"a": 1e-3})[0] == pytest.approx(4000 * 1e-3 / 1.5)
     # cost: (1000 recorded + 4000 to go) * 2 ms + 5000 * 1.8 ms (finished in this run), over 2 workers
     assert sum(task_cost(st, opts) for st in tasks) / 2 == pytest.approx((5000 * 2e-3 + 5000 * 9.0 / 5000) / 2)
+    assert task_cost(tasks[0], opts, per_shot=1e-3) == pytest.approx(1000 * 2e-3 + 4000 * 1e-3)
     resumed = _task(5000, 3, 9.0, at_start=5000)  # finished before this run: costs nothing
     assert task_cost(resumed, opts) == 0
+
+
+def test_throughput_is_cpu_per_wall_second_at_most_the_workers():
+    assert throughput(3.0, 2.0, workers=2) == 1.5  # a shared machine: 75 % of two cores
+    assert throughput(9.0, 2.0, workers=2) == 2.0  # rows finished in the window but started before it
+    assert throughput(0.0, 2.0, workers=2) == 2.0 and throughput(1.0, 0.0, workers=3) == 3.0  # nothing measured
+
+
+class _Clock:
+    def __init__(self):
+        self.now = 1000.0
+
+    def __call__(self):
+        return self.now
+
+
+def _feed(sink, tasks, st, shots, errors, seconds, workers=1):
+    row = st.add(shots, errors, seconds)
+    opts = types.SimpleNamespace(max_shots=st.max_shots, max_errors=st.max_errors)
+    p = types.SimpleNamespace(tasks=tasks, options=opts, last=st, row=row, workers=workers,
+                              tasks_finished=sum(t.finished(opts) for t in tasks))
+    sink(p)
+    return p
+
+
+def test_estimate_uses_the_latest_batch_and_the_measured_rate(monkeypatch, capsys):
+    """The first batch carries the worker's start-up: the estimate waits for every task's second
+    batch, takes its time per shot, and divides by the CPU rate the workers delivered."""
+    clock = _Clock()
+    monkeypatch.setattr(progress.time, "monotonic", clock)
+    a = _task(0, 0, 0.0, recorded=0, sid="a", max_shots=100_000, max_errors=10**6, in_flight={1: 512})
+    b = _task(0, 0, 0.0, recorded=0, sid="b", max_shots=100_000, max_errors=10**6, in_flight={1: 512})
+    sink = progress.SweepProgress(2, interval=3600)
+    capsys.readouterr()
+    clock.now += 10  # start-up
+    _feed(sink, [a, b], a, 256, 0, 2.56, workers=2)  # 10 ms/shot: warm-up
+    clock.now += 1
+    _feed(sink, [a, b], b, 256, 0, 2.56, workers=2)
+    clock.now += 1
+    _feed(sink, [a, b], a, 512, 0, 0.512, workers=2)  # 1 ms/shot
+    assert "cost estimate" not in capsys.readouterr().err  # b has one batch only
+    clock.now += 1
+    p = _feed(sink, [a, b], b, 512, 0, 1.024, workers=2)  # 2 ms/shot
+    err = capsys.readouterr().err
+    assert "cost estimate" in err and "on the latest batches (2 tasks)" in err
+    # rate: (2.56 + 0.512 + 1.024) CPU s recorded after the first row, over 3 s of wall time
+    rate = (2.56 + 0.512 + 1.024) / 3
+    assert sink.rate(p) == pytest.approx(rate)
+    to_go = (100_000 - 768) * (1e-3 + 2e-3) / rate
+    assert sink._estimate == pytest.approx(13 + to_go)
+    assert f"~{format_duration(13 + to_go)} with 2 workers" in err
+
+
+def test_task_lines_never_show_a_stale_eta(monkeypatch):
+    """A queued task says so (no ETA); a running task's ETA counts down between its batches."""
+    clock = _Clock()
+    monkeypatch.setattr(progress.time, "monotonic", clock)
+    a = _task(0, 0, 0.0, recorded=0, sid="a", max_shots=10_000, max_errors=10**6)
+    b = _task(0, 0, 0.0, recorded=0, sid="b", max_shots=10_000, max_errors=10**6, in_flight={1: 512})
+    sink = progress.SweepProgress(2, interval=3600)
+    opts = types.SimpleNamespace(max_shots=10_000, max_errors=10**6)
+    _feed(sink, [a, b], a, 1000, 0, 0.1)
+    _feed(sink, [a, b], b, 1000, 0, 0.2)
+    _feed(sink, [a, b], b, 1000, 0, 0.2)  # b: 0.2 ms/shot, 8000 shots to go: 1.6 s
+    assert sink.task_status(a, opts) == "queued, ~0.9 s CPU to go"  # a: nothing in flight
+    assert sink.task_status(b, opts) == "ETA ~1.6 s"
+    clock.now += 1.0
+    assert sink.task_status(b, opts) == "ETA ~0.6 s"  # drawn later: counted down
+    assert sink.task_status(a, opts) == "queued, ~0.9 s CPU to go"  # no ETA to go stale
+    clock.now += 90
+    assert sink.task_status(b, opts) == "ETA ?"  # past its estimate: no stale number
+    lines = sink.status_lines(types.SimpleNamespace(tasks=[a, b], options=opts, workers=1, tasks_finished=0))
+    assert any("queued" in ln for ln in lines) and any(ln.endswith("ETA ?") for ln in lines)
 
 
 def test_format_duration():
@@ -87,7 +185,7 @@ def test_sweep_writes_eta_lines_and_a_cost_estimate_without_a_terminal(tmp_path,
     assert any(ln.startswith("  pymatching p=0.0") and "shots " in ln and "/3000" in ln and "errors " in ln
                and "/shot" in ln and "ETA" in ln for ln in lines)  # a task line
     (cost,) = [i for i, ln in enumerate(lines) if "cost estimate" in ln]
-    assert "pymatching: " in lines[cost + 1] and "/shot on the first batch (2 tasks)" in lines[cost + 1]
+    assert "pymatching: " in lines[cost + 1] and "/shot on the latest batches (2 tasks)" in lines[cost + 1]
     assert lines[cost + 2].startswith("qdecode sweep: estimated sweep time ~")
     assert lines[-2].startswith("qdecode sweep: progress: 2/2 tasks done in ") and "estimated ~" in lines[-2]
     assert lines[-1].startswith("qdecode sweep: 2 tasks, ")  # the result line, as before
