@@ -40,18 +40,18 @@ The arithmetic (pure functions, unit tested):
 - A task's CPU time to go (:func:`task_eta`): shots still needed x its time per shot. While one
   of its batches runs, its ETA counts that down by the wall time since it last recorded a batch
   (``?`` once it is past it), so a line drawn later never repeats an old value.
-- The rate (:func:`throughput`): the CPU seconds the workers record per wall second, measured from
-  the sweep's first recorded batch to now, at most the number of workers. It is below the
-  worker count when the machine is shared with other work, or when the workers spend time the
-  rows do not count (building each task's circuit, model and decoder; idle waits).
-- The sweep's ETA: the tasks' CPU times to go summed and divided by the rate; tasks not started
-  yet have no time per shot, so the ETA is then printed as a lower bound (``ETA >= ...``).
+- The sweep's ETA: the tasks' CPU times to go summed and divided by the number of workers, i.e.
+  assuming the workers stay busy to the end; tasks not started yet have no time per shot, so the
+  ETA is then printed as a lower bound (``ETA >= ...``). Not divided by a rate measured so far:
+  until every task has two batches, the workers spend most of their time on what the rows do not
+  count (building each task's circuit, model and decoder), so such a rate is far below the later
+  one (it made the demo's estimate 6x too high: ``benchmarks/README.md``).
 - The estimate of the whole sweep's wall time: the time elapsed when every task has recorded its
   second batch (start-up, numba compilation, decoder builds, first batches) plus the sweep's ETA
-  then. It leaves out the speculative batches the sweep drops and workers idle at the end, and
-  cannot foresee a change in the machine's load, so it is worded as an estimate
-  (``benchmarks/README.md``, "Sweep time estimates", measures it). Each decoder's share is its
-  tasks' :func:`task_cost`, / the rate.
+  then. It leaves out the speculative batches the sweep drops, decoder builds still to come and
+  workers idle at the end, and counts CPU time, not the wall time of a machine shared with other
+  work, so it is worded as an estimate (``benchmarks/README.md``, "Sweep time estimates",
+  measures it). Each decoder's share is its tasks' :func:`task_cost`, / workers.
 
 The other long commands (``bench``, ``tune``, ``learn-noise``) use :class:`ProgressBar` and
 :class:`Stages`: a tqdm bar and stage lines on a terminal, and without a terminal one plain
@@ -136,16 +136,15 @@ def task_eta(st, opts, per_shot: float | None = None) -> float | None:
     return shots_to_go(t.shots, t.errors, opts.max_shots, opts.max_errors) * per_shot
 
 
-def sweep_eta(tasks, opts, rate: float, per_shot: dict[str, float] | None = None) -> tuple[float, int]:
-    """(sum of the known task CPU times to go / ``rate``, number of unfinished tasks whose time is unknown).
+def sweep_eta(tasks, opts, workers: int, per_shot: dict[str, float] | None = None) -> tuple[float, int]:
+    """(sum of the known task CPU times to go / workers, number of unfinished tasks whose time is unknown).
 
-    ``rate``: CPU seconds the sweep gets through per wall second (:func:`throughput`, at most the
-    worker count); ``per_shot``: strong_id -> a task's seconds per shot (tasks missing: their totals').
+    ``per_shot``: strong_id -> a task's seconds per shot (tasks missing: their totals').
     """
     per_shot = per_shot or {}
     etas = [task_eta(st, opts, per_shot.get(st.compiled.strong_id)) for st in tasks]
     known = sum(e for e in etas if e is not None)
-    return known / max(rate, 1e-9), sum(e is None for e in etas)
+    return known / max(1, workers), sum(e is None for e in etas)
 
 
 def task_cost(st, opts, per_shot: float | None = None) -> float:
@@ -157,14 +156,6 @@ def task_cost(st, opts, per_shot: float | None = None) -> float:
     mean = t.seconds / t.shots
     to_go = 0.0 if st.done(opts) else shots_to_go(t.shots, t.errors, opts.max_shots, opts.max_errors)
     return (t.shots - st.shots_at_start) * mean + to_go * (mean if per_shot is None else per_shot)
-
-
-def throughput(cpu_seconds: float, wall_seconds: float, workers: int) -> float:
-    """CPU seconds recorded per wall second, ``cpu_seconds / wall_seconds``, at most ``workers``;
-    ``workers`` when nothing is measured yet (either argument <= 0)."""
-    if cpu_seconds <= 0 or wall_seconds <= 0:
-        return float(workers)
-    return min(float(workers), cpu_seconds / wall_seconds)
 
 
 def started(st, opts) -> bool:
@@ -250,9 +241,7 @@ class SweepProgress:
         self._rows: dict[str, int] = {}  # strong_id -> rows (batches) recorded in this run
         self._latest: dict[str, tuple[int, float]] = {}  # strong_id -> (shots, seconds) of its latest batch
         self._recorded_at: dict[str, float] = {}  # strong_id -> monotonic time of its latest batch
-        self._first_row_at: float | None = None  # when this run recorded its first batch
         self._cpu = 0.0  # seconds of the rows recorded in this run (for the summary's utilisation)
-        self._cpu_after_first = 0.0  # the same, less the first row's (the rate's numerator)
         self._estimate: float | None = None
         self._last = None
         self._bar = None
@@ -289,10 +278,6 @@ class SweepProgress:
         self._latest[sid] = (row.shots, row.seconds)
         self._recorded_at[sid] = now
         self._cpu += row.seconds
-        if self._first_row_at is None:
-            self._first_row_at = now
-        else:
-            self._cpu_after_first += row.seconds
 
     def measured(self, st, opts) -> bool:
         """The task's time per shot is known free of its first batch: two batches recorded in this
@@ -311,16 +296,11 @@ class SweepProgress:
     def _speeds(self, tasks) -> dict[str, float]:
         return {st.compiled.strong_id: v for st in tasks if (v := self.per_shot(st)) is not None}
 
-    def rate(self, progress) -> float:
-        """:func:`throughput` of the rows recorded after this run's first one, since it."""
-        wall = 0.0 if self._first_row_at is None else time.monotonic() - self._first_row_at
-        return throughput(self._cpu_after_first, wall, _workers(progress))
-
     def _elapsed(self) -> float:
         return time.monotonic() - self._t0
 
     def _eta_text(self, progress) -> str:
-        eta, unknown = sweep_eta(progress.tasks, progress.options, self.rate(progress), self._speeds(progress.tasks))
+        eta, unknown = sweep_eta(progress.tasks, progress.options, _workers(progress), self._speeds(progress.tasks))
         if unknown:
             return f"ETA >= {format_duration(eta)} ({_tasks(unknown)} not measured yet)"
         return f"ETA ~{format_duration(eta)}"
@@ -365,24 +345,24 @@ class SweepProgress:
 
     def estimate_lines(self, progress) -> list[str]:
         """The cost estimate (written once): per decoder, then the whole sweep."""
-        opts, workers, rate = progress.options, _workers(progress), self.rate(progress)
+        opts, workers = progress.options, _workers(progress)
         speeds = self._speeds(progress.tasks)
         # what has elapsed (start-up, compilation, first batches) plus the work still to do
-        to_go, _ = sweep_eta(progress.tasks, opts, rate, speeds)
+        to_go, _ = sweep_eta(progress.tasks, opts, workers, speeds)
         self._estimate = self._elapsed() + to_go
         names = decoder_names(progress.tasks)
         lines = ["qdecode sweep: cost estimate (a rough guide; the ETA lines refine it):"]
         for label in dict.fromkeys(st.label for st in progress.tasks):
             mine = [st for st in progress.tasks if st.label == label]
             latest = [self._latest[st.compiled.strong_id] for st in mine if st.compiled.strong_id in speeds]
-            share = sum(task_cost(st, opts, speeds.get(st.compiled.strong_id)) for st in mine) / rate
+            share = sum(task_cost(st, opts, speeds.get(st.compiled.strong_id)) for st in mine) / workers
             speed = (f"{format_per_shot(sum(x[1] for x in latest), sum(x[0] for x in latest))} on the latest "
                      f"batches ({_tasks(len(latest))})" if latest else "no batch timed in this run")
             lines.append(f"  {names[label]}: {speed}, about {format_duration(share)} of the sweep")
         lines.append(f"qdecode sweep: estimated sweep time ~{format_duration(self._estimate)} with "
                      f"{_workers_text(workers)}: {format_duration(self._elapsed())} elapsed + "
                      f"~{format_duration(to_go)} to go (CPU time per shot on each task's latest batch x the shots "
-                     f"the stopping rule implies, / {rate:.2g} CPU-seconds per second, the workers' rate so far)")
+                     f"the stopping rule implies, / workers)")
         return lines
 
     def _update_bar(self, progress) -> None:

@@ -15,7 +15,7 @@ import pytest
 
 import qdecode.cli.progress as progress
 from qdecode.cli.main import main
-from qdecode.cli.progress import format_duration, seconds_to_go, shots_to_go, sweep_eta, task_cost, throughput
+from qdecode.cli.progress import format_duration, seconds_to_go, shots_to_go, sweep_eta, task_cost
 
 SWEEP = ["sweep", "--code", "surface", "--d", "3", "--noise", "sd6", "--p", "0.01,0.02", "--decoder", "pymatching",
          "--max-shots", "3000", "--max-errors", "60", "--workers", "0", "--seed", "3"]
@@ -76,24 +76,18 @@ class _Task:
 _task = _Task
 
 
-def test_sweep_eta_and_cost_divide_the_tasks_sum_by_the_rate():
+def test_sweep_eta_and_cost_divide_the_tasks_sum_by_the_workers():
     opts = types.SimpleNamespace(max_shots=5000, max_errors=100)
     tasks = [_task(1000, 10, 2.0, sid="a"), _task(5000, 3, 9.0, sid="b"), _task(0, 0, 0.0, recorded=0, sid="c")]
-    eta, unknown = sweep_eta(tasks, opts, rate=2)
+    eta, unknown = sweep_eta(tasks, opts, workers=2)
     assert eta == pytest.approx(4000 * 2.0 / 1000 / 2) and unknown == 1
     # a measured time per shot replaces the totals' for the shots to go
-    assert sweep_eta(tasks, opts, rate=1.5, per_shot={"a": 1e-3})[0] == pytest.approx(4000 * 1e-3 / 1.5)
+    assert sweep_eta(tasks, opts, workers=2, per_shot={"a": 1e-3})[0] == pytest.approx(4000 * 1e-3 / 2)
     # cost: (1000 recorded + 4000 to go) * 2 ms + 5000 * 1.8 ms (finished in this run), over 2 workers
     assert sum(task_cost(st, opts) for st in tasks) / 2 == pytest.approx((5000 * 2e-3 + 5000 * 9.0 / 5000) / 2)
     assert task_cost(tasks[0], opts, per_shot=1e-3) == pytest.approx(1000 * 2e-3 + 4000 * 1e-3)
     resumed = _task(5000, 3, 9.0, at_start=5000)  # finished before this run: costs nothing
     assert task_cost(resumed, opts) == 0
-
-
-def test_throughput_is_cpu_per_wall_second_at_most_the_workers():
-    assert throughput(3.0, 2.0, workers=2) == 1.5  # a shared machine: 75 % of two cores
-    assert throughput(9.0, 2.0, workers=2) == 2.0  # rows finished in the window but started before it
-    assert throughput(0.0, 2.0, workers=2) == 2.0 and throughput(1.0, 0.0, workers=3) == 3.0  # nothing measured
 
 
 class _Clock:
@@ -113,9 +107,9 @@ def _feed(sink, tasks, st, shots, errors, seconds, workers=1):
     return p
 
 
-def test_estimate_uses_the_latest_batch_and_the_measured_rate(monkeypatch, capsys):
+def test_estimate_uses_the_latest_batch(monkeypatch, capsys):
     """The first batch carries the worker's start-up: the estimate waits for every task's second
-    batch, takes its time per shot, and divides by the CPU rate the workers delivered."""
+    batch and takes its time per shot."""
     clock = _Clock()
     monkeypatch.setattr(progress.time, "monotonic", clock)
     a = _task(0, 0, 0.0, recorded=0, sid="a", max_shots=100_000, max_errors=10**6, in_flight={1: 512})
@@ -130,13 +124,10 @@ def test_estimate_uses_the_latest_batch_and_the_measured_rate(monkeypatch, capsy
     _feed(sink, [a, b], a, 512, 0, 0.512, workers=2)  # 1 ms/shot
     assert "cost estimate" not in capsys.readouterr().err  # b has one batch only
     clock.now += 1
-    p = _feed(sink, [a, b], b, 512, 0, 1.024, workers=2)  # 2 ms/shot
+    _feed(sink, [a, b], b, 512, 0, 1.024, workers=2)  # 2 ms/shot
     err = capsys.readouterr().err
     assert "cost estimate" in err and "on the latest batches (2 tasks)" in err
-    # rate: (2.56 + 0.512 + 1.024) CPU s recorded after the first row, over 3 s of wall time
-    rate = (2.56 + 0.512 + 1.024) / 3
-    assert sink.rate(p) == pytest.approx(rate)
-    to_go = (100_000 - 768) * (1e-3 + 2e-3) / rate
+    to_go = (100_000 - 768) * (1e-3 + 2e-3) / 2  # over two workers
     assert sink._estimate == pytest.approx(13 + to_go)
     assert f"~{format_duration(13 + to_go)} with 2 workers" in err
 
