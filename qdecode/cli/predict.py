@@ -1,7 +1,7 @@
 """``qdecode predict``: decode a shot file with the semantics of ``sinter predict``.
 
 Reads detection events (``--dets``, format ``--dets-format``) for the detector error
-model ``--dem``, decodes them in one batch (bit-packed, no per-shot Python loop) and
+model ``--dem``, decodes them in blocks (bit-packed, no per-shot Python loop; progress below) and
 writes the predicted observable flips to ``--obs-out`` in ``--obs-out-format``.
 With ``--learned-noise FILE.dem`` the decoder is built from that DEM (same detector and
 observable counts as ``--dem``) instead, e.g. the output of ``qdecode learn-noise``.

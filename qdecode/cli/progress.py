@@ -28,9 +28,8 @@ The arithmetic (pure functions, unit tested):
   sinter-format CSV's column, the worker's CPU time for sampling and decoding (rows from a
   resumed file included), so it is measured per task in the worker and is not inflated by the
   sweep waiting for others. The first batch is not used once a second is in: it carries the
-  worker's start-up (numba's cache loads and first calls: 10-100x the later time per shot on
-  the colour-code sweep of ``benchmarks/estimate_accuracy.py``), and its decoder call is the
-  smallest (256 shots; lane decoders are faster per shot on larger calls).
+  worker's start-up (numba's cache loads and first calls, many times the later time per shot),
+  and its decoder call is the smallest (lane decoders are faster per shot on larger calls).
 - Shots still needed (:func:`shots_to_go`): the stopping rule ends a task at ``max_shots`` shots or
   ``max_errors`` errors, whichever comes first, so ``min(max_shots - shots, (max_errors - errors) /
   p_hat)``. ``p_hat = (errors + 1) / (shots + 1)`` rather than ``errors / shots``: it is finite
@@ -45,7 +44,7 @@ The arithmetic (pure functions, unit tested):
   ETA is then printed as a lower bound (``ETA >= ...``). Not divided by a rate measured so far:
   until every task has two batches, the workers spend most of their time on what the rows do not
   count (building each task's circuit, model and decoder), so such a rate is far below the later
-  one (it made the demo's estimate 6x too high: ``benchmarks/README.md``).
+  one and made the estimate several times too high.
 - The estimate of the whole sweep's wall time: the time elapsed when every task has recorded its
   second batch (start-up, numba compilation, decoder builds, first batches) plus the sweep's ETA
   then. It leaves out the speculative batches the sweep drops, decoder builds still to come and
