@@ -331,7 +331,7 @@ def collect_command_line_names(argv: Sequence[str] | None = None) -> list[str]:
 
     Sinter's command line calls ``--custom_decoders_module_function`` without arguments and copies
     the result into a plain dict before checking the names, so the plug-in reads them here. The
-    program is sinter's when ``argv[0]`` is its script (``.../bin/sinter``) or a file of its package
+    program is sinter's when ``argv[0]`` is its script (``<venv>/bin/sinter``) or a file of its package
     (``python -m sinter._command._main``); ``--decoders`` is read as sinter's argparse reads it (one
     or more values, repeatable, abbreviations allowed).
 
