@@ -30,7 +30,8 @@ records its stream in ``custom_counts`` (``seed=<seed>@<shots at start>``,
 Reproducible stopping. Batch ``i`` has ``min(max_batch_size, min_batch_size * 2**i)``
 shots (the last one cut to ``max_shots``): a function of the index only. Each batch is
 cut into chunks (:func:`qdecode.sims.sampling.chunk_sizes`: about 8 per batch, at least
-32 shots), sampled chunk by chunk and decoded in calls of up to ``CALL_SHOTS`` consecutive shots
+32 shots), sampled in stim calls of up to ``SAMPLE_SHOTS`` consecutive shots
+(:func:`qdecode.sims.sampling.sample_plan`) and decoded in calls of up to ``CALL_SHOTS``
 (:func:`qdecode.sims.sampling.call_plan`), then counted per chunk; each shot is decoded
 independently of the others in its call, so the counts are those of one call per chunk. The
 task's canonical sample sequence is batch 0's chunks, then batch 1's, and so on; what is

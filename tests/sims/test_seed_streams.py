@@ -73,7 +73,7 @@ def _replay_first_batch(csv) -> tuple[np.ndarray, int]:
     """(packed detection events, errors) of the first recorded batch, sampled again from the stream its
     row records and decoded again by its decoder."""
     from qdecode.sims.recipe import parse_recipe
-    from qdecode.sims.sampling import batch_seed, chunk_sizes, compiled, count_errors
+    from qdecode.sims.sampling import batch_seed, chunk_sizes, compiled, count_errors, sample_plan, split_plan
     from qdecode.sims.sweep import stream_entropy
 
     row = read_rows(csv)[0]
@@ -84,9 +84,10 @@ def _replay_first_batch(csv) -> tuple[np.ndarray, int]:
     ct, make_sampler = compiled(recipe.tasks[0])
     assert ct.strong_id == row.strong_id  # the same task
     sampler = make_sampler(seed=batch_seed(stream_entropy(seed, row.strong_id, start), 0))
-    # chunk by chunk, as the sweep samples (stim's stream depends on the call sizes)
-    dets, obs = map(np.concatenate, zip(*(sampler.sample(n, separate_observables=True, bit_packed=True)
-                                          for n in chunk_sizes(row.shots))))
+    # in the sweep's stim calls (stim's stream depends on the call sizes)
+    sizes = chunk_sizes(row.shots)
+    dets, obs = map(np.concatenate, zip(*(sampler.sample(sum(group), separate_observables=True, bit_packed=True)
+                                          for group in split_plan(sizes, sample_plan(sizes)))))
     return dets, count_errors(ct.decoder.predict_observables_packed(dets), obs)
 
 
