@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 
 import numpy as np
@@ -51,10 +52,11 @@ def test_call_plan_takes_whole_chunks_within_the_limits():
     assert call_plan(chunk_sizes(4096), 1 << 20) == [1] * 8
 
 
-def test_a_batch_is_decoded_in_one_call():
-    task = Task(decoder=DecoderSpec.create("bposd"), recipe=SURFACE3)
+@contextlib.contextmanager
+def _call_sizes(task):
+    """A list that records the shots of each ``predict_observables_packed`` call of ``task``'s cached decoder."""
     ct, _ = compiled(task)
-    calls = []
+    calls: list[int] = []
     real = ct.decoder.predict_observables_packed
 
     def spy(packed):
@@ -63,9 +65,15 @@ def test_a_batch_is_decoded_in_one_call():
 
     ct.decoder.predict_observables_packed = spy
     try:
-        result = run_batch(task, 0, 0, 4096, (1, 2, 3))
+        yield calls
     finally:
         del ct.decoder.predict_observables_packed
+
+
+def test_a_batch_is_decoded_in_one_call():
+    task = Task(decoder=DecoderSpec.create("bposd"), recipe=SURFACE3)
+    with _call_sizes(task) as calls:
+        result = run_batch(task, 0, 0, 4096, (1, 2, 3))
     assert calls == [4096]
     assert [c.shots for c in result.chunks] == chunk_sizes(4096)
 
@@ -149,23 +157,12 @@ def test_take_cuts_per_shot_diagnostics_and_refuses_batch_totals():
 def test_batch_totals_fall_back_to_one_call_per_chunk(monkeypatch):
     monkeypatch.setattr(sampling, "_per_chunk_calls", set())
     task = _flags("bp-pymatching")
-    ct, _ = compiled(task)
-    calls = []
-    real = ct.decoder.predict_observables_packed
-
-    def spy(packed):
-        calls.append(packed.shape[0])
-        return real(packed)
-
-    ct.decoder.predict_observables_packed = spy
-    try:
+    with _call_sizes(task) as calls:
         run_batch(task, 0, 0, 1024, (1,))
         assert calls == [1024] + [128] * 8  # the first call's counters could not be cut: decoded again
         calls.clear()
         run_batch(task, 0, 1, 1024, (1,))
         assert calls == [128] * 8
-    finally:
-        del ct.decoder.predict_observables_packed
 
 
 def test_error_cap_stops_on_the_same_chunk_within_one_call(monkeypatch):
@@ -179,3 +176,16 @@ def test_error_cap_stops_on_the_same_chunk_within_one_call(monkeypatch):
     _one_call_per_chunk(monkeypatch)
     old = run_batch(task, 0, 0, 2048, (3,), error_cap=cap)
     assert [(c.shots, c.errors) for c in old.chunks] == [(c.shots, c.errors) for c in capped.chunks]
+
+
+def test_sample_plan_groups_chunks_into_stim_calls_of_at_most_sample_shots():
+    from qdecode.sims.sampling import SAMPLE_SHOTS, sample_plan, split_plan
+
+    assert sample_plan(chunk_sizes(256)) == [8]  # the first batch: one stim call, not eight of 32 shots
+    assert sample_plan(chunk_sizes(4096)) == [8]
+    assert sample_plan(chunk_sizes(65536)) == [1] * 8  # chunks of 8192: one call each
+    for shots in (1, 33, 1000, 20_000, 100_000):
+        sizes = chunk_sizes(shots)
+        groups = split_plan(sizes, sample_plan(sizes))
+        assert [n for g in groups for n in g] == sizes
+        assert all(len(g) == 1 or sum(g) <= SAMPLE_SHOTS for g in groups)
