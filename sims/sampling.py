@@ -26,9 +26,9 @@ per-shot arrays, and the decoder's diagnostics through ``last_info.take(chunk).c
 (:meth:`qdecode.decoders.base.DecodeInfo.take`). Each chunk's counts are therefore exactly
 those of its own shots, and since every registered decoder decodes each shot independently of
 the others in its call (``tests/sims/test_sampling_calls.py``), exactly what a call per chunk
-would record. A decoder whose ``last_info`` cannot be cut per shot (``take`` returns None:
-``bp-pymatching``, whose counters include batch totals) is decoded one call per chunk instead,
-from its first such call on. ``seconds`` of a chunk is its share (by shots) of its call's CPU
+would record. A decoder whose ``last_info`` cannot be cut per shot (``take`` returns None: batch totals;
+no registered decoder today, ``bp-pymatching`` shares its matcher clocks by shots) is decoded one
+call per chunk instead, from its first such call on. ``seconds`` of a chunk is its share (by shots) of its call's CPU
 time.
 
 ``error_cap`` lets the worker stop after the chunk at which the batch's own errors reach it:

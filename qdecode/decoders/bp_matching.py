@@ -61,16 +61,32 @@ BP_MATCHING_PARAMS = {
 }
 
 
+#: The per-shot counters of the two stages, int64 ``(S,)`` arrays in ``extra``, summed by ``counts()``.
+PER_SHOT_COUNTS = ("defects", "residual_defects", "committed")
+
+
 @dataclasses.dataclass
 class TwoStageDecodeInfo(DecodeInfo):
-    """BP convergence / iterations plus additive counters of the matching stage."""
+    """BP convergence / iterations, the per-shot counters :data:`PER_SHOT_COUNTS` (in ``extra``),
+    and the matcher's wall clocks over the batch (``clocks``: ``match_ns``, ``match_full_ns``)."""
 
-    totals: dict = dataclasses.field(default_factory=dict)
+    clocks: dict = dataclasses.field(default_factory=dict)
 
     def counts(self) -> dict[str, int]:
         out = super().counts()
-        out.update({k: int(v) for k, v in self.totals.items()})
+        out.update({k: int(np.sum(self.extra[k], dtype=np.int64)) for k in PER_SHOT_COUNTS})
+        out.update({k: int(v) for k, v in self.clocks.items()})
         return out
+
+    def take(self, shots: slice, num_shots: int) -> "TwoStageDecodeInfo | None":
+        """The shots ``shots`` alone: the per-shot arrays cut, the clocks shared by shots (a clock has no
+        per-shot reading; its share is what the sweep's chunk rows record)."""
+        cut = DecodeInfo(self.converged, self.iterations, self.extra).take(shots, num_shots)
+        if cut is None:
+            return None
+        share = len(range(*shots.indices(num_shots))) / max(1, num_shots)
+        return TwoStageDecodeInfo(cut.converged, cut.iterations, cut.extra,
+                                  clocks={k: round(v * share) for k, v in self.clocks.items()})
 
 
 def posterior_probabilities(llr: np.ndarray) -> np.ndarray:
@@ -165,10 +181,10 @@ class BpMatchingDecoder(Decoder):
     def predict_observables_batch(self, syndromes: np.ndarray) -> np.ndarray:
         s = check_syndromes(syndromes, self.problem.num_detectors)
         out = np.zeros((s.shape[0], self.problem.num_observables), dtype=np.uint8)
-        totals = {"defects": 0, "residual_defects": 0, "committed": 0, "match_ns": 0}
+        clocks = {"match_ns": 0}
         if self.time_full:
-            totals["match_full_ns"] = 0
-        conv, iters, residual_defects = [], [], []
+            clocks["match_full_ns"] = 0
+        conv, iters, residual_defects, committed = [], [], [], []
         for a in range(0, s.shape[0], CHUNK_SHOTS):  # chunks keep the (shots, n) posteriors in cache
             chunk = s[a:a + CHUNK_SHOTS]
             q, commit, residual, l1 = self._stage_one(chunk)
@@ -179,26 +195,25 @@ class BpMatchingDecoder(Decoder):
                 l2 = self.matcher.match(residual)
             else:
                 l2 = self.matcher.match_reweighted(residual, np.where(commit, 1.0 - q, q))
-            totals["match_ns"] += time.perf_counter_ns() - t0
+            clocks["match_ns"] += time.perf_counter_ns() - t0
             out[a:a + CHUNK_SHOTS] = l1 ^ l2
-            totals["defects"] += int(np.count_nonzero(chunk))
-            totals["residual_defects"] += int(np.count_nonzero(residual))
-            totals["committed"] += int(np.count_nonzero(commit))
-            residual_defects.append(residual.sum(axis=1))
+            residual_defects.append(np.count_nonzero(residual, axis=1).astype(np.int64))
+            committed.append(np.count_nonzero(commit, axis=1).astype(np.int64))
             if self.time_full:
                 t0 = time.perf_counter_ns()
                 if self.mode == "fast":
                     self.matcher.match(chunk)
                 else:
                     self.matcher.match_reweighted(chunk, q)  # the same posteriors, nothing committed
-                totals["match_full_ns"] += time.perf_counter_ns() - t0
+                clocks["match_full_ns"] += time.perf_counter_ns() - t0
         def cat(xs, dt):
             return np.concatenate(xs) if xs else np.zeros(0, dt)
 
         self.last_info = TwoStageDecodeInfo(
             converged=cat(conv, bool), iterations=cat(iters, np.int32),
-            extra={"defects": s.sum(axis=1), "residual_defects": cat(residual_defects, np.int64)},
-            totals=totals,
+            extra={"defects": np.count_nonzero(s, axis=1).astype(np.int64),
+                   "residual_defects": cat(residual_defects, np.int64), "committed": cat(committed, np.int64)},
+            clocks=clocks,
         )
         return out
 

@@ -116,7 +116,7 @@ def _flags(name, **kw):
     _flags("bposd", gap_histogram=True, postselect=Postselection(kind="indices", indices=(0, 3, 7))),
     _flags("gdg"),
     _flags("class-escalate[calib_shots=200,flag_frac=0.1]", count_observable_error_combos=True),
-    _flags("bp-pymatching", postselect=Postselection(kind="indices", indices=(1,))),  # one call per chunk
+    _flags("bp-pymatching", postselect=Postselection(kind="indices", indices=(1,))),  # clocks shared by shots
 ], ids=lambda t: t.decoder.name)
 def test_large_calls_count_each_chunk_as_one_call_per_chunk_does(task, monkeypatch):
     monkeypatch.setattr(sampling, "_per_chunk_calls", set())
@@ -146,16 +146,23 @@ def test_take_cuts_per_shot_diagnostics_and_refuses_batch_totals():
     assert info.take(slice(0, 4), 11) is None  # not per shot of this batch
     assert DecodeInfo(extra={"scale": np.float64(2.0)}).take(slice(0, 1), 1) is None
 
-    from qdecode.decoders.bp_matching import TwoStageDecodeInfo
+    from qdecode.decoders.bp_matching import PER_SHOT_COUNTS, TwoStageDecodeInfo
     from qdecode.decoders.relay_bp import RelayDecodeInfo
 
-    assert TwoStageDecodeInfo(converged=info.converged, totals={"committed": 3}).take(slice(0, 4), 10) is None
+    two = TwoStageDecodeInfo(converged=info.converged, extra={k: info.extra["legs"] for k in PER_SHOT_COUNTS},
+                             clocks={"match_ns": 1000})
+    cut = two.take(slice(0, 4), 10)
+    assert cut.counts()["committed"] == int(info.extra["legs"][:4].sum()) and cut.counts()["match_ns"] == 400
+    assert TwoStageDecodeInfo(converged=info.converged).take(slice(0, 4), 11) is None
     relay = RelayDecodeInfo(converged=info.converged, iterations=info.iterations, extra=dict(info.extra))
     assert relay.take(slice(0, 4), 10).counts() == {**a.counts(), "legs": int(info.extra["legs"][:4].sum())}
 
 
 def test_batch_totals_fall_back_to_one_call_per_chunk(monkeypatch):
+    from qdecode.decoders.bp_matching import TwoStageDecodeInfo
+
     monkeypatch.setattr(sampling, "_per_chunk_calls", set())
+    monkeypatch.setattr(TwoStageDecodeInfo, "take", lambda self, shots, num_shots: None)  # as batch totals would
     task = _flags("bp-pymatching")
     with _call_sizes(task) as calls:
         run_batch(task, 0, 0, 1024, (1,))
