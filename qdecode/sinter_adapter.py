@@ -422,8 +422,7 @@ def sinter_decoders(*labels: str | Iterable[str], env: bool = True) -> SinterDec
     for label, source in asked:
         try:
             recorded = recorded_name(label)
-            canonical = name_spec(PREFIX + bare_label(recorded))
-            assert canonical is not None
+            canonical = parse_label(PREFIX + bare_label(recorded))
             bare = bare_label(label)
             names += [recorded, PREFIX + canonical.label(), canonical.label(), PREFIX + bare,
                       PREFIX + re.sub(r"\s+", "", bare)]

@@ -26,10 +26,10 @@ per-shot arrays, and the decoder's diagnostics through ``last_info.take(chunk).c
 (:meth:`qdecode.decoders.base.DecodeInfo.take`). Each chunk's counts are therefore exactly
 those of its own shots, and since every registered decoder decodes each shot independently of
 the others in its call (``tests/sims/test_sampling_calls.py``), exactly what a call per chunk
-would record. A decoder whose ``last_info`` cannot be cut per shot (``take`` returns None: batch totals;
-no registered decoder today, ``bp-pymatching`` shares its matcher clocks by shots) is decoded one
-call per chunk instead, from its first such call on. ``seconds`` of a chunk is its share (by shots) of its call's CPU
-time.
+would record. A decoder whose ``last_info`` cannot be cut per shot (``take`` returns None: batch
+totals; no registered decoder today, ``bp-pymatching`` shares its matcher clocks by shots) is
+decoded one call per chunk instead, from its first such call on. ``seconds`` of a chunk is its
+share (by shots) of its call's CPU time.
 
 ``error_cap`` lets the worker stop after the chunk at which the batch's own errors reach it:
 the driver only passes a cap that the recorded prefix can never need to exceed, so stopping
@@ -167,11 +167,16 @@ def compiled(task: Task) -> tuple[CompiledTask, Any]:
     return entry
 
 
-def count_errors(predicted: np.ndarray, actual: np.ndarray) -> int:
-    """Shots whose bit-packed predicted observables differ from the actual ones in any bit."""
+def failed_shots(predicted: np.ndarray, actual: np.ndarray) -> np.ndarray:
+    """bool ``(S,)``: the shots whose bit-packed predicted observables differ from the actual ones in any bit."""
     if predicted.shape != actual.shape:
         raise ValueError(f"decoder returned predictions of shape {predicted.shape}, expected {actual.shape}")
-    return int(np.count_nonzero(np.any(predicted != actual, axis=1)))
+    return np.any(predicted != actual, axis=1)
+
+
+def count_errors(predicted: np.ndarray, actual: np.ndarray) -> int:
+    """The number of :func:`failed_shots`."""
+    return int(np.count_nonzero(failed_shots(predicted, actual)))
 
 
 def observable_error_combos(predicted: np.ndarray, actual: np.ndarray, num_obs: int) -> dict[str, int]:
@@ -294,9 +299,7 @@ def _decode_counted(ct: CompiledTask, dets: np.ndarray, obs: np.ndarray,
         predicted, gaps = ct.decoder.predict_with_confidence_packed(dets)
     else:
         predicted = ct.decoder.predict_observables_packed(dets)
-    if predicted.shape != obs.shape:
-        raise ValueError(f"decoder returned predictions of shape {predicted.shape}, expected {obs.shape}")
-    failed = np.any(predicted != obs, axis=1)
+    failed = failed_shots(predicted, obs)
     info = getattr(ct.decoder, "last_info", None)
     whole = len(out) == 1
     for c, (a, b) in enumerate(zip(kept_bounds[:-1].tolist(), kept_bounds[1:].tolist())):
