@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import abc
 import dataclasses
-from typing import Mapping
+import time
+from typing import Mapping, Sequence
 
 import numpy as np
 import scipy.sparse as sp
@@ -47,11 +48,18 @@ class DecodeInfo:
         converged: bool ``(S,)``; for BP: the estimate satisfies ``H e = s``.
         iterations: int32 ``(S,)`` iterations used.
         extra: further named per-shot arrays (legs, branches, ...).
+        work: int64 ``(S,)``: the decoder's *work clock*, a deterministic count of the work each shot
+            took, in the unit its class names (:attr:`Decoder.work_unit`); identical across runs,
+            batch sizes, thread counts and machines. None when the decoder has none.
+        wall_ns: float64 ``(S,)``: each shot's decoding time in nanoseconds, measured by
+            :meth:`Decoder.predict_observables_timed` only (None after the other calls).
     """
 
     converged: np.ndarray | None = None
     iterations: np.ndarray | None = None
     extra: Mapping[str, np.ndarray] = dataclasses.field(default_factory=dict)
+    work: np.ndarray | None = None
+    wall_ns: np.ndarray | None = None
 
     def counts(self) -> dict[str, int]:
         """Additive counters for the stats CSV's ``custom_counts`` (never hide non-convergence)."""
@@ -66,18 +74,48 @@ class DecodeInfo:
         """The diagnostics of the batch's shots ``shots`` alone (same class), or None if they cannot be cut.
 
         ``info.take(sl, S).counts()`` is what ``counts()`` would give had only those shots been
-        decoded, provided every field is per shot: ``converged``, ``iterations`` and each ``extra``
-        array with first axis ``num_shots`` (= S, the batch's shots). None when one is not (a
-        scalar, another length) or when a subclass adds fields of its own (e.g. batch totals).
+        decoded, provided every field is per shot: ``converged``, ``iterations``, ``work``, ``wall_ns``
+        and each ``extra`` array with first axis ``num_shots`` (= S, the batch's shots). None when one
+        is not (a scalar, another length) or when a subclass adds fields of its own (e.g. batch totals).
         """
-        if {f.name for f in dataclasses.fields(self)} != {"converged", "iterations", "extra"}:
+        if {f.name for f in dataclasses.fields(self)} != set(PER_SHOT_FIELDS) | {"extra"}:
             return None
-        arrays = [a for a in (self.converged, self.iterations, *self.extra.values()) if a is not None]
+        arrays = [a for a in (*(getattr(self, f) for f in PER_SHOT_FIELDS), *self.extra.values()) if a is not None]
         if any(np.ndim(a) == 0 or np.shape(a)[0] != num_shots for a in arrays):
             return None
         cut = (lambda a: None if a is None else a[shots])  # noqa: E731
-        return dataclasses.replace(self, converged=cut(self.converged), iterations=cut(self.iterations),
+        return dataclasses.replace(self, **{f: cut(getattr(self, f)) for f in PER_SHOT_FIELDS},
                                    extra={k: v[shots] for k, v in self.extra.items()})
+
+
+#: The per-shot array fields of :class:`DecodeInfo` (``extra`` aside).
+PER_SHOT_FIELDS = ("converged", "iterations", "work", "wall_ns")
+
+
+def joined_infos(infos: Sequence[DecodeInfo | None], wall_ns: np.ndarray) -> DecodeInfo:
+    """One :class:`DecodeInfo` for consecutive calls of one shot each, with the measured ``wall_ns``.
+
+    The calls' per-shot fields (and ``extra`` arrays every call has) are concatenated, keeping the class of
+    the first when every call's info is of that class and carries no fields beyond :class:`DecodeInfo`'s;
+    otherwise (batch totals, no info) a plain :class:`DecodeInfo` keeps what is per shot everywhere.
+    """
+    first = infos[0] if infos else None
+    plain = first is not None and all(
+        type(i) is type(first) and {f.name for f in dataclasses.fields(i)} == set(PER_SHOT_FIELDS) | {"extra"}
+        for i in infos)
+    fields = {}
+    for f in ("converged", "iterations", "work"):
+        got = [getattr(i, f, None) for i in infos]
+        if got and all(g is not None and np.ndim(g) == 1 and len(g) == 1 for g in got):
+            fields[f] = np.concatenate(got)
+    extra = {}
+    if plain:
+        for key in first.extra:
+            got = [i.extra.get(key) for i in infos]
+            if all(g is not None and np.ndim(g) >= 1 and len(g) == 1 for g in got):
+                extra[key] = np.concatenate(got)
+    cls = type(first) if plain else DecodeInfo
+    return cls(**fields, extra=extra, wall_ns=wall_ns)
 
 
 def check_syndromes(syndromes: np.ndarray, num_detectors: int) -> np.ndarray:
@@ -187,6 +225,15 @@ class Decoder(abc.ABC):
     #: ``DecoderEntry.has_confidence``).
     has_confidence: bool = False
 
+    #: What :attr:`DecodeInfo.work` counts per shot (the deterministic work clock), e.g. ``"min-sum
+    #: iterations"``; None: the decoder has no work clock. Each decoder's docstring says the same.
+    work_unit: str | None = None
+    #: How :meth:`predict_observables_timed` measures each shot's wall clock: ``"call"`` (each shot its
+    #: own call, timed in Python with ``time.perf_counter_ns``: the API's overhead included, about
+    #: 1-10 us) or ``"kernel"`` (the kernel reads :func:`qdecode.kernels.clock.ticks` before and after
+    #: each shot: the decoding alone, to about 30 ns).
+    wall_method: str = "call"
+
     @classmethod
     def from_dem(cls, dem, **params):
         """Build from a ``stim.DetectorErrorModel`` (PyMatching's ``from_detector_error_model``):
@@ -216,6 +263,30 @@ class Decoder(abc.ABC):
         dets = np.unpackbits(packed, axis=1, count=m, bitorder="little")
         obs = self.predict_observables_batch(dets)
         return np.packbits(obs, axis=1, bitorder="little")
+
+    def predict_observables_timed(self, packed: np.ndarray) -> np.ndarray:
+        """Real-time mode: :meth:`predict_observables_packed`'s answers, every shot decoded alone and timed.
+
+        Shots are decoded one after another on one thread, as a control system would hand them over,
+        and ``last_info.wall_ns`` (float64 ``(S,)``) holds each shot's time; ``last_info.work`` the work
+        clock where the decoder has one. The answers are the batch path's, bit for bit. This default
+        makes one call per shot and times it in Python (:attr:`wall_method` ``"call"``); decoders
+        whose kernels time each shot override it (``"kernel"``).
+        """
+        m, k = self.problem.num_detectors, self.problem.num_observables
+        packed = check_packed(packed, m)
+        S = packed.shape[0]
+        out = np.zeros((S, (k + 7) // 8), dtype=np.uint8)
+        wall = np.zeros(S, dtype=np.float64)
+        infos = []
+        clock = time.perf_counter_ns
+        for s in range(S):  # one call per shot is what is measured
+            t0 = clock()
+            out[s] = self.predict_observables_packed(packed[s:s + 1])[0]
+            wall[s] = clock() - t0
+            infos.append(self.last_info)
+        self.last_info = joined_infos(infos, wall)
+        return out
 
     def predict_with_confidence(self, syndromes: np.ndarray) -> ConfidentPrediction:
         """uint8 ``(S, m)`` -> (uint8 ``(S, k)`` observables, float32 ``(S,)`` gap in dB).

@@ -46,6 +46,11 @@ FLOAT_LIMIT = 1e30  # float messages/posteriors are clipped here (keeps inf - in
 _CHUNK_ENTRIES = 1 << 24
 
 
+def bp_info(converged: np.ndarray, iterations: np.ndarray) -> DecodeInfo:
+    """BP's :class:`DecodeInfo`: convergence, iterations, and the work clock (its iterations, int64)."""
+    return DecodeInfo(converged=converged, iterations=iterations, work=iterations.astype(np.int64))
+
+
 def bp_params(max_iter: int) -> dict[str, Param]:
     """The min-sum BP parameter table (``bp``; ``bposd`` and ``bposd-e`` with ``max_iter=80``)."""
     return {
@@ -137,9 +142,12 @@ class BpDecoder(Decoder):
     One iteration is one sweep over the Tanner graph, O(n + m + nnz(H)) operations, in every
     schedule and number format. A shot stops earlier once its hard decision satisfies the syndrome.
     No loop waits for convergence without this cap.
+
+    Work clock (:attr:`work_unit`): the BP iterations of each shot.
     """
 
     has_confidence = True
+    work_unit = "BP iterations"
 
     def __init__(
         self,
@@ -240,13 +248,13 @@ class BpDecoder(Decoder):
         """``(errors uint8 (S, n), posterior LLRs float64 (S, n))`` for syndromes ``(S, m)``."""
         s = check_syndromes(syndromes, self.problem.num_detectors)
         hard, post, conv, iters = self._run(self.prior_llr, s, True)
-        self.last_info = DecodeInfo(converged=conv, iterations=iters)
+        self.last_info = bp_info(conv, iters)
         return hard, post.astype(np.float64) / self.scale
 
     def decode_batch(self, syndromes: np.ndarray) -> np.ndarray:
         s = check_syndromes(syndromes, self.problem.num_detectors)
         hard, _, conv, iters = self._run(self.prior_llr, s, False)
-        self.last_info = DecodeInfo(converged=conv, iterations=iters)
+        self.last_info = bp_info(conv, iters)
         return hard
 
     def predict_with_confidence(self, syndromes: np.ndarray) -> ConfidentPrediction:
@@ -274,7 +282,7 @@ class BpDecoder(Decoder):
             gap[a:b] = posterior_gap_db(post.astype(np.float64) / self.scale, self.problem.L, conv)
             convs.append(conv)
             iters.append(it)
-        self.last_info = DecodeInfo(converged=np.concatenate(convs), iterations=np.concatenate(iters))
+        self.last_info = bp_info(np.concatenate(convs), np.concatenate(iters))
         return ConfidentPrediction(obs, gap)
 
     def predict_observables_batch(self, syndromes: np.ndarray) -> np.ndarray:
@@ -286,7 +294,7 @@ class BpDecoder(Decoder):
             out[a:b] = observables_from_errors(hard, self.problem)
             convs.append(conv)
             iters.append(it)
-        self.last_info = DecodeInfo(converged=np.concatenate(convs), iterations=np.concatenate(iters))
+        self.last_info = bp_info(np.concatenate(convs), np.concatenate(iters))
         return out
 
     def decode_llr_batch(self, llr: np.ndarray) -> np.ndarray:
@@ -302,7 +310,7 @@ class BpDecoder(Decoder):
             raise DecoderInputError("llr contains NaN or infinite values")
         zeros = np.zeros((x.shape[0], self.problem.num_detectors), dtype=np.uint8)
         hard, _, conv, iters = self._run(self.quantize(x), zeros, False)
-        self.last_info = DecodeInfo(converged=conv, iterations=iters)
+        self.last_info = bp_info(conv, iters)
         return hard
 
 

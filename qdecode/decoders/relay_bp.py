@@ -41,7 +41,14 @@ import math
 
 import numpy as np
 
-from qdecode.decoders.base import DecodeInfo, Decoder, DecoderInputError, check_syndromes, observables_from_errors
+from qdecode.decoders.base import (
+    DecodeInfo,
+    Decoder,
+    DecoderInputError,
+    check_packed,
+    check_syndromes,
+    observables_from_errors,
+)
 from qdecode.decoders.bp import ALPHA_SHIFT, MessageFormat
 from qdecode.decoders.confidence import ConfidentPrediction, class_codes, gap_db
 from qdecode.decoders.params import DecoderEntry, Param, uses_params
@@ -53,8 +60,10 @@ from qdecode.kernels.relay import (
     RelayOut,
     RelaySchedule,
     relay_decode_range,
+    relay_decode_timed_range,
     relay_gap_range,
 )
+from qdecode.kernels.clock import ticks_per_ns
 from qdecode.kernels.relay_lanes import LANES, relay_lanes_range
 from qdecode.kernels.relay_lanes_narrow import (
     RELAY_NARROW_LANES,
@@ -163,9 +172,14 @@ class RelayBpDecoder(Decoder):
     iterations and each of at most ``legs`` later legs at most ``leg_iter``; each leg adds O(n)
     work for its gammas and its solution weight. A shot stops earlier after ``stop_after``
     converged legs (default 5).
+
+    Work clock (:attr:`work_unit`): the min-sum iterations of each shot, summed over all its legs. Wall clock
+    (:meth:`predict_observables_timed`): measured in the scalar kernel, per shot.
     """
 
     has_confidence = True
+    work_unit = "min-sum iterations over all legs"
+    wall_method = "kernel"
 
     def __init__(
         self,
@@ -276,8 +290,25 @@ class RelayBpDecoder(Decoder):
         return [(a, min(S, a + step)) for a in range(0, S, step)] or [(0, 0)]
 
     @staticmethod
-    def _info(conv, iters, legs, weight) -> RelayDecodeInfo:
-        return RelayDecodeInfo(converged=conv, iterations=iters, extra={"legs": legs, "weight": weight})
+    def _info(conv, iters, legs, weight, wall_ns=None) -> RelayDecodeInfo:
+        return RelayDecodeInfo(converged=conv, iterations=iters, extra={"legs": legs, "weight": weight},
+                               work=iters.astype(np.int64), wall_ns=wall_ns)
+
+    def predict_observables_timed(self, packed: np.ndarray) -> np.ndarray:
+        """Real-time mode (:meth:`Decoder.predict_observables_timed`): the scalar kernel decodes the shots one
+        after another on one thread and reads :func:`~qdecode.kernels.clock.ticks` around each
+        (:func:`~qdecode.kernels.relay.relay_decode_timed_range`); ``last_info.wall_ns`` is each shot's time
+        in ns, the answers those of the batch path, bit for bit."""
+        m, n = self.problem.num_detectors, self.problem.num_errors
+        s = np.unpackbits(check_packed(packed, m), axis=1, count=m, bitorder="little")
+        S = s.shape[0]
+        out = RelayOut(np.zeros((S, n), np.uint8), np.zeros(S, np.bool_), np.zeros(S, np.int32),
+                       np.zeros(S, np.int32), np.zeros(S, np.float64))
+        elapsed = np.zeros(S, dtype=np.int64)
+        relay_decode_timed_range(*self._kernel_args(), s, out, elapsed, 0, S)
+        self.last_info = self._info(out.converged, out.iterations, out.legs, out.weight, elapsed / ticks_per_ns())
+        obs = observables_from_errors(out.hard, self.problem)
+        return np.packbits(obs, axis=1, bitorder="little")
 
     def decode_batch(self, syndromes: np.ndarray) -> np.ndarray:
         s = check_syndromes(syndromes, self.problem.num_detectors)

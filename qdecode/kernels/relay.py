@@ -61,6 +61,7 @@ from numba import types
 from numba.extending import overload
 
 from qdecode.kernels.arith import clip, numba_scalar, wrap_int64
+from qdecode.kernels.clock import ticks
 from qdecode.kernels.minsum import check_magnitude, flip_decision, fold_min, negative, new_prior_state, signed
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -476,6 +477,27 @@ def relay_decode_range(graph, sched, arith, seed, syndromes, out, start, stop):
     for s in range(start, stop):
         key = shot_key(seed, syndromes[s])
         ok, its, lr, w = relay_decode(graph, sched, arith, syndromes[s], key, work, out.hard[s], sols)
+        out.converged[s] = ok
+        out.iterations[s] = its
+        out.legs[s] = lr
+        out.weight[s] = w
+
+
+@numba.njit(cache=True, nogil=True)
+def relay_decode_timed_range(graph, sched, arith, seed, syndromes, out, ticks_out, start, stop):
+    """:func:`relay_decode_range` that also times each shot: ``ticks_out[s]`` = :func:`~qdecode.kernels.clock.ticks`
+    elapsed from the shot's key to its decision (int64; the shots run one after another on one thread).
+
+    The answers are :func:`relay_decode_range`'s; the scratch is allocated before the first shot is timed.
+    """
+    m = syndromes.shape[1]
+    work = make_relay_work(graph, arith.msg_lim, m)
+    sols = no_solutions()
+    for s in range(start, stop):
+        t0 = ticks()
+        key = shot_key(seed, syndromes[s])
+        ok, its, lr, w = relay_decode(graph, sched, arith, syndromes[s], key, work, out.hard[s], sols)
+        ticks_out[s] = ticks() - t0
         out.converged[s] = ok
         out.iterations[s] = its
         out.legs[s] = lr
