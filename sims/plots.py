@@ -45,7 +45,7 @@ from qdecode.sims.stats import Fit, fit_binomial, metadata_number, rounds_of, sh
 from qdecode.sims.store import StatsRow, merge_rows
 from qdecode.sims.threshold import ThresholdEstimate
 
-__all__ = ["PlotOptions", "LineFit", "Reference", "plot_threshold", "fit_curves", "parse_y", "hits_and_trials",
+__all__ = ["PlotOptions", "LineFit", "Reference", "plot_threshold", "plot_deadline", "DEADLINE_X_KEY", "fit_curves", "parse_y", "hits_and_trials",
            "y_denominator", "check_custom_key", "short_decoder_labels", "split_decoder_label",
            "common_metadata", "subtitle_text", "plot_discard_vs_error", "DISCARD_X_KEY", "figure_path"]
 
@@ -864,6 +864,8 @@ class Reference(NamedTuple):
             legend lists colours and markers once, one legend entry; default: the label.
         group: metadata of the data the curve belongs to (e.g. ``{"code": "polar32_16"}``);
             where the plot's marker key is in it, the curve carries that marker (hollow).
+        marker: a matplotlib marker for the curve's points ("" for none); default (None): the group's
+            marker, else ``x`` on curves of fewer than 10 points.
     """
 
     label: str
@@ -871,6 +873,7 @@ class Reference(NamedTuple):
     ys: Sequence[float]
     kind: str = ""
     group: Mapping[str, Any] | None = None
+    marker: str | None = None
 
 
 def _draw_references(ax, references: Sequence, styles: _Styles, group_keys: tuple) -> list[tuple]:
@@ -884,9 +887,12 @@ def _draw_references(ax, references: Sequence, styles: _Styles, group_keys: tupl
         rx, ry = np.asarray(ref.xs, dtype=np.float64), np.asarray(ref.ys, dtype=np.float64)
         keep = np.isfinite(ry) & (ry > 0)
         value = (ref.group or {}).get(marker_key) if marker_key else None
-        marker = styles.markers.get(value, "") or ("x" if keep.sum() < 10 else "")
+        marker = ref.marker if ref.marker is not None else (
+            styles.markers.get(value, "") or ("x" if keep.sum() < 10 else ""))
         kind = ref.kind or ref.label
         dash = _REF_DASHES[kinds.index(kind) % len(_REF_DASHES)]
+        if ref.marker == "" and np.isnan(ry).any():  # NaN-separated segments (ticks): keep the breaks
+            keep = np.isnan(ry) | keep
         line, = ax.plot(rx[keep], ry[keep], color=_REF_COLOUR, linewidth=1.1, zorder=-50, linestyle=dash, marker=marker,
                         markevery=max(1, int(keep.sum()) // 6), markersize=5, markerfacecolor="none",
                         label=ref.label, gid=f"ref:{ref.label}")
@@ -1572,4 +1578,88 @@ def plot_discard_vs_error(
                           xlabel="Discard rate (fraction of shots discarded)",
                           ylabel=("Logical error probability per round among kept shots" if per_round
                                   else "Logical error rate among kept shots"),
+                          notes=kwargs.pop("notes", [note]), **kwargs)
+
+
+DEADLINE_X_KEY = "deadline"
+
+
+def _deadline_points(rows: Sequence[StatsRow], clock: str, group_keys: tuple) -> tuple[list[StatsRow], list]:
+    """One row per occupied bin edge of every latency row's ``clock`` histogram, and the p50 / p99 marks.
+
+    Each point row has ``shots`` = the decoded shots and ``errors`` = the failures under the deadline at that
+    edge with the miss policy (:func:`qdecode.sims.latency_bins.deadline_failures`), and the deadline in its
+    json_metadata under :data:`DEADLINE_X_KEY` (microseconds for the wall clock, the decoder's unit for work),
+    so that :func:`plot_threshold` draws it with its own bands and styles. The ``latency_bins`` key is dropped
+    from the points unless it separates curves.
+    """
+    from qdecode.sims.latency_bins import LATENCY_BINS_KEY, deadline_failures, row_histograms
+
+    scale = 1e-3 if clock == "wall" else 1.0
+    out: list[StatsRow] = []
+    marks = []
+    for row in rows:
+        hist = row_histograms(row).get(clock)
+        if hist is None:
+            continue
+        md = row.json_metadata if isinstance(row.json_metadata, Mapping) else {}
+        meta = {k: v for k, v in md.items() if k != LATENCY_BINS_KEY or k in group_keys}
+        decoded = row.shots - row.discards
+        for edge in hist.edges.tolist():
+            out.append(StatsRow(strong_id=f"{row.strong_id}:{clock}<={edge}", decoder=row.decoder,
+                                json_metadata={**meta, DEADLINE_X_KEY: edge * scale}, shots=decoded,
+                                errors=deadline_failures(hist, decoded, edge)))
+        for q, kind in ((0.5, "p50"), (0.99, "p99")):  # a short vertical tick across the curve at its quantile
+            t = hist.quantile(q)
+            rate = deadline_failures(hist, decoded, t) / decoded
+            marks.append((kind, t * scale, rate))
+    if not out:
+        raise ValueError(f"no row has a {clock}-clock latency histogram (sweep with --latency, or latency = true in "
+                         f"a recipe task; the work clock needs a decoder that has one)")
+    refs = []
+    for kind in ("p50", "p99"):  # one reference per quantile: ticks separated by NaN (one legend entry)
+        xs, ys = [], []
+        for k, t, rate in marks:
+            if k == kind and rate > 0:
+                xs += [t, t, math.nan]
+                ys += [rate / 1.6, rate * 1.6, math.nan]
+        if xs:
+            refs.append(Reference(f"{kind} latency of each curve", xs, ys, marker=""))
+    return out, refs
+
+
+def plot_deadline(
+    rows: Iterable[StatsRow] | Mapping[str, StatsRow],
+    *,
+    out_path: str | os.PathLike | None,
+    clock: str = "wall",
+    group_keys: Sequence[str] = ("decoder", "d", "p"),
+    options: PlotOptions | None = None,
+    **kwargs: Any,
+):
+    """The logical error rate under a deadline, ``LER(t) = P(latency > t or logical error)``, against ``t``.
+
+    For every row with a latency histogram (:mod:`qdecode.sims.latency_bins`; a sweep with ``--latency``),
+    one point per occupied bin edge of its ``clock`` (``"wall"``: x in microseconds; ``"work"``: the
+    decoder's work count), with sinter's binomial band; grey vertical lines mark each curve's p50 and p99.
+    At the last edge a curve reaches the row's plain logical error rate. One curve per row (``group_keys``),
+    in :func:`plot_threshold`'s styles; other keyword arguments go to it (``title``, ``subtitle``, ``dpi``,
+    ``figsize``, ``highlight_max_likelihood_factor``).
+
+    Returns:
+        The figure (curve lines ``gid="curve:<label>"``).
+
+    Raises:
+        ValueError: no row has a histogram of ``clock``, or a histogram that does not add up to its row.
+    """
+    rows = list(rows.values() if isinstance(rows, Mapping) else rows)
+    group_keys = tuple(group_keys)
+    points, marks = _deadline_points(list(merge_rows(rows).values()), clock, group_keys)
+    options = dataclasses.replace(options or PlotOptions(), y="error_rate")
+    xlabel = ("Deadline t (us of wall time per shot)" if clock == "wall"
+              else "Deadline t (the decoder's work count per shot)")
+    note = "a shot later than t fails (miss policy); one point per 9 % latency bin"
+    return plot_threshold(points, out_path=out_path, x_key=DEADLINE_X_KEY, group_keys=group_keys, xscale="log",
+                          options=options, references=marks, check_keys=False, xlabel=xlabel,
+                          ylabel="Logical error rate under the deadline, P(late or wrong)",
                           notes=kwargs.pop("notes", [note]), **kwargs)

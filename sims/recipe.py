@@ -34,6 +34,7 @@ task's ``metadata`` table adds to or overrides it::
     count_observable_error_combos = true
     count_detection_events = true
     # gap_histogram = true            # shots and errors per 1 dB bin of the decoder's gap (mle, pymatching)
+    # latency = true                  # real-time mode: shots and errors per bin of both clocks (qdecode deadline)
     # decoder_dem = "other.dem"         # decode with another model than the one sampled
 
 A classical code (``bch127_64``, ``rs16_8``, ``polar64_22``, ...) takes a channel instead of a
@@ -103,6 +104,8 @@ TASK_KEYS = {
     "count_observable_error_combos": "count obs_mistake_mask=... patterns in custom_counts (sinter's flag)",
     "count_detection_events": "count detection_events and detectors_checked in custom_counts (sinter's flag)",
     "gap_histogram": "count shots and errors per 1 dB bin of the decoder's gap in custom_counts (g12, g12E, ...)",
+    "latency": "decode in real-time mode (one shot at a time, timed) and count shots and errors per bin of the "
+               "wall and work clocks in custom_counts (wall160, wall160E, work12, ...; qdecode deadline)",
 }
 
 
@@ -299,7 +302,8 @@ def _check_task_types(entry: Mapping[str, Any], where: str) -> None:
     _check_type(entry, "circuit", (str,), "a path, a glob, or a list of them", where, listable=True)
     _check_type(entry, "dem", (str,), "a path to a .dem file", where)
     _check_type(entry, "decoder_dem", (str,), "a path to a .dem file", where)
-    for key in ("memory_basis_only", "count_observable_error_combos", "count_detection_events", "gap_histogram"):
+    for key in ("memory_basis_only", "count_observable_error_combos", "count_detection_events", "gap_histogram",
+                "latency"):
         _check_type(entry, key, (bool,), "true or false", where)
     for key in ("metadata", "channel"):
         if key in entry and not isinstance(entry[key], Mapping):
@@ -336,6 +340,7 @@ def _user_options(entry: Mapping[str, Any], where: str, base_dir: str | None) ->
         "count_observable_error_combos": bool(entry.get("count_observable_error_combos", False)),
         "count_detection_events": bool(entry.get("count_detection_events", False)),
         "gap_histogram": bool(entry.get("gap_histogram", False)),
+        "latency_histogram": bool(entry.get("latency", False)),
     }
     if "postselect" in entry:
         try:
@@ -394,7 +399,7 @@ def expand_tasks(entry: Mapping[str, Any], where: str, base_dir: str | None = No
     _check_code(entry["code"], where)
     if is_classical(entry.get("code")):
         for key in ("decoder_dem", "postselect", "count_observable_error_combos", "count_detection_events",
-                    "gap_histogram"):
+                    "gap_histogram", "latency"):
             if key in entry:
                 raise RecipeError(f"{where}: key {key!r} applies to circuits and DEMs, "
                                   f"not to the classical code {entry['code']!r}")

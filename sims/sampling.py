@@ -56,6 +56,7 @@ import numpy as np
 from qdecode.problem import DecodingProblem
 from qdecode.sims.classical_points import run_classical_batch
 from qdecode.sims.gap_bins import gap_bin_counts
+from qdecode.sims.latency_bins import latency_bin_counts
 from qdecode.sims.tasks import CompiledTask, Task, describe_task
 
 # Largest chunk: bounds a worker's memory for large batches.
@@ -252,7 +253,9 @@ def decode_chunks(ct: CompiledTask, dets: np.ndarray, obs: np.ndarray,
         One ``(errors, discards, custom_counts)`` per chunk: its own shots' counts (module
         docstring); errors count among the kept shots. With the task's ``gap_histogram`` the
         decoder's ``predict_with_confidence_packed`` decodes, and the kept shots and their
-        errors are also counted per gap bin (:func:`qdecode.sims.gap_bins.gap_bin_counts`).
+        errors are also counted per gap bin (:func:`qdecode.sims.gap_bins.gap_bin_counts`). With its
+        ``latency_histogram`` the decoder's ``predict_observables_timed`` decodes (real-time mode),
+        and they are counted per bin of both clocks (:func:`qdecode.sims.latency_bins.latency_bin_counts`).
         Where the decoder's ``last_info`` cannot be cut per chunk (``DecodeInfo.take`` is None)
         the chunks are decoded again, one call each, and so are the task's later calls.
     """
@@ -297,6 +300,8 @@ def _decode_counted(ct: CompiledTask, dets: np.ndarray, obs: np.ndarray,
     gaps = None
     if task.gap_histogram:  # the decoder's confidence too: shots and errors per gap bin
         predicted, gaps = ct.decoder.predict_with_confidence_packed(dets)
+    elif task.latency_histogram:  # real-time mode: every shot alone, timed; shots and errors per clock bin
+        predicted = ct.decoder.predict_observables_timed(dets)
     else:
         predicted = ct.decoder.predict_observables_packed(dets)
     failed = failed_shots(predicted, obs)
@@ -310,6 +315,9 @@ def _decode_counted(ct: CompiledTask, dets: np.ndarray, obs: np.ndarray,
         errors = int(np.count_nonzero(failed[sl]))
         if gaps is not None:
             counts.update(gap_bin_counts(gaps[sl], failed[sl]))
+        if task.latency_histogram:
+            counts.update(latency_bin_counts(info.wall_ns[sl], None if info.work is None else info.work[sl],
+                                             failed[sl]))
         if task.count_observable_error_combos and errors:
             counts.update(observable_error_combos(predicted[sl], obs[sl], ct.dem.num_observables))
         if info is not None:

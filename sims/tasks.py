@@ -21,6 +21,7 @@ from qdecode.decoders.confidence import no_confidence_error
 from qdecode.decoders.registry import DecoderSpec, get_entry
 from qdecode.problem import decoding_dem
 from qdecode.sims.gap_bins import GAP_BINS_KEY, GAP_BINS_TAG
+from qdecode.sims.latency_bins import LATENCY_BINS_KEY, LATENCY_BINS_TAG
 
 
 @dataclasses.dataclass(frozen=True)
@@ -88,6 +89,10 @@ class Task:
     outside sinter's strong_id) it is recorded in the json_metadata (``gap_bins``) and so in the
     strong_id, because the post-selection curve needs every shot of a row in the histogram. It
     needs a decoder with a confidence (``get_entry(name).has_confidence``).
+    ``latency_histogram``: decode in real-time mode (``Decoder.predict_observables_timed``: one shot
+    after another, each timed) and count shots and errors per bin of the wall and work clocks
+    (:mod:`qdecode.sims.latency_bins`); recorded in the json_metadata (``latency_bins``) and so in
+    the strong_id, for the same reason. Not with ``gap_histogram`` (the timed path gives no confidence).
     """
 
     decoder: DecoderSpec
@@ -102,6 +107,7 @@ class Task:
     count_observable_error_combos: bool = False
     count_detection_events: bool = False
     gap_histogram: bool = False
+    latency_histogram: bool = False
 
     def __post_init__(self) -> None:
         given = sum(x is not None for x in (self.recipe, self.circuit_text, self.dem_text, self.classical))
@@ -118,6 +124,12 @@ class Task:
                 raise ValueError("a gap histogram applies to circuits and DEMs, not to classical codes")
             if not get_entry(self.decoder.name).has_confidence:
                 raise no_confidence_error(self.decoder.name)
+        if self.latency_histogram:
+            if self.classical is not None:
+                raise ValueError("a latency histogram applies to circuits and DEMs, not to classical codes")
+            if self.gap_histogram:
+                raise ValueError("a latency histogram and a gap histogram cannot be recorded together: the timed "
+                                 "decoding path gives no confidence")
         if self.decoder_dem_key not in ("decoder_dem", "learned_noise"):
             raise ValueError(f"decoder_dem_key must be 'decoder_dem' or 'learned_noise', got {self.decoder_dem_key!r}")
 
@@ -161,6 +173,8 @@ class Task:
             meta[self.decoder_dem_key] = learned_noise_id(self.decoder_dem)
         if self.gap_histogram:
             meta[GAP_BINS_KEY] = GAP_BINS_TAG
+        if self.latency_histogram:
+            meta[LATENCY_BINS_KEY] = LATENCY_BINS_TAG
         return meta
 
 

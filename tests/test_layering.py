@@ -32,7 +32,8 @@ from tests.import_scan import ROOT, Import, all_imports, modules
 #: for distillation.
 TRAINERS = ("qdecode.neural.*_train", "qdecode.neural.train_common", "qdecode.neural.crisp_teacher")
 #: sims modules that read and analyse the stats CSVs.
-CSV_READERS = ("qdecode.sims.store", "qdecode.sims.stats", "qdecode.sims.threshold", "qdecode.sims.gap_bins")
+CSV_READERS = ("qdecode.sims.store", "qdecode.sims.stats", "qdecode.sims.threshold", "qdecode.sims.gap_bins",
+               "qdecode.sims.latency_bins")
 #: The text source's leaves: the corpus (bytes, splits, hashes) and the n-gram fitting on it.
 TEXT = ("qdecode.language_model",)
 #: The layers below the simulation harness, usable by everything above them.

@@ -11,8 +11,8 @@ from qdecode import __version__
 
 EXIT_BAD_INPUT = 2
 
-_COMMANDS = ("sweep", "plot", "threshold", "combine", "circuit", "predict", "codes", "bench", "export-vectors",
-             "export-rtl", "tune", "train", "learn-noise")
+_COMMANDS = ("sweep", "plot", "threshold", "combine", "deadline", "circuit", "predict", "codes", "bench",
+             "export-vectors", "export-rtl", "tune", "train", "learn-noise")
 
 
 class _UsageError(Exception):
@@ -43,6 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
         circuit,
         codes,
         combine,
+        deadline,
         export_rtl,
         export_vectors,
         learn_noise,
@@ -61,6 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
     plot.add_plot_parser(sub)
     plot.add_threshold_parser(sub)
     combine.add_parser(sub)
+    deadline.add_parser(sub)
     circuit.add_parser(sub)
     predict.add_parser(sub)
     codes.add_parser(sub)

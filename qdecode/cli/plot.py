@@ -62,8 +62,10 @@ def add_plot_parser(sub) -> None:
                         "band; discard_vs_error = post-selection on the decoder's gap (rows of a sweep with "
                         "--gap-histogram): the logical error rate among kept shots against the fraction of shots "
                         "discarded, one point per gap threshold (1 dB bins), one curve per row; x is the discard "
-                        "rate (log unless --xscale linear; the 0%% point is then a grey line), --x does not apply "
-                        "(default: error_rate)")
+                        "rate (log unless --xscale linear; the 0%% point is then a grey line), --x does not apply; "
+                        "deadline = the logical error rate under a deadline t, P(late or wrong), against t (rows of a "
+                        "sweep with --latency), one curve per row, p50 and p99 marked; --x wall (us, the default) or "
+                        "--x work (the decoder's work count) picks the clock (default: error_rate)")
     p.add_argument("--per-round", action="store_true",
                    help="convert rates to per round, 1/2 - 1/2 (1 - 2 P_shot)^(1/r), with the r or rounds "
                         "metadata (default: per shot; not for discard_rate)")
@@ -442,6 +444,30 @@ def _run_discard_plot(args, factor: float) -> int:
     return 0
 
 
+def _run_deadline_plot(args, factor: float) -> int:
+    """``qdecode plot --y deadline``: :func:`~qdecode.sims.plots.plot_deadline`, one curve per row."""
+    from qdecode.sims.plots import PlotOptions, plot_deadline
+
+    clock = args.x_key or "wall"
+    if clock not in ("wall", "work"):
+        raise ValueError(f"--y deadline takes --x wall or --x work (the clock), got --x {clock}")
+    for flag, value in (("--fit", args.fit), ("--per-round", args.per_round), ("--xscale", args.xscale)):
+        if value:
+            raise ValueError(f"{flag} does not apply to --y deadline")
+    options = PlotOptions(yscale=_scale("yscale", args.yscale), xmin=args.xmin, xmax=args.xmax, ymin=args.ymin,
+                          ymax=args.ymax)
+    out = _out_path(args.out)
+    rows = _read(args.csv, filters=args.filter)
+    keys = _unique(group_keys_for(rows, args.group) + tuple(k for k in ("d", "p") if _has_key(rows, k)))
+    fig = plot_deadline(rows, out_path=out, clock=clock, group_keys=keys, options=options, title=args.title,
+                        subtitle=args.subtitle, highlight_max_likelihood_factor=factor, dpi=args.dpi,
+                        figsize=(args.fig_size[0] / args.dpi, args.fig_size[1] / args.dpi))
+    if args.show:
+        show_figure(fig)
+    print(f"qdecode plot: {out}", file=sys.stderr)
+    return 0
+
+
 def _out_path(out: str) -> str:
     """``--out`` as the file that will be written (``.png`` added to a name without extension)."""
     from qdecode.sims.plots import figure_path
@@ -458,6 +484,8 @@ def run_plot(args) -> int:
         raise ValueError(f"--highlight-max-likelihood-factor must be >= 1, got {factor:g}")
     if args.y == "discard_vs_error":
         return _run_discard_plot(args, factor)
+    if args.y == "deadline":
+        return _run_deadline_plot(args, factor)
     options = _plot_options(args)
     xscale = _scale("xscale", args.xscale)
     out = _out_path(args.out)

@@ -80,6 +80,10 @@ def add_parser(sub) -> None:
                    help="also write each shot's confidence: the gap in dB between the best correction and the best "
                         "one of another logical class, one text line per shot (%%.3f, inf, nan); decoders with a "
                         f"confidence: {CONFIDENCE_DECODER_NAMES}")
+    p.add_argument("--latency-out", metavar="PATH",
+                   help="decode in real-time mode (one shot after another, each timed; same predictions) and write "
+                        "one text line per decoded shot: its wall time in microseconds (%%.3f) and, where the decoder "
+                        "has a work clock, its work count (BP iterations, ...), space-separated; not with --gap-out")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(run=run)
 
@@ -100,6 +104,9 @@ def run(args) -> int:
 
         if not get_entry(spec.name).has_confidence:  # refused before reading or decoding anything
             raise no_confidence_error(spec.name)
+        if args.latency_out is not None:
+            raise ValueError("--latency-out and --gap-out cannot be combined: the timed decoding path gives no "
+                             "confidence")
     dem = read_dem(args.dem)
     decoding = dem
     if args.learned_noise:
@@ -128,8 +135,13 @@ def run(args) -> int:
 
     problem = DecodingProblem.from_dem(decoding)
     decoder = spec.build(problem)
+    gaps = None
     with ProgressBar(len(dets), desc="predict", unit="shot", quiet=args.quiet) as bar:
-        predictions, gaps = decode_blocks(decoder, dets, confidence=args.gap_out is not None, advance=bar.update)
+        if args.latency_out is not None:
+            predictions, wall_ns, work = decode_timed_blocks(decoder, dets, advance=bar.update)
+            write_latency(args.latency_out, wall_ns, work)
+        else:
+            predictions, gaps = decode_blocks(decoder, dets, confidence=args.gap_out is not None, advance=bar.update)
     if gaps is not None:
         write_gaps(args.gap_out, gaps)
     stim.write_shot_data_file(
@@ -184,6 +196,39 @@ def decode_blocks(decoder, packed, *, confidence: bool, advance=lambda n: None):
         start += len(block)
         advance(len(block))
     return np.concatenate(preds), (np.concatenate(gaps) if confidence else None)
+
+
+TIMED_BLOCK = 256  # shots per call of the timed path: progress about every 256 shots
+
+
+def decode_timed_blocks(decoder, packed, *, advance=lambda n: None):
+    """Decode bit-packed uint8 ``(S, ceil(m/8))`` detection events in real-time mode, :data:`TIMED_BLOCK`
+    shots per ``predict_observables_timed`` call.
+
+    Returns:
+        (bit-packed uint8 ``(S, ceil(k/8))`` predicted observables, float64 ``(S,)`` wall times in ns,
+        int64 ``(S,)`` work counts or None when the decoder has no work clock).
+    """
+    import numpy as np
+
+    preds, walls, works = [], [], []
+    for start in range(0, max(1, len(packed)), TIMED_BLOCK):
+        block = packed[start:start + TIMED_BLOCK]
+        preds.append(decoder.predict_observables_timed(block))
+        info = decoder.last_info
+        walls.append(np.asarray(info.wall_ns, dtype=np.float64))
+        works.append(None if info.work is None else np.asarray(info.work, dtype=np.int64))
+        advance(len(block))
+    work = None if any(w is None for w in works) else np.concatenate(works)
+    return np.concatenate(preds), np.concatenate(walls), work
+
+
+def write_latency(path: str, wall_ns, work) -> None:
+    """Write one line per shot: the wall time in microseconds (``%.3f``) and, when ``work`` is given, the work count."""
+    walls = [f"{w / 1e3:.3f}" for w in map(float, wall_ns)]
+    lines = walls if work is None else [f"{w} {int(k)}" for w, k in zip(walls, work)]
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("".join(line + "\n" for line in lines))
 
 
 def write_gaps(path: str, gaps: Iterable[float]) -> None:

@@ -91,6 +91,13 @@ def add_parser(sub) -> None:
                         "gap_bins (so the strong_id differs); for `qdecode plot --y discard_vs_error` and "
                         "`qdecode threshold --max-discard` (decoders with a confidence: "
                         f"{CONFIDENCE_DECODER_NAMES})")
+    d.add_argument("--latency", action="store_true", default=None,
+                   help="decode in real-time mode (one shot after another, each timed: slower than a batch for "
+                        "lane decoders, same answers) and count shots and errors per bin of both clocks in "
+                        "custom_counts: wall<k> = shots whose decoding took (2^((k-1)/8), 2^(k/8)] ns, work<k> the "
+                        "same of the decoder's work count (BP iterations, ...), <key>E the errors among them; "
+                        "json_metadata gets latency_bins (so the strong_id differs); for `qdecode deadline` and "
+                        "`qdecode plot --y deadline`; not with --gap-histogram")
     o = p.add_argument_group("stopping, output and execution (override the recipe)")
     o.add_argument("--max-shots", type=int, help="stop a task after this many shots (recipe default 1000000)")
     o.add_argument("--max-errors", type=int, help="stop a task after this many errors (recipe default 100)")
@@ -151,6 +158,8 @@ def _task_options(args) -> dict:
         task["count_detection_events"] = True
     if args.gap_histogram:
         task["gap_histogram"] = True
+    if args.latency:
+        task["latency"] = True
     if args.metadata:
         task["metadata"] = _parse_metadata(args.metadata)
     if args.decoder_dem:
@@ -177,6 +186,9 @@ def _inline_recipe(args):
     decoders = compose_decoders(args.decoder, args.param + time_budget_params(args.time_budget, args.decoder))
     if args.gap_histogram:
         _check_confidence(decoders)
+        if args.latency:
+            raise ValueError("--latency and --gap-histogram cannot be combined: the timed decoding path gives no "
+                             "confidence")
     if args.circuit or args.dem:
         catalogue = [f for f, v in (("--code", args.code), ("--d", args.d), ("--rounds", args.rounds),
                                     ("--noise", args.noise), ("--p", args.p), ("--ebn0", args.ebn0),
@@ -343,7 +355,7 @@ def run(args) -> int:
                                ("--postselect", args.postselect), ("--decoder-dem", args.decoder_dem),
                                ("--count-observable-error-combos", args.count_observable_error_combos),
                                ("--count-detection-events", args.count_detection_events),
-                               ("--gap-histogram", args.gap_histogram),
+                               ("--gap-histogram", args.gap_histogram), ("--latency", args.latency),
                                ("--time-budget", args.time_budget is not None)) if v]
         if used:
             raise ValueError(f"{used[0]} applies to an inline sweep (--code / --circuit / --dem); "

@@ -39,8 +39,9 @@ def ticks():
 
 
 @intrinsic
-def _read_counter(typingctx):
+def _read_counter(typingctx):  # noqa: ARG001 (numba passes the typing context to every intrinsic)
     """int64 ticks of the CPU's constant-rate counter (one instruction)."""
+    del typingctx  # unused: the signature takes no arguments
 
     def codegen(context, builder, signature, args):
         i64 = ir.IntType(64)

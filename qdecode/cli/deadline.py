@@ -1,0 +1,173 @@
+"""``qdecode deadline``: tail latency and the logical error rate under deadlines, from the rows of a latency sweep.
+
+The rows are those of ``qdecode sweep --latency`` (or a recipe task with ``latency = true``): each holds
+histograms of both clocks in its ``custom_counts`` (:mod:`qdecode.sims.latency_bins`). Rows are summed
+per strong_id, as ``qdecode combine`` does, so a file and the combination of its halves give the same
+report. For every row group the command prints the decoded shots, errors and plain logical error rate,
+the nearest-rank percentiles p50 / p99 / p99.9 and the maximum of each clock (upper edges of 9 % bins),
+and the logical error rate under each deadline with the miss policy (a late shot fails):
+``LER(t) = P(latency > t or logical error)``. ``--json`` writes the same as JSON (wall times in ns).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import sys
+from typing import Any, Sequence
+
+_UNITS_NS = {"ns": 1.0, "us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9}
+_TIME = re.compile(r"\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(ns|us|µs|ms|s)\s*")
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser(
+        "deadline",
+        help="tail latency and the logical error rate under deadlines, from a latency sweep's rows",
+        description=(
+            "From the rows of `qdecode sweep --latency` (summed per strong_id): decoded shots, errors, the "
+            "plain logical error rate, p50 / p99 / p99.9 / max of the wall clock (ns) and of the decoder's work "
+            "clock (its deterministic count), and the logical error rate under each deadline, a late shot "
+            "counting as a failure: LER(t) = P(latency > t or logical error). Deadlines are rounded down to the "
+            "histograms' grid (bins of 2^(1/8), 9%%)."
+        ),
+    )
+    p.add_argument("csv", nargs="+", help="stats CSV file(s) of a latency sweep")
+    p.add_argument("--at", metavar="T[,T...]", default="",
+                   help="wall-clock deadlines with units, comma-separated: 500us,1ms,2ms,5ms (ns, us, µs, ms, s; "
+                        "default: none)")
+    p.add_argument("--at-work", metavar="N[,N...]", default="",
+                   help="work-clock deadlines in the decoder's unit (e.g. min-sum iterations), comma-separated "
+                        "(default: none)")
+    p.add_argument("--filter", action="append", default=[], metavar="KEY=VALUE",
+                   help="keep rows whose json_metadata[KEY] equals VALUE; decoder=NAME matches the decoder column; "
+                        "repeatable, as in qdecode plot (default: keep all rows)")
+    p.add_argument("--json", action="store_true", help="write JSON to stdout instead of the text report")
+    p.set_defaults(run=run)
+
+
+def parse_times_ns(text: str) -> list[float]:
+    """``"500us,1ms"`` -> ``[500000.0, 1000000.0]`` (ns); every item needs a unit.
+
+    Examples:
+        >>> parse_times_ns("500us, 1ms,2.5e3ns")
+        [500000.0, 1000000.0, 2500.0]
+    """
+    out = []
+    for item in filter(None, (t.strip() for t in text.split(","))):
+        m = _TIME.fullmatch(item)
+        if not m:
+            raise ValueError(f"--at: {item!r} is not a time with a unit (e.g. 500us, 1ms, 2s)")
+        value = float(m.group(1)) * _UNITS_NS[m.group(2)]
+        if not value > 0:
+            raise ValueError(f"--at: deadlines must be positive, got {item!r}")
+        out.append(value)
+    return out
+
+
+def parse_work(text: str) -> list[float]:
+    """``"100,1000"`` -> ``[100.0, 1000.0]``: positive work-clock deadlines."""
+    out = []
+    for item in filter(None, (t.strip() for t in text.split(","))):
+        try:
+            value = float(item)
+        except ValueError:
+            raise ValueError(f"--at-work: {item!r} is not a number") from None
+        if not (value > 0 and math.isfinite(value)):
+            raise ValueError(f"--at-work: deadlines must be positive and finite, got {item!r}")
+        out.append(value)
+    return out
+
+
+def format_ns(ns: float) -> str:
+    """A wall time in the unit that reads best: ``1.23 ms``, ``45.6 us``, ``812 ns``.
+
+    Examples:
+        >>> format_ns(1234567.0), format_ns(45600.0), format_ns(812.0), format_ns(float("inf"))
+        ('1.23 ms', '45.6 us', '812 ns', 'inf')
+    """
+    if not math.isfinite(ns):
+        return "inf"
+    for unit, scale in (("s", 1e9), ("ms", 1e6), ("us", 1e3)):
+        if ns >= scale:
+            return f"{ns / scale:.3g} {unit}"
+    return f"{ns:.3g} ns"
+
+
+def group_report(row, wall_deadlines: Sequence[float], work_deadlines: Sequence[float]) -> dict[str, Any]:
+    """The JSON-able report of one summed row (module docstring)."""
+    from qdecode.sims.latency_bins import deadline_curve, row_histograms, summary_quantiles
+
+    hists = row_histograms(row)
+    if not hists:
+        raise ValueError(f"row {row.strong_id[:12]} ({row.decoder}) has no latency histogram")
+    decoded = row.shots - row.discards
+    out: dict[str, Any] = {"decoder": row.decoder, "strong_id": row.strong_id, "json_metadata": row.json_metadata,
+                           "shots": row.shots, "discards": row.discards, "decoded": decoded, "errors": row.errors,
+                           "error_rate": row.errors / decoded if decoded else None}
+    for clock, deadlines in (("wall", wall_deadlines), ("work", work_deadlines)):
+        hist = hists.get(clock)
+        if hist is None:
+            out[clock] = None
+            continue
+        points = deadline_curve(hist, decoded, [*deadlines, math.inf])
+        out[clock] = {
+            "unit": "ns" if clock == "wall" else "work",
+            "quantiles": summary_quantiles(hist),
+            "deadlines": [{"deadline": p.deadline, "late": p.late, "failures": p.failures, "error_rate": p.rate,
+                           "low": p.fit.low, "high": p.fit.high} for p in points[:-1]],
+            "error_rate_no_deadline": points[-1].rate,
+        }
+    return out
+
+
+def _text(report: dict[str, Any]) -> list[str]:
+    meta = report["json_metadata"]
+    where = ", ".join(f"{k}={v}" for k, v in meta.items() if k != "latency_bins") if isinstance(meta, dict) else ""
+    rate = report["error_rate"]
+    lines = [f"{report['decoder']}" + (f" ({where})" if where else ""),
+             f"  {report['decoded']} shots decoded, {report['errors']} errors, LER {rate:.4g}"]
+    for clock in ("wall", "work"):
+        got = report[clock]
+        if got is None:
+            lines.append(f"  {clock}: not recorded (the decoder has no {clock} clock)")
+            continue
+        fmt = format_ns if clock == "wall" else (lambda v: f"{v:.4g}")
+        q = "  ".join(f"{k} {fmt(v)}" for k, v in got["quantiles"].items())
+        lines.append(f"  {clock}: {q}")
+        for d in got["deadlines"]:
+            lines.append(f"    LER at {fmt(d['deadline'])}: {d['error_rate']:.4g} [{d['low']:.3g}, {d['high']:.3g}] "
+                         f"({d['late']} late)")
+    return lines
+
+
+def run(args) -> int:
+    from qdecode.cli.common import check_input_file
+    from qdecode.cli.plot import apply_filters
+    from qdecode.sims.store import merge_rows, read_rows
+
+    wall = parse_times_ns(args.at)
+    work = parse_work(args.at_work)
+    rows = []
+    for path in args.csv:
+        rows.extend(read_rows(check_input_file(path)))
+    rows = apply_filters(rows, args.filter)
+    if not rows:
+        raise ValueError(f"no stats rows in {', '.join(args.csv)}" + (" pass the --filter" if args.filter else ""))
+    from qdecode.sims.latency_bins import has_latency_bins
+
+    groups = list(merge_rows(rows).values())
+    merged = [r for r in groups if has_latency_bins(r.custom_counts or {})]
+    if not merged:
+        raise ValueError("no row has a latency histogram (sweep with --latency, or latency = true in a recipe task)")
+    if len(merged) < len(groups):
+        print(f"qdecode deadline: {len(groups) - len(merged)} row group(s) without a latency histogram left out",
+              file=sys.stderr)
+    reports = [group_report(r, wall, work) for r in merged]
+    if args.json:
+        json.dump(reports, sys.stdout, indent=1, default=float)
+        sys.stdout.write("\n")
+    else:
+        print("\n".join(line for rep in reports for line in _text(rep)))
+    return 0

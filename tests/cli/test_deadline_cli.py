@@ -1,0 +1,181 @@
+"""`qdecode sweep --latency`, `qdecode deadline`, `combine` of latency bins, `plot --y deadline`,
+`predict --latency-out` (issue 44: the two clocks, LER under a deadline from one run)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import stim
+
+from qdecode.cli.main import main
+from qdecode.sims.latency_bins import (
+    LATENCY_BINS_KEY,
+    deadline_failures,
+    histogram,
+    latency_bin_counts,
+    row_histograms,
+)
+from qdecode.sims.seed_streams import is_seed_key
+from qdecode.sims.store import StatsWriter, merge_rows, read_rows
+
+SWEEP = ["sweep", "--code", "surface", "--d", "3", "--rounds", "3", "--noise", "si1000", "--p", "0.004",
+         "--max-shots", "1200", "--max-errors", "1000000", "--quiet", "--seed", "5", "--latency"]
+RELAY = "relay-bp[legs=20,stop_after=2]"
+
+
+def _one_line_error(capsys, code, *needles):
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1, err
+    for n in needles:
+        assert n in err, err
+
+
+def _deadline_json(capsys, *args) -> list[dict]:
+    capsys.readouterr()
+    assert main(["deadline", *args, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+@pytest.fixture(scope="module")
+def latency_csv(tmp_path_factory):
+    out = tmp_path_factory.mktemp("lat") / "l.csv"
+    assert main(SWEEP + ["--decoder", RELAY, "--decoder", "pymatching", "--workers", "0", "--out", str(out)]) == 0
+    return out
+
+
+def _work_counts(path) -> dict[str, dict[str, int]]:
+    return {r.decoder: {k: v for k, v in r.custom_counts.items() if k.startswith("work")}
+            for r in merge_rows(read_rows(path)).values()}
+
+
+def test_bins_cover_every_shot_and_error_and_the_flag_is_in_the_strong_id(latency_csv, tmp_path):
+    rows = list(merge_rows(read_rows(latency_csv)).values())
+    assert len(rows) == 2
+    for row in rows:
+        assert row.json_metadata[LATENCY_BINS_KEY] == "2^(k/8)"
+        hists = row_histograms(row)  # checks the bins against the row
+        assert hists["wall"].total == row.shots - row.discards == 1200
+        assert ("work" in hists) == row.decoder.startswith("relay-bp")  # pymatching has no work clock
+        assert deadline_failures(hists["wall"], 1200, np.inf) == row.errors
+    plain = tmp_path / "plain.csv"
+    assert main(SWEEP[:-1] + ["--decoder", "pymatching", "--workers", "0", "--out", str(plain)]) == 0
+    (other,) = merge_rows(read_rows(plain)).values()
+    pm = next(r for r in rows if r.decoder == "pymatching")
+    assert other.strong_id != pm.strong_id  # never pooled with the histogram rows
+    assert not [k for k in other.custom_counts if not is_seed_key(k)]
+
+
+def test_deadline_without_limit_is_the_plain_error_rate(latency_csv, capsys):
+    reports = _deadline_json(capsys, str(latency_csv), "--at", "1ms,100ms", "--at-work", "50")
+    for rep in reports:
+        assert rep["wall"]["error_rate_no_deadline"] == rep["errors"] / rep["decoded"] == rep["error_rate"]
+        rates = [d["error_rate"] for d in rep["wall"]["deadlines"]]
+        assert rates[0] >= rates[1] >= rep["error_rate"]  # a later deadline never fails more shots
+    relay = next(r for r in reports if r["decoder"].startswith("relay-bp"))
+    work = relay["work"]
+    assert work["error_rate_no_deadline"] == relay["error_rate"]
+    q = work["quantiles"]
+    assert q["p50"] <= q["p99"] <= q["p99.9"] <= q["max"] <= 80 + 20 * 60  # the schedule's iteration bound
+    hist = histogram(merge_rows(read_rows(latency_csv))[relay["strong_id"]].custom_counts, "work")
+    late = int(hist.shots[hist.edges > 50].sum())
+    assert work["deadlines"][0]["late"] == late and late > 0  # some shots need more than 50 iterations
+
+
+def test_deadline_of_combined_halves_equals_the_whole(latency_csv, tmp_path, capsys):
+    rows = read_rows(latency_csv)
+    assert len(rows) >= 4  # several batches per task: the halves differ
+    halves = [tmp_path / "a.csv", tmp_path / "b.csv"]
+    for path, part in zip(halves, (rows[::2], rows[1::2])):
+        with StatsWriter(path) as w:
+            for r in part:
+                w.append(r)
+    merged = tmp_path / "m.csv"
+    # the halves are disjoint batches of one run, which share its stream's record: combine is told so
+    assert main(["combine", *map(str, halves), "--allow-shared-streams", "--out", str(merged)]) == 0
+    args = ["--at", "20us,200us,2ms", "--at-work", "10,100"]
+    whole = _deadline_json(capsys, str(latency_csv), *args)
+    combined = _deadline_json(capsys, str(merged), *args)
+    split = _deadline_json(capsys, *map(str, halves), *args)
+    key = lambda reps: sorted(reps, key=lambda r: r["strong_id"])  # noqa: E731
+    assert key(whole) == key(combined) == key(split)
+
+
+def test_work_clock_is_identical_across_runs_workers_and_threads(tmp_path):
+    import numba
+
+    outs = []
+    before = numba.get_num_threads()
+    try:
+        for i, (workers, threads) in enumerate([("0", 1), ("0", 1), ("2", min(2, numba.config.NUMBA_NUM_THREADS))]):
+            numba.set_num_threads(threads)  # the decoder's threads (in-process with --workers 0)
+            out = tmp_path / f"w{i}.csv"
+            assert main(SWEEP + ["--decoder", RELAY, "--workers", workers, "--out", str(out)]) == 0
+            outs.append(_work_counts(out))
+    finally:
+        numba.set_num_threads(before)
+    assert outs[0] == outs[1] == outs[2]
+    (counts,) = outs[0].values()
+    assert len([k for k in counts if not k.endswith("E")]) >= 5  # a spread of work, not one bin
+
+
+def test_bad_inputs_are_one_line_errors(latency_csv, tmp_path, capsys):
+    capsys.readouterr()
+    _one_line_error(capsys, main(["deadline", str(latency_csv), "--at", "5"]), "not a time with a unit")
+    _one_line_error(capsys, main(["deadline", str(latency_csv), "--at", "-1ms"]), "--at")
+    _one_line_error(capsys, main(["deadline", str(latency_csv), "--at-work", "x"]), "--at-work")
+    plain = tmp_path / "p.csv"
+    assert main(SWEEP[:-1] + ["--decoder", "pymatching", "--workers", "0", "--out", str(plain)]) == 0
+    capsys.readouterr()
+    _one_line_error(capsys, main(["deadline", str(plain)]), "no row has a latency histogram")
+    # rows without bins pooled into a latency strong_id (an edited file): refused, not understated
+    (row,) = [r for r in merge_rows(read_rows(latency_csv)).values() if r.decoder == "pymatching"]
+    bad = tmp_path / "bad.csv"
+    with StatsWriter(bad) as w:
+        w.append(row)
+        w.append(type(row)(strong_id=row.strong_id, decoder=row.decoder, json_metadata=row.json_metadata,
+                          shots=100, errors=0))
+    _one_line_error(capsys, main(["deadline", str(bad)]), "histogram holds 1200 shots", "1300 decoded shots")
+    code = main(SWEEP + ["--decoder", "relay-bp", "--gap-histogram", "--workers", "0", "--out", str(tmp_path / "g.csv")])
+    _one_line_error(capsys, code, "--latency and --gap-histogram")
+
+
+def test_plot_deadline_draws_both_clocks(latency_csv, tmp_path, capsys):
+    for clock in ("wall", "work"):
+        out = tmp_path / f"{clock}.png"
+        assert main(["plot", str(latency_csv), "--y", "deadline", "--x", clock, "--out", str(out)]) == 0
+        assert out.stat().st_size > 10_000
+    capsys.readouterr()
+    code = main(["plot", str(latency_csv), "--y", "deadline", "--x", "p", "--out", str(tmp_path / "x.png")])
+    _one_line_error(capsys, code, "--x wall or --x work")
+
+
+def test_predict_latency_out_writes_one_line_per_shot(tmp_path):
+    circuit = stim.Circuit.generated("surface_code:rotated_memory_z", distance=3, rounds=3,
+                                     after_clifford_depolarization=0.01)
+    dem_path, dets_path = tmp_path / "m.dem", tmp_path / "d.b8"
+    circuit.detector_error_model(decompose_errors=True).to_file(dem_path)
+    circuit.compile_detector_sampler(seed=2).sample_write(300, filepath=str(dets_path), format="b8")
+    common = ["predict", "--dem", str(dem_path), "--dets", str(dets_path), "--decoder", RELAY, "--quiet"]
+    lat = tmp_path / "lat.txt"
+    assert main(common + ["--obs-out", str(tmp_path / "a.01"), "--latency-out", str(lat)]) == 0
+    assert main(common + ["--obs-out", str(tmp_path / "b.01")]) == 0
+    assert (tmp_path / "a.01").read_text() == (tmp_path / "b.01").read_text()  # the same predictions
+    lines = [line.split() for line in lat.read_text().splitlines()]
+    assert len(lines) == 300 and all(len(p) == 2 and float(p[0]) > 0 and int(p[1]) >= 1 for p in lines)
+
+
+def test_bin_counts_of_random_values():
+    rng = np.random.default_rng(1)
+    wall = rng.lognormal(10, 2, size=5000)
+    work = rng.integers(0, 5000, size=5000)
+    wrong = rng.random(5000) < 0.1
+    counts = latency_bin_counts(wall, work, wrong)
+    for clock, values in (("wall", wall), ("work", work)):
+        hist = histogram(counts, clock)
+        assert hist.total == 5000 and hist.errors.sum() == wrong.sum()
+        for t in (hist.edges[3], hist.edges[len(hist.edges) // 2], np.inf):
+            exact = int(np.sum((values > t) | wrong))  # LER(t) * n computed from the shots themselves
+            assert deadline_failures(hist, 5000, t) == exact
+        assert hist.quantile(0.5) >= np.median(values) and hist.quantile(0.5) / np.median(values) < 2 ** (1 / 8)
