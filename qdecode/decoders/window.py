@@ -18,8 +18,9 @@ If every window's inner decode satisfies its window syndrome, the total ``e`` sa
 ``H e = s``: the rows of round ``r`` are touched only by columns with ``r_min <= r``, all of
 which are committed by the time the window that commits round ``r`` is done.
 
-Inner decoders: any registered name (``bposd``, ``relay-bp``, ``bp``, ``pymatching``, and later
-``gdg``) or a :class:`DecoderSpec`. Matching decoders need graph edges, so for them the problem
+Inner decoders: any registered name (``bposd``, ``relay-bp``, ``bp``, ``pymatching``, ``uf``,
+``gdg``) or a :class:`DecoderSpec`. Matching decoders (``pymatching``, ``uf``: :data:`GRAPHLIKE_INNER`)
+need graph edges, so for them the problem
 is first put in its decomposed graphlike form (:mod:`qdecode.decoders.graphlike`) and the
 windows slice that; ``decode_batch`` then has no per-column meaning for the original problem
 (unless it was graphlike already) and only observable predictions are available.
@@ -65,8 +66,9 @@ from qdecode.decoders.params import DecoderEntry, Param, uses_params
 from qdecode.decoders.window_layout import RoundLayout, WindowPlan, check_window_sizes, column_first_round, plan_windows
 from qdecode.problem import DecodingProblem
 
-#: Inner decoders that decode a matching graph and therefore see the graphlike problem.
-GRAPHLIKE_INNER = frozenset({"pymatching"})
+#: Inner decoders that decode a matching graph and therefore see the graphlike problem (a window's
+#: sub-problem is a bare check matrix, so its hyperedges could no longer be decomposed there).
+GRAPHLIKE_INNER = frozenset({"pymatching", "uf"})
 #: Where a non-converged inner decode is redone with BP+OSD-CS.
 FALLBACKS = ("none", "last", "all")
 #: Parameters of ``window`` and :class:`WindowDecoder` (the inner decoder's parameters nest in the registry).
