@@ -12,7 +12,7 @@ from qdecode import __version__
 EXIT_BAD_INPUT = 2
 
 _COMMANDS = ("sweep", "plot", "threshold", "combine", "deadline", "circuit", "predict", "codes", "bench",
-             "export-vectors", "export-rtl", "tune", "train", "learn-noise")
+             "export-vectors", "export-rtl", "tune", "train", "learn-noise", "stream")
 
 
 class _UsageError(Exception):
@@ -49,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
         learn_noise,
         plot,
         predict,
+        stream,
         sweep,
         train,
         tune,
@@ -72,6 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     tune.add_parser(sub)
     train.add_parser(sub)
     learn_noise.add_parser(sub)
+    stream.add_parser(sub)
     return parser
 
 
