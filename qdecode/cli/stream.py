@@ -61,6 +61,9 @@ def add_parser(sub) -> None:
     g.add_argument("--round-us", type=float, default=1.0, help="round period in microseconds (> 0)")
     g.add_argument("--shots", type=int, default=100, help="shots to stream (each one whole experiment)")
     g.add_argument("--seed", type=int, default=0, help="sampler seed")
+    g.add_argument("--repeats", type=int, default=1,
+                   help="stream every shot this many times and keep each window's least time (on a shared "
+                        "machine 2 removes the scheduler's preemptions from the tail)")
     g.add_argument("--json", action="store_true", help="print one JSON object instead of the text report")
     g.add_argument("--out", metavar="FILE",
                    help="write every window's timing as CSV (" + ", ".join(OUT_COLUMNS) + "; default: none)")
@@ -116,6 +119,8 @@ def stream_report(args) -> dict[str, Any]:
     from qdecode.cli.progress import ProgressBar, Stages
 
     shots = check_shots(args.shots)
+    if args.repeats < 1:
+        raise ValueError(f"--repeats must be >= 1, got {args.repeats}")
     if not args.round_us > 0:
         raise ValueError(f"--round-us must be > 0, got {args.round_us}")
     for flag, v in (("--window", args.window), ("--commit", args.commit)):
@@ -135,7 +140,8 @@ def stream_report(args) -> dict[str, Any]:
             bar.update(done - seen[0])
             seen[0] = done
 
-        result = run_stream(plan, circuit, shots, args.seed, rounds=rounds, progress=progress)
+        result = run_stream(plan, circuit, shots, args.seed, rounds=rounds, repeats=args.repeats,
+                            progress=progress)
     if args.out:
         _write_out(args.out, result)
     summary = result.summary(args.round_us * 1e3)
@@ -143,6 +149,7 @@ def stream_report(args) -> dict[str, Any]:
         "experiment": desc, "decoder": plan.inner, "window": plan.W, "commit": plan.F,
         "windows_per_shot": plan.num_windows, "distinct_windows": len(plan.classes),
         "tiled_windows": plan.tiled_windows, "detectors": plan.num_detectors, "seed": args.seed,
+        "repeats": args.repeats,
         **summary, "overhead_target": OVERHEAD_TARGET,
     }
 

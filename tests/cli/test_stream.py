@@ -74,6 +74,7 @@ def test_a_circuit_file(capsys, tmp_path):
     (["--round-us", "0"], "--round-us must be > 0"),
     (["--round-us", "-2"], "--round-us must be > 0"),
     (["--shots", "0"], "--shots must be >= 1"),
+    (["--repeats", "0"], "--repeats must be >= 1"),
 ])
 def test_bad_input_is_one_line(cli_error, extra, message):
     assert message in cli_error(SMALL + extra)

@@ -218,3 +218,14 @@ def test_a_circuit_without_time_coordinates_is_refused():
     problem = DecodingProblem.from_dem(decoding_dem(stripped))
     with pytest.raises(DecoderInputError, match="time coordinates"):
         st.plan_stream(problem, "pymatching", 3, 1)
+
+
+def test_repeats_keep_the_least_time_and_the_answers():
+    circuit = _surface(3, 16)
+    plan = st.plan_stream(DecodingProblem.from_dem(decoding_dem(circuit)), "pymatching", 4, 2)
+    one = st.run_stream(plan, circuit, 30, seed=2)
+    three = st.run_stream(plan, circuit, 30, seed=2, repeats=3)
+    assert np.array_equal(one.predictions, three.predictions) and np.array_equal(one.decoded, three.decoded)
+    assert np.all(three.inner_ns <= three.service_ns)
+    with pytest.raises(DecoderInputError, match="repeats"):
+        st.run_stream(plan, circuit, 1, seed=2, repeats=0)
