@@ -387,13 +387,29 @@ def plan_tiled(make_circuit: Callable[[int], Any], rounds: int, inner: Any, W: i
 
 
 # ------------------------------------------------------------------------------------ one shot
-def stream_steps(plan: StreamPlan) -> list[tuple]:
-    """Per window, what :func:`stream_shot` needs, resolved once per plan (outside timing):
-    ``(decode, lo, hi, rows, maps, offset, next_lo, next_hi)`` with absolute detector bounds
-    (``lo = hi = -1`` and ``rows`` absolute where the window's rows are not contiguous) and the
-    next window's bounds for the commit kernel's look-ahead (``0, 0``: none or not contiguous)."""
+@dataclasses.dataclass
+class StreamSteps:
+    """What :func:`stream_shot` needs, resolved once per plan (outside timing).
+
+    Attributes:
+        residual: uint8 ``(m,)`` the residual syndrome buffer, reused by every shot.
+        steps: per window ``(decode, view, rows, maps, offset, next_lo, next_hi)``: the inner
+            decoder's ``decode_batch``, the window's syndrome as a ``(1, m_w)`` view of ``residual``
+            (``None`` where its rows are not contiguous: then ``rows``, absolute, index it), the
+            window's :func:`~qdecode.kernels.window_commit.commit_map`, its first detector, and the
+            next window's detector bounds for the commit kernel's look-ahead (``0, 0``: none or
+            not contiguous).
+    """
+
+    residual: np.ndarray
+    steps: list[tuple]
+
+
+def stream_steps(plan: StreamPlan) -> StreamSteps:
+    """The :class:`StreamSteps` of ``plan`` (inner decoders compiled)."""
     from qdecode.kernels.window_commit import commit_map
 
+    residual = np.zeros(plan.num_detectors, dtype=np.uint8)
     maps = [commit_map(c.commit_local, c.fwd_ptr, c.fwd_rows, c.obs_ptr, c.obs_idx) for c in plan.classes]
     bounds = []
     for w, o in zip(plan.window_class.tolist(), plan.offset.tolist()):
@@ -402,18 +418,20 @@ def stream_steps(plan: StreamPlan) -> list[tuple]:
     steps = []
     for k, (w, o) in enumerate(zip(plan.window_class.tolist(), plan.offset.tolist())):
         c = plan.classes[w]
+        lo, hi = bounds[k]
+        view = residual[None, lo:hi] if lo >= 0 else None
         nxt = bounds[k + 1] if k + 1 < len(bounds) and bounds[k + 1][0] >= 0 else (0, 0)
-        steps.append((c.decoder.decode_batch, *bounds[k], c.rows + o, maps[w], o, *nxt))
-    return steps
+        steps.append((c.decoder.decode_batch, view, c.rows + o, maps[w], o, *nxt))
+    return StreamSteps(residual, steps)
 
 
 def stream_shot(plan: StreamPlan, dets: np.ndarray, service_ns: np.ndarray, inner_ns: np.ndarray,
-                decoded: np.ndarray, steps: list[tuple] | None = None) -> np.ndarray:
+                decoded: np.ndarray, steps: StreamSteps | None = None) -> np.ndarray:
     """Decode one shot window by window, timing each window; return its predicted observables.
 
     Args:
         plan: the stream plan (inner decoders compiled).
-        dets: uint8 ``(m,)`` the shot's detection events (not modified).
+        dets: uint8 ``(m,)`` the shot's detection events (not modified; copied into the buffer).
         service_ns, inner_ns: int64 ``(K,)`` filled with each window's service time and the inner
             decoder call's time, in nanoseconds (``inner_ns`` 0 where the window syndrome is zero).
         decoded: bool ``(K,)`` filled: whether the inner decoder ran.
@@ -425,18 +443,19 @@ def stream_shot(plan: StreamPlan, dets: np.ndarray, service_ns: np.ndarray, inne
     from qdecode.kernels.window_commit import commit_window
 
     steps = stream_steps(plan) if steps is None else steps
-    residual = np.array(dets, dtype=np.uint8, copy=True)
+    residual = steps.residual
+    np.copyto(residual, dets, casting="unsafe")
     obs = np.zeros(plan.num_observables, dtype=np.uint8)
     clock = time.perf_counter_ns
     ends, inner = [], []  # plain lists: appending costs less than numpy item assignment
     end, inner_call = ends.append, inner.append
     nonzero = -1  # the previous commit's look-ahead: 1 / 0, or -1 (unknown)
     t0 = clock()
-    for decode, lo, hi, rows, maps, o, next_lo, next_hi in steps:
-        s = residual[lo:hi] if lo >= 0 else residual[rows]
+    for decode, view, rows, maps, o, next_lo, next_hi in steps.steps:
+        s = view if view is not None else residual[rows][None, :]
         if nonzero == 1 or (nonzero < 0 and s.any()):
             t1 = clock()
-            est = decode(s[None, :])
+            est = decode(s)
             t2 = clock()
             flag = commit_window(est, maps, o, residual, obs, next_lo, next_hi)
             nonzero = flag if next_hi else -1
@@ -564,7 +583,7 @@ class StreamResult:
         }
 
 
-def _timed_shot(plan: StreamPlan, dets: np.ndarray, steps: list[tuple], repeats: int, service: np.ndarray,
+def _timed_shot(plan: StreamPlan, dets: np.ndarray, steps: StreamSteps, repeats: int, service: np.ndarray,
                 inner: np.ndarray, decoded: np.ndarray) -> np.ndarray:
     """Stream one shot ``repeats`` times (garbage collector off); keep, per window, the repeat with the
     least service time (its inner time with it); return the prediction (checked equal across repeats)."""
