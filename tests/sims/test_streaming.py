@@ -53,6 +53,20 @@ def test_answers_equal_window_decoder(inner):
     assert 0 < result.errors < shots  # p = 0.004 at d = 3: the comparison sees failures and successes
 
 
+@pytest.mark.parametrize("inner", ["pymatching", "uf", "bposd"])
+def test_answers_equal_window_decoder_on_the_original_problem(inner):
+    """The plan as run (default prior key) against ``window`` on the problem as ``from_dem`` gives it:
+    column order and last-bit priors differ, yet every answer agrees on these shots (a minimum-weight
+    tie broken differently would show here)."""
+    circuit = _surface(3, 16)
+    problem = DecodingProblem.from_dem(decoding_dem(circuit))
+    result = st.run_stream(st.plan_stream(problem, inner, 4, 2), circuit, 300, seed=3)
+    dets, _ = _samples(circuit, 300, 3)
+    window = WindowDecoder(problem, inner=inner, W=4, F=2, per_round=0, fallback="none")
+    assert np.array_equal(result.predictions, window.predict_observables_batch(dets))
+    assert np.array_equal(result.decoded, window.last_info.extra["window_decoded"])
+
+
 def _graphlike(problem):
     from qdecode.decoders.graphlike import graphlike_problem
 
