@@ -97,9 +97,14 @@ class UnionFindDecoder(Decoder):
     V = m + 1 vertices). Peeling is one breadth-first pass over the grown edges and one pass back,
     O(V + E).
 
+    Work clock (:attr:`work_unit`): the shot's growth steps, one per edge per growth round that grows
+    it (support increments); bounded by the sum of the edge lengths.
+
     Raises:
         DecoderInputError: a column with three or more detectors and no decomposed DEM.
     """
+
+    work_unit = "growth steps (edge support increments)"
 
     def __init__(self, problem: DecodingProblem, *, growth: str, threads: int, length_steps: int):
         if growth not in ("weighted", "uniform"):
@@ -119,9 +124,10 @@ class UnionFindDecoder(Decoder):
         S = s.shape[0]
         out = np.zeros((S, columns.size), dtype=np.uint8)
         conv = np.zeros(S, dtype=bool)
-        args = (vert_ptr, vert_edges, edge_u, edge_v, self._length, s, self.growth == "weighted", out, conv)
+        steps = np.zeros(S, dtype=np.int64)
+        args = (vert_ptr, vert_edges, edge_u, edge_v, self._length, s, self.growth == "weighted", out, conv, steps)
         run_ranges(uf_decode_range, args, S, self.threads or None)
-        self.last_info = DecodeInfo(converged=conv)
+        self.last_info = DecodeInfo(converged=conv, work=steps)
         full = np.zeros((S, self._graph_problem.num_errors), dtype=np.uint8)
         full[:, columns] = out
         return full

@@ -54,7 +54,8 @@ def _other(e, v, edge_u, edge_v):
 
 
 @numba.njit(cache=True, nogil=True)
-def uf_decode_range(vert_ptr, vert_edges, edge_u, edge_v, length, syndromes, weighted, out, converged, start, stop):
+def uf_decode_range(vert_ptr, vert_edges, edge_u, edge_v, length, syndromes, weighted, out, converged, steps, start,
+                    stop):
     """Decode shots ``start:stop``.
 
     Args:
@@ -65,6 +66,8 @@ def uf_decode_range(vert_ptr, vert_edges, edge_u, edge_v, length, syndromes, wei
         weighted: grow only the smallest odd clusters each round (else every odd cluster).
         out: uint8 ``(S, E)``, zeroed by the caller: the correction per edge.
         converged: bool ``(S,)``: False where growth got stuck (no correction satisfies the syndrome).
+        steps: int64 ``(S,)``: the shot's growth steps, one per edge per growth round that grows it (the
+            support increments; the decoder's work clock).
     """
     # long: growth, fusion and peeling share ~20 work arrays and counters (split needs a work tuple)
     V = vert_ptr.shape[0] - 1
@@ -104,6 +107,7 @@ def uf_decode_range(vert_ptr, vert_edges, edge_u, edge_v, length, syndromes, wei
                 odd[nodd] = i
                 nodd += 1
         ok = True
+        grown = 0
         while nodd > 0:
             msz = size[odd[0]]
             for t in range(1, nodd):
@@ -125,6 +129,7 @@ def uf_decode_range(vert_ptr, vert_edges, edge_u, edge_v, length, syndromes, wei
                                     touched_e[nt_e] = e
                                     nt_e += 1
                                 support[e] += 1
+                                grown += 1
                                 grew = True
                                 if support[e] == length[e]:
                                     fusion[nf] = e
@@ -204,6 +209,7 @@ def uf_decode_range(vert_ptr, vert_edges, edge_u, edge_v, length, syndromes, wei
             if flag[v] and v != m:
                 ok = False
         converged[s] = ok
+        steps[s] = grown
         # reset what this shot touched
         for t in range(nt_v):
             v = touched_v[t]
