@@ -20,11 +20,19 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from qdecode.decoders.base import DecodeInfo, Decoder, DecoderInputError, check_syndromes, observables_from_errors
+from qdecode.decoders.base import (
+    DecodeInfo,
+    Decoder,
+    DecoderInputError,
+    check_packed,
+    check_syndromes,
+    observables_from_errors,
+)
 from qdecode.decoders.graphlike import graphlike_problem
 from qdecode.decoders.params import DecoderEntry, Param, uses_params
+from qdecode.kernels.clock import ticks_per_ns
 from qdecode.kernels.threads import run_ranges
-from qdecode.kernels.union_find import uf_decode_range
+from qdecode.kernels.union_find import UfGraph, UfOut, uf_decode_range
 from qdecode.problem import DecodingProblem
 
 #: Parameters of ``uf`` and :class:`UnionFindDecoder`.
@@ -98,13 +106,15 @@ class UnionFindDecoder(Decoder):
     O(V + E).
 
     Work clock (:attr:`work_unit`): the shot's growth steps, one per edge per growth round that grows
-    it (support increments); bounded by the sum of the edge lengths.
+    it (support increments); bounded by the sum of the edge lengths. Wall clock
+    (:meth:`predict_observables_timed`): measured in the kernel, per shot.
 
     Raises:
         DecoderInputError: a column with three or more detectors and no decomposed DEM.
     """
 
     work_unit = "growth steps (edge support increments)"
+    wall_method = "kernel"
 
     def __init__(self, problem: DecodingProblem, *, growth: str, threads: int, length_steps: int):
         if growth not in ("weighted", "uniform"):
@@ -117,20 +127,32 @@ class UnionFindDecoder(Decoder):
         self.length_steps = int(length_steps)
         self._length = edge_lengths(self._graph_problem.priors[self._graph[4]], self.length_steps)
 
-    def _decode_graph(self, syndromes: np.ndarray) -> np.ndarray:
+    def _decode_graph(self, syndromes: np.ndarray, timed: bool = False) -> np.ndarray:
         """Corrections on the decoding graph's columns: uint8 ``(S, n_graph)``."""
         s = check_syndromes(syndromes, self.problem.num_detectors)
         vert_ptr, vert_edges, edge_u, edge_v, columns = self._graph
         S = s.shape[0]
-        out = np.zeros((S, columns.size), dtype=np.uint8)
-        conv = np.zeros(S, dtype=bool)
-        steps = np.zeros(S, dtype=np.int64)
-        args = (vert_ptr, vert_edges, edge_u, edge_v, self._length, s, self.growth == "weighted", out, conv, steps)
-        run_ranges(uf_decode_range, args, S, self.threads or None)
-        self.last_info = DecodeInfo(converged=conv, work=steps)
+        result = UfOut(np.zeros((S, columns.size), dtype=np.uint8), np.zeros(S, dtype=bool),
+                       np.zeros(S, dtype=np.int64), np.zeros(S if timed else 0, dtype=np.int64))
+        args = (UfGraph(vert_ptr, vert_edges, edge_u, edge_v, self._length), s, self.growth == "weighted", result)
+        if timed:  # one thread, the shots one after another
+            uf_decode_range(*args, 0, S)
+        else:
+            run_ranges(uf_decode_range, args, S, self.threads or None)
+        wall = result.elapsed / ticks_per_ns() if timed else None
+        self.last_info = DecodeInfo(converged=result.converged, work=result.steps, wall_ns=wall)
         full = np.zeros((S, self._graph_problem.num_errors), dtype=np.uint8)
-        full[:, columns] = out
+        full[:, columns] = result.correction
         return full
+
+    def predict_observables_timed(self, packed: np.ndarray) -> np.ndarray:
+        """Real-time mode (:meth:`Decoder.predict_observables_timed`): the kernel decodes the shots one after
+        another on one thread and reads :func:`~qdecode.kernels.clock.ticks` around each; the answers are
+        the batch path's."""
+        m = self.problem.num_detectors
+        s = np.unpackbits(check_packed(packed, m), axis=1, count=m, bitorder="little")
+        obs = observables_from_errors(self._decode_graph(s, timed=True), self._graph_problem)
+        return np.packbits(obs, axis=1, bitorder="little")
 
     def decode_batch(self, syndromes: np.ndarray) -> np.ndarray:
         if self._graph_problem is not self.problem:

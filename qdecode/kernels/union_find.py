@@ -30,8 +30,31 @@ by later growth rounds (the cluster's boundary is what grows).
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numba
 import numpy as np
+
+from qdecode.kernels.clock import ticks
+
+
+class UfGraph(NamedTuple):
+    """The decoding graph (``V = m + 1`` vertices, boundary vertex ``m`` last; ``E`` edges)."""
+
+    vert_ptr: np.ndarray  # (V + 1,) int64: CSR incidence of the vertices
+    vert_edges: np.ndarray  # (2 E,) int64: the edges at each vertex
+    edge_u: np.ndarray  # (E,) int64: edge ends (edge_v[e] = m for a boundary edge)
+    edge_v: np.ndarray  # (E,) int64
+    length: np.ndarray  # (E,) uint8: growth steps that fully grow each edge, 1..254 (2 everywhere: half edges)
+
+
+class UfOut(NamedTuple):
+    """Per-shot outputs of :func:`uf_decode_range` (``S`` shots; a range writes its rows)."""
+
+    correction: np.ndarray  # (S, E) uint8, zeroed by the caller: the correction per edge
+    converged: np.ndarray  # (S,) bool: False where growth got stuck (no correction satisfies the syndrome)
+    steps: np.ndarray  # (S,) int64: growth steps, one per edge per growth round that grows it (the work clock)
+    elapsed: np.ndarray  # (S,) int64 ticks of each shot (qdecode.kernels.clock), or (0,): not timed
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -54,22 +77,22 @@ def _other(e, v, edge_u, edge_v):
 
 
 @numba.njit(cache=True, nogil=True)
-def uf_decode_range(vert_ptr, vert_edges, edge_u, edge_v, length, syndromes, weighted, out, converged, steps, start,
-                    stop):
+def uf_decode_range(graph, syndromes, weighted, result, start, stop):
     """Decode shots ``start:stop``.
 
     Args:
-        vert_ptr, vert_edges: CSR incidence of the ``m + 1`` vertices (boundary vertex ``m`` last).
-        edge_u, edge_v: int64 ``(E,)`` edge ends (``edge_v[e] = m`` for a boundary edge).
-        length: uint8 ``(E,)`` growth steps that fully grow each edge, 1..254 (2 everywhere: half edges).
+        graph: :class:`UfGraph`.
         syndromes: uint8 ``(S, m)``.
         weighted: grow only the smallest odd clusters each round (else every odd cluster).
-        out: uint8 ``(S, E)``, zeroed by the caller: the correction per edge.
-        converged: bool ``(S,)``: False where growth got stuck (no correction satisfies the syndrome).
-        steps: int64 ``(S,)``: the shot's growth steps, one per edge per growth round that grows it (the
-            support increments; the decoder's work clock).
+        result: :class:`UfOut`; with a non-empty ``elapsed`` each shot is timed with
+            :func:`~qdecode.kernels.clock.ticks`, from reading its syndrome to the end of its state reset
+            (the scratch is allocated once per range, before the first shot).
     """
     # long: growth, fusion and peeling share ~20 work arrays and counters (split needs a work tuple)
+    vert_ptr, vert_edges, edge_u, edge_v, length = graph.vert_ptr, graph.vert_edges, graph.edge_u, graph.edge_v, \
+        graph.length
+    out, converged, steps, elapsed = result.correction, result.converged, result.steps, result.elapsed
+    timed = elapsed.shape[0] > 0
     V = vert_ptr.shape[0] - 1
     E = edge_u.shape[0]
     m = V - 1
@@ -94,6 +117,7 @@ def uf_decode_range(vert_ptr, vert_edges, edge_u, edge_v, length, syndromes, wei
     odd2 = np.zeros(V, dtype=np.int64)
     order = np.zeros(V, dtype=np.int64)
     for s in range(start, stop):
+        t0 = ticks() if timed else 0
         nt_v = 0
         nt_e = 0
         nodd = 0
@@ -227,3 +251,5 @@ def uf_decode_range(vert_ptr, vert_edges, edge_u, edge_v, length, syndromes, wei
         bnd[m] = 1
         for t in range(nt_e):
             support[touched_e[t]] = 0
+        if timed:
+            elapsed[s] = ticks() - t0
