@@ -27,10 +27,18 @@ import math
 
 import numpy as np
 
-from qdecode.decoders.base import DecodeInfo, Decoder, DecoderInputError, check_syndromes, observables_from_errors
+from qdecode.decoders.base import (
+    DecodeInfo,
+    Decoder,
+    DecoderInputError,
+    check_packed,
+    check_syndromes,
+    observables_from_errors,
+)
 from qdecode.decoders.confidence import ConfidentPrediction, posterior_gap_db
 from qdecode.decoders.params import DecoderEntry, Param, uses_params
-from qdecode.kernels.bp import bp_decode_range, tanner_graph_csr
+from qdecode.kernels.bp import bp_decode_range, bp_decode_timed_range, tanner_graph_csr
+from qdecode.kernels.clock import ticks_per_ns
 from qdecode.kernels.bp_args import BpOut, MinSumParams
 from qdecode.kernels.minsum_lanes import LANES
 from qdecode.kernels.minsum_lanes_layered import LAYERED_LANES, minsum_layered_lanes_range
@@ -143,11 +151,13 @@ class BpDecoder(Decoder):
     schedule and number format. A shot stops earlier once its hard decision satisfies the syndrome.
     No loop waits for convergence without this cap.
 
-    Work clock (:attr:`work_unit`): the BP iterations of each shot.
+    Work clock (:attr:`work_unit`): the BP iterations of each shot. Wall clock
+    (:meth:`predict_observables_timed`): measured in the scalar kernel, per shot.
     """
 
     has_confidence = True
     work_unit = "BP iterations"
+    wall_method = "kernel"
 
     def __init__(
         self,
@@ -296,6 +306,21 @@ class BpDecoder(Decoder):
             iters.append(it)
         self.last_info = bp_info(np.concatenate(convs), np.concatenate(iters))
         return out
+
+    def predict_observables_timed(self, packed: np.ndarray) -> np.ndarray:
+        """Real-time mode (:meth:`Decoder.predict_observables_timed`): the scalar kernel decodes the shots one
+        after another on one thread and reads :func:`~qdecode.kernels.clock.ticks` around each
+        (:func:`~qdecode.kernels.bp.bp_decode_timed_range`); the answers are the batch path's."""
+        m, n = self.problem.num_detectors, self.problem.num_errors
+        s = np.unpackbits(check_packed(packed, m), axis=1, count=m, bitorder="little")
+        S = s.shape[0]
+        out = BpOut(*bp_outputs(S, n, self.msg_dtype, False))
+        elapsed = np.zeros(S, dtype=np.int64)
+        bp_decode_timed_range(self.graph, self.prior_llr, s, self.method, self.layered, self.kernel_params(), out,
+                              elapsed, 0, S)
+        info = bp_info(out.converged, out.iters)
+        self.last_info = dataclasses.replace(info, wall_ns=elapsed / ticks_per_ns())
+        return np.packbits(observables_from_errors(out.hard, self.problem), axis=1, bitorder="little")
 
     def decode_llr_batch(self, llr: np.ndarray) -> np.ndarray:
         """Classical soft decoding: channel LLRs ``(S, n)`` float -> codeword estimates ``(S, n)`` uint8.

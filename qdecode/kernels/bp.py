@@ -44,6 +44,7 @@ import numpy as np
 
 from qdecode.kernels.arith import clip
 from qdecode.kernels.bp_args import TannerGraph
+from qdecode.kernels.clock import ticks
 from qdecode.kernels.minsum import (
     alpha_at,
     check_magnitude,
@@ -491,3 +492,24 @@ def bp_decode_range(graph, llr0, syndromes, method, layered, prm, out, hist_k, l
         elif keep_post:
             for j in range(n):
                 post_out[s, j] = post[j]
+
+
+@numba.njit(cache=True, nogil=True)
+def bp_decode_timed_range(graph, llr0, syndromes, method, layered, prm, out, elapsed, start, stop):
+    """:func:`bp_decode` on shots ``start:stop`` one after another, each timed: ``elapsed[s]`` = ticks of
+    :func:`~qdecode.kernels.clock.ticks` from the shot's start to its decision (int64).
+
+    The real-time path of BP (``BpDecoder.predict_observables_timed``): the answers are those of
+    :func:`bp_decode_range` (whose lane kernel is bit-identical to :func:`bp_decode`); ``out.post`` is
+    not stored; the scratch is allocated before the first shot is timed. ``llr0`` is ``(1, n)``.
+    """
+    n = llr0.shape[1]
+    work = make_work(graph, llr0[0])
+    post = np.empty(n, dtype=llr0.dtype)
+    ring = np.zeros((0, n), dtype=llr0.dtype)
+    for s in range(start, stop):
+        t0 = ticks()
+        ok, it = bp_decode(graph, llr0[0], syndromes[s], method, layered, prm, work, post, out.hard[s], ring)
+        elapsed[s] = ticks() - t0
+        out.converged[s] = ok
+        out.iters[s] = it
