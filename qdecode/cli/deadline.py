@@ -43,6 +43,14 @@ def add_parser(sub) -> None:
     p.add_argument("--filter", action="append", default=[], metavar="KEY=VALUE",
                    help="keep rows whose json_metadata[KEY] equals VALUE; decoder=NAME matches the decoder column; "
                         "repeatable, as in qdecode plot (default: keep all rows)")
+    p.add_argument("--rtl", metavar="DIR",
+                   help="also report the exported FPGA design's latency: DIR is a `qdecode export-rtl` directory "
+                        "(its rtl_manifest.json gives the cycles per iteration); each shot takes iterations x CPI "
+                        "+ 2 cycles (the identity its bit-exact test bench checks on every shot), at --fmax-mhz, so "
+                        "the rows must be a --latency sweep of the same fixed-point bp (default: no RTL report)")
+    p.add_argument("--fmax-mhz", type=float, metavar="F",
+                   help="the design's clock for --rtl, MHz (default: the achieved Fmax of a nextpnr report "
+                        "pnr_*.json in the --rtl directory)")
     p.add_argument("--json", action="store_true", help="write JSON to stdout instead of the text report")
     p.set_defaults(run=run)
 
@@ -122,23 +130,89 @@ def group_report(row, wall_deadlines: Sequence[float], work_deadlines: Sequence[
     return out
 
 
+_RTL_PARAMS = ("bits", "frac_bits", "max_iter", "alpha")
+
+
+def rtl_clock(directory: str, fmax_mhz: float | None) -> dict[str, Any]:
+    """``{"cpi", "fmax_mhz", "manifest"}`` of an ``export-rtl`` directory; Fmax from the argument, else from
+    the directory's nextpnr report (``pnr_<device>.json``, the achieved Fmax of the clock)."""
+    import glob
+    import os
+
+    path = os.path.join(directory, "rtl_manifest.json")
+    try:
+        with open(path, encoding="utf-8") as f:
+            mf = json.load(f)
+        cpi = int(mf["cycles_per_iteration"])
+    except OSError as exc:
+        raise ValueError(f"--rtl: cannot read {path}: {exc.strerror or exc}") from None
+    except (json.JSONDecodeError, KeyError, TypeError, ValueError):
+        raise ValueError(f"--rtl: {path} is not an export-rtl manifest (no cycles_per_iteration)") from None
+    if fmax_mhz is None:
+        for report in sorted(glob.glob(os.path.join(directory, "pnr_*.json"))):
+            with open(report, encoding="utf-8") as f:
+                fmax = json.load(f).get("fmax", {})
+            clk = next((v for k, v in fmax.items() if "clk" in k), None)
+            if clk is not None:
+                fmax_mhz = float(clk["achieved"])
+                break
+        else:
+            raise ValueError(f"--rtl: no place-and-route report (pnr_*.json) in {directory}: give --fmax-mhz")
+    if not (fmax_mhz > 0 and math.isfinite(fmax_mhz)):
+        raise ValueError(f"--fmax-mhz must be positive, got {fmax_mhz}")
+    return {"cpi": cpi, "fmax_mhz": fmax_mhz, "manifest": mf}
+
+
+def rtl_report(row, rtl: dict[str, Any], deadlines_ns: Sequence[float]) -> dict[str, Any] | None:
+    """The RTL latency of one summed row: its work clock (BP iterations) as ``(iterations x CPI + 2)`` cycles at
+    Fmax, in ns; None when the row is not the design's decoder (``bp`` with its bits, fraction bits, iteration
+    limit and alpha, flooding min-sum)."""
+    from qdecode.decoders.registry import DecoderSpec
+    from qdecode.sims.latency_bins import deadline_failures, histogram, summary_quantiles
+
+    try:
+        spec = DecoderSpec.from_label(row.decoder)
+    except ValueError:
+        return None
+    mf, params = rtl["manifest"], dict(spec.params)
+    if spec.name != "bp" or params.get("schedule") != "flooding" or any(
+            float(params.get(k, math.nan)) != float(mf.get(k, math.nan)) for k in _RTL_PARAMS):
+        return None
+    hist = histogram(row.custom_counts or {}, "work")
+    if hist is None:
+        return None
+    ns_per_cycle = 1e3 / rtl["fmax_mhz"]
+    decoded = row.shots - row.discards
+    to_ns = lambda iters: (iters * rtl["cpi"] + 2) * ns_per_cycle  # noqa: E731
+    points = []
+    for t in deadlines_ns:
+        iters = math.floor((t / ns_per_cycle - 2) / rtl["cpi"] + 1e-9)  # the most iterations that finish by t
+        failures = decoded if iters < 0 else deadline_failures(hist, decoded, iters)
+        points.append({"deadline": t, "error_rate": failures / decoded, "failures": failures})
+    return {"unit": "ns", "cycles_per_iteration": rtl["cpi"], "fmax_mhz": rtl["fmax_mhz"],
+            "quantiles": {k: to_ns(v) for k, v in summary_quantiles(hist).items()}, "deadlines": points}
+
+
 def _text(report: dict[str, Any]) -> list[str]:
     meta = report["json_metadata"]
     where = ", ".join(f"{k}={v}" for k, v in meta.items() if k != "latency_bins") if isinstance(meta, dict) else ""
     rate = report["error_rate"]
     lines = [f"{report['decoder']}" + (f" ({where})" if where else ""),
              f"  {report['decoded']} shots decoded, {report['errors']} errors, LER {rate:.4g}"]
-    for clock in ("wall", "work"):
-        got = report[clock]
+    for clock in ("wall", "work", "rtl"):
+        got = report.get(clock)
         if got is None:
-            lines.append(f"  {clock}: not recorded (the decoder has no {clock} clock)")
+            if clock != "rtl":
+                lines.append(f"  {clock}: not recorded (the decoder has no {clock} clock)")
             continue
-        fmt = format_ns if clock == "wall" else (lambda v: f"{v:.4g}")
+        fmt = (lambda v: f"{v:.4g}") if clock == "work" else format_ns
         q = "  ".join(f"{k} {fmt(v)}" for k, v in got["quantiles"].items())
-        lines.append(f"  {clock}: {q}")
+        name = f"rtl ({got['cycles_per_iteration']} cycles / iteration at {got['fmax_mhz']:g} MHz)" \
+            if clock == "rtl" else clock
+        lines.append(f"  {name}: {q}")
         for d in got["deadlines"]:
-            lines.append(f"    LER at {fmt(d['deadline'])}: {d['error_rate']:.4g} [{d['low']:.3g}, {d['high']:.3g}] "
-                         f"({d['late']} late)")
+            band = f" [{d['low']:.3g}, {d['high']:.3g}] ({d['late']} late)" if "low" in d else ""
+            lines.append(f"    LER at {fmt(d['deadline'])}: {d['error_rate']:.4g}{band}")
     return lines
 
 
@@ -164,7 +238,16 @@ def run(args) -> int:
     if len(merged) < len(groups):
         print(f"qdecode deadline: {len(groups) - len(merged)} row group(s) without a latency histogram left out",
               file=sys.stderr)
+    rtl = rtl_clock(args.rtl, args.fmax_mhz) if args.rtl else None
+    if args.fmax_mhz is not None and rtl is None:
+        raise ValueError("--fmax-mhz applies with --rtl")
     reports = [group_report(r, wall, work) for r in merged]
+    if rtl is not None:
+        for rep, row in zip(reports, merged):
+            rep["rtl"] = rtl_report(row, rtl, wall)
+        if all(rep["rtl"] is None for rep in reports):
+            raise ValueError(f"--rtl: no row is a latency sweep of the design's decoder (bp with schedule=flooding, "
+                             + ", ".join(f"{k}={rtl['manifest'].get(k)}" for k in _RTL_PARAMS) + ")")
     if args.json:
         json.dump(reports, sys.stdout, indent=1, default=float)
         sys.stdout.write("\n")

@@ -179,3 +179,37 @@ def test_bin_counts_of_random_values():
             exact = int(np.sum((values > t) | wrong))  # LER(t) * n computed from the shots themselves
             assert deadline_failures(hist, 5000, t) == exact
         assert hist.quantile(0.5) >= np.median(values) and hist.quantile(0.5) / np.median(values) < 2 ** (1 / 8)
+
+
+def test_rtl_latency_from_the_work_clock(tmp_path, capsys):
+    """--rtl: each shot takes iterations x CPI + 2 cycles of the exported design (the identity its bench checks)."""
+    bp = "bp[bits=8,frac_bits=3,max_iter=20,alpha=0.625]"
+    csv = tmp_path / "bp.csv"
+    assert main(SWEEP + ["--decoder", bp, "--decoder", "pymatching", "--workers", "0", "--out", str(csv)]) == 0
+    design = tmp_path / "rtl"
+    assert main(["export-vectors", "--code", "surface", "--d", "3", "--rounds", "3", "--noise", "si1000", "--p",
+                 "0.004", "--bits", "8", "--frac-bits", "3", "--max-iter", "20", "--shots", "20",
+                 "--out", str(tmp_path / "vec")]) == 0
+    assert main(["export-rtl", "--vectors", str(tmp_path / "vec"), "--out", str(design)]) == 0
+    (design / "pnr_hx8k.json").write_text(json.dumps({"fmax": {"clk$SB_IO_IN_$glb_clk": {"achieved": 40.0}}}))
+    reports = _deadline_json(capsys, str(csv), "--rtl", str(design), "--at", "100ns,250ns,1us")
+    rep = next(r for r in reports if r["decoder"].startswith("bp["))
+    assert next(r for r in reports if r["decoder"] == "pymatching")["rtl"] is None  # not the design's decoder
+    rtl = rep["rtl"]
+    assert rtl["fmax_mhz"] == 40.0 and rtl["cycles_per_iteration"] == 1  # the fully parallel design
+    (row,) = [r for r in merge_rows(read_rows(csv)).values() if r.decoder == rep["decoder"]]
+    hist = histogram(row.custom_counts, "work")
+    for point, t in zip(rtl["deadlines"], (100.0, 250.0, 1000.0)):
+        iters = int(t / 25.0) - 2  # 25 ns per cycle at 40 MHz, two cycles of start and done
+        assert point["failures"] == deadline_failures(hist, row.shots, iters)
+    assert rtl["deadlines"][-1]["error_rate"] == rep["error_rate"]  # 1 us = 38 iterations > max_iter
+    assert rtl["quantiles"]["max"] <= (20 + 2) * 25.0
+    capsys.readouterr()
+    other = tmp_path / "other.csv"
+    assert main(SWEEP + ["--decoder", "bp[bits=8,frac_bits=3,max_iter=30,alpha=0.625]", "--workers", "0",
+                         "--out", str(other)]) == 0
+    capsys.readouterr()
+    _one_line_error(capsys, main(["deadline", str(other), "--rtl", str(design)]), "max_iter=20")
+    (design / "pnr_hx8k.json").unlink()
+    _one_line_error(capsys, main(["deadline", str(csv), "--rtl", str(design)]), "give --fmax-mhz")
+    _one_line_error(capsys, main(["deadline", str(csv), "--fmax-mhz", "50"]), "--fmax-mhz applies with --rtl")
