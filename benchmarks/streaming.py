@@ -128,10 +128,14 @@ def _rx(r: dict[str, float]) -> str:
 
 def render(data: dict[str, Any]) -> str:
     """The Markdown table of benchmarks/README.md's "Streaming" section."""
-    lines = [
-        f"CPU: {data['cpu']}; one thread; {data['runs'][-1]['command']}",
+    lines = [f"CPU: {data['cpu']}; one thread; runs:"]
+    for run in data["runs"]:
+        kept = [n for n in run["rows"] if data["rows"].get(n, {}).get("date", "") <= run.get("date", "")]
+        lines.append(f"`{run['command']}` ({run.get('date', '?')}, qdecode {run['versions']['qdecode_commit']}; "
+                     f"rows {', '.join(kept) or 'since replaced'})")
+    lines += [
         "",
-        "| row | W / C | shots | errors | LER per round [band] | sustained period (us) | inner us / window | "
+        "| row | W / C | shots (repeats) | errors | LER per round [band] | sustained period (us) | inner us / window | "
         "harness / inner | reaction p50 / p99 / max (us) at 1.25x | at 2x | at 1.1 us |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
@@ -141,7 +145,8 @@ def render(data: dict[str, Any]) -> str:
             continue
         met = "" if r["overhead"] <= 0.2 else " (not met)"
         lines.append(
-            f"| {name} ({r['rounds']} rounds) | {r['window']} / {r['commit']} | {r['shots']} | {r['errors']} | "
+            f"| {name} ({r['rounds']} rounds) | {r['window']} / {r['commit']} | {r['shots']} ({r['repeats']}) | "
+            f"{r['errors']} | "
             f"{_band(r['ler_per_round'])} | {r['sustained_period_us']:.2f} | {r['inner_per_decoded_window_us']:.1f} | "
             f"{r['overhead']:.3f}{met} | {_rx(r['reaction_at']['1.25x'])} | {_rx(r['reaction_at']['2x'])} | "
             f"{_rx(r['reaction_fixed']['1.1us'])} |")

@@ -175,7 +175,8 @@ def resolve_inner(inner: Any, params: Any = None):
         except UnknownDecoderError as exc:
             raise DecoderInputError(f"inner decoder: {exc}") from None
     if spec.name in UNSUPPORTED_INNER:
-        raise DecoderInputError(f"inner decoder {spec.name!r} cannot run inside a window: {UNSUPPORTED_INNER[spec.name]}")
+        raise DecoderInputError(
+            f"inner decoder {spec.name!r} cannot run inside a window: {UNSUPPORTED_INNER[spec.name]}")
     if spec.kind != "quantum":
         raise DecoderInputError(f"inner decoder {spec.name!r} is a classical (block) decoder, not a syndrome decoder")
     return spec
@@ -579,7 +580,8 @@ class StreamResult:
             "harness_s": float(self.service_ns.sum() - self.inner_ns.sum()) / 1e9,
             "overhead": self.overhead(),
             "reaction": self.reaction_us(period_ns),
-            "reaction_near_sustained": [self.reaction_us(f * sustained) for f in PERIOD_FACTORS] if sustained > 0 else [],
+            "reaction_near_sustained": ([self.reaction_us(f * sustained) for f in PERIOD_FACTORS]
+                                        if sustained > 0 else []),
         }
 
 

@@ -50,10 +50,12 @@ def add_parser(sub) -> None:
     g.add_argument("--noise", help="noise model: sd6, si1000, bb-uniform, ... (no default; required with --code)")
     g.add_argument("--p", type=float, help="physical error rate (no default; required with --code)")
     g.add_argument("--basis", default="Z", choices=["X", "Z"], help="memory basis")
-    g.add_argument("--circuit", metavar="FILE", help="stim circuit with DETECTOR(..., t) time coordinates (default: none)")
+    g.add_argument("--circuit", metavar="FILE",
+                   help="stim circuit with DETECTOR(..., t) time coordinates (default: none)")
     g = p.add_argument_group("decoder and clock")
     g.add_argument("--decoder", default="pymatching",
-                   help=f"inner decoder: name or label (uf, relay-bp[gamma0=0.1], ...), one of: {QUANTUM_DECODER_NAMES}")
+                   help=f"inner decoder: name or label (uf, relay-bp[gamma0=0.1], ...), one of: "
+                        f"{QUANTUM_DECODER_NAMES}")
     g.add_argument("--window", type=int,
                    help="window size W in rounds (default: 2d with --code, else 3)")
     g.add_argument("--commit", type=int,
@@ -159,7 +161,8 @@ def _write_out(path: str, result) -> None:
 
     S, K = result.service_ns.shape
     table = np.column_stack([np.repeat(np.arange(S), K), np.tile(np.arange(K), S), np.tile(result.need_round, S),
-                             result.decoded.ravel().astype(np.int64), result.service_ns.ravel(), result.inner_ns.ravel()])
+                             result.decoded.ravel().astype(np.int64), result.service_ns.ravel(),
+                             result.inner_ns.ravel()])
     np.savetxt(path, table, fmt="%d", delimiter=",", header=",".join(OUT_COLUMNS), comments="")
 
 
@@ -175,14 +178,15 @@ def format_report(r: dict[str, Any]) -> str:
             else exp["circuit"])
     met = "met" if r["overhead"] <= r["overhead_target"] else "NOT met"
     rx = r["reaction"]
-    backlog = " (backlog grows: period < sustained)" if rx["period_us"] * 1e3 < r["sustained_period_us"] * 1e3 else ""
+    backlog = " (backlog grows: period < sustained)" if rx["period_us"] < r["sustained_period_us"] else ""
     lines = [
         f"qdecode stream: {what}; windows W={r['window']} C={r['commit']}; inner {r['decoder']}",
         f"  windows per shot {r['windows_per_shot']} ({r['distinct_windows']} distinct, {r['tiled_windows']} tiled), "
         f"{r['windows_decoded_fraction']:.1%} with a nonzero syndrome",
         f"  shots {r['shots']}, errors {r['errors']}; logical error rate per shot {_band(r['ler_per_shot'])}, "
         f"per round {_band(r['ler_per_round'])}",
-        f"  service {r['service_per_window_us']:.2f} us per window; inner decoder {r['inner_per_decoded_window_us']:.2f} us "
+        f"  service {r['service_per_window_us']:.2f} us per window; "
+        f"inner decoder {r['inner_per_decoded_window_us']:.2f} us "
         f"per decoded window; harness / inner = {r['overhead']:.3f} (target <= {r['overhead_target']}: {met})",
         f"  sustained round period {r['sustained_period_us']:.3f} us ({r['sustained_rounds_per_s']:.4g} rounds/s)",
         f"  reaction at {rx['period_us']:g} us per round: p50 {rx['p50_us']:.1f} us, p99 {rx['p99_us']:.1f} us, "
@@ -190,7 +194,8 @@ def format_report(r: dict[str, Any]) -> str:
         "  reaction near the sustained period:  period_us   p50_us   p99_us   max_us",
     ]
     for row in r["reaction_near_sustained"]:
-        lines.append(f"  {'':35s}{row['period_us']:9.3f} {row['p50_us']:8.1f} {row['p99_us']:8.1f} {row['max_us']:8.1f}")
+        lines.append(f"  {'':35s}{row['period_us']:9.3f} {row['p50_us']:8.1f} {row['p99_us']:8.1f} "
+                     f"{row['max_us']:8.1f}")
     return "\n".join(lines)
 
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-
 #: Header of a commit map: ``[c, fwd_ptr at, fwd_rows at, obs_ptr at, obs_idx at, prefix]``, then the
 #: arrays; ``prefix`` is 1 when the committed columns are the window's first ``c`` (``commit_local ==
 #: arange(c)``, the usual case: columns sorted by their first detector), so the kernel scans ``est``
