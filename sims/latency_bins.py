@@ -30,6 +30,16 @@ so ``LER(inf) = errors / n``, the row's plain rate. Deadlines are rounded down t
 counts as in time only when all of it is (a 9 % resolution, conservative). Percentiles are
 nearest-rank on the histogram: the upper edge of the bin holding the ``ceil(q n)``-th shot.
 
+The *anytime* policy: a late shot takes the decoder's best answer so far (Relay-BP: its best
+converged leg, else leg 0's decision); a shot with no answer yet fails. Decoders that record the
+*trail* of their answer (``DecodeInfo.extra``: ``trail_work`` / ``trail_wall_ns`` int64 / float64
+``(S, T)``, the clock values at which the answer changed, ``trail_obs`` uint64 ``(S, T)`` the
+observables of the answer from then on, bit ``i`` = observable ``i``, and ``trail_len`` ``(S,)``)
+add, per clock, the key ``<clock>_trail`` (the shots whose trail was recorded) and, for every grid
+index ``k``, ``<clock><k>R``: the shots late at edge ``k`` whose answer at edge ``k`` is right (the
+*rescued* shots). Then ``failures_anytime(t) = failures(t) - rescued(k*)`` with ``k*`` the grid index
+of ``t`` (:func:`grid_index`).
+
 Examples:
     >>> import numpy as np
     >>> counts = latency_bin_counts(np.array([1000.0, 1000.0, 2000.0, 64000.0]), np.array([1, 1, 4, 90]),
@@ -55,8 +65,9 @@ import numpy as np
 from qdecode.sims.stats import Fit, fit_binomial
 
 __all__ = ["BINS_PER_OCTAVE", "CLOCKS", "LATENCY_BINS_KEY", "LATENCY_BINS_TAG", "DeadlinePoint", "LatencyHistogram",
-           "bin_index", "check_histogram", "deadline_curve", "deadline_failures", "has_latency_bins", "histogram",
-           "latency_bin_counts", "row_histograms", "summary_quantiles", "upper_edge"]
+           "anytime_counts", "bin_index", "check_histogram", "deadline_curve", "deadline_failures", "grid_index",
+           "has_latency_bins", "histogram", "latency_bin_counts", "rescued_at", "row_histograms", "summary_quantiles",
+           "upper_edge"]
 
 #: Bins per factor of two of either clock (upper edges ``2^(k / BINS_PER_OCTAVE)``).
 BINS_PER_OCTAVE = 8
@@ -68,6 +79,7 @@ LATENCY_BINS_KEY = "latency_bins"
 LATENCY_BINS_TAG = f"2^(k/{BINS_PER_OCTAVE})"
 
 _KEY = re.compile(r"(wall|work)(\d+)(E?)")
+_RESCUED = re.compile(r"(wall|work)(\d+)R")
 
 
 def bin_index(values: np.ndarray) -> np.ndarray:
@@ -230,12 +242,83 @@ def row_histograms(row) -> dict[str, LatencyHistogram]:
 
 
 def deadline_curve(hist: LatencyHistogram, decoded: int, deadlines: Sequence[float],
-                   max_likelihood_factor: float = 1e3) -> list[DeadlinePoint]:
-    """:class:`DeadlinePoint` of each deadline (miss policy, module docstring), in the given order."""
+                   max_likelihood_factor: float = 1e3, rescued: Mapping[int, int] | None = None
+                   ) -> list[DeadlinePoint]:
+    """:class:`DeadlinePoint` of each deadline, in the given order: the miss policy, or with ``rescued``
+    (:func:`rescued_at`) the anytime policy (module docstring)."""
     out = []
     for t in deadlines:
         failures = deadline_failures(hist, decoded, t)
+        if rescued is not None and t != math.inf:
+            failures -= rescued.get(grid_index(t, hist.clock), 0)
         on_time, _ = hist.in_time(t)
         fit = fit_binomial(num_shots=decoded, num_hits=failures, max_likelihood_factor=max_likelihood_factor)
         out.append(DeadlinePoint(float(t), decoded, decoded - on_time, failures, fit))
+    return out
+
+
+def grid_index(deadline: float, clock: str) -> int:
+    """The largest bin index ``k`` whose whole bin lies within ``deadline`` (upper edge ``2^(k/8)``, floored
+    for the integer work clock); -1 below bin 0's edge."""
+    if deadline == math.inf:
+        return 1 << 30
+    if deadline < 1:
+        return -1
+    k = int(math.floor(BINS_PER_OCTAVE * math.log2(deadline)))
+    edge = (lambda i: math.floor(2 ** (i / BINS_PER_OCTAVE) * (1 + 1e-12))) if clock == "work" else \
+        (lambda i: 2 ** (i / BINS_PER_OCTAVE))
+    while edge(k + 1) <= deadline * (1 + 1e-12):
+        k += 1
+    while k >= 0 and edge(k) > deadline * (1 + 1e-12):
+        k -= 1
+    return k
+
+
+def anytime_counts(clock: str, latency: np.ndarray, trail_at: np.ndarray, trail_right: np.ndarray,
+                   trail_len: np.ndarray) -> dict[str, int]:
+    """The anytime policy's counts of one batch on one clock (module docstring): ``<clock>_trail`` and the
+    rescued shots ``<clock><k>R`` per grid index.
+
+    Args:
+        latency: ``(S,)`` each shot's final value of the clock (its wall time or work).
+        trail_at: ``(S, T)`` the clock values at which each shot's answer changed, ascending (first
+            ``trail_len[s]`` entries used).
+        trail_right: bool ``(S, T)``: whether the answer from that event on is right.
+        trail_len: ``(S,)`` events per shot.
+    """
+    S = latency.shape[0]
+    out: dict[str, int] = {f"{clock}_trail": int(S)} if S else {}
+    if S == 0:
+        return out
+    T = trail_at.shape[1]
+    final = bin_index(latency)
+    used = np.arange(T)[None, :] < np.asarray(trail_len)[:, None]
+    if T == 0 or not used.any():
+        return out
+    start = np.where(used, bin_index(np.where(used, trail_at, 1.0)), 0)
+    nxt = np.concatenate([start[:, 1:], np.zeros((S, 1), dtype=np.int64)], axis=1)
+    last = np.arange(T)[None, :] == (np.asarray(trail_len)[:, None] - 1)
+    stop = np.minimum(np.where(last, final[:, None], nxt), final[:, None])  # late at k: k < final bin
+    keep = used & np.asarray(trail_right, dtype=bool) & (stop > start)
+    if not keep.any():
+        return out
+    a, b = start[keep], stop[keep]
+    diff = np.zeros(int(b.max()) + 1, dtype=np.int64)
+    np.add.at(diff, a, 1)
+    np.add.at(diff, b, -1)
+    rescued = np.cumsum(diff)
+    for k in np.flatnonzero(rescued).tolist():
+        out[f"{clock}{k}R"] = int(rescued[k])
+    return out
+
+
+def rescued_at(custom_counts: Mapping[str, int], clock: str) -> dict[int, int] | None:
+    """``{k: rescued shots}`` of the anytime policy on ``clock``, or None when the row recorded no trail."""
+    if f"{clock}_trail" not in custom_counts:
+        return None
+    out: dict[int, int] = {}
+    for key, value in custom_counts.items():
+        m = _RESCUED.fullmatch(key)
+        if m and m.group(1) == clock:
+            out[int(m.group(2))] = int(value)
     return out

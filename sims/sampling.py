@@ -56,7 +56,7 @@ import numpy as np
 from qdecode.problem import DecodingProblem
 from qdecode.sims.classical_points import run_classical_batch
 from qdecode.sims.gap_bins import gap_bin_counts
-from qdecode.sims.latency_bins import latency_bin_counts
+from qdecode.sims.latency_bins import anytime_counts, latency_bin_counts
 from qdecode.sims.tasks import CompiledTask, Task, describe_task
 
 # Largest chunk: bounds a worker's memory for large batches.
@@ -318,6 +318,7 @@ def _decode_counted(ct: CompiledTask, dets: np.ndarray, obs: np.ndarray,
         if task.latency_histogram:
             counts.update(latency_bin_counts(info.wall_ns[sl], None if info.work is None else info.work[sl],
                                              failed[sl]))
+            counts.update(trail_counts(info, sl, obs[sl]))
         if task.count_observable_error_combos and errors:
             counts.update(observable_error_combos(predicted[sl], obs[sl], ct.dem.num_observables))
         if info is not None:
@@ -326,6 +327,28 @@ def _decode_counted(ct: CompiledTask, dets: np.ndarray, obs: np.ndarray,
                 return None
             counts.update(part.counts())
         out[c] = (errors, counts)
+    return out
+
+
+def trail_counts(info, shots: slice, actual: np.ndarray) -> dict[str, int]:
+    """The anytime policy's counts (:func:`qdecode.sims.latency_bins.anytime_counts`) of the shots ``shots`` of
+    a timed call whose ``info.extra`` holds the trail of each shot's answers (``trail_obs`` uint64 ``(S, T)``,
+    bit ``i`` = observable ``i``; ``trail_wall_ns``, ``trail_work``, ``trail_len``); {} without one.
+
+    ``actual``: the shots' bit-packed actual observables ``(s, ceil(k/8))``, ``k <= 64``.
+    """
+    extra = info.extra or {}
+    if "trail_len" not in extra:
+        return {}
+    if actual.shape[1] > 8:
+        raise ValueError(f"a trail of answers covers at most 64 observables, got {8 * actual.shape[1]} bits")
+    code = np.zeros((actual.shape[0], 8), dtype=np.uint8)
+    code[:, :actual.shape[1]] = actual
+    right = extra["trail_obs"][shots] == code.view("<u8")[:, :1]
+    length = extra["trail_len"][shots]
+    out = anytime_counts("wall", info.wall_ns[shots], extra["trail_wall_ns"][shots], right, length)
+    if info.work is not None:
+        out.update(anytime_counts("work", info.work[shots], extra["trail_work"][shots], right, length))
     return out
 
 

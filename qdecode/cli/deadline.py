@@ -40,6 +40,10 @@ def add_parser(sub) -> None:
     p.add_argument("--at-work", metavar="N[,N...]", default="",
                    help="work-clock deadlines in the decoder's unit (e.g. min-sum iterations), comma-separated "
                         "(default: none)")
+    p.add_argument("--policy", default="miss", metavar="{miss,anytime}",
+                   help="what a late shot gets: miss = it fails; anytime = the decoder's best answer at the "
+                        "deadline (Relay-BP: its best converged leg so far, else leg 0's decision; no answer yet: "
+                        "a failure), for rows whose decoder records the trail of its answers (default: miss)")
     p.add_argument("--filter", action="append", default=[], metavar="KEY=VALUE",
                    help="keep rows whose json_metadata[KEY] equals VALUE; decoder=NAME matches the decoder column; "
                         "repeatable, as in qdecode plot (default: keep all rows)")
@@ -103,9 +107,10 @@ def format_ns(ns: float) -> str:
     return f"{ns:.3g} ns"
 
 
-def group_report(row, wall_deadlines: Sequence[float], work_deadlines: Sequence[float]) -> dict[str, Any]:
-    """The JSON-able report of one summed row (module docstring)."""
-    from qdecode.sims.latency_bins import deadline_curve, row_histograms, summary_quantiles
+def group_report(row, wall_deadlines: Sequence[float], work_deadlines: Sequence[float],
+                 policy: str = "miss") -> dict[str, Any]:
+    """The JSON-able report of one summed row (module docstring); ``policy`` ``"miss"`` or ``"anytime"``."""
+    from qdecode.sims.latency_bins import deadline_curve, rescued_at, row_histograms, summary_quantiles
 
     hists = row_histograms(row)
     if not hists:
@@ -119,8 +124,20 @@ def group_report(row, wall_deadlines: Sequence[float], work_deadlines: Sequence[
         if hist is None:
             out[clock] = None
             continue
-        points = deadline_curve(hist, decoded, [*deadlines, math.inf])
+        rescued = None
+        if policy == "anytime":
+            rescued = rescued_at(row.custom_counts or {}, clock)
+            trails = (row.custom_counts or {}).get(f"{clock}_trail", 0)
+            if rescued is None:  # the decoder gives no answer before its last one: nothing to report
+                out[clock] = None
+                continue
+            if trails != decoded:
+                raise ValueError(f"--policy anytime: row {row.strong_id[:12]} ({row.decoder}) recorded the trail of "
+                                 f"its answers for {trails} of its {decoded} decoded shots on the {clock} clock "
+                                 f"(decoders that record it: relay-bp with at most 64 observables)")
+        points = deadline_curve(hist, decoded, [*deadlines, math.inf], rescued=rescued)
         out[clock] = {
+            "policy": policy,
             "unit": "ns" if clock == "wall" else "work",
             "quantiles": summary_quantiles(hist),
             "deadlines": [{"deadline": p.deadline, "late": p.late, "failures": p.failures, "error_rate": p.rate,
@@ -203,7 +220,8 @@ def _text(report: dict[str, Any]) -> list[str]:
         got = report.get(clock)
         if got is None:
             if clock != "rtl":
-                lines.append(f"  {clock}: not recorded (the decoder has no {clock} clock)")
+                lines.append(f"  {clock}: not recorded (the decoder has no {clock} clock, or under --policy anytime "
+                         f"records no trail of its answers)")
             continue
         fmt = (lambda v: f"{v:.4g}") if clock == "work" else format_ns
         q = "  ".join(f"{k} {fmt(v)}" for k, v in got["quantiles"].items())
@@ -221,6 +239,8 @@ def run(args) -> int:
     from qdecode.cli.plot import apply_filters
     from qdecode.sims.store import merge_rows, read_rows
 
+    if args.policy not in ("miss", "anytime"):
+        raise ValueError(f"--policy must be miss or anytime, got {args.policy!r}")
     wall = parse_times_ns(args.at)
     work = parse_work(args.at_work)
     rows = []
@@ -241,7 +261,7 @@ def run(args) -> int:
     rtl = rtl_clock(args.rtl, args.fmax_mhz) if args.rtl else None
     if args.fmax_mhz is not None and rtl is None:
         raise ValueError("--fmax-mhz applies with --rtl")
-    reports = [group_report(r, wall, work) for r in merged]
+    reports = [group_report(r, wall, work, args.policy) for r in merged]
     if rtl is not None:
         for rep, row in zip(reports, merged):
             rep["rtl"] = rtl_report(row, rtl, wall)
