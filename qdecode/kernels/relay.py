@@ -144,6 +144,34 @@ class RelaySolutions(NamedTuple):
     count: np.ndarray  # (1,) int64: how many were recorded
 
 
+class RelayTrail(NamedTuple):
+    """The trail of one shot's answer (:func:`relay_decode_traced`; capacity 0: not recorded): the moments the
+    answer changed, for the *anytime* deadline policy (``qdecode.sims.latency_bins``).
+
+    The answer is leg 0's decision from the end of leg 0 (converged or not: the fallback), then each converged
+    leg lighter than the answer so far, as :func:`relay_decode` chooses the returned decision. Event ``i``:
+    the iterations run so far ``work[i]``, :func:`~qdecode.kernels.clock.ticks` since the shot started
+    ``ticks[i]``, and the answer's class code ``code[i]`` (:class:`RelaySolutions`' codes).
+    """
+
+    class_code: np.ndarray  # (n,) uint64: the class code of each variable
+    work: np.ndarray  # (cap,) int64 (cap >= stop_after + 1)
+    ticks: np.ndarray  # (cap,) int64
+    code: np.ndarray  # (cap,) uint64
+    count: np.ndarray  # (1,) int64: events recorded
+    t0: np.ndarray  # (1,) int64: ticks at the shot's start (set by the caller)
+
+
+class RelayTrailOut(NamedTuple):
+    """Per-shot trails of :func:`relay_decode_timed_range` (``S`` shots, ``cap`` events each)."""
+
+    class_code: np.ndarray  # (n,) uint64, as RelayTrail
+    work: np.ndarray  # (S, cap) int64
+    ticks: np.ndarray  # (S, cap) int64
+    code: np.ndarray  # (S, cap) uint64
+    count: np.ndarray  # (S,) int64
+
+
 class RelayOut(NamedTuple):
     """Per-shot outputs of :func:`relay_decode_range` and the lane kernels (``S`` shots; a range kernel writes its
     rows ``start:stop``)."""
@@ -362,6 +390,29 @@ def make_relay_work(graph, msg_lim, m):
 
 
 @numba.njit(cache=True, nogil=True)
+def no_trail():
+    """An empty :class:`RelayTrail`: :func:`relay_decode_traced` records no event (the plain path)."""
+    return RelayTrail(np.zeros(0, np.uint64), np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.uint64),
+                      np.zeros(1, np.int64), np.zeros(1, np.int64))
+
+
+@numba.njit(cache=True, nogil=True)
+def record_event(trail, hard, iterations):
+    """Append ``(iterations, ticks since trail.t0, class code of hard)`` to ``trail`` when it has room (O(n))."""
+    c = trail.count[0]
+    if c >= trail.work.shape[0]:
+        return
+    code = np.uint64(0)
+    for j in range(hard.shape[0]):
+        if hard[j]:
+            code ^= trail.class_code[j]
+    trail.work[c] = iterations
+    trail.ticks[c] = ticks() - trail.t0[0]
+    trail.code[c] = code
+    trail.count[0] = c + 1
+
+
+@numba.njit(cache=True, nogil=True)
 def record_solution(sols, hard, weight):
     """Append ``(weight, class code of hard)`` to ``sols`` when it has room (O(n); converged legs only)."""
     c = sols.count[0]
@@ -378,6 +429,12 @@ def record_solution(sols, hard, weight):
 
 @numba.njit(cache=True, nogil=True)
 def relay_decode(graph, sched, arith, syndrome, key, work, best, sols):
+    """Relay-BP on one shot: :func:`relay_decode_traced` recording no trail."""
+    return relay_decode_traced(graph, sched, arith, syndrome, key, work, best, sols, no_trail())
+
+
+@numba.njit(cache=True, nogil=True)
+def relay_decode_traced(graph, sched, arith, syndrome, key, work, best, sols, trail):
     """Relay-BP on one shot. Returns ``(converged, iterations, legs_run, weight)``.
 
     Args:
@@ -390,6 +447,7 @@ def relay_decode(graph, sched, arith, syndrome, key, work, best, sols):
             returned decision). ``weight`` is ``W`` of the returned decision (also when not converged).
         sols: :class:`RelaySolutions`: every converged leg's weight and class code, in leg order, when
             it has room (:func:`no_solutions`: none, the plain path).
+        trail: :class:`RelayTrail`: the moments the answer changed (:func:`no_trail`: none).
     """
     var_ptr, var_chks, llr0, wllr = graph.var_ptr, graph.var_chks, graph.llr0, graph.wllr
     gamma0, gamma_lo, gamma_hi, gammas = sched.gamma0, sched.gamma_lo, sched.gamma_hi, sched.gammas
@@ -421,6 +479,8 @@ def relay_decode(graph, sched, arith, syndrome, key, work, best, sols):
         if hard[j]:
             weight += wllr[j]
     sols.count[0] = 0
+    trail.count[0] = 0
+    record_event(trail, best, total_iters)  # leg 0's decision: the answer from now on (the fallback, or a solution)
     nconv = 0
     if ok:
         nconv = 1
@@ -453,6 +513,7 @@ def relay_decode(graph, sched, arith, syndrome, key, work, best, sols):
                 weight = w
                 for j in range(n):
                     best[j] = hard[j]
+                record_event(trail, best, total_iters)
             any_conv = True
             if nconv >= stop_after:
                 break
@@ -474,9 +535,10 @@ def relay_decode_range(graph, sched, arith, seed, syndromes, out, start, stop):
     m = syndromes.shape[1]
     work = make_relay_work(graph, arith.msg_lim, m)
     sols = no_solutions()
+    trail = no_trail()
     for s in range(start, stop):
         key = shot_key(seed, syndromes[s])
-        ok, its, lr, w = relay_decode(graph, sched, arith, syndromes[s], key, work, out.hard[s], sols)
+        ok, its, lr, w = relay_decode_traced(graph, sched, arith, syndromes[s], key, work, out.hard[s], sols, trail)
         out.converged[s] = ok
         out.iterations[s] = its
         out.legs[s] = lr
@@ -484,19 +546,29 @@ def relay_decode_range(graph, sched, arith, seed, syndromes, out, start, stop):
 
 
 @numba.njit(cache=True, nogil=True)
-def relay_decode_timed_range(graph, sched, arith, seed, syndromes, out, ticks_out, start, stop):
+def relay_decode_timed_range(graph, sched, arith, seed, syndromes, out, ticks_out, trails, start, stop):
     """:func:`relay_decode_range` that also times each shot: ``ticks_out[s]`` = :func:`~qdecode.kernels.clock.ticks`
     elapsed from the shot's key to its decision (int64; the shots run one after another on one thread).
 
-    The answers are :func:`relay_decode_range`'s; the scratch is allocated before the first shot is timed.
+    ``trails``: :class:`RelayTrailOut` with ``cap >= 1`` events per shot records each shot's trail
+    (:class:`RelayTrail`, ticks from the shot's start), ``cap = 0`` none. The answers are
+    :func:`relay_decode_range`'s; the scratch is allocated before the first shot is timed.
     """
     m = syndromes.shape[1]
     work = make_relay_work(graph, arith.msg_lim, m)
     sols = no_solutions()
+    cap = trails.work.shape[1]
+    empty = no_trail()
+    start_ticks = np.zeros(1, np.int64)
     for s in range(start, stop):
         t0 = ticks()
+        start_ticks[0] = t0
+        trail = empty
+        if cap > 0:
+            trail = RelayTrail(trails.class_code, trails.work[s], trails.ticks[s], trails.code[s],
+                               trails.count[s:s + 1], start_ticks)
         key = shot_key(seed, syndromes[s])
-        ok, its, lr, w = relay_decode(graph, sched, arith, syndromes[s], key, work, out.hard[s], sols)
+        ok, its, lr, w = relay_decode_traced(graph, sched, arith, syndromes[s], key, work, out.hard[s], sols, trail)
         ticks_out[s] = ticks() - t0
         out.converged[s] = ok
         out.iterations[s] = its

@@ -54,3 +54,21 @@ def test_joined_infos_keeps_per_shot_fields_and_the_class():
     assert joined.take(slice(1, 2), 2).work.tolist() == [9]
     bare = joined_infos([None, None], np.array([1.0, 2.0]))  # decoders without diagnostics
     assert bare.work is None and bare.converged is None and bare.wall_ns.tolist() == [1.0, 2.0]
+
+
+def test_relay_trail_ends_at_the_returned_answer():
+    """Relay-BP's trail of answers (the anytime policy's input): leg 0's decision, then each lighter converged leg;
+    its last answer is the decoder's own, and its clocks ascend within the shot's."""
+    dec = accepted_decoder("relay-bp")
+    packed = _packed("relay-bp", 200)
+    got = dec.predict_observables_timed(packed)
+    info = dec.last_info
+    length, work, wall, code = (info.extra[k] for k in ("trail_len", "trail_work", "trail_wall_ns", "trail_obs"))
+    assert work.shape == (200, dec.stop_after + 1) and np.all(length >= 1)
+    last = code[np.arange(200), length - 1]
+    np.testing.assert_array_equal(last, got[:, 0].astype(np.uint64))  # one observable: its bit is the code
+    assert np.all(work[:, 0] <= dec.pre_iter) and np.all(work[np.arange(200), length - 1] <= info.work)
+    for s in range(200):
+        assert np.all(np.diff(work[s, :length[s]]) > 0) and np.all(np.diff(wall[s, :length[s]]) >= 0)
+        assert wall[s, length[s] - 1] <= info.wall_ns[s]
+    assert np.any(length > 1)  # some shots found a lighter converged leg after leg 0
