@@ -108,6 +108,19 @@ def test_tiled_plan_is_the_whole_problems_plan(d, rounds, W, F):
     assert len(tiled.classes) == len(whole.classes) <= 5
 
 
+def test_tiled_plan_of_the_gross_code():
+    """[[144,12,12]] (the benchmark's hypergraph row): short plan + tiling = the whole problem's plan."""
+    W, F, rounds = 6, 3, 40
+    make = lambda r: build_circuit("bb144_12_12", rounds=r, noise="bb-uniform", p=0.001)  # noqa: E731
+    r0 = st.short_rounds(rounds, W, F)
+    short = st.plan_stream(DecodingProblem.from_dem(decoding_dem(make(r0))), "relay-bp", W, F, build=False)
+    tiled = st.tile_plan(short, (rounds - r0) // F)
+    whole = st.plan_stream(DecodingProblem.from_dem(decoding_dem(make(rounds))), "relay-bp", W, F, build=False)
+    assert tiled.tiled_windows > 0
+    assert [tiled.classes[k].key for k in tiled.window_class] == [whole.classes[k].key for k in whole.window_class]
+    assert np.array_equal(tiled.offset, whole.offset) and np.array_equal(tiled.need_round, whole.need_round)
+
+
 def test_tiled_stream_decodes_like_the_exact_plan():
     circuit = _surface(3, 40)
     tiled, _ = st.plan_tiled(lambda r: _surface(3, r), 40, "uf", 4, 2)
