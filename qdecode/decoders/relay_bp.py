@@ -30,6 +30,12 @@ are IBM's gross-code tuning (γ0 0.15, interval [-0.226, 0.622], 80 / 60 iterati
   runs it (``i8_lanes``, batches of at least :data:`MIN_LANE_SHOTS`), else by the scalar kernel
   (:func:`~qdecode.kernels.relay.relay_gap_range`); both give the same outputs, bit for bit.
 
+* ``ensemble = N > 1`` (``relay-bp[ensemble=N]``; a label without it means 1, this serial decoder): ``N``
+  Relay-BP chains per shot side by side on the lanes of the 8-bit kernel (so ``bits <= 8``), chain 0 the
+  serial chain, the others with gammas drawn from their own keys, the legs budget shared (``ceil(legs / N)``
+  legs per chain); the shot stops at ``stop_after`` converged legs over all chains and returns the one of least
+  weight (:mod:`qdecode.kernels.relay_ensemble`). Its work clock counts lane-group steps; no confidence.
+
 ``MemBP`` (registry ``mem-bp``) is the same decoder with a single leg: ``legs=0``, ``stop_after=1``,
 ``pre_iter=max_iter``.
 """
@@ -59,11 +65,18 @@ from qdecode.kernels.relay import (
     RelayGraph,
     RelayOut,
     RelaySchedule,
+    RelayTrailOut,
     relay_decode_range,
     relay_decode_timed_range,
     relay_gap_range,
 )
 from qdecode.kernels.clock import ticks_per_ns
+from qdecode.kernels.relay_ensemble import (
+    MAX_CHAINS,
+    EnsembleOut,
+    relay_ensemble_range,
+    relay_ensemble_timed_range,
+)
 from qdecode.kernels.relay_lanes import LANES, relay_lanes_range
 from qdecode.kernels.relay_lanes_narrow import (
     RELAY_NARROW_LANES,
@@ -133,6 +146,9 @@ RELAY_PARAMS = {
     # (benchmarks/README, "The accuracy frontier"). A label that leaves ``bits`` out (a sinter
     # name such as ``qd-relay-bp``) means float64, the default when such labels were recorded.
     "bits": dataclasses.replace(_FIXED["bits"], default=8, label_implied=0),
+    # added after labels were recorded: a label without it means the serial decoder (ensemble=1)
+    "ensemble": Param(int, 1, "Relay-BP chains per shot side by side (1 = serial; > 1 needs bits <= 8)",
+                      minimum=1, maximum=MAX_CHAINS, label_default=False),
 }
 #: Parameters of ``mem-bp`` and :class:`MemBpDecoder`.
 MEM_BP_PARAMS = {
@@ -166,6 +182,9 @@ class RelayBpDecoder(Decoder):
         frac_bits: fraction bits of fixed-point messages (0 <= frac_bits < bits).
         threads: decoding threads for batches (default: ``numba.get_num_threads()``).
         explicit_gammas: optional ``(rows, n)`` finite gammas for legs >= 1 (row ``leg % rows``).
+        ensemble: ``N``, 1..64 Relay-BP chains per shot side by side (:mod:`qdecode.kernels.relay_ensemble`):
+            1 is the serial decoder; ``N > 1`` runs the 8-bit lanes kernel, so it needs ``bits <= 8`` (and
+            what :func:`~qdecode.kernels.relay_lanes_narrow.relay_i8_accepts` checks), and has no confidence.
 
     Work bound: at most ``pre_iter`` + ``legs`` * ``leg_iter`` min-sum iterations per shot
     (defaults 80 + 300 * 60 = 18,080), each O(n + m + nnz(H)). Leg 0 runs at most ``pre_iter``
@@ -173,8 +192,14 @@ class RelayBpDecoder(Decoder):
     work for its gammas and its solution weight. A shot stops earlier after ``stop_after``
     converged legs (default 5).
 
-    Work clock (:attr:`work_unit`): the min-sum iterations of each shot, summed over all its legs. Wall clock
-    (:meth:`predict_observables_timed`): measured in the scalar kernel, per shot.
+    With ``ensemble = N > 1`` a shot runs ``N`` chains of ``ceil(legs / N)`` legs after their leg 0 each (the
+    leg budget shared), so at most ``pre_iter + ceil(legs / N) * leg_iter`` steps of ``N`` iterations each.
+
+    Work clock (:attr:`work_unit`): the min-sum iterations of each shot, summed over all its legs; with
+    ``ensemble > 1`` the shot's lane-group steps (one step = one min-sum iteration of all ``N`` chains at
+    once; ``last_info.iterations`` still counts the chains' iterations). Wall clock
+    (:meth:`predict_observables_timed`): measured in the kernel, per shot (the scalar kernel; with
+    ``ensemble > 1`` the ensemble kernel on ``N`` lanes).
     """
 
     has_confidence = True
@@ -197,6 +222,7 @@ class RelayBpDecoder(Decoder):
         frac_bits: int,
         threads: int | None = None,
         explicit_gammas: np.ndarray | None = None,
+        ensemble: int,
     ):
         self.gamma0 = _float_param(gamma0, "gamma0")
         try:
@@ -255,6 +281,15 @@ class RelayBpDecoder(Decoder):
         self.i8_lanes = relay_i8_accepts(self.var_ptr, max_check_degree, self.prior_llr, self.gamma0, lo, hi,
                                          self.gammas, GAMMA_FRAC_BITS, self.msg_lim, self.post_lim, self.alpha_num,
                                          ALPHA_SHIFT)
+        self.ensemble = _int_param(ensemble, "ensemble", 1)
+        if self.ensemble > MAX_CHAINS:
+            raise DecoderInputError(f"ensemble must be an integer in 1..{MAX_CHAINS}, got {ensemble!r}")
+        if self.ensemble > 1:
+            if not self.i8_lanes:
+                raise DecoderInputError(f"relay-bp: ensemble={self.ensemble} runs on the 8-bit lanes kernel, which "
+                                        f"needs fixed-point bits <= 8 (got bits={self.bits}) and its word ranges")
+            self.has_confidence = False
+            self.work_unit = "lane-group steps (one min-sum iteration of all ensemble chains at once)"
 
     # ----------------------------------------------------------------- decode
     def _kernel_args(self) -> tuple:
@@ -275,6 +310,11 @@ class RelayBpDecoder(Decoder):
         iters = np.zeros(S, dtype=np.int32)
         legs = np.zeros(S, dtype=np.int32)
         weight = np.zeros(S, dtype=np.float64)
+        if self.ensemble > 1:
+            out = EnsembleOut(hard, conv, iters, legs, weight, np.zeros(S, dtype=np.int32))
+            run_ranges(relay_ensemble_range, (*self._kernel_args(), syndromes, out, self.ensemble,
+                                              RELAY_NARROW_LANES), S, self.threads)
+            return hard, conv, iters, legs, weight, out.steps
         args = (*self._kernel_args(), syndromes, RelayOut(hard, conv, iters, legs, weight))
         if S >= MIN_LANE_SHOTS:  # persistent lanes; a thread's range drains on compacted lanes
             if self.i8_lanes:
@@ -283,37 +323,61 @@ class RelayBpDecoder(Decoder):
                 run_ranges(relay_lanes_range, (*args, LANES), S, self.threads)
         else:
             run_dynamic(relay_decode_range, args, S, self.threads)
-        return hard, conv, iters, legs, weight
+        return hard, conv, iters, legs, weight, iters
 
     def _chunks(self, S: int):
         step = max(1, _CHUNK_ENTRIES // max(1, self.problem.num_errors))
         return [(a, min(S, a + step)) for a in range(0, S, step)] or [(0, 0)]
 
     @staticmethod
-    def _info(conv, iters, legs, weight, wall_ns=None) -> RelayDecodeInfo:
+    def _info(conv, iters, legs, weight, work, wall_ns=None) -> RelayDecodeInfo:
         return RelayDecodeInfo(converged=conv, iterations=iters, extra={"legs": legs, "weight": weight},
-                               work=iters.astype(np.int64), wall_ns=wall_ns)
+                               work=work.astype(np.int64), wall_ns=wall_ns)
+
+    def _trail_out(self, S: int) -> RelayTrailOut:
+        """Room for each shot's trail of answers (:class:`~qdecode.kernels.relay.RelayTrail`: leg 0's decision,
+        then up to ``stop_after`` lighter converged legs); none above 64 observables, where class codes are
+        hashes rather than the observables' bits."""
+        cap = self.stop_after + 1 if self.problem.num_observables <= 64 else 0
+        if cap and self._class_code is None:
+            self._class_code = class_codes(self.problem.L)
+        codes = self._class_code if cap else np.zeros(0, np.uint64)
+        return RelayTrailOut(codes, np.zeros((S, cap), np.int64), np.zeros((S, cap), np.int64),
+                             np.zeros((S, cap), np.uint64), np.zeros(S, np.int64))
 
     def predict_observables_timed(self, packed: np.ndarray) -> np.ndarray:
         """Real-time mode (:meth:`Decoder.predict_observables_timed`): the scalar kernel decodes the shots one
         after another on one thread and reads :func:`~qdecode.kernels.clock.ticks` around each
-        (:func:`~qdecode.kernels.relay.relay_decode_timed_range`); ``last_info.wall_ns`` is each shot's time
-        in ns, the answers those of the batch path, bit for bit."""
+        (:func:`~qdecode.kernels.relay.relay_decode_timed_range`; with ``ensemble > 1`` the ensemble kernel on
+        ``ensemble`` lanes, :func:`~qdecode.kernels.relay_ensemble.relay_ensemble_timed_range`); ``last_info.wall_ns``
+        is each shot's time in ns, the answers those of the batch path, bit for bit."""
         m, n = self.problem.num_detectors, self.problem.num_errors
         s = np.unpackbits(check_packed(packed, m), axis=1, count=m, bitorder="little")
         S = s.shape[0]
-        out = RelayOut(np.zeros((S, n), np.uint8), np.zeros(S, np.bool_), np.zeros(S, np.int32),
-                       np.zeros(S, np.int32), np.zeros(S, np.float64))
+        fields = (np.zeros((S, n), np.uint8), np.zeros(S, np.bool_), np.zeros(S, np.int32),
+                  np.zeros(S, np.int32), np.zeros(S, np.float64))
         elapsed = np.zeros(S, dtype=np.int64)
-        relay_decode_timed_range(*self._kernel_args(), s, out, elapsed, 0, S)
-        self.last_info = self._info(out.converged, out.iterations, out.legs, out.weight, elapsed / ticks_per_ns())
+        if self.ensemble > 1:
+            out = EnsembleOut(*fields, np.zeros(S, np.int32))
+            relay_ensemble_timed_range(*self._kernel_args(), s, out, elapsed, self.ensemble, 0, S)
+            work = out.steps
+        else:
+            out = RelayOut(*fields)
+            trails = self._trail_out(S)
+            relay_decode_timed_range(*self._kernel_args(), s, out, elapsed, trails, 0, S)
+            work = out.iterations
+        self.last_info = self._info(out.converged, out.iterations, out.legs, out.weight, work,
+                                    elapsed / ticks_per_ns())
+        if self.ensemble == 1 and trails.work.shape[1]:  # the anytime policy's trail (RelayTrail); ensembles: none
+            self.last_info.extra.update(trail_work=trails.work, trail_wall_ns=trails.ticks / ticks_per_ns(),
+                                        trail_obs=trails.code, trail_len=trails.count)
         obs = observables_from_errors(out.hard, self.problem)
         return np.packbits(obs, axis=1, bitorder="little")
 
     def decode_batch(self, syndromes: np.ndarray) -> np.ndarray:
         s = check_syndromes(syndromes, self.problem.num_detectors)
-        hard, conv, iters, legs, weight = self._run(s)
-        self.last_info = self._info(conv, iters, legs, weight)
+        hard, conv, iters, legs, weight, work = self._run(s)
+        self.last_info = self._info(conv, iters, legs, weight, work)
         return hard
 
     def predict_observables_batch(self, syndromes: np.ndarray) -> np.ndarray:
@@ -321,9 +385,9 @@ class RelayBpDecoder(Decoder):
         out = np.zeros((s.shape[0], self.problem.num_observables), dtype=np.uint8)
         parts = []
         for a, b in self._chunks(s.shape[0]):
-            hard, conv, iters, legs, weight = self._run(s[a:b])
+            hard, conv, iters, legs, weight, work = self._run(s[a:b])
             out[a:b] = observables_from_errors(hard, self.problem)
-            parts.append((conv, iters, legs, weight))
+            parts.append((conv, iters, legs, weight, work))
         self.last_info = self._info(*(np.concatenate(x) for x in zip(*parts)))
         return out
 
@@ -346,6 +410,8 @@ class RelayBpDecoder(Decoder):
             >>> obs.ravel().tolist(), gap.tolist(), dec.last_info.extra["classes"].tolist()  # all legs agree
             ([1], [inf], [1])
         """
+        if self.ensemble > 1:
+            raise DecoderInputError(f"relay-bp: ensemble={self.ensemble} gives no confidence (ensemble=1 does)")
         s = check_syndromes(syndromes, self.problem.num_detectors)
         S, n = s.shape[0], self.problem.num_errors
         if self._class_code is None:

@@ -41,6 +41,9 @@ them into the shot's ``weight_other`` and ``classes`` with :func:`~qdecode.kerne
 the shot is done; the drain moves a lane's records with it, and the scalar finish records its own. Every
 output equals :func:`~qdecode.kernels.relay.relay_gap_range`'s. The plain entry passes ``None`` instead, a
 branch numba prunes at compile time, so its code is what it was.
+
+The sweep (:func:`relay_sweep` over the arguments :func:`make_relay_sweep` allocates) also runs the Relay-BP
+ensembles of :mod:`qdecode.kernels.relay_ensemble`, whose lanes are one shot's chains.
 """
 
 from __future__ import annotations
@@ -295,12 +298,12 @@ def _sweep_wn(width, cur, nxt, sw):
 #: lane iterations thrown away cost a tenth of what they cost on the scalar kernel (AVX2 Zen 3, gross-code DEM)
 SCALAR_DRAIN = 3
 
-#: the lane counts with a sweep compiled for them (:func:`_sweep_width` rounds a lane count up to one of these)
+#: the lane counts with a sweep compiled for them (:func:`sweep_width` rounds a lane count up to one of these)
 SWEEP_WIDTHS = (8, 16, 32, 64)
 
 
 @numba.njit(cache=True, nogil=True)
-def _sweep_width(busy, lanes):
+def sweep_width(busy, lanes):
     """The sweep width for ``busy`` busy lanes out of ``lanes``: the least compiled width >= ``busy`` (idle lanes
     in between run along at vector speed, cheaper than the scalar code of a runtime width), else ``busy``."""
     for w in SWEEP_WIDTHS:
@@ -310,7 +313,7 @@ def _sweep_width(busy, lanes):
 
 
 @numba.njit(cache=True, nogil=True)
-def _step(width, cur, nxt, sw):
+def relay_sweep(width, cur, nxt, sw):
     """One iteration of lanes ``0:width`` from check state ``cur`` into ``nxt`` (:class:`RelaySweep` ``sw``)."""
     if width == 64:
         _sweep_w64(cur, nxt, sw)
@@ -328,7 +331,7 @@ def _step(width, cur, nxt, sw):
 
 
 @numba.njit(cache=True, nogil=True)
-def _template(var_ptr, var_chks, slot, lam, ml32, m):
+def relay_template(var_ptr, var_chks, slot, lam, ml32, m):
     """Check state and edge signs of ``nu = lambda`` with a zero syndrome: ``(NarrowCheckState of (m,) uint8
     arrays, (nnz,) uint8 signs)``."""
     n = var_ptr.shape[0] - 1
@@ -350,6 +353,57 @@ def _template(var_ptr, var_chks, slot, lam, ml32, m):
             m2[i] = r2
             ag[i] = ra
     return NarrowCheckState(m1, m2, ag, pa), sgn
+
+
+@numba.njit(cache=True, nogil=True)
+def make_relay_sweep(graph, arith, m, W):
+    """The sweep's arguments for ``W`` lanes and ``m`` checks: ``(RelaySweep, st_a, st_b)``, two zeroed
+    :class:`~qdecode.kernels.minsum_lanes_narrow.NarrowCheckState` of ``(m, W)`` uint8 arrays (the double-buffered
+    check state), every array separate (the sweep's ``noalias`` contract). ``graph``: a
+    :class:`~qdecode.kernels.relay.RelayGraph` of integer priors; ``arith``: its
+    :class:`~qdecode.kernels.relay.MessageArith` (:func:`relay_i8_accepts` holds). Raises ``ValueError`` for a
+    check degree above 255."""
+    var_ptr, var_chks, llr0 = graph.var_ptr, graph.var_chks, graph.llr0
+    gshift = arith.gamma_shift
+    n = llr0.shape[0]
+    nnz = var_chks.shape[0]
+    slot, maxcdeg, maxvdeg = edge_slots(var_ptr, var_chks, m)
+    if maxcdeg > 255:
+        raise ValueError("8-bit Relay-BP lanes kernel: check degree above 255")
+    ml32 = I32(arith.msg_lim)
+    pl32 = I32(arith.post_lim)
+    prm = RelayParams(I32(arith.alpha_num), I32(arith.alpha_shift), ml32, I16(ml32), U8(ml32), I16(pl32), pl32,
+                      I32(1 << gshift), I32(1 << (gshift - 1)), I32(gshift))
+    lam = np.zeros(n, dtype=np.int16)
+    for j in range(n):
+        lam[j] = I16(llr0[j])
+    tmpl, tsgn = relay_template(var_ptr, var_chks, slot, lam, ml32, m)
+    st_a = NarrowCheckState(np.zeros((m, W), dtype=np.uint8), np.zeros((m, W), dtype=np.uint8),
+                            np.zeros((m, W), dtype=np.uint8), np.zeros((m, W), dtype=np.uint8))
+    st_b = NarrowCheckState(np.zeros((m, W), dtype=np.uint8), np.zeros((m, W), dtype=np.uint8),
+                            np.zeros((m, W), dtype=np.uint8), np.zeros((m, W), dtype=np.uint8))
+    ln = RelayLanes(syn=np.zeros((m, W), dtype=np.uint8), fresh=np.zeros(W, dtype=np.uint8),
+                    sgn=np.zeros((nnz, W), dtype=np.uint8), hard=np.zeros((n, W), dtype=np.uint8),
+                    post=np.zeros((n, W), dtype=np.int16), gnum=np.zeros((n, W), dtype=np.int16),
+                    unsat=np.zeros(W, dtype=np.int32))
+    scratch = NarrowScratch(np.zeros((m, W), dtype=np.uint8), np.zeros((m, W), dtype=np.uint8),
+                            np.zeros((m, W), dtype=np.uint8), np.zeros(W, dtype=np.int16),
+                            np.zeros((maxvdeg, W), dtype=np.int16))
+    return RelaySweep(NarrowGraph(var_ptr, var_chks, slot), lam, prm, ln, tmpl, tsgn, scratch), st_a, st_b
+
+
+@numba.njit(cache=True, nogil=True)
+def quantised_gammas(sched, gshift, n):
+    """``(g0n, gq)``: leg 0's gamma numerator ``rint(gamma0 2^gshift)`` (int16) and the explicit gamma table of
+    :class:`~qdecode.kernels.relay.RelaySchedule` quantised the same way (``(rows, n)`` int16; rows 0: drawn)."""
+    q = float(1 << gshift)
+    g0n = I16(np.rint(sched.gamma0 * q))
+    rows = sched.gammas.shape[0]
+    gq = np.zeros((rows, n), dtype=np.int16)
+    for r in range(rows):
+        for j in range(n):
+            gq[r, j] = I16(np.rint(sched.gammas[r, j] * q))
+    return g0n, gq
 
 
 @numba.njit(cache=True, nogil=True)
@@ -468,61 +522,31 @@ def _lanes_i8(graph, sched, arith, seed, syndromes, out, lanes, sols, start, sto
     """The body of :func:`relay_lanes_i8_range` (``sols`` ``None``: nothing recorded; numba prunes those
     branches at compile time, an argument's ``is None`` being known) and :func:`relay_lanes_i8_gap_range`
     (``sols`` a :class:`~qdecode.kernels.relay_lanes.LaneSolutions` of at least the lanes used)."""
-    var_ptr, var_chks, llr0, wllr = graph.var_ptr, graph.var_chks, graph.llr0, graph.wllr
+    wllr = graph.wllr
     gshift = arith.gamma_shift
-    n = llr0.shape[0]
-    m = syndromes.shape[1]
-    nnz = var_chks.shape[0]
+    n = graph.llr0.shape[0]
     if stop <= start:
         return
-    slot, maxcdeg, maxvdeg = edge_slots(var_ptr, var_chks, m)
-    if maxcdeg > 255:
-        raise ValueError("8-bit Relay-BP lanes kernel: check degree above 255")
     W = max(1, min(lanes, stop - start))
-    ml32 = I32(arith.msg_lim)
-    pl32 = I32(arith.post_lim)
-    prm = RelayParams(I32(arith.alpha_num), I32(arith.alpha_shift), ml32, I16(ml32), U8(ml32), I16(pl32), pl32,
-                      I32(1 << gshift), I32(1 << (gshift - 1)), I32(gshift))
-    lam = np.zeros(n, dtype=np.int16)
-    for j in range(n):
-        lam[j] = I16(llr0[j])
-    tmpl, tsgn = _template(var_ptr, var_chks, slot, lam, ml32, m)
-    q = float(1 << gshift)
-    g0n = I16(np.rint(sched.gamma0 * q))
-    rows = sched.gammas.shape[0]
-    gq = np.zeros((rows, n), dtype=np.int16)
-    for r in range(rows):
-        for j in range(n):
-            gq[r, j] = I16(np.rint(sched.gammas[r, j] * q))
+    sw, st_a, st_b = make_relay_sweep(graph, arith, syndromes.shape[1], W)
+    lam, ln = sw.lam, sw.lanes
+    g0n, gq = quantised_gammas(sched, gshift, n)
     g1 = np.zeros(n, dtype=np.float64)
     gn1 = np.zeros(n, dtype=np.int64)
-    # lane state, every array separate (the sweep's noalias contract); check state double-buffered
-    st_a = NarrowCheckState(np.zeros((m, W), dtype=np.uint8), np.zeros((m, W), dtype=np.uint8),
-                            np.zeros((m, W), dtype=np.uint8), np.zeros((m, W), dtype=np.uint8))
-    st_b = NarrowCheckState(np.zeros((m, W), dtype=np.uint8), np.zeros((m, W), dtype=np.uint8),
-                            np.zeros((m, W), dtype=np.uint8), np.zeros((m, W), dtype=np.uint8))
-    ln = RelayLanes(syn=np.zeros((m, W), dtype=np.uint8), fresh=np.zeros(W, dtype=np.uint8),
-                    sgn=np.zeros((nnz, W), dtype=np.uint8), hard=np.zeros((n, W), dtype=np.uint8),
-                    post=np.zeros((n, W), dtype=np.int16), gnum=np.zeros((n, W), dtype=np.int16),
-                    unsat=np.zeros(W, dtype=np.int32))
     fresh, hard, gnum, unsat = ln.fresh, ln.hard, ln.gnum, ln.unsat
-    scratch = NarrowScratch(np.zeros((m, W), dtype=np.uint8), np.zeros((m, W), dtype=np.uint8),
-                            np.zeros((m, W), dtype=np.uint8), np.zeros(W, dtype=np.int16),
-                            np.zeros((maxvdeg, W), dtype=np.int16))
-    sw = RelaySweep(NarrowGraph(var_ptr, var_chks, slot), lam, prm, ln, tmpl, tsgn, scratch)
     ct = make_lane_counters(W)
     nxt_shot = start
     for w in range(W):
         _load_shot(w, nxt_shot, seed, syndromes, lam, g0n, ln, ct)
         nxt_shot += 1
     nact = W
-    width = _sweep_width(W, W)
+    width = sweep_width(W, W)
     cur = 0
     while nact > 0:
         if cur == 0:
-            _step(width, st_a, st_b, sw)
+            relay_sweep(width, st_a, st_b, sw)
         else:
-            _step(width, st_b, st_a, sw)
+            relay_sweep(width, st_b, st_a, sw)
         cur = 1 - cur
         state = st_a if cur == 0 else st_b
         for w in range(width):
@@ -549,4 +573,4 @@ def _lanes_i8(graph, sched, arith, seed, syndromes, out, lanes, sols, start, sto
             if 0 < nact <= SCALAR_DRAIN:
                 _finish_on_scalar(graph, sched, arith, syndromes, ct, nact, out, sols)
                 return
-            width = _sweep_width(nact, W)
+            width = sweep_width(nact, W)

@@ -34,7 +34,7 @@ from qdecode.decoders.base import DecoderInputError
 from qdecode.decoders.registry import DecoderSpec, decoder_names, get_entry
 from qdecode.problem import DecodingProblem
 
-QUANTUM = [name for name in decoder_names() if get_entry(name).kind == "quantum"]
+REGISTERED = [name for name in decoder_names() if get_entry(name).kind == "quantum"]
 KINDS = ["nocoord", "onecoord", "fourcoord", "hyper_cc", "hyper_text", "obs_only"]
 HYPER = {"hyper_cc", "hyper_text"}
 SHOTS = 600
@@ -50,6 +50,9 @@ FAST = {
     "gdg": ["max_iters=200"],
     "window": ["max_iter=30"],
 }
+#: Configurations run as decoders of their own: test id -> (registry name, parameters).
+VARIANTS = {"relay-bp[ensemble=4]": ("relay-bp", [*FAST["relay-bp"], "ensemble=4"])}
+QUANTUM = REGISTERED + list(VARIANTS)
 
 #: Shots of the logical-error-rate check for decoders too slow for SHOTS (one integer program per syndrome).
 SLOW_SHOTS = {"mle": 200}
@@ -148,7 +151,8 @@ def problem_of(kind: str) -> DecodingProblem:
 
 
 def _build(name: str, kind: str):
-    return DecoderSpec.create(name, FAST.get(name, [])).build(problem_of(kind))
+    entry, params = VARIANTS.get(name, (name, FAST.get(name, [])))
+    return DecoderSpec.create(entry, params).build(problem_of(kind))
 
 
 @functools.lru_cache(maxsize=None)
@@ -319,5 +323,6 @@ def test_every_refusal_and_reference_is_registered():
     """The tables above name only registered decoders and known kinds (a rename must update them)."""
     for name, kind in REFUSALS:
         assert name in QUANTUM and kind in KINDS
-    assert set(MAY_REFUSE) <= set(QUANTUM) and set(FAST) <= set(QUANTUM)
+    assert set(MAY_REFUSE) <= set(QUANTUM) and set(FAST) <= set(REGISTERED)
+    assert all(entry in REGISTERED for entry, _ in VARIANTS.values())
     assert {"bposd", "pymatching"} <= set(QUANTUM)
