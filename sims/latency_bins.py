@@ -44,8 +44,9 @@ Examples:
     >>> import numpy as np
     >>> counts = latency_bin_counts(np.array([1000.0, 1000.0, 2000.0, 64000.0]), np.array([1, 1, 4, 90]),
     ...                             np.array([False, True, False, False]))
-    >>> sorted(counts.items())
-    [('wall128', 1), ('wall80', 2), ('wall80E', 1), ('wall88', 1), ('work0', 2), ('work0E', 1), ('work16', 1), ('work52', 1)]
+    >>> sorted(counts.items())  # doctest: +NORMALIZE_WHITESPACE
+    [('wall128', 1), ('wall80', 2), ('wall80E', 1), ('wall88', 1),
+     ('work0', 2), ('work0E', 1), ('work16', 1), ('work52', 1)]
     >>> wall = histogram(counts, "wall")
     >>> wall.quantile(0.5), wall.quantile(1.0)
     (1024.0, 65536.0)

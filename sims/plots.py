@@ -45,7 +45,8 @@ from qdecode.sims.stats import Fit, fit_binomial, metadata_number, rounds_of, sh
 from qdecode.sims.store import StatsRow, merge_rows
 from qdecode.sims.threshold import ThresholdEstimate
 
-__all__ = ["PlotOptions", "LineFit", "Reference", "plot_threshold", "plot_deadline", "DEADLINE_X_KEY", "fit_curves", "parse_y", "hits_and_trials",
+__all__ = ["PlotOptions", "LineFit", "Reference", "plot_threshold", "plot_deadline", "DEADLINE_X_KEY", "fit_curves",
+           "parse_y", "hits_and_trials",
            "y_denominator", "check_custom_key", "short_decoder_labels", "split_decoder_label",
            "common_metadata", "subtitle_text", "plot_discard_vs_error", "DISCARD_X_KEY", "figure_path"]
 

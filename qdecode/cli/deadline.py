@@ -266,7 +266,7 @@ def run(args) -> int:
         for rep, row in zip(reports, merged):
             rep["rtl"] = rtl_report(row, rtl, wall)
         if all(rep["rtl"] is None for rep in reports):
-            raise ValueError(f"--rtl: no row is a latency sweep of the design's decoder (bp with schedule=flooding, "
+            raise ValueError("--rtl: no row is a latency sweep of the design's decoder (bp with schedule=flooding, "
                              + ", ".join(f"{k}={rtl['manifest'].get(k)}" for k in _RTL_PARAMS) + ")")
     if args.json:
         json.dump(reports, sys.stdout, indent=1, default=float)

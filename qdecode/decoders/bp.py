@@ -38,8 +38,8 @@ from qdecode.decoders.base import (
 from qdecode.decoders.confidence import ConfidentPrediction, posterior_gap_db
 from qdecode.decoders.params import DecoderEntry, Param, uses_params
 from qdecode.kernels.bp import bp_decode_range, bp_decode_timed_range, tanner_graph_csr
-from qdecode.kernels.clock import ticks_per_ns
 from qdecode.kernels.bp_args import BpOut, MinSumParams
+from qdecode.kernels.clock import ticks_per_ns
 from qdecode.kernels.minsum_lanes import LANES
 from qdecode.kernels.minsum_lanes_layered import LAYERED_LANES, minsum_layered_lanes_range
 from qdecode.kernels.minsum_lanes_narrow import narrow_kernel, narrow_lanes

@@ -59,6 +59,7 @@ from qdecode.decoders.bp import ALPHA_SHIFT, MessageFormat
 from qdecode.decoders.confidence import ConfidentPrediction, class_codes, gap_db
 from qdecode.decoders.params import DecoderEntry, Param, uses_params
 from qdecode.kernels.bp import tanner_graph
+from qdecode.kernels.clock import ticks_per_ns
 from qdecode.kernels.relay import (
     MessageArith,
     RelayGapOut,
@@ -70,7 +71,6 @@ from qdecode.kernels.relay import (
     relay_decode_timed_range,
     relay_gap_range,
 )
-from qdecode.kernels.clock import ticks_per_ns
 from qdecode.kernels.relay_ensemble import (
     MAX_CHAINS,
     EnsembleOut,

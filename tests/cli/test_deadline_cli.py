@@ -137,7 +137,8 @@ def test_bad_inputs_are_one_line_errors(latency_csv, tmp_path, capsys):
         w.append(type(row)(strong_id=row.strong_id, decoder=row.decoder, json_metadata=row.json_metadata,
                           shots=100, errors=0))
     _one_line_error(capsys, main(["deadline", str(bad)]), "histogram holds 1200 shots", "1300 decoded shots")
-    code = main(SWEEP + ["--decoder", "relay-bp", "--gap-histogram", "--workers", "0", "--out", str(tmp_path / "g.csv")])
+    code = main(SWEEP + ["--decoder", "relay-bp", "--gap-histogram", "--workers", "0",
+                         "--out", str(tmp_path / "g.csv")])
     _one_line_error(capsys, code, "--latency and --gap-histogram")
 
 

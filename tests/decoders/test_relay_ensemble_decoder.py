@@ -8,7 +8,6 @@ import pytest
 from qdecode.decoders.base import DecoderInputError
 from qdecode.decoders.registry import DecoderSpec
 from qdecode.decoders.relay_bp import RelayBpDecoder
-
 from tests.kernels.lane_cases import lane_case
 
 FAST = dict(pre_iter=20, legs=24, leg_iter=15, stop_after=3, threads=1)

@@ -6,9 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.decoders.decoder_problems import QUANTUM, accepted_decoder, accepted_dem
-
 from qdecode.decoders.base import DecodeInfo, joined_infos
+from tests.decoders.decoder_problems import QUANTUM, accepted_decoder, accepted_dem
 
 
 def _packed(name: str, shots: int) -> np.ndarray:

@@ -15,7 +15,6 @@ from qdecode.kernels.relay_ensemble import (
     relay_ensemble_range,
     relay_ensemble_timed_range,
 )
-
 from tests.kernels.lane_cases import lane_case
 
 
