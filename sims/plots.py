@@ -1585,7 +1585,8 @@ def plot_discard_vs_error(
 DEADLINE_X_KEY = "deadline"
 
 
-def _deadline_points(rows: Sequence[StatsRow], clock: str, group_keys: tuple) -> tuple[list[StatsRow], list]:
+def _deadline_points(rows: Sequence[StatsRow], clock: str, group_keys: tuple,
+                     policy: str = "miss") -> tuple[list[StatsRow], list]:
     """One row per occupied bin edge of every latency row's ``clock`` histogram, and the p50 / p99 marks.
 
     Each point row has ``shots`` = the decoded shots and ``errors`` = the failures under the deadline at that
@@ -1594,14 +1595,15 @@ def _deadline_points(rows: Sequence[StatsRow], clock: str, group_keys: tuple) ->
     so that :func:`plot_threshold` draws it with its own bands and styles. The ``latency_bins`` key is dropped
     from the points unless it separates curves.
     """
-    from qdecode.sims.latency_bins import LATENCY_BINS_KEY, deadline_failures, row_histograms
+    from qdecode.sims.latency_bins import LATENCY_BINS_KEY, deadline_failures, grid_index, rescued_at, row_histograms
 
     scale = 1e-3 if clock == "wall" else 1.0
     out: list[StatsRow] = []
     marks = []
     for row in rows:
         hist = row_histograms(row).get(clock)
-        if hist is None:
+        rescued = rescued_at(row.custom_counts or {}, clock) if policy == "anytime" else {}
+        if hist is None or rescued is None:  # anytime: rows whose decoder records no trail are left out
             continue
         md = row.json_metadata if isinstance(row.json_metadata, Mapping) else {}
         meta = {k: v for k, v in md.items() if k != LATENCY_BINS_KEY or k in group_keys}
@@ -1609,14 +1611,16 @@ def _deadline_points(rows: Sequence[StatsRow], clock: str, group_keys: tuple) ->
         for edge in hist.edges.tolist():
             out.append(StatsRow(strong_id=f"{row.strong_id}:{clock}<={edge}", decoder=row.decoder,
                                 json_metadata={**meta, DEADLINE_X_KEY: edge * scale}, shots=decoded,
-                                errors=deadline_failures(hist, decoded, edge)))
+                                errors=deadline_failures(hist, decoded, edge)
+                                - rescued.get(grid_index(edge, clock), 0)))
         for q, kind in ((0.5, "p50"), (0.99, "p99")):  # a short vertical tick across the curve at its quantile
             t = hist.quantile(q)
-            rate = deadline_failures(hist, decoded, t) / decoded
+            rate = (deadline_failures(hist, decoded, t) - rescued.get(grid_index(t, clock), 0)) / decoded
             marks.append((kind, t * scale, rate))
     if not out:
-        raise ValueError(f"no row has a {clock}-clock latency histogram (sweep with --latency, or latency = true in "
-                         f"a recipe task; the work clock needs a decoder that has one)")
+        raise ValueError(f"no row has a {clock}-clock latency histogram" + (
+            " with a trail of answers (--policy anytime: relay-bp)" if policy == "anytime" else
+            " (sweep with --latency, or latency = true in a recipe task; the work clock needs a decoder that has one)"))
     refs = []
     for kind in ("p50", "p99"):  # one reference per quantile: ticks separated by NaN (one legend entry)
         xs, ys = [], []
@@ -1634,11 +1638,15 @@ def plot_deadline(
     *,
     out_path: str | os.PathLike | None,
     clock: str = "wall",
+    policy: str = "miss",
     group_keys: Sequence[str] = ("decoder", "d", "p"),
     options: PlotOptions | None = None,
     **kwargs: Any,
 ):
     """The logical error rate under a deadline, ``LER(t) = P(latency > t or logical error)``, against ``t``.
+
+    ``policy="anytime"``: a late shot takes its best answer so far (rows whose decoder records the trail of its
+    answers, :mod:`qdecode.sims.latency_bins`; the others are left out).
 
     For every row with a latency histogram (:mod:`qdecode.sims.latency_bins`; a sweep with ``--latency``),
     one point per occupied bin edge of its ``clock`` (``"wall"``: x in microseconds; ``"work"``: the
@@ -1655,12 +1663,17 @@ def plot_deadline(
     """
     rows = list(rows.values() if isinstance(rows, Mapping) else rows)
     group_keys = tuple(group_keys)
-    points, marks = _deadline_points(list(merge_rows(rows).values()), clock, group_keys)
+    if policy not in ("miss", "anytime"):
+        raise ValueError(f"policy must be 'miss' or 'anytime', got {policy!r}")
+    points, marks = _deadline_points(list(merge_rows(rows).values()), clock, group_keys, policy)
     options = dataclasses.replace(options or PlotOptions(), y="error_rate")
     xlabel = ("Deadline t (us of wall time per shot)" if clock == "wall"
               else "Deadline t (the decoder's work count per shot)")
-    note = "a shot later than t fails (miss policy); one point per 9 % latency bin"
+    rule = ("a shot later than t fails (miss policy)" if policy == "miss"
+            else "a shot later than t takes its best answer so far (anytime policy)")
+    note = f"{rule}; one point per 9 % latency bin"
     return plot_threshold(points, out_path=out_path, x_key=DEADLINE_X_KEY, group_keys=group_keys, xscale="log",
                           options=options, references=marks, check_keys=False, xlabel=xlabel,
-                          ylabel="Logical error rate under the deadline, P(late or wrong)",
+                          ylabel=("Logical error rate under the deadline, P(late or wrong)" if policy == "miss"
+                                  else "Logical error rate under the deadline, anytime answers"),
                           notes=kwargs.pop("notes", [note]), **kwargs)

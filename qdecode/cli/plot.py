@@ -66,6 +66,9 @@ def add_plot_parser(sub) -> None:
                         "deadline = the logical error rate under a deadline t, P(late or wrong), against t (rows of a "
                         "sweep with --latency), one curve per row, p50 and p99 marked; --x wall (us, the default) or "
                         "--x work (the decoder's work count) picks the clock (default: error_rate)")
+    p.add_argument("--policy", default="miss", metavar="{miss,anytime}",
+                   help="--y deadline only: a late shot fails (miss), or takes the decoder's best answer so far "
+                        "(anytime: rows whose decoder records the trail of its answers, relay-bp) (default: miss)")
     p.add_argument("--per-round", action="store_true",
                    help="convert rates to per round, 1/2 - 1/2 (1 - 2 P_shot)^(1/r), with the r or rounds "
                         "metadata (default: per shot; not for discard_rate)")
@@ -459,7 +462,8 @@ def _run_deadline_plot(args, factor: float) -> int:
     out = _out_path(args.out)
     rows = _read(args.csv, filters=args.filter)
     keys = _unique(group_keys_for(rows, args.group) + tuple(k for k in ("d", "p") if _has_key(rows, k)))
-    fig = plot_deadline(rows, out_path=out, clock=clock, group_keys=keys, options=options, title=args.title,
+    fig = plot_deadline(rows, out_path=out, clock=clock, policy=args.policy, group_keys=keys, options=options,
+                        title=args.title,
                         subtitle=args.subtitle, highlight_max_likelihood_factor=factor, dpi=args.dpi,
                         figsize=(args.fig_size[0] / args.dpi, args.fig_size[1] / args.dpi))
     if args.show:
@@ -486,6 +490,8 @@ def run_plot(args) -> int:
         return _run_discard_plot(args, factor)
     if args.y == "deadline":
         return _run_deadline_plot(args, factor)
+    if args.policy != "miss":
+        raise ValueError("--policy applies to --y deadline")
     options = _plot_options(args)
     xscale = _scale("xscale", args.xscale)
     out = _out_path(args.out)

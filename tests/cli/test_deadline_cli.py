@@ -147,9 +147,17 @@ def test_plot_deadline_draws_both_clocks(latency_csv, tmp_path, capsys):
         out = tmp_path / f"{clock}.png"
         assert main(["plot", str(latency_csv), "--y", "deadline", "--x", clock, "--out", str(out)]) == 0
         assert out.stat().st_size > 10_000
+    out = tmp_path / "anytime.png"  # relay-bp's rows only: pymatching records no trail of answers
+    assert main(["plot", str(latency_csv), "--y", "deadline", "--policy", "anytime", "--out", str(out)]) == 0
+    assert out.stat().st_size > 10_000
     capsys.readouterr()
     code = main(["plot", str(latency_csv), "--y", "deadline", "--x", "p", "--out", str(tmp_path / "x.png")])
     _one_line_error(capsys, code, "--x wall or --x work")
+    code = main(["plot", str(latency_csv), "--y", "deadline", "--policy", "anytime", "--filter", "decoder=pymatching",
+                 "--out", str(tmp_path / "y.png")])
+    _one_line_error(capsys, code, "with a trail of answers")
+    _one_line_error(capsys, main(["plot", str(latency_csv), "--policy", "anytime", "--out", str(tmp_path / "z.png")]),
+                    "--policy applies to --y deadline")
 
 
 def test_predict_latency_out_writes_one_line_per_shot(tmp_path):
