@@ -30,7 +30,7 @@ def add_parser(sub) -> None:
             "plain logical error rate, p50 / p99 / p99.9 / max of the wall clock (ns) and of the decoder's work "
             "clock (its deterministic count), and the logical error rate under each deadline, a late shot "
             "counting as a failure: LER(t) = P(latency > t or logical error). Deadlines are rounded down to the "
-            "histograms' grid (bins of 2^(1/8), 9%%)."
+            "histograms' grid (bins of 2^(1/8), 9%). --policy anytime gives a late shot its best answer so far."
         ),
     )
     p.add_argument("csv", nargs="+", help="stats CSV file(s) of a latency sweep")
