@@ -177,6 +177,11 @@ def check_packed(packed: np.ndarray, num_bits: int) -> np.ndarray:
     return a
 
 
+def unpacked_shots(packed: np.ndarray, num_bits: int) -> np.ndarray:
+    """Bit-packed ``(S, ceil(num_bits/8))`` shots, checked (:func:`check_packed`), as uint8 0/1 ``(S, num_bits)``."""
+    return np.unpackbits(check_packed(packed, num_bits), axis=1, count=num_bits, bitorder="little")
+
+
 def observables_from_errors(errors: np.ndarray, problem: DecodingProblem) -> np.ndarray:
     """``errors @ L.T mod 2`` as uint8 ``(S, k)`` (sparse product, no per-shot loop).
 
@@ -258,9 +263,7 @@ class Decoder(abc.ABC):
 
     def predict_observables_packed(self, packed: np.ndarray) -> np.ndarray:
         """Bit-packed ``(S, ceil(m/8))`` -> bit-packed ``(S, ceil(k/8))``, little-endian bits."""
-        m = self.problem.num_detectors
-        packed = check_packed(packed, m)
-        dets = np.unpackbits(packed, axis=1, count=m, bitorder="little")
+        dets = unpacked_shots(packed, self.problem.num_detectors)
         obs = self.predict_observables_batch(dets)
         return np.packbits(obs, axis=1, bitorder="little")
 
@@ -310,7 +313,7 @@ class Decoder(abc.ABC):
         if not self.has_confidence:  # before the unpacking: the error is the same, sooner
             raise no_confidence_error(self)
         m = self.problem.num_detectors
-        dets = np.unpackbits(check_packed(packed, m), axis=1, count=m, bitorder="little")
+        dets = unpacked_shots(packed, m)
         obs, gap = self.predict_with_confidence(dets)
         return ConfidentPrediction(np.packbits(obs, axis=1, bitorder="little"), gap)
 

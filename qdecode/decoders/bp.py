@@ -31,9 +31,9 @@ from qdecode.decoders.base import (
     DecodeInfo,
     Decoder,
     DecoderInputError,
-    check_packed,
     check_syndromes,
     observables_from_errors,
+    unpacked_shots,
 )
 from qdecode.decoders.confidence import ConfidentPrediction, posterior_gap_db
 from qdecode.decoders.params import DecoderEntry, Param, uses_params
@@ -312,7 +312,7 @@ class BpDecoder(Decoder):
         after another on one thread and reads :func:`~qdecode.kernels.clock.ticks` around each
         (:func:`~qdecode.kernels.bp.bp_decode_timed_range`); the answers are the batch path's."""
         m, n = self.problem.num_detectors, self.problem.num_errors
-        s = np.unpackbits(check_packed(packed, m), axis=1, count=m, bitorder="little")
+        s = unpacked_shots(packed, m)
         S = s.shape[0]
         out = BpOut(*bp_outputs(S, n, self.msg_dtype, False))
         elapsed = np.zeros(S, dtype=np.int64)

@@ -51,9 +51,9 @@ from qdecode.decoders.base import (
     DecodeInfo,
     Decoder,
     DecoderInputError,
-    check_packed,
     check_syndromes,
     observables_from_errors,
+    unpacked_shots,
 )
 from qdecode.decoders.bp import ALPHA_SHIFT, MessageFormat
 from qdecode.decoders.confidence import ConfidentPrediction, class_codes, gap_db
@@ -352,7 +352,7 @@ class RelayBpDecoder(Decoder):
         ``ensemble`` lanes, :func:`~qdecode.kernels.relay_ensemble.relay_ensemble_timed_range`); ``last_info.wall_ns``
         is each shot's time in ns, the answers those of the batch path, bit for bit."""
         m, n = self.problem.num_detectors, self.problem.num_errors
-        s = np.unpackbits(check_packed(packed, m), axis=1, count=m, bitorder="little")
+        s = unpacked_shots(packed, m)
         S = s.shape[0]
         fields = (np.zeros((S, n), np.uint8), np.zeros(S, np.bool_), np.zeros(S, np.int32),
                   np.zeros(S, np.int32), np.zeros(S, np.float64))

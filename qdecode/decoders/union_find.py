@@ -24,9 +24,9 @@ from qdecode.decoders.base import (
     DecodeInfo,
     Decoder,
     DecoderInputError,
-    check_packed,
     check_syndromes,
     observables_from_errors,
+    unpacked_shots,
 )
 from qdecode.decoders.graphlike import graphlike_problem
 from qdecode.decoders.params import DecoderEntry, Param, uses_params
@@ -150,7 +150,7 @@ class UnionFindDecoder(Decoder):
         another on one thread and reads :func:`~qdecode.kernels.clock.ticks` around each; the answers are
         the batch path's."""
         m = self.problem.num_detectors
-        s = np.unpackbits(check_packed(packed, m), axis=1, count=m, bitorder="little")
+        s = unpacked_shots(packed, m)
         obs = observables_from_errors(self._decode_graph(s, timed=True), self._graph_problem)
         return np.packbits(obs, axis=1, bitorder="little")
 
