@@ -30,8 +30,9 @@ so ``LER(inf) = errors / n``, the row's plain rate. Deadlines are rounded down t
 counts as in time only when all of it is (a 9 % resolution, conservative). Percentiles are
 nearest-rank on the histogram: the upper edge of the bin holding the ``ceil(q n)``-th shot.
 
-The *anytime* policy: a late shot takes the decoder's best answer so far (Relay-BP: its best
-converged leg, else leg 0's decision); a shot with no answer yet fails. Decoders that record the
+The *anytime* policy: a late shot takes the decoder's best answer so far (BP: the hard decision of its
+last finished iteration; Relay-BP: its best converged leg, else leg 0's decision); a shot with no answer
+yet fails. Decoders that record the
 *trail* of their answer (``DecodeInfo.extra``: ``trail_work`` / ``trail_wall_ns`` int64 / float64
 ``(S, T)``, the clock values at which the answer changed, ``trail_obs`` uint64 ``(S, T)`` the
 observables of the answer from then on, bit ``i`` = observable ``i``, and ``trail_len`` ``(S,)``)

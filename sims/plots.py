@@ -1619,7 +1619,7 @@ def _deadline_points(rows: Sequence[StatsRow], clock: str, group_keys: tuple,
             marks.append((kind, t * scale, rate))
     if not out:
         raise ValueError(f"no row has a {clock}-clock latency histogram" + (
-            " with a trail of answers (--policy anytime: relay-bp)" if policy == "anytime" else
+            " with a trail of answers (--policy anytime: bp, relay-bp)" if policy == "anytime" else
             " (sweep with --latency, or latency = true in a recipe task; the work clock needs a decoder that has one)"))
     refs = []
     for kind in ("p50", "p99"):  # one reference per quantile: ticks separated by NaN (one legend entry)

@@ -68,7 +68,7 @@ def add_plot_parser(sub) -> None:
                         "--x work (the decoder's work count) picks the clock (default: error_rate)")
     p.add_argument("--policy", default="miss", metavar="{miss,anytime}",
                    help="--y deadline only: a late shot fails (miss), or takes the decoder's best answer so far "
-                        "(anytime: rows whose decoder records the trail of its answers, relay-bp) (default: miss)")
+                        "(anytime: rows whose decoder records the trail of its answers: bp, relay-bp) (default: miss)")
     p.add_argument("--per-round", action="store_true",
                    help="convert rates to per round, 1/2 - 1/2 (1 - 2 P_shot)^(1/r), with the r or rounds "
                         "metadata (default: per shot; not for discard_rate)")

@@ -35,8 +35,9 @@ from qdecode.decoders.base import (
     observables_from_errors,
     unpacked_shots,
 )
-from qdecode.decoders.confidence import ConfidentPrediction, posterior_gap_db
+from qdecode.decoders.confidence import ConfidentPrediction, class_codes, posterior_gap_db
 from qdecode.decoders.params import DecoderEntry, Param, uses_params
+from qdecode.kernels.answer_trail import AnswerTrailOut, answer_trail_out
 from qdecode.kernels.bp import bp_decode_range, bp_decode_timed_range, tanner_graph_csr
 from qdecode.kernels.bp_args import BpOut, MinSumParams
 from qdecode.kernels.clock import ticks_per_ns
@@ -195,6 +196,7 @@ class BpDecoder(Decoder):
         self.problem = problem
         self.threads = threads  # None: numba.get_num_threads()
         self.max_iter = int(max_iter)
+        self._class_code = None  # (n,) uint64 class codes (confidence.class_codes), made by the first traced call
         self.layered = schedule == "layered"
         self.adaptive = alpha == 0
         self.alpha = float(alpha)
@@ -316,11 +318,25 @@ class BpDecoder(Decoder):
         S = s.shape[0]
         out = BpOut(*bp_outputs(S, n, self.msg_dtype, False))
         elapsed = np.zeros(S, dtype=np.int64)
+        trails = self._trail_out(S)
         bp_decode_timed_range(self.graph, self.prior_llr, s, self.method, self.layered, self.kernel_params(), out,
-                              elapsed, 0, S)
+                              elapsed, trails, 0, S)
         info = bp_info(out.converged, out.iters)
-        self.last_info = dataclasses.replace(info, wall_ns=elapsed / ticks_per_ns())
+        per_ns = ticks_per_ns()
+        self.last_info = dataclasses.replace(info, wall_ns=elapsed / per_ns)
+        if trails.work.shape[1]:  # the anytime policy's trail (sims/latency_bins.py)
+            self.last_info.extra.update(trail_work=trails.work, trail_wall_ns=trails.ticks / per_ns,
+                                        trail_obs=trails.code, trail_len=trails.count)
         return np.packbits(observables_from_errors(out.hard, self.problem), axis=1, bitorder="little")
+
+    def _trail_out(self, S: int) -> AnswerTrailOut:
+        """Room for each shot's trail of hard decisions (:mod:`~qdecode.kernels.answer_trail`): one event per
+        iteration at most, plus the priors' decision; none above 64 observables, where class codes are hashes
+        rather than the observables' bits."""
+        cap = self.max_iter + 1 if 0 < self.problem.num_observables <= 64 else 0
+        if cap and self._class_code is None:
+            self._class_code = class_codes(self.problem.L)
+        return answer_trail_out(self._class_code if cap else np.zeros(0, np.uint64), S, cap)
 
     def decode_llr_batch(self, llr: np.ndarray) -> np.ndarray:
         """Classical soft decoding: channel LLRs ``(S, n)`` float -> codeword estimates ``(S, n)`` uint8.

@@ -54,6 +54,7 @@ import scipy.sparse as sp
 
 from qdecode.codes.alist import read_alist, write_alist
 from qdecode.decoders.bp import ALPHA_SHIFT, BpDecoder
+from qdecode.kernels.answer_trail import no_answer_trail
 from qdecode.kernels.bp import bp_decode, make_work
 from qdecode.problem import DecodingProblem
 
@@ -228,13 +229,14 @@ def iteration_posteriors(decoder: BpDecoder, syndromes: np.ndarray, iterations: 
     post = np.zeros(n, dtype=dec.msg_dtype)
     hard = np.zeros(n, dtype=np.uint8)
     no_history = np.zeros((0, n), dtype=dec.msg_dtype)
+    no_trail = no_answer_trail()
     out = []
     for k in range(s.shape[0]):
         T = int(its[k])
         arr = np.zeros((T, n), dtype=np.int64)
         for t in range(1, T + 1):
             ok, used = bp_decode(dec.graph, llr0, s[k], 0, dec.layered, dec.kernel_params(t), work, post, hard,
-                                 no_history)
+                                 no_history, no_trail)
             arr[t - 1] = post
             if used != t:
                 raise RuntimeError(f"shot {k}: single-shot kernel stopped after {used} iterations, batch used {T}")

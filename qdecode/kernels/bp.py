@@ -42,6 +42,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
+from qdecode.kernels.answer_trail import answer_code, no_answer_trail, record_answer, shot_trail
 from qdecode.kernels.arith import clip
 from qdecode.kernels.bp_args import TannerGraph
 from qdecode.kernels.clock import ticks
@@ -264,7 +265,7 @@ def make_work(graph, dtype_example):
 
 
 @numba.njit(cache=True, nogil=True)
-def minsum_flooding(graph, llr0, syndrome, prm, work, post, hard, ring):
+def minsum_flooding(graph, llr0, syndrome, prm, work, post, hard, ring, trail):
     """Flooding min-sum, variable-centric with compressed check state: the RTL contract (:mod:`qdecode.hw.rtl`).
 
     A min-sum check message is fully described per check by the two smallest incoming
@@ -287,10 +288,15 @@ def minsum_flooding(graph, llr0, syndrome, prm, work, post, hard, ring):
         post: ``(n,)`` output posterior LLRs ``M_j``; hard: ``(n,)`` uint8 output decisions ``M_j <= 0``.
         ring: ``(k, n)`` posteriors of the last ``k`` iterations before ``max_iter`` (:func:`record_posteriors`),
             or ``(0, n)`` to keep none.
+        trail: :class:`~qdecode.kernels.answer_trail.AnswerTrail` that receives the hard decision's class code
+            whenever it changes (iteration 0: the priors' decision; capacity ``max_iter + 1`` holds every
+            change), or :func:`~qdecode.kernels.answer_trail.no_answer_trail` to record none.
 
     Returns ``(converged, iterations)``.
     """
     var_ptr, var_chks = graph.var_ptr, graph.var_chks
+    tracing = trail.work.shape[0] > 0
+    code = np.uint64(0)  # the class code of hard, kept up to date at each flip when tracing
     max_iter, alpha, alpha_num, alpha_shift, adaptive, beta, msg_lim, post_lim = prm
     sgn, min1, min2, arg, par = work.sgn, work.min1, work.min2, work.arg, work.par
     out1, out2, cbuf, parity = work.out1, work.out2, work.cbuf, work.parity
@@ -309,7 +315,12 @@ def minsum_flooding(graph, llr0, syndrome, prm, work, post, hard, ring):
         if llr0[j] <= 0:
             hard[j] = 1
             unsat += flip_decision(j, var_ptr, var_chks, parity)
+            if tracing:
+                code ^= trail.class_code[j]
+    if tracing:
+        record_answer(trail, 0, code)
     for it in range(1, max_iter + 1):
+        last_code = code
         a_f, num, shift = alpha_at(it, alpha, alpha_num, alpha_shift, adaptive)
         for i in range(m):  # scaled outgoing magnitudes of every check, from the current state
             out1[i] = check_magnitude(min1[cur, i], a_f, num, shift, beta, msg_lim)
@@ -343,8 +354,12 @@ def minsum_flooding(graph, llr0, syndrome, prm, work, post, hard, ring):
             if h != hard[j]:
                 hard[j] = h
                 unsat += flip_decision(j, var_ptr, var_chks, parity)
+                if tracing:
+                    code ^= trail.class_code[j]
         cur = nxt
         record_posteriors(ring, it, max_iter, post)
+        if tracing and code != last_code:
+            record_answer(trail, it, code)
         if unsat == 0:
             return True, it
     return False, max_iter
@@ -354,7 +369,7 @@ def minsum_flooding(graph, llr0, syndrome, prm, work, post, hard, ring):
 
 
 @numba.njit(cache=True, nogil=True)
-def bp_decode(graph, llr0, syndrome, method, layered, prm, work, post, hard, ring):
+def bp_decode(graph, llr0, syndrome, method, layered, prm, work, post, hard, ring, trail):
     """Decode one shot. Returns ``(converged, iterations)``.
 
     Flooding min-sum runs the variable-centric compressed kernel
@@ -375,22 +390,27 @@ def bp_decode(graph, llr0, syndrome, method, layered, prm, work, post, hard, rin
         post: ``(n,)`` output posterior LLRs; hard: ``(n,)`` uint8 output decisions.
         ring: ``(k, n)`` posteriors of the last ``k`` iterations before ``max_iter`` (row ``(t - 1) % k``;
             :func:`record_posteriors`), or ``(0, n)`` to keep none.
+        trail: :class:`~qdecode.kernels.answer_trail.AnswerTrail`: the trail of the hard decision (the anytime
+            deadline policy; :func:`minsum_flooding`), or :func:`~qdecode.kernels.answer_trail.no_answer_trail`.
     """
     if method == 0 and not layered:
-        return minsum_flooding(graph, llr0, syndrome, prm, work, post, hard, ring)
-    return _bp_two_phase(graph, llr0, syndrome, method, layered, prm, work, post, hard, ring)
+        return minsum_flooding(graph, llr0, syndrome, prm, work, post, hard, ring, trail)
+    return _bp_two_phase(graph, llr0, syndrome, method, layered, prm, work, post, hard, ring, trail)
 
 
 @numba.njit(cache=True, nogil=True)
-def _bp_two_phase(graph, llr0, syndrome, method, layered, prm, work, post, hard, ring):
+def _bp_two_phase(graph, llr0, syndrome, method, layered, prm, work, post, hard, ring, trail):
     """Two-phase BP over explicit edge messages (product-sum, layered). Returns ``(converged, iterations)``.
 
     Arguments as :func:`bp_decode`; of ``work`` it uses ``v2c, c2v`` ``(nnz,)`` messages, ``scratch``
     ``(2 max check degree,)`` float64 and ``parity`` ``(m,)`` uint8.
     The syndrome of the current hard decision is tracked incrementally: a variable
-    whose decision flips toggles its checks, so convergence is a counter test.
+    whose decision flips toggles its checks, so convergence is a counter test. A trail
+    (``trail``) costs one O(n) pass per iteration here (:func:`answer_code`); the flooding
+    min-sum kernel keeps its code up to date at each flip instead.
     """
     chk_ptr, chk_var, var_ptr, var_edges, var_chks = graph
+    tracing = trail.work.shape[0] > 0
     max_iter, alpha, alpha_num, alpha_shift, adaptive, beta, msg_lim, post_lim = prm
     v2c, c2v, scratch, parity = work.v2c, work.c2v, work.scratch, work.parity
     n = llr0.shape[0]
@@ -411,6 +431,10 @@ def _bp_two_phase(graph, llr0, syndrome, method, layered, prm, work, post, hard,
         if llr0[j] <= 0:
             hard[j] = 1
             unsat += flip_decision(j, var_ptr, var_chks, parity)
+    code = np.uint64(0)
+    if tracing:
+        code = answer_code(trail.class_code, hard)
+        record_answer(trail, 0, code)
     for it in range(1, max_iter + 1):
         a, num, shift = alpha_at(it, alpha, alpha_num, alpha_shift, adaptive)
         if layered:
@@ -440,6 +464,11 @@ def _bp_two_phase(graph, llr0, syndrome, method, layered, prm, work, post, hard,
                 unsat += _variable_update(j, var_ptr, var_edges, var_chks, llr0, v2c, c2v, post, hard, parity,
                                           msg_lim, post_lim)
         record_posteriors(ring, it, max_iter, post)
+        if tracing:
+            now = answer_code(trail.class_code, hard)
+            if now != code:
+                code = now
+                record_answer(trail, it, code)
         if unsat == 0:
             return True, it
     return False, max_iter
@@ -482,9 +511,11 @@ def bp_decode_range(graph, llr0, syndromes, method, layered, prm, out, hist_k, l
     work = make_work(graph, llr0[0])
     post = np.empty(n, dtype=llr0.dtype)
     ring = np.zeros((hist_k if keep_post and hist_k > 1 else 0, n), dtype=llr0.dtype)
+    no_trail = no_answer_trail()
     for s in range(start, stop):
         row = s if per_shot else 0
-        ok, it = bp_decode(graph, llr0[row], syndromes[s], method, layered, prm, work, post, hard_out[s], ring)
+        ok, it = bp_decode(graph, llr0[row], syndromes[s], method, layered, prm, work, post, hard_out[s], ring,
+                           no_trail)
         converged_out[s] = ok
         iters_out[s] = it
         if ring.shape[0] > 0:
@@ -495,21 +526,26 @@ def bp_decode_range(graph, llr0, syndromes, method, layered, prm, out, hist_k, l
 
 
 @numba.njit(cache=True, nogil=True)
-def bp_decode_timed_range(graph, llr0, syndromes, method, layered, prm, out, elapsed, start, stop):
+def bp_decode_timed_range(graph, llr0, syndromes, method, layered, prm, out, elapsed, trails, start, stop):
     """:func:`bp_decode` on shots ``start:stop`` one after another, each timed: ``elapsed[s]`` = ticks of
     :func:`~qdecode.kernels.clock.ticks` from the shot's start to its decision (int64).
 
     The real-time path of BP (``BpDecoder.predict_observables_timed``): the answers are those of
     :func:`bp_decode_range` (whose lane kernel is bit-identical to :func:`bp_decode`); ``out.post`` is
     not stored; the scratch is allocated before the first shot is timed. ``llr0`` is ``(1, n)``.
+    ``trails``: :class:`~qdecode.kernels.answer_trail.AnswerTrailOut` with ``max_iter + 1`` events per shot
+    records each shot's trail of hard decisions (ticks from the shot's start), 0 events none.
     """
     n = llr0.shape[1]
     work = make_work(graph, llr0[0])
     post = np.empty(n, dtype=llr0.dtype)
     ring = np.zeros((0, n), dtype=llr0.dtype)
+    start_ticks = np.zeros(1, np.int64)
     for s in range(start, stop):
         t0 = ticks()
-        ok, it = bp_decode(graph, llr0[0], syndromes[s], method, layered, prm, work, post, out.hard[s], ring)
+        start_ticks[0] = t0
+        trail = shot_trail(trails, s, start_ticks)
+        ok, it = bp_decode(graph, llr0[0], syndromes[s], method, layered, prm, work, post, out.hard[s], ring, trail)
         elapsed[s] = ticks() - t0
         out.converged[s] = ok
         out.iters[s] = it

@@ -238,3 +238,21 @@ def test_anytime_policy_rescues_late_shots(latency_csv, capsys):
     rescued = [pm["failures"] - pa["failures"] for pm, pa in zip(miss[relay]["work"]["deadlines"],
                                                                  anytime[relay]["work"]["deadlines"])]
     assert rescued[-1] > 0  # at 100 iterations some late shots already hold their right answer
+
+
+def test_anytime_policy_for_bp_takes_the_hard_decision(tmp_path, capsys):
+    """BP's late shots take the hard decision of their last finished iteration (the trail of ``bp``'s timed
+    kernel): fewer failures than ``miss`` at a tight iteration deadline, the same without one."""
+    out = tmp_path / "bp.csv"
+    sweep = [a if a != "0.004" else "0.01" for a in SWEEP]  # noisier: BP needs several iterations per shot
+    assert main(sweep + ["--decoder", "bp[max_iter=30]", "--workers", "0", "--out", str(out)]) == 0
+    args = [str(out), "--at", "1ms", "--at-work", "1,2,4"]
+    (miss,) = _deadline_json(capsys, *args)
+    (anytime,) = _deadline_json(capsys, *args, "--policy", "anytime")
+    for clock in ("wall", "work"):
+        m, a = miss[clock], anytime[clock]
+        assert a["error_rate_no_deadline"] == m["error_rate_no_deadline"]
+        for pm, pa in zip(m["deadlines"], a["deadlines"]):
+            assert pa["failures"] <= pm["failures"] and pa["late"] == pm["late"]
+    first = miss["work"]["deadlines"][0], anytime["work"]["deadlines"][0]
+    assert first[0]["late"] > 0 and first[1]["failures"] < first[0]["failures"]

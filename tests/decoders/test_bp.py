@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from qdecode.decoders import DecoderInputError, DecoderSpec, UnknownDecoderError
 from qdecode.decoders.bp import BpDecoder
+from qdecode.kernels.answer_trail import no_answer_trail
 from qdecode.problem import DecodingProblem, decoding_dem
 from qdecode.sims.circuits import build_circuit
 
@@ -114,7 +115,7 @@ def test_lanes_kernel_equals_single_shot_kernel():
         p1 = np.empty(prob.num_errors)
         h1 = np.zeros(prob.num_errors, np.uint8)
         ok, it = K._bp_two_phase(dec.graph, dec.prior_llr[0], s, 0, False, prm, work, p1, h1,
-                                 np.zeros((0, prob.num_errors)))
+                                 np.zeros((0, prob.num_errors)), no_answer_trail())
         assert (ok, it) == (conv[k], its[k])
         np.testing.assert_array_equal(h1, hard[k])
         np.testing.assert_array_equal(p1, post[k])

@@ -3,10 +3,15 @@ a wall time per shot, and the work clock it declares (``work_unit``) determinist
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
+import stim
 
 from qdecode.decoders.base import DecodeInfo, joined_infos
+from qdecode.decoders.registry import DecoderSpec
+from qdecode.problem import DecodingProblem
 from tests.decoders.decoder_problems import QUANTUM, accepted_decoder, accepted_dem
 
 
@@ -71,3 +76,41 @@ def test_relay_trail_ends_at_the_returned_answer():
         assert np.all(np.diff(work[s, :length[s]]) > 0) and np.all(np.diff(wall[s, :length[s]]) >= 0)
         assert wall[s, length[s] - 1] <= info.wall_ns[s]
     assert np.any(length > 1)  # some shots found a lighter converged leg after leg 0
+
+
+@pytest.mark.parametrize("spec", ["bp[max_iter=20]", "bp[max_iter=20,bits=8]", "bp[max_iter=20,schedule=layered]",
+                                  "bp-ps[max_iter=20]"])
+def test_bp_trail_is_the_hard_decision_after_each_iteration(spec):
+    """BP's trail of answers (the anytime policy's input) against a brute force: BP is a pure function, so
+    decoding again with ``max_iter = t`` gives the hard decision after ``t`` iterations, whose observables must be
+    the trail's answer at work ``t`` (its last event at or before ``t``; iteration 0: the priors' decision)."""
+    problem = DecodingProblem.from_dem(_noisy_surface_dem())
+    dets, _, _ = _noisy_surface_dem().compile_sampler(seed=11).sample(40)
+    dets = dets.astype(np.uint8)
+    dec = DecoderSpec.parse(spec).build(problem)
+    packed = np.packbits(dets, axis=1, bitorder="little")
+    got = dec.predict_observables_timed(packed)
+    info = dec.last_info
+    length, work, wall, code = (info.extra[k] for k in ("trail_len", "trail_work", "trail_wall_ns", "trail_obs"))
+    assert work.shape == (40, dec.max_iter + 1) and np.all(length >= 1) and np.all(work[:, 0] == 0)
+    bits = np.left_shift(np.uint64(1), np.arange(got.shape[1] * 8, dtype=np.uint64))
+    answer = np.unpackbits(got, axis=1, bitorder="little").astype(np.uint64) @ bits[:got.shape[1] * 8]
+    np.testing.assert_array_equal(code[np.arange(40), length - 1], answer)
+    for s in range(40):
+        assert np.all(np.diff(work[s, :length[s]]) > 0) and np.all(np.diff(wall[s, :length[s]]) >= 0)
+        assert work[s, length[s] - 1] <= info.work[s] and wall[s, length[s] - 1] <= info.wall_ns[s]
+    for t in range(1, int(info.work.max()) + 1):
+        running = DecoderSpec.parse(spec.replace("max_iter=20", f"max_iter={t}")).build(problem)
+        obs = running.predict_observables_batch(dets).astype(np.uint64) @ bits[:problem.num_observables]
+        at = np.array([code[s, np.searchsorted(work[s, :length[s]], t, side="right") - 1] for s in range(40)])
+        alive = info.work >= t  # shots still iterating at t; the others keep their final answer
+        np.testing.assert_array_equal(at[alive], obs[alive])
+    assert np.any(length > 2)  # some shots changed their answer during BP
+
+
+@functools.lru_cache(maxsize=None)
+def _noisy_surface_dem() -> stim.DetectorErrorModel:
+    """A d = 3 surface-code memory noisy enough (p = 0.02) that BP's answers change while it iterates."""
+    circuit = stim.Circuit.generated("surface_code:rotated_memory_z", distance=3, rounds=3,
+                                     after_clifford_depolarization=0.02, before_measure_flip_probability=0.02)
+    return circuit.detector_error_model(decompose_errors=True)
