@@ -36,7 +36,7 @@ from qdecode.decoders import DecoderSpec
 from qdecode.sims.executors import LocalExecutor
 from qdecode.sims.stats import fit_binomial
 from qdecode.sims.sweep import SweepOptions, run_sweep
-from qdecode.sims.tasks import CircuitRecipe, Task
+from qdecode.sims.tasks import CircuitRecipe, SweepTask
 
 
 def circuit_for(d: int, p: float) -> stim.Circuit:
@@ -47,10 +47,10 @@ def circuit_for(d: int, p: float) -> stim.Circuit:
     )
 
 
-def qdecode_task(d: int, p: float, path: str, folder: str) -> Task:
+def qdecode_task(d: int, p: float, path: str, folder: str) -> SweepTask:
     """The catalogue task (qdecode's sd6 circuit is stim's generated one, tested equal) or the file task."""
     if path == "catalogue":
-        return Task(decoder=DecoderSpec.create("pymatching"),
+        return SweepTask(decoder=DecoderSpec.create("pymatching"),
                     recipe=CircuitRecipe(code="surface", noise="sd6", p=p, d=d))
     from qdecode.sims.recipe import parse_recipe
 
@@ -60,7 +60,7 @@ def qdecode_task(d: int, p: float, path: str, folder: str) -> Task:
     return task
 
 
-def run_qdecode(task: Task, shots: int, workers: int, seed: int) -> tuple[float, float, int]:
+def run_qdecode(task: SweepTask, shots: int, workers: int, seed: int) -> tuple[float, float, int]:
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
         with LocalExecutor(workers) as ex:

@@ -19,7 +19,7 @@ import sys
 from qdecode.decoders import DecoderSpec
 from qdecode.sims.executors import LocalExecutor
 from qdecode.sims.sweep import SweepOptions, run_sweep
-from qdecode.sims.tasks import CircuitRecipe, Task
+from qdecode.sims.tasks import CircuitRecipe, SweepTask
 
 
 def main() -> int:
@@ -33,7 +33,7 @@ def main() -> int:
     print("|---|---|---|---|---|")
     with LocalExecutor(args.workers) as ex:
         for decoder in ("pymatching", "bposd"):
-            task = Task(decoder=DecoderSpec.create(decoder),
+            task = SweepTask(decoder=DecoderSpec.create(decoder),
                         recipe=CircuitRecipe(code="surface", noise="sd6", p=args.p, d=3))
             for max_errors in (10, 100, 1000):
                 errors, shots = [], []

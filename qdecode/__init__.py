@@ -3,11 +3,14 @@
 The common path, all from ``import qdecode``::
 
     circuit = qdecode.build_circuit("surface", d=5, rounds=5, noise="si1000", p=1e-3)  # stim
-    problem = qdecode.DecodingProblem.from_dem(circuit.detector_error_model())
+    problem = qdecode.DecodingProblem.from_detector_error_model(circuit.detector_error_model())
     dec = qdecode.decoder("bposd", problem, osd_order=4)  # == --decoder bposd[osd_order=4]
-    rows = qdecode.run_sweep([qdecode.Task(decoder=qdecode.DecoderSpec.create("pymatching"),
-                                           circuit_text=str(circuit))],
+    rows = qdecode.run_sweep([qdecode.SweepTask(decoder=qdecode.DecoderSpec.create("pymatching"),
+                                                circuit_text=str(circuit))],
                              out_path="stats.csv", options=qdecode.SweepOptions(max_shots=10_000))
+
+``qdecode.decoder_names()`` lists the decoders; each is a :class:`Decoder`. ``SweepTask`` was called
+``Task`` (still served, with a DeprecationWarning): it is not ``sinter.Task``, whose fields differ.
 
 ``import qdecode`` loads only :class:`DecodingProblem` (numpy and scipy); the rest is imported on
 first use (PEP 562 module ``__getattr__``), so stim, numba, sinter, matplotlib and torch stay out
@@ -30,31 +33,41 @@ from qdecode.problem import DecodingProblem  # noqa: E402
 if TYPE_CHECKING:  # the lazy attributes' real types, for type checkers and IDEs
     import sinter
 
-    from qdecode.decoders.registry import DecoderSpec, decoder
+    from qdecode.decoders.base import Decoder
+    from qdecode.decoders.registry import DecoderSpec, decoder, decoder_names
     from qdecode.sims.circuits import build_circuit
     from qdecode.sims.sweep import SweepOptions, run_sweep
-    from qdecode.sims.tasks import Task
+    from qdecode.sims.tasks import SweepTask
 
 del TYPE_CHECKING
 
 #: Public name -> (module, attribute), imported on first access.
 _LAZY = {
     "decoder": ("qdecode.decoders.registry", "decoder"),
+    "decoder_names": ("qdecode.decoders.registry", "decoder_names"),
+    "Decoder": ("qdecode.decoders.base", "Decoder"),
     "DecoderSpec": ("qdecode.decoders.registry", "DecoderSpec"),
     "build_circuit": ("qdecode.sims.circuits", "build_circuit"),
     "run_sweep": ("qdecode.sims.sweep", "run_sweep"),
     "SweepOptions": ("qdecode.sims.sweep", "SweepOptions"),
-    "Task": ("qdecode.sims.tasks", "Task"),
+    "SweepTask": ("qdecode.sims.tasks", "SweepTask"),
+}
+
+#: Former public names -> (their new name, why), still served with a DeprecationWarning.
+_RENAMED = {
+    "Task": ("SweepTask", "so that it is not mistaken for sinter.Task, whose fields differ"),
 }
 
 __all__ = [
+    "Decoder",
     "DecodingProblem",
     "DecoderSpec",
     "SweepOptions",
-    "Task",
+    "SweepTask",
     "__version__",
     "build_circuit",
     "decoder",
+    "decoder_names",
     "run_sweep",
     "sinter_decoders",
 ]
@@ -76,6 +89,12 @@ def sinter_decoders(*labels: str, env: bool = True) -> "dict[str, sinter.Decoder
 
 def __getattr__(name: str) -> object:
     """The lazy public names of ``_LAZY`` (imported once, then cached in the module)."""
+    if name in _RENAMED:
+        import warnings
+
+        new, why = _RENAMED[name]
+        warnings.warn(f"qdecode.{name} is now qdecode.{new} ({why})", DeprecationWarning, stacklevel=2)
+        return __getattr__(new)
     target = _LAZY.get(name)
     if target is None:
         raise AttributeError(f"module 'qdecode' has no attribute {name!r}")

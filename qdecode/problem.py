@@ -150,8 +150,9 @@ class DecodingProblem:
         return cls(H=Hm, L=Lm, priors=priors)
 
     @classmethod
-    def from_dem(cls, dem: Any) -> "DecodingProblem":
-        """Build from a ``stim.DetectorErrorModel`` (or its text), merging identical columns.
+    def from_detector_error_model(cls, dem: Any) -> "DecodingProblem":
+        """Build from a ``stim.DetectorErrorModel`` (or its text), merging identical columns (PyMatching's
+        and ldpc's name; :meth:`from_dem` is the same).
 
         See the module docstring for the merge and collision rules. Columns keep the
         order in which their detector sets first appear in the flattened DEM.
@@ -214,6 +215,8 @@ class DecodingProblem:
         idx = np.fromiter((i for s in col_sources for i in s), dtype=np.int64, count=int(ptr[-1]))
         priors = np.clip(np.array(col_p, dtype=np.float64), 1e-300, 1 - 1e-16)
         return cls(H=H, L=L, priors=priors, num_collisions=collisions, column_sources=(ptr, idx), dem=dem)
+
+    from_dem = from_detector_error_model  # the short name, kept
 
 
 def _columns_to_csr(columns: list[tuple[int, ...]], num_rows: int, num_cols: int) -> sp.csr_matrix:

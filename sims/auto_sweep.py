@@ -31,7 +31,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Callable, Mapping, Sequence
 
-from qdecode.sims.tasks import Task, describe_task, strong_id
+from qdecode.sims.tasks import SweepTask, describe_task, strong_id
 
 #: The placeholder decoder a task is described with before its kind is known (no decoder is built).
 _PLACEHOLDER = "pymatching"
@@ -83,8 +83,8 @@ def _format_trials(trials: Sequence[Any], budget: float) -> str:
     return "; ".join(parts)
 
 
-def resolve_auto_tasks(tasks: Sequence[Task], existing: Mapping[str, Any],
-                       announce: Callable[[str], None] | None = None) -> list[Task]:
+def resolve_auto_tasks(tasks: Sequence[SweepTask], existing: Mapping[str, Any],
+                       announce: Callable[[str], None] | None = None) -> list[SweepTask]:
     """``tasks`` with every ``auto`` decoder replaced by its group's one concrete decoder (module docstring).
 
     Args:

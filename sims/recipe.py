@@ -65,7 +65,7 @@ except ModuleNotFoundError:  # pragma: no cover - Python 3.10
 from qdecode.decoders.registry import SINTER_PREFIX, DecoderSpec, split_label
 from qdecode.sims.classical_points import ClassicalRecipe
 from qdecode.sims.sweep import SweepOptions
-from qdecode.sims.tasks import CircuitRecipe, Task
+from qdecode.sims.tasks import CircuitRecipe, SweepTask
 
 
 class RecipeError(ValueError):
@@ -113,7 +113,7 @@ TASK_KEYS = {
 class Recipe:
     """A parsed recipe: tasks, options and output paths."""
 
-    tasks: tuple[Task, ...]
+    tasks: tuple[SweepTask, ...]
     options: SweepOptions
     out: str
     plot: str | None
@@ -234,7 +234,8 @@ def is_classical(code: Any) -> bool:
     return entry is not None and entry.kind.startswith("classical")
 
 
-def expand_classical(entry: Mapping[str, Any], where: str, decoders: list[DecoderSpec], extra: tuple) -> list[Task]:
+def expand_classical(entry: Mapping[str, Any], where: str, decoders: list[DecoderSpec],
+                     extra: tuple) -> list[SweepTask]:
     """The product ``(ebn0 | p) x decoders`` of a classical task table (``ge``: decoders only)."""
     for key in ("d", "rounds", "basis", "memory_basis_only"):
         if key in entry:
@@ -267,7 +268,7 @@ def expand_classical(entry: Mapping[str, Any], where: str, decoders: list[Decode
             raise RecipeError(f"{where}: {exc}") from None
         for dec in decoders:
             try:
-                tasks.append(Task(decoder=dec, classical=recipe, extra_metadata=extra))
+                tasks.append(SweepTask(decoder=dec, classical=recipe, extra_metadata=extra))
             except ValueError as exc:
                 raise RecipeError(f"{where}: {exc}") from None
     return tasks
@@ -286,7 +287,7 @@ def _check_type(
             raise RecipeError(f"{where}: {key} must be {what}, got {v!r}")
 
 
-#: Task keys whose list values multiply into tasks: an empty list would silently expand to none.
+#: SweepTask keys whose list values multiply into tasks: an empty list would silently expand to none.
 _PRODUCT_KEYS = ("decoders", "d", "p", "basis", "ebn0", "circuit")
 
 
@@ -332,7 +333,7 @@ def _resolve(path: str, base_dir: str | None) -> str:
 
 
 def _user_options(entry: Mapping[str, Any], where: str, base_dir: str | None) -> dict[str, Any]:
-    """Task fields shared by catalogue and user experiments: decoder DEM, postselection, counts."""
+    """SweepTask fields shared by catalogue and user experiments: decoder DEM, postselection, counts."""
     from qdecode.sims.model_files import read_dem
     from qdecode.sims.postselection import Postselection
 
@@ -355,7 +356,7 @@ def _user_options(entry: Mapping[str, Any], where: str, base_dir: str | None) ->
 
 
 def expand_user_tasks(entry: Mapping[str, Any], where: str, decoders: list[DecoderSpec], extra: tuple,
-                      base_dir: str | None = None) -> list[Task]:
+                      base_dir: str | None = None) -> list[SweepTask]:
     """Tasks of a ``circuit`` (paths / globs) or ``dem`` table: files x decoders.
 
     Each file's json_metadata is its ``key=value`` file name, updated by the table's ``metadata``,
@@ -381,13 +382,13 @@ def expand_user_tasks(entry: Mapping[str, Any], where: str, decoders: list[Decod
         meta = {**metadata_from_path(path), **dict(extra)}
         for dec in decoders:
             try:
-                tasks.append(Task(decoder=dec, extra_metadata=tuple(meta.items()), **{field: text}, **options))
+                tasks.append(SweepTask(decoder=dec, extra_metadata=tuple(meta.items()), **{field: text}, **options))
             except ValueError as exc:
                 raise RecipeError(f"{where}: {path}: {exc}") from None
     return tasks
 
 
-def expand_tasks(entry: Mapping[str, Any], where: str, base_dir: str | None = None) -> list[Task]:
+def expand_tasks(entry: Mapping[str, Any], where: str, base_dir: str | None = None) -> list[SweepTask]:
     """The product ``d x p x basis x decoders`` of one task table (files x decoders for a user's models)."""
     _check_keys(entry, TASK_KEYS, where)
     _check_task_types(entry, where)
@@ -432,7 +433,7 @@ def expand_tasks(entry: Mapping[str, Any], where: str, base_dir: str | None = No
                 )
                 for dec in decoders:
                     try:
-                        tasks.append(Task(decoder=dec, recipe=recipe, extra_metadata=extra, **options))
+                        tasks.append(SweepTask(decoder=dec, recipe=recipe, extra_metadata=extra, **options))
                     except ValueError as exc:
                         raise RecipeError(f"{where}: {exc}") from None
     return tasks
@@ -451,7 +452,7 @@ def parse_recipe(data: Mapping[str, Any], *, source: str = "<recipe>", base_dir:
     entries = data.get("tasks")
     if not entries or not isinstance(entries, list):
         raise RecipeError(f"{source}: needs at least one [[tasks]] table")
-    tasks: list[Task] = []
+    tasks: list[SweepTask] = []
     for i, entry in enumerate(entries, start=1):
         if not isinstance(entry, Mapping):
             raise RecipeError(f"{source}: [[tasks]] #{i} must be a table")

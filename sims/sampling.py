@@ -57,7 +57,7 @@ from qdecode.problem import DecodingProblem
 from qdecode.sims.classical_points import run_classical_batch
 from qdecode.sims.gap_bins import gap_bin_counts
 from qdecode.sims.latency_bins import anytime_counts, latency_bin_counts
-from qdecode.sims.tasks import CompiledTask, Task, describe_task
+from qdecode.sims.tasks import CompiledTask, SweepTask, describe_task
 
 # Largest chunk: bounds a worker's memory for large batches.
 CHUNK_SHOTS = 65536
@@ -74,9 +74,9 @@ CALL_BYTES = 256 << 20
 # Largest stim call: consecutive chunks are sampled together up to this many shots (module docstring).
 SAMPLE_SHOTS = 8192
 _CACHE_SIZE = 8
-_cache: "collections.OrderedDict[Task, tuple[CompiledTask, Any]]" = collections.OrderedDict()
+_cache: "collections.OrderedDict[SweepTask, tuple[CompiledTask, Any]]" = collections.OrderedDict()
 # Tasks whose decoder's last_info cannot be cut per shot (DecodeInfo.take is None): one call per chunk.
-_per_chunk_calls: set[Task] = set()
+_per_chunk_calls: set[SweepTask] = set()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -144,7 +144,7 @@ class _DemShots:
         return dets, obs
 
 
-def compiled(task: Task) -> tuple[CompiledTask, Any]:
+def compiled(task: SweepTask) -> tuple[CompiledTask, Any]:
     """(compiled task, sampler factory ``seed -> sampler`` or classical channel) from this process's cache."""
     hit = _cache.get(task)
     if hit is not None:
@@ -352,7 +352,7 @@ def trail_counts(info, shots: slice, actual: np.ndarray) -> dict[str, int]:
     return out
 
 
-def run_batch(task: Task, task_key: int, batch_index: int, shots: int, stream: tuple[int, ...],
+def run_batch(task: SweepTask, task_key: int, batch_index: int, shots: int, stream: tuple[int, ...],
               error_cap: int | None = None) -> BatchResult:
     """Sample and decode the chunks of one batch; stop after the chunk where errors reach ``error_cap``.
 

@@ -70,7 +70,7 @@ from qdecode.sims.executors import InlineExecutor, SweepExecutor
 from qdecode.sims.sampling import BatchResult, run_batch
 from qdecode.sims.seed_streams import fresh_seed, recorded_seed, seed_key
 from qdecode.sims.store import CsvLockedError, StatsRow, StatsWriter, merge_rows, read_rows  # noqa: F401
-from qdecode.sims.tasks import CompiledTask, Task, describe_task
+from qdecode.sims.tasks import CompiledTask, SweepTask, describe_task
 
 log = logging.getLogger("qdecode.sims.sweep")
 
@@ -251,7 +251,7 @@ def choose_seed(given: int | None, recorded_rows: Sequence[StatsRow]) -> tuple[i
     return fresh_seed(), "fresh"
 
 
-def prepare(tasks: Sequence[Task], existing: dict[str, StatsRow], opts: SweepOptions) -> list[TaskProgress]:
+def prepare(tasks: Sequence[SweepTask], existing: dict[str, StatsRow], opts: SweepOptions) -> list[TaskProgress]:
     """Describe every task (circuit, DEM, strong_id) and attach the rows already recorded."""
     out = []
     seen: set[str] = set()
@@ -321,7 +321,7 @@ def warm_up(states: Sequence[TaskProgress]) -> None:
 
 
 def run_sweep(
-    tasks: Sequence[Task],
+    tasks: Sequence[SweepTask],
     *,
     out_path: str | os.PathLike | None,
     options: SweepOptions = SweepOptions(),

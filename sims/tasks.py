@@ -1,6 +1,6 @@
 """Sweep tasks: what to sample (a circuit) and how to decode it (a decoder spec).
 
-A :class:`Task` is small and picklable: it names a generated circuit by its
+A :class:`SweepTask` is small and picklable: it names a generated circuit by its
 parameters (code, d, rounds, noise, p, basis) or carries explicit circuit text.
 Workers materialise it once (:func:`compile_task`) and cache the result.
 
@@ -66,7 +66,7 @@ class CircuitRecipe:
 
 
 @dataclasses.dataclass(frozen=True)
-class Task:
+class SweepTask:
     """One sweep point: what to sample, how to decode it, and its metadata.
 
     Exactly one sample source is set: ``recipe`` (a generated catalogue circuit),
@@ -112,7 +112,7 @@ class Task:
     def __post_init__(self) -> None:
         given = sum(x is not None for x in (self.recipe, self.circuit_text, self.dem_text, self.classical))
         if given != 1:
-            raise ValueError("a Task needs exactly one of recipe=, circuit_text=, dem_text= or classical=")
+            raise ValueError("a SweepTask needs exactly one of recipe=, circuit_text=, dem_text= or classical=")
         want = "classical" if self.classical is not None else "quantum"
         if self.decoder.kind != want:
             what = "a classical code" if want == "classical" else "a circuit"
@@ -229,7 +229,7 @@ class CompiledTask:
     bit-packed mask or None.
     """
 
-    task: Task
+    task: SweepTask
     circuit: Any
     dem: Any
     strong_id: str
@@ -244,7 +244,7 @@ class CompiledTask:
         return self.task.decoder.record_label
 
 
-def describe_task(task: Task) -> CompiledTask:
+def describe_task(task: SweepTask) -> CompiledTask:
     """Circuit, DEM, metadata and strong_id of ``task`` (no decoder built)."""
     if task.classical is not None:
         meta = task.json_metadata()

@@ -28,11 +28,11 @@ def test_lazy_names_are_the_library_objects():
     from qdecode.decoders.registry import DecoderSpec, decoder
     from qdecode.sims.circuits import build_circuit
     from qdecode.sims.sweep import SweepOptions, run_sweep
-    from qdecode.sims.tasks import Task
+    from qdecode.sims.tasks import SweepTask
 
     assert qdecode.decoder is decoder and qdecode.DecoderSpec is DecoderSpec
     assert qdecode.build_circuit is build_circuit and qdecode.run_sweep is run_sweep
-    assert qdecode.SweepOptions is SweepOptions and qdecode.Task is Task
+    assert qdecode.SweepOptions is SweepOptions and qdecode.SweepTask is SweepTask
     try:
         qdecode.no_such_name  # noqa: B018
     except AttributeError as exc:
@@ -50,7 +50,7 @@ def test_common_path_end_to_end(tmp_path):
              for target in (problem, dem)]  # a DecodingProblem or a stim DEM
     assert preds[0].shape == obs.shape and np.array_equal(preds[0], preds[1])
     assert np.mean(np.any(preds[0] != obs, axis=1)) < 0.2
-    task = qdecode.Task(decoder=qdecode.DecoderSpec.create("pymatching"), circuit_text=str(circuit))
+    task = qdecode.SweepTask(decoder=qdecode.DecoderSpec.create("pymatching"), circuit_text=str(circuit))
     rows = qdecode.run_sweep([task], out_path=tmp_path / "s.csv",
                              options=qdecode.SweepOptions(max_shots=512, max_errors=10**6))
     assert len(rows) == 1 and rows[0].shots == 512
@@ -76,3 +76,27 @@ def test_public_functions_have_type_hints():
         for p in sig.parameters.values():
             if p.kind not in (p.VAR_KEYWORD,):
                 assert p.annotation is not inspect.Parameter.empty, (name, p.name)
+
+
+def test_the_ecosystems_names():
+    """PyMatching's constructor name, the decoder base class and the names at the top; ``Task`` renamed."""
+    import warnings
+
+    from qdecode.decoders.base import Decoder
+    from qdecode.decoders.registry import decoder_names
+    from qdecode.sims.tasks import SweepTask
+
+    assert qdecode.Decoder is Decoder and qdecode.decoder_names is decoder_names and "bposd" in decoder_names()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert qdecode.Task is SweepTask
+    assert caught and issubclass(caught[0].category, DeprecationWarning) and "SweepTask" in str(caught[0].message)
+    circuit = qdecode.build_circuit("surface", d=3, rounds=2, noise="si1000", p=0.002)
+    dem = circuit.detector_error_model(decompose_errors=True)
+    a = qdecode.DecodingProblem.from_detector_error_model(dem)
+    b = qdecode.DecodingProblem.from_dem(dem)
+    assert (a.H != b.H).nnz == 0 and np.array_equal(a.priors, b.priors)
+    from qdecode.decoders.bposd import BpOsdDecoder
+
+    dec = BpOsdDecoder.from_detector_error_model(dem, osd_order=2)
+    assert isinstance(dec, Decoder) and dec.problem.num_detectors == dem.num_detectors

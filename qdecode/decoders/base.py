@@ -240,14 +240,21 @@ class Decoder(abc.ABC):
     wall_method: str = "call"
 
     @classmethod
-    def from_dem(cls, dem, **params):
-        """Build from a ``stim.DetectorErrorModel`` (PyMatching's ``from_detector_error_model``):
-        ``BpOsdDecoder.from_dem(dem, osd_order=4)`` is ``--decoder bposd[osd_order=4]``."""
-        return cls(DecodingProblem.from_dem(dem), **params)
+    def from_detector_error_model(cls, dem, **params):
+        """Build from a ``stim.DetectorErrorModel`` (PyMatching's name; :meth:`from_dem` is the same):
+        ``BpOsdDecoder.from_detector_error_model(dem, osd_order=4)`` is ``--decoder bposd[osd_order=4]``."""
+        return cls(DecodingProblem.from_detector_error_model(dem), **params)
+
+    from_dem = from_detector_error_model  # the short name, kept
 
     @abc.abstractmethod
     def decode_batch(self, syndromes: np.ndarray) -> np.ndarray:
-        """uint8 ``(S, m)`` syndromes -> uint8 ``(S, n)`` error estimates."""
+        """uint8 ``(S, m)`` syndromes -> uint8 ``(S, n)`` error estimates: one bit per error mechanism
+        (column of the check matrix), as ldpc's ``BpOsdDecoder.decode``.
+
+        PyMatching's ``Matching.decode_batch`` returns *observable flips* instead; that is
+        :meth:`predict_observables_batch` here (and sinter's ``decode_shots_bit_packed`` is
+        :meth:`predict_observables_packed`)."""
 
     def decode(self, syndrome: np.ndarray) -> np.ndarray:
         """One shot: uint8 ``(m,)`` -> uint8 ``(n,)``; the batch path with S = 1."""

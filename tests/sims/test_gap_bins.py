@@ -23,14 +23,14 @@ from qdecode.sims.gap_bins import (
     has_gap_bins,
 )
 from qdecode.sims.sweep import SweepOptions, run_sweep
-from qdecode.sims.tasks import CircuitRecipe, Task, describe_task
+from qdecode.sims.tasks import CircuitRecipe, SweepTask, describe_task
 
 SHOTS = 20_000
 
 
-def _task(d: int, gap: bool = True, decoder: str = "pymatching") -> Task:
+def _task(d: int, gap: bool = True, decoder: str = "pymatching") -> SweepTask:
     recipe = CircuitRecipe(code="surface", noise="si1000", p=0.003, d=d, rounds=d)
-    return Task(decoder=DecoderSpec.create(decoder), recipe=recipe, gap_histogram=gap)
+    return SweepTask(decoder=DecoderSpec.create(decoder), recipe=recipe, gap_histogram=gap)
 
 
 @pytest.fixture(scope="module")

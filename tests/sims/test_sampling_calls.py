@@ -24,7 +24,7 @@ from qdecode.decoders.base import DecodeInfo
 from qdecode.sims import sampling
 from qdecode.sims.postselection import Postselection
 from qdecode.sims.sampling import CALL_SHOTS, call_plan, chunk_sizes, compiled, run_batch
-from qdecode.sims.tasks import CircuitRecipe, Task
+from qdecode.sims.tasks import CircuitRecipe, SweepTask
 
 COLOR3 = CircuitRecipe(code="color", noise="sd6", p=0.01, d=3)
 SURFACE3 = CircuitRecipe(code="surface", noise="sd6", p=0.01, d=3)
@@ -71,7 +71,7 @@ def _call_sizes(task):
 
 
 def test_a_batch_is_decoded_in_one_call():
-    task = Task(decoder=DecoderSpec.create("bposd"), recipe=SURFACE3)
+    task = SweepTask(decoder=DecoderSpec.create("bposd"), recipe=SURFACE3)
     with _call_sizes(task) as calls:
         result = run_batch(task, 0, 0, 4096, (1, 2, 3))
     assert calls == [4096]
@@ -84,7 +84,7 @@ QUANTUM = ["bp", "bp-ps", "bp-pymatching", "bplsd", "bposd", "bposd-e", "bpuf", 
 
 
 def _build(name, recipe):
-    task = Task(decoder=DecoderSpec.parse(name), recipe=recipe)
+    task = SweepTask(decoder=DecoderSpec.parse(name), recipe=recipe)
     try:
         return task, compiled(task)[0]
     except (ImportError, ValueError) as exc:  # an optional package, or a decoder refusing this model
@@ -108,7 +108,7 @@ def test_each_shot_is_decoded_independently_of_its_call(name):
 
 
 def _flags(name, **kw):
-    return Task(decoder=DecoderSpec.parse(name), recipe=COLOR3, **kw)
+    return SweepTask(decoder=DecoderSpec.parse(name), recipe=COLOR3, **kw)
 
 
 @pytest.mark.parametrize("task", [

@@ -13,7 +13,7 @@ from qdecode.sims.sampling import batch_seed
 from qdecode.sims.stats import fit_binomial
 from qdecode.sims.store import read_rows
 from qdecode.sims.sweep import SweepOptions, run_sweep
-from qdecode.sims.tasks import Task
+from qdecode.sims.tasks import SweepTask
 
 
 def _surface(d: int, p: float) -> stim.Circuit:
@@ -26,7 +26,7 @@ def _surface(d: int, p: float) -> stim.Circuit:
 
 def _tasks(*points):
     return [
-        Task(decoder=DecoderSpec.create("pymatching"), circuit_text=str(_surface(d, p)),
+        SweepTask(decoder=DecoderSpec.create("pymatching"), circuit_text=str(_surface(d, p)),
              extra_metadata=(("d", d), ("p", p)))
         for d, p in points
     ]
@@ -101,7 +101,7 @@ def test_same_logical_error_rate_as_sinter_collect():
     """d=5, p=0.005 SD6: our pipeline vs sinter's built-in pymatching, >= 300 errors each."""
     circuit = _surface(5, 0.005)
     (ours,) = run_sweep(
-        [Task(decoder=DecoderSpec.create("pymatching"), circuit_text=str(circuit))],
+        [SweepTask(decoder=DecoderSpec.create("pymatching"), circuit_text=str(circuit))],
         out_path=None,
         options=SweepOptions(max_shots=60_000, max_errors=10**9, seed=5, max_batch_size=20_000),
     )
@@ -118,7 +118,7 @@ def test_strong_id_equals_sinters_for_the_same_task():
     from qdecode.sims.tasks import describe_task
 
     circuit = _surface(3, 0.01)
-    task = Task(decoder=DecoderSpec.create("pymatching"), circuit_text=str(circuit), extra_metadata=(("d", 3),))
+    task = SweepTask(decoder=DecoderSpec.create("pymatching"), circuit_text=str(circuit), extra_metadata=(("d", 3),))
     ours = describe_task(task)
     theirs = sinter.Task(
         circuit=circuit, decoder="pymatching", json_metadata={"d": 3},
@@ -132,7 +132,7 @@ def test_decoder_failure_propagates_and_keeps_finished_rows(tmp_path):
     run_sweep(_tasks((3, 0.01)), out_path=out, options=OPTS)
     # one error flipping three detectors: a hyperedge matching cannot decode
     hyper = "X_ERROR(0.1) 0\nM 0 0 0\nDETECTOR rec[-1]\nDETECTOR rec[-2]\nDETECTOR rec[-3]\n"
-    bad = Task(decoder=DecoderSpec.create("pymatching"), circuit_text=hyper)
+    bad = SweepTask(decoder=DecoderSpec.create("pymatching"), circuit_text=hyper)
     with pytest.raises(ValueError):
         run_sweep([bad], out_path=out, options=OPTS)
     assert sum(r.shots for r in read_rows(out)) == 20_000

@@ -106,9 +106,10 @@ def test_overshoot_stays_below_one_chunk(decoder, max_errors):
     from qdecode.decoders import DecoderSpec
     from qdecode.sims.executors import LocalExecutor
     from qdecode.sims.sweep import SweepOptions, run_sweep
-    from qdecode.sims.tasks import CircuitRecipe, Task
+    from qdecode.sims.tasks import CircuitRecipe, SweepTask
 
-    task = Task(decoder=DecoderSpec.create(decoder), recipe=CircuitRecipe(code="surface", noise="sd6", p=0.01, d=3))
+    task = SweepTask(decoder=DecoderSpec.create(decoder),
+                     recipe=CircuitRecipe(code="surface", noise="sd6", p=0.01, d=3))
     opts = SweepOptions(max_shots=10**7, max_errors=max_errors, seed=3)
     with LocalExecutor(2) as ex:
         (row,) = run_sweep([task], out_path=None, options=opts, executor=ex)
@@ -194,10 +195,10 @@ def test_every_truncated_last_line_is_detected_and_cut_once(tmp_path, caplog):
 def test_sweep_warns_once_about_a_truncated_csv(tmp_path, caplog):
     from qdecode.decoders import DecoderSpec
     from qdecode.sims.sweep import SweepOptions, run_sweep
-    from qdecode.sims.tasks import CircuitRecipe, Task
+    from qdecode.sims.tasks import CircuitRecipe, SweepTask
 
     out = tmp_path / "s.csv"
-    task = Task(decoder=DecoderSpec.create("pymatching"),
+    task = SweepTask(decoder=DecoderSpec.create("pymatching"),
                 recipe=CircuitRecipe(code="surface", noise="sd6", p=0.01, d=3))
     run_sweep([task], out_path=out, options=SweepOptions(max_shots=1000, max_errors=10**6))
     with open(out, "a") as f:

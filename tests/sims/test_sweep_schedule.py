@@ -9,7 +9,7 @@ import stim
 from qdecode.decoders import DecoderSpec
 from qdecode.sims.executors import InlineExecutor
 from qdecode.sims.sweep import SweepOptions, run_sweep
-from qdecode.sims.tasks import Task
+from qdecode.sims.tasks import SweepTask
 
 
 class _Recording(InlineExecutor):
@@ -26,7 +26,7 @@ class _Recording(InlineExecutor):
 
 
 def test_every_task_gets_two_batches_before_any_third():
-    tasks = [Task(decoder=DecoderSpec.create("pymatching"),
+    tasks = [SweepTask(decoder=DecoderSpec.create("pymatching"),
                   circuit_text=str(stim.Circuit.generated("repetition_code:memory", distance=3, rounds=3,
                                                           after_clifford_depolarization=p)),
                   extra_metadata=(("p", p),))
