@@ -106,6 +106,7 @@ def main() -> None:
     import numba
 
     from qdecode.decoders.bposd import BpOsdDecoder
+    from qdecode.decoders.registry import DecoderSpec
     from qdecode.decoders.window import WindowDecoder
     from qdecode.problem import DecodingProblem, decoding_dem
     from qdecode.sims.circuits import build_circuit
@@ -151,7 +152,8 @@ def main() -> None:
                             kw["osd_after"] = after
                             label += f" osd={osd}{kw['osd_order'] if osd == 'osd_cs' else ''}"
                             label += f" osd_after={after}"
-                    decoders[label] = WindowDecoder(prob, inner=name, W=W, F=F, inner_params=kw, fallback=fb)
+                    decoders[label] = WindowDecoder(prob, specs=DecoderSpec, inner=name, W=W, F=F, inner_params=kw,
+                                                    fallback=fb)
         Ht, Lt = prob.H.T.tocsr().astype(np.int32), prob.L.T.tocsr().astype(np.int32)
         for name, dec in decoders.items():
             dec.decode_batch(dets[:4])  # JIT / cache load outside the timed region

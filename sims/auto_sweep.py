@@ -108,7 +108,7 @@ def resolve_auto_tasks(tasks: Sequence[SweepTask], existing: Mapping[str, Any],
         except ValueError as exc:
             raise ValueError(f"task {task.describe()}: {exc}") from None
         problem = DecodingProblem.from_dem(ct.dem)
-        kind = model_kind(problem)
+        kind = model_kind(problem, DecoderSpec)
         params = tuple(sorted(dict(task.decoder.params).items()))
         group = groups.setdefault((params, kind), _Group(params, kind))
         group.tasks.append(i)
@@ -128,7 +128,7 @@ def resolve_auto_tasks(tasks: Sequence[SweepTask], existing: Mapping[str, Any],
             largest = max(range(n), key=lambda j: group.sizes[j])
             ct = group.described[largest]
             budget = float(dict(group.params).get("time_budget", AUTO_PARAMS["time_budget"].default))
-            choice = choose(DecodingProblem.from_dem(ct.dem), time_budget=budget)
+            choice = choose(DecodingProblem.from_dem(ct.dem), time_budget=budget, specs=DecoderSpec)
             spec = choice.spec
             say(f"{what}: {spec.label()}, measured on {tasks[group.tasks[largest]].describe()} "
                 f"(CPU time per shot, budget {budget:g} ms): {_format_trials(choice.trials, budget)}")

@@ -90,16 +90,16 @@ class AutoChoice:
     within_budget: bool = True
 
 
-def model_kind(problem: DecodingProblem) -> str:
+def model_kind(problem: DecodingProblem, specs: Any) -> str:
     """``"graphlike"`` where PyMatching accepts the model (every mechanism on at most two detectors,
-    after ``^`` decomposition), else ``"hypergraph"``."""
+    after ``^`` decomposition), else ``"hypergraph"``. ``specs``: the registry's spec class
+    (``qdecode.decoders.registry.DecoderSpec``), which builds the decoders tried."""
     from qdecode.decoders.base import DecoderInputError
-    from qdecode.decoders.registry import DecoderSpec
 
     if problem.dem is None:
         return "graphlike" if problem.is_graphlike() else "hypergraph"
     try:
-        DecoderSpec.create("pymatching").build(problem)
+        specs.create("pymatching").build(problem)
     except DecoderInputError:
         return "hypergraph"
     return "graphlike"
@@ -128,19 +128,20 @@ def _measure(decoder: Any, syndromes: np.ndarray, time_budget: float) -> tuple[f
     return _cpu_ms_per_shot(decoder, syndromes[:shots]), shots
 
 
-def choose(problem: DecodingProblem, time_budget: float = AUTO_PARAMS["time_budget"].default) -> AutoChoice:
+def choose(problem: DecodingProblem, time_budget: float = AUTO_PARAMS["time_budget"].default, *,
+           specs: Any) -> AutoChoice:
     """The most accurate candidate for ``problem`` whose measured CPU time per shot is within
-    ``time_budget`` ms (module docstring); the fastest measured one when none is."""
+    ``time_budget`` ms (module docstring); the fastest measured one when none is. ``specs``: the
+    registry's spec class (``qdecode.DecoderSpec``), which parses and builds the candidates."""
     from qdecode.decoders.base import DecoderInputError
-    from qdecode.decoders.registry import DecoderSpec, split_label
 
-    kind = model_kind(problem)
+    kind = model_kind(problem, specs)
     candidates = GRAPHLIKE_CANDIDATES if kind == "graphlike" else HYPERGRAPH_CANDIDATES
     syndromes = calibration_syndromes(problem)
     trials: list[Trial] = []
-    specs = {}
+    measured = {}  # label -> spec of the candidates that built
     for label in candidates:
-        spec = DecoderSpec.create(*split_label(label))
+        spec = specs.parse(label)
         try:
             decoder = spec.build(problem)
         except (DecoderInputError, ImportError):
@@ -148,18 +149,18 @@ def choose(problem: DecodingProblem, time_budget: float = AUTO_PARAMS["time_budg
             continue
         ms, shots = _measure(decoder, syndromes, time_budget)
         trials.append(Trial(spec.label(), ms, shots))
-        specs[spec.label()] = spec
+        measured[spec.label()] = spec
         if ms <= time_budget:
             return AutoChoice(spec, kind, tuple(trials))
-    fastest = min((t for t in trials if t.label in specs), key=lambda t: t.ms_per_shot)
-    return AutoChoice(specs[fastest.label], kind, tuple(trials), within_budget=False)
+    fastest = min((t for t in trials if t.label in measured), key=lambda t: t.ms_per_shot)
+    return AutoChoice(measured[fastest.label], kind, tuple(trials), within_budget=False)
 
 
 def resolve(spec: Any, dem: Any) -> Any:
     """``spec`` itself, or, for an ``auto`` spec, the concrete spec chosen for the model ``dem``."""
     if spec.name != "auto":
         return spec
-    return choose(DecodingProblem.from_dem(dem), **dict(spec.params)).spec
+    return choose(DecodingProblem.from_dem(dem), **dict(spec.params), specs=type(spec)).spec
 
 
 def time_budget_param(ms: float | None) -> list[str]:
@@ -167,13 +168,13 @@ def time_budget_param(ms: float | None) -> list[str]:
     return [] if ms is None else [f"time_budget={ms}"]
 
 
-def _build(problem: DecodingProblem, *, time_budget: float):
+def _build(problem: DecodingProblem, *, specs: Any, time_budget: float):
     """Registry factory: the chosen decoder, built (``qdecode predict --decoder auto``)."""
-    return choose(problem, time_budget).spec.build(problem)
+    return choose(problem, time_budget, specs=specs).spec.build(problem)
 
 
 ENTRIES = {
-    "auto": DecoderEntry("auto", _build, AUTO_PARAMS,
+    "auto": DecoderEntry("auto", _build, AUTO_PARAMS, builds_decoders=True,
                          doc="the frontier's pick for the model within time_budget ms per shot, resolved "
                              "to a concrete decoder before sampling (recorded under that decoder's label)"),
 }

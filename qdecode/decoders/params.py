@@ -142,6 +142,10 @@ class DecoderEntry:
     nested: str | None = None  # a str parameter naming a decoder whose parameters this one also takes
     kind: str = "quantum"  # "quantum": factory(DecodingProblem) -> Decoder; "classical": factory(code) -> BlockDecoder
     has_confidence: bool = False  # predict_with_confidence gives a gap (same as the decoder's class attribute)
+    #: The factory builds other decoders (``window``'s inner, ``auto``'s candidates): the registry passes it
+    #: ``specs=``, its spec class (``DecoderSpec``: ``create`` / ``parse`` / ``from_label``, then ``build``), so
+    #: that a nested decoder's module never imports the registry (no import cycle, no service locator).
+    builds_decoders: bool = False
 
     def __post_init__(self) -> None:
         if self.kind not in ("quantum", "classical"):

@@ -432,8 +432,10 @@ class DecoderSpec:
         """
         from qdecode.decoders.base import DecoderInputError
 
+        entry = get_entry(self.name)
+        given = {"specs": type(self)} if entry.builds_decoders else {}
         try:
-            return get_entry(self.name).factory(problem, **dict(self.params))
+            return entry.factory(problem, **given, **dict(self.params))
         except DecoderInputError as exc:
             if str(exc).startswith(self.name):
                 raise

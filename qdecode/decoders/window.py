@@ -1,6 +1,7 @@
 """Sliding-window decoding of circuit-level problems, batch and streaming.
 
-``WindowDecoder(problem, inner="bposd", W=3, F=1, per_round=0, inner_params=None)`` decodes a
+``WindowDecoder(problem, inner=DecoderSpec.parse("bposd"), W=3, F=1, per_round=0)`` (or
+``qdecode.decoder("window[inner=bposd]", problem)``) decodes a
 memory experiment of ``R`` detector rounds in windows of ``W`` rounds, committing ``F`` rounds
 per window (layout, column selection and the boundary-column treatment:
 :mod:`qdecode.decoders.window_layout`). For window ``k = 0 .. K-1``, on every shot at once:
@@ -62,7 +63,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from qdecode.decoders.base import DecodeInfo, Decoder, DecoderInputError, check_syndromes
-from qdecode.decoders.params import DecoderEntry, Param, uses_params
+from qdecode.decoders.params import DecoderEntry, Param, UnknownDecoderError, uses_params
 from qdecode.decoders.window_layout import RoundLayout, WindowPlan, check_window_sizes, column_first_round, plan_windows
 from qdecode.problem import DecodingProblem
 
@@ -186,7 +187,8 @@ class WindowDecoder(Decoder):
 
     Args:
         problem: a circuit-level problem (usually :meth:`DecodingProblem.from_dem`).
-        inner: registered decoder name or :class:`DecoderSpec` run in every window.
+        inner: :class:`~qdecode.decoders.registry.DecoderSpec`, or a registered decoder name with ``specs``,
+            run in every window.
         W: window size in rounds, >= 1.
         F: committed rounds per window, ``1 <= F <= W``.
         per_round: detectors per round (round = detector index // per_round); 0 infers the
@@ -197,6 +199,9 @@ class WindowDecoder(Decoder):
         detector_rounds: optional explicit round label per detector (overrides ``per_round``).
         fallback: ``"none"``, ``"last"`` or ``"all"``: windows where a non-converged inner decode
             is redone with BP+OSD-CS10 (module docstring).
+        specs: the registry's spec class (``qdecode.DecoderSpec``), which builds the inner and fallback
+            decoders; default: the class of ``inner`` when that is a spec. The registry passes it, so this
+            module never imports the registry.
 
     Work bound: a call decodes K = 1 + max(0, ceil((R - ``W``) / ``F``)) windows in order, for R
     detector rounds (defaults ``W`` 3, ``F`` 1). In each window a shot gets at most one decode by
@@ -222,21 +227,24 @@ class WindowDecoder(Decoder):
         inner_params: Mapping[str, Any] | None = None,
         detector_rounds: Any = None,
         fallback: str,
+        specs: Any = None,
     ):
-        from qdecode.decoders.registry import DecoderSpec, UnknownDecoderError
-
         self.W, self.F = check_window_sizes(W, F)
-        if isinstance(inner, DecoderSpec):
+        if not isinstance(inner, str):
+            if not callable(getattr(inner, "build", None)):
+                raise DecoderInputError(f"inner must be a registered decoder name or a DecoderSpec, got {inner!r}")
             if inner_params:
                 raise DecoderInputError("inner_params cannot be combined with an inner DecoderSpec")
             spec = inner
+            specs = type(inner) if specs is None else specs
         else:
-            if not isinstance(inner, str):
-                raise DecoderInputError(f"inner must be a registered decoder name or a DecoderSpec, got {inner!r}")
+            if specs is None:
+                raise DecoderInputError(f"inner={inner!r} is a name: pass specs=qdecode.DecoderSpec, an inner "
+                                        f"DecoderSpec, or build through qdecode.decoder('window[inner={inner}]', ...)")
             if inner in UNSUPPORTED_INNER:
                 raise DecoderInputError(f"inner={inner!r} cannot run inside a window: {UNSUPPORTED_INNER[inner]}")
             try:
-                spec = DecoderSpec.create(inner, inner_params)
+                spec = specs.create(inner, inner_params)
             except UnknownDecoderError as exc:
                 raise DecoderInputError(f"window inner decoder: {exc}") from None
         if spec.name in UNSUPPORTED_INNER:
@@ -247,6 +255,7 @@ class WindowDecoder(Decoder):
             raise DecoderInputError(f"fallback={fallback!r} needs per-column estimates; inner={spec.name!r} has none")
         self.fallback = fallback
         self.inner_spec = spec
+        self.specs = specs
         self.problem = problem
         self.layout = RoundLayout.for_problem(problem, per_round, detector_rounds, W=self.W, F=self.F)
         if spec.name in GRAPHLIKE_INNER:
@@ -272,15 +281,13 @@ class WindowDecoder(Decoder):
             sub = DecodingProblem.from_check_matrix(
                 work.H[plan.rows][:, plan.cols], work.priors[plan.cols], work.L[:, plan.cols]
             )
-        from qdecode.decoders.registry import DecoderSpec
-
         decoder = self.inner_spec.build(sub)
         last = k_is_last
         backup = None
         if self.fallback == "all" or (self.fallback == "last" and last):
             # the fallback as it was when window labels were first recorded (osd_key=last):
             # window's label does not spell the fallback's parameters
-            backup = DecoderSpec.from_label("bposd").build(sub)
+            backup = self.specs.from_label("bposd").build(sub)
         Hc = work.H[:, plan.commit_cols].astype(np.int32).tocsr()
         fwd_rows = np.flatnonzero(np.diff(Hc.indptr))
         return _Window(plan, decoder, fwd_rows, Hc[fwd_rows], work.L[:, plan.commit_cols].astype(np.int32).tocsr(),
@@ -473,12 +480,12 @@ class WindowStream:
         return self._done().info()
 
 
-def _window_factory(problem, *, inner, W, F, per_round, fallback, **inner_params):
+def _window_factory(problem, *, specs, inner, W, F, per_round, fallback, **inner_params):
     return WindowDecoder(problem, inner=inner, W=W, F=F, per_round=per_round, fallback=fallback,
-                         inner_params=inner_params)
+                         inner_params=inner_params, specs=specs)
 
 
 ENTRIES = {
-    "window": DecoderEntry("window", _window_factory, WINDOW_PARAMS, nested="inner",
+    "window": DecoderEntry("window", _window_factory, WINDOW_PARAMS, nested="inner", builds_decoders=True,
                            doc="sliding-window decoding (W rounds, commit F) with any registered inner decoder"),
 }

@@ -27,17 +27,17 @@ def _colour():
 
 
 def test_model_kind_follows_the_structure():
-    assert model_kind(DecodingProblem.from_dem(_surface())) == "graphlike"
-    assert model_kind(DecodingProblem.from_dem(_colour())) == "hypergraph"
+    assert model_kind(DecodingProblem.from_dem(_surface()), DecoderSpec) == "graphlike"
+    assert model_kind(DecodingProblem.from_dem(_colour()), DecoderSpec) == "hypergraph"
 
 
 @pytest.mark.parametrize("dem,candidates", [(_surface, GRAPHLIKE_CANDIDATES), (_colour, HYPERGRAPH_CANDIDATES)])
 def test_a_generous_budget_takes_the_most_accurate_candidate_and_a_tiny_one_the_fastest(dem, candidates):
     problem = DecodingProblem.from_dem(dem())
     first = DecoderSpec.create(*split_label(candidates[0]))
-    wide = choose(problem, time_budget=1e6)
+    wide = choose(problem, time_budget=1e6, specs=DecoderSpec)
     assert wide.spec == first and len(wide.trials) == 1
-    tiny = choose(problem, time_budget=1e-9)  # nothing fits: the fastest measured
+    tiny = choose(problem, time_budget=1e-9, specs=DecoderSpec)  # nothing fits: the fastest measured
     measured = [t for t in tiny.trials if np.isfinite(t.ms_per_shot)]
     assert tiny.spec.label() == min(measured, key=lambda t: t.ms_per_shot).label
     assert len(tiny.trials) == len(candidates)

@@ -73,7 +73,7 @@ def _python(name: str):
     def auto_choose(problem, **kw):
         from qdecode.decoders.auto import choose
 
-        return choose(problem, **kw)
+        return choose(problem, **kw, specs=DecoderSpec)
 
     cases = {
         "pymatching": (_problem, lambda p, **kw: MatchingDecoder(p, **kw)),
@@ -87,7 +87,7 @@ def _python(name: str):
         "gdg": (_problem, lambda p, **kw: GdgDecoder(p, **kw)),
         "bp-pymatching": (_problem, lambda p, **kw: BpMatchingDecoder(p, **kw)),
         "nn-pymatching": (_surface_problem, lambda p, **kw: NnPymatchingDecoder(p, **kw)),
-        "window": (_problem, lambda p, **kw: WindowDecoder(p, **kw)),
+        "window": (_problem, lambda p, **kw: WindowDecoder(p, specs=DecoderSpec, **kw)),
         "bm": (lambda: _code("bch63_45"), lambda c, **kw: BmDecoder(c, **kw)),
         "osd": (lambda: _code("bch63_45"), lambda c, **kw: OsdBlockDecoder(G=binary_generator(c), **kw)),
         "sc": (lambda: _code("polar32_16"), lambda c, **kw: ScDecoder(c, **kw)),

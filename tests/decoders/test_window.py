@@ -15,6 +15,11 @@ from qdecode.sims.circuits import build_circuit
 from qdecode.sims.stats import fit_binomial
 
 
+def window_decoder(problem, **kw) -> WindowDecoder:
+    """A :class:`WindowDecoder` given the registry's spec class, as the registry builds it (its inner named by text)."""
+    return WindowDecoder(problem, specs=DecoderSpec, **kw)
+
+
 def _sample(circuit, shots, seed):
     dets, obs = circuit.compile_detector_sampler(seed=seed).sample(shots, separate_observables=True)
     return dets.astype(np.uint8), obs.astype(np.uint8)
@@ -77,7 +82,7 @@ def test_plan_commits_every_column_once_and_slices_rounds(surf3):
 
 def test_boundary_columns_keep_only_in_window_rows(surf3):
     prob, _, _ = surf3
-    dec = WindowDecoder(prob, inner="bp", W=2, F=1)
+    dec = window_decoder(prob, inner="bp", W=2, F=1)
     w0 = dec.windows[0]
     sub = w0.decoder.problem
     straddling = np.flatnonzero(dec.r_max[w0.plan.cols] >= 2)
@@ -102,14 +107,14 @@ def test_one_window_reproduces_whole_history_exactly(surf3, inner):
     assert np.array_equal(win.last_info.converged, whole.last_info.converged)
     assert np.array_equal(win.predict_observables_batch(dets), whole.predict_observables_batch(dets))
     # W larger than the number of rounds is the same single window
-    big = WindowDecoder(prob, inner=name, inner_params=params, W=50, F=7)
+    big = window_decoder(prob, inner=name, inner_params=params, W=50, F=7)
     assert big.num_windows == 1 and np.array_equal(big.decode_batch(dets), e_whole)
 
 
 # ------------------------------------------------- (b) zero-syndrome windows
 def test_zero_syndrome_window_costs_no_iterations(surf3):
     prob, _, _ = surf3
-    dec = WindowDecoder(prob, inner="bposd", W=2, F=1)
+    dec = window_decoder(prob, inner="bposd", W=2, F=1)
     assert dec.num_windows == 3
     sentinel = object()
     for w in dec.windows:
@@ -138,7 +143,7 @@ def test_zero_syndrome_window_costs_no_iterations(surf3):
 @pytest.mark.parametrize("W,F", [(2, 1), (3, 1), (2, 2), (3, 2)])
 def test_total_correction_satisfies_syndrome_when_windows_converge(surf3, W, F):
     prob, dets, _ = surf3
-    dec = WindowDecoder(prob, inner="bp", inner_params={"max_iter": 40}, W=W, F=F)
+    dec = window_decoder(prob, inner="bp", inner_params={"max_iter": 40}, W=W, F=F)
     e = dec.decode_batch(dets)
     conv = dec.last_info.converged
     assert 0.5 < conv.mean() < 1.0  # both kinds of shot occur
@@ -153,7 +158,7 @@ def test_total_correction_satisfies_syndrome_when_windows_converge(surf3, W, F):
 def test_streaming_equals_batch(surf3, inner, W, F):
     prob, dets, _ = surf3
     params = SMALL_RELAY if inner == "relay-bp" else []
-    dec = WindowDecoder(prob, inner=inner, inner_params=params, W=W, F=F)
+    dec = window_decoder(prob, inner=inner, inner_params=params, W=W, F=F)
     batch_obs = dec.predict_observables_batch(dets)
     batch_info = dec.last_info
     stream = dec.stream()
@@ -187,7 +192,7 @@ def test_streaming_equals_batch(surf3, inner, W, F):
 
 def test_stream_input_errors(surf3):
     prob, dets, _ = surf3
-    dec = WindowDecoder(prob, inner="bp", W=2, F=1)
+    dec = window_decoder(prob, inner="bp", W=2, F=1)
     stream = dec.stream()
     rows0 = dec.round_detectors[0]
     with pytest.raises(DecoderInputError, match=f"round 0 has {rows0.size} detectors"):
@@ -253,12 +258,12 @@ def test_fallback_redoes_non_converged_windows_with_bposd():
     prob = DecodingProblem.from_dem(decoding_dem(circ))
     dets, obs = _sample(circ, 200, seed=3)
     kw = {"max_iters": 40}  # a tight GDG budget: many windows do not converge
-    plain = WindowDecoder(prob, inner="gdg", W=3, F=1, inner_params=kw)
+    plain = window_decoder(prob, inner="gdg", W=3, F=1, inner_params=kw)
     e0 = plain.decode_batch(dets)
     assert not plain.last_info.converged.all()
     assert "window_fallback" not in plain.last_info.extra and "fallbacks" not in plain.last_info.counts()
     for mode in ("last", "all"):
-        dec = WindowDecoder(prob, inner="gdg", W=3, F=1, inner_params=kw, fallback=mode)
+        dec = window_decoder(prob, inner="gdg", W=3, F=1, inner_params=kw, fallback=mode)
         e = dec.decode_batch(dets)
         info = dec.last_info
         fell = info.extra["window_fallback"]
@@ -283,14 +288,14 @@ def test_gdg_own_osd_inside_windows():
     prob = DecodingProblem.from_dem(decoding_dem(circ))
     dets, _ = _sample(circ, 60, seed=3)
     kw = {"max_iters": 40, "osd_method": "osd_cs", "osd_order": 10, "osd_after": -1}  # tight: many need OSD
-    dec = WindowDecoder(prob, inner="gdg", W=3, F=1, inner_params=kw)
+    dec = window_decoder(prob, inner="gdg", W=3, F=1, inner_params=kw)
     e = dec.decode_batch(dets)
     info = dec.last_info
     assert info.extra["inner_osd"].sum() > 0
     assert np.array_equal(info.extra["inner_osd"] > 0, ~info.extra["window_converged"].all(axis=1))
     assert not (_mod2(e, prob.H) ^ dets).any()  # every window satisfied its syndrome
     # osd_after=0: OSD also competes with every answer that needed decimation
-    rival = WindowDecoder(prob, inner="gdg", W=3, F=1, inner_params={**kw, "max_iters": 0, "osd_after": 0})
+    rival = window_decoder(prob, inner="gdg", W=3, F=1, inner_params={**kw, "max_iters": 0, "osd_after": 0})
     e0 = rival.decode_batch(dets)
     assert rival.last_info.extra["inner_osd"].sum() > 0
     assert not (_mod2(e0, prob.H) ^ dets).any()
@@ -338,45 +343,45 @@ def test_registry_resolves_inner_parameters():
 def test_bad_parameters_raise_clear_errors(surf3):
     prob, _, _ = surf3
     with pytest.raises(DecoderInputError, match="F=3 > W=2"):
-        WindowDecoder(prob, inner="bp", W=2, F=3)
+        window_decoder(prob, inner="bp", W=2, F=3)
     with pytest.raises(DecoderInputError, match="F=3 > W=2"):
         DecoderSpec.create("window", ["W=2", "F=3"]).build(prob)
     with pytest.raises(DecoderInputError, match="F \\(commit rounds\\) must be >= 1"):
-        WindowDecoder(prob, inner="bp", W=2, F=0)
+        window_decoder(prob, inner="bp", W=2, F=0)
     with pytest.raises(DecoderInputError, match="W \\(window rounds\\) must be >= 1"):
-        WindowDecoder(prob, inner="bp", W=0, F=1)
+        window_decoder(prob, inner="bp", W=0, F=1)
     with pytest.raises(DecoderInputError, match="must be an integer"):
-        WindowDecoder(prob, inner="bp", W=2.5, F=1)
+        window_decoder(prob, inner="bp", W=2.5, F=1)
     with pytest.raises(DecoderInputError, match="unknown decoder 'nope'"):
-        WindowDecoder(prob, inner="nope")
+        window_decoder(prob, inner="nope")
     with pytest.raises(DecoderInputError, match="no parameter 'osd_order'"):
-        WindowDecoder(prob, inner="bp", inner_params={"osd_order": 3})
+        window_decoder(prob, inner="bp", inner_params={"osd_order": 3})
     with pytest.raises(DecoderInputError, match="pymatching-correlated.*cannot run inside a window"):
         DecoderSpec.create("window", ["inner=pymatching-correlated"]).build(prob)
     with pytest.raises(DecoderInputError, match="per_round"):
-        WindowDecoder(prob, inner="bp", per_round=-1)
+        window_decoder(prob, inner="bp", per_round=-1)
     with pytest.raises(DecoderInputError, match="fallback must be one of none, last, all"):
-        WindowDecoder(prob, inner="bp", fallback="osd")
+        window_decoder(prob, inner="bp", fallback="osd")
     with pytest.raises(DecoderInputError, match="fallback='all' needs per-column estimates"):
-        WindowDecoder(prob, inner="pymatching", fallback="all")
+        window_decoder(prob, inner="pymatching", fallback="all")
 
     bare = DecodingProblem.from_check_matrix(prob.H, prob.priors, prob.L)  # no DEM, no coordinates
     with pytest.raises(DecoderInputError, match="cannot tell the detectors' rounds.*per_round"):
-        WindowDecoder(bare, inner="bp")
-    assert WindowDecoder(bare, inner="bp", per_round=8).layout.num_rounds == -(-prob.num_detectors // 8)
+        window_decoder(bare, inner="bp")
+    assert window_decoder(bare, inner="bp", per_round=8).layout.num_rounds == -(-prob.num_detectors // 8)
     no_coords = DecodingProblem.from_dem("error(0.1) D0 D1\nerror(0.1) D1 D2\ndetector(0, 0) D0\ndetector(1, 0) D2")
     # detector 1 has no coordinates, but the connectivity gives 3 <= W rounds: one window covers them
-    assert WindowDecoder(no_coords, inner="bp").layout.source == "one window"
+    assert window_decoder(no_coords, inner="bp").layout.source == "one window"
     isolated = DecodingProblem.from_dem("error(0.1) D0\nerror(0.1) D1 L0\nerror(0.2) D2")  # no two detectors joined
-    lone = WindowDecoder(isolated, inner="bp")
+    lone = window_decoder(isolated, inner="bp")
     assert (lone.layout.source, lone.num_windows) == ("one window", 1)
     assert np.array_equal(lone.predict_observables_batch(np.array([[1, 1, 0], [0, 0, 1]], dtype=np.uint8)),
                           [[1], [0]])
     with pytest.raises(DecoderInputError, match="detector_rounds has 2 entries but the problem has 3"):
-        WindowDecoder(no_coords, inner="bp", detector_rounds=[0, 1])
+        window_decoder(no_coords, inner="bp", detector_rounds=[0, 1])
     with pytest.raises(DecoderInputError, match="decompose"):
         hyper = DecodingProblem.from_dem("error(0.1) D0 D1 D2\ndetector(0, 0) D0\ndetector(0, 1) D1\ndetector(0, 2) D2")
-        WindowDecoder(hyper, inner="pymatching")
+        window_decoder(hyper, inner="pymatching")
 
 
 # ------------------------------------------- (g) rounds of foreign DEMs
@@ -426,12 +431,12 @@ def test_one_coordinate_dem_decodes_like_explicit_rounds(circuit, explicit):
     prob = DecodingProblem.from_dem(one.detector_error_model(decompose_errors=True))
     dets, obs = _sample(one, 3000, seed=9)
     truth = _true_rounds(circuit)
-    dec = WindowDecoder(prob, inner="bposd", inner_params={"max_iter": 30})
+    dec = window_decoder(prob, inner="bposd", inner_params={"max_iter": 30})
     assert dec.layout.source == "connectivity"
     if explicit["per_round"]:
-        ref = WindowDecoder(prob, inner="bposd", inner_params={"max_iter": 30}, **explicit)
+        ref = window_decoder(prob, inner="bposd", inner_params={"max_iter": 30}, **explicit)
     else:  # the X/Z memory's first and last rounds are partial: per_round cannot say it
-        ref = WindowDecoder(prob, inner="bposd", inner_params={"max_iter": 30}, detector_rounds=truth)
+        ref = window_decoder(prob, inner="bposd", inner_params={"max_iter": 30}, detector_rounds=truth)
     n_inf = int(np.any(dec.predict_observables_batch(dets) != obs, axis=1).sum())
     n_ref = int(np.any(ref.predict_observables_batch(dets) != obs, axis=1).sum())
     assert n_ref >= 30
@@ -442,7 +447,7 @@ def test_one_coordinate_dem_decodes_like_explicit_rounds(circuit, explicit):
     # what the old rule (round = last coordinate) did: one 'round' per measurement, windows cutting
     # nearly every mechanism -- significantly worse (5 sigma), silently
     coords = prob.dem.get_detector_coordinates()
-    naive = WindowDecoder(prob, inner="bposd", inner_params={"max_iter": 30},
+    naive = window_decoder(prob, inner="bposd", inner_params={"max_iter": 30},
                           detector_rounds=[coords[i][0] for i in range(prob.num_detectors)])
     assert int(np.any(naive.predict_observables_batch(dets) != obs, axis=1).sum()) > n_ref + 5 * np.sqrt(n_ref)
 
@@ -482,7 +487,7 @@ def test_unusable_rounds_are_refused_naming_per_round(case):
     prob = DecodingProblem.from_dem(dem)
     with pytest.raises(DecoderInputError, match=r"cannot tell the detectors' rounds: the last detector coordinate "
                        r"gives \d+ rounds in which a mechanism spans \d+ rounds.*per_round") as err:
-        WindowDecoder(prob, inner="bp")
+        window_decoder(prob, inner="bp")
     assert "\n" not in str(err.value)
     if case != "shuffled":
-        WindowDecoder(prob, inner="bp", detector_rounds=_true_rounds(circ))  # explicit rounds are trusted
+        window_decoder(prob, inner="bp", detector_rounds=_true_rounds(circ))  # explicit rounds are trusted

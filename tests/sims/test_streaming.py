@@ -10,10 +10,16 @@ import pytest
 import stim
 
 from qdecode.decoders.base import DecoderInputError
+from qdecode.decoders.registry import DecoderSpec
 from qdecode.decoders.window import WindowDecoder
 from qdecode.problem import DecodingProblem, decoding_dem
 from qdecode.sims import streaming as st
 from qdecode.sims.circuits import build_circuit
+
+
+def window_decoder(problem, **kw) -> WindowDecoder:
+    """A :class:`WindowDecoder` given the registry's spec class, as the registry builds it (its inner named by text)."""
+    return WindowDecoder(problem, specs=DecoderSpec, **kw)
 
 
 def _surface(d: int, rounds: int, p: float = 0.004):
@@ -45,7 +51,7 @@ def test_answers_equal_window_decoder(inner):
     assert np.array_equal(result.observables, obs)
     work = problem if inner == "bposd" else _graphlike(problem)
     layout = st.stream_layout(problem, W, F)
-    window = WindowDecoder(st.canonical_problem(work), inner=inner, W=W, F=F, per_round=0,
+    window = window_decoder(st.canonical_problem(work), inner=inner, W=W, F=F, per_round=0,
                            detector_rounds=layout.detector_round, fallback="none")
     assert window.num_windows == plan.num_windows
     assert np.array_equal(result.predictions, window.predict_observables_batch(dets))
@@ -62,7 +68,7 @@ def test_answers_equal_window_decoder_on_the_original_problem(inner):
     problem = DecodingProblem.from_dem(decoding_dem(circuit))
     result = st.run_stream(st.plan_stream(problem, inner, 4, 2), circuit, 300, seed=3)
     dets, _ = _samples(circuit, 300, 3)
-    window = WindowDecoder(problem, inner=inner, W=4, F=2, per_round=0, fallback="none")
+    window = window_decoder(problem, inner=inner, W=4, F=2, per_round=0, fallback="none")
     assert np.array_equal(result.predictions, window.predict_observables_batch(dets))
     assert np.array_equal(result.decoded, window.last_info.extra["window_decoded"])
 
