@@ -73,10 +73,16 @@ CLASS_ESCALATE_PARAMS = {
                              minimum=0, in_label=False),
 }
 
-_RELAY_FIXED = {"gamma0": 0.15, "gamma_interval": (-0.226, 0.622), "alpha": 1.0, "seed": 0, "bits": 8,
-                "frac_bits": 3}
-_BPOSD_FIXED = {"osd_order": 10, "osd_key": "sum4", "max_iter": 80, "alpha": 1.0, "beta": 0.0,
-                "schedule": "flooding", "bits": 0, "frac_bits": 3, "dtype": "float64"}
+#: The candidates' own parameters that class-escalate's label does not spell: the ``relay-bp`` and ``bposd``
+#: defaults of their parameter tables (``RELAY_PARAMS``, ``BPOSD_PARAMS``), read from there, not copied. A
+#: test pins them to the values of when class-escalate's labels were first recorded, so changing either
+#: table's defaults is caught before it changes what a recorded ``class-escalate`` label means.
+CANDIDATE_DEFAULTS_AT_FIRST_LABEL = {
+    "relay-bp": {"gamma0": 0.15, "gamma_lo": -0.226, "gamma_hi": 0.622, "alpha": 1.0, "seed": 0, "bits": 8,
+                 "frac_bits": 3, "pre_iter": 80, "legs": 300, "leg_iter": 60, "ensemble": 1},
+    "bposd": {"osd_order": 10, "osd_key": "sum4", "max_iter": 80, "alpha": 1.0, "beta": 0.0,
+              "schedule": "flooding", "bits": 0, "frac_bits": 3, "dtype": "float64"},
+}
 
 
 def syndrome_ok(problem_H: sp.csr_matrix, errors: np.ndarray, syndromes: np.ndarray) -> np.ndarray:
@@ -131,15 +137,15 @@ class ClassEscalateDecoder(Decoder):
         self.flag_frac = float(flag_frac)
         self.H = problem.H.tocsr()
         self.weights = np.ascontiguousarray(problem.llr, dtype=np.float64)
-        self.relay = RelayBpDecoder(problem, pre_iter=80, legs=300, leg_iter=60, stop_after=stop_after,
-                                    threads=threads, **_RELAY_FIXED)
-        self.bposd = BpOsdDecoder(problem, threads=threads, **_BPOSD_FIXED) if osd else None
+        # the candidates at their classes' defaults (their parameter tables), but for the parameters named here
+        self.relay = RelayBpDecoder(problem, stop_after=stop_after, threads=threads)
+        self.bposd = BpOsdDecoder(problem, threads=threads) if osd else None
         L = problem.L.tocsr()
         self.forced = []  # (extended problem, its H, decoder) per observable
         for i in range(problem.num_observables):
             ext = DecodingProblem.from_check_matrix(sp.vstack([self.H, L[i]]).tocsr(), problem.priors)
             dec = RelayBpDecoder(ext, pre_iter=forced_pre_iter, legs=forced_legs, leg_iter=forced_leg_iter,
-                                 stop_after=forced_stop_after, threads=threads, **_RELAY_FIXED)
+                                 stop_after=forced_stop_after, threads=threads)
             self.forced.append((ext.H.tocsr(), dec))
         self.L = L
         self.threshold = self._calibrate(int(calib_shots), int(calib_seed))

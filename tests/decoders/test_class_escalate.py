@@ -114,3 +114,16 @@ def test_class_escalate_refuses_many_observables_with_the_cost_and_the_way_out()
     # the limit changes whether it runs, never what it returns: not in the label (old labels keep their strong_id)
     assert DecoderSpec.parse(f"class-escalate[max_observables={k}]").label() == DecoderSpec.create(
         "class-escalate").label()
+
+
+def test_candidates_take_their_tables_defaults_as_when_labels_were_first_recorded():
+    """class-escalate reads its candidates' defaults from their parameter tables; a change of those defaults
+    would change what a recorded class-escalate label means, so it must fail here first."""
+    from qdecode.decoders.bposd import BPOSD_PARAMS
+    from qdecode.decoders.class_escalate import CANDIDATE_DEFAULTS_AT_FIRST_LABEL
+    from qdecode.decoders.params import defaults
+    from qdecode.decoders.relay_bp import RELAY_PARAMS
+
+    relay = {k: v for k, v in defaults(RELAY_PARAMS).items() if k != "stop_after"}
+    assert relay == CANDIDATE_DEFAULTS_AT_FIRST_LABEL["relay-bp"]
+    assert defaults(BPOSD_PARAMS) == CANDIDATE_DEFAULTS_AT_FIRST_LABEL["bposd"]
