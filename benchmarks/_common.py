@@ -1,5 +1,5 @@
-"""What the timing scripts share: lscpu look-ups, the load average, thread-CPU timing, and the abort rule of the
-post-selection scripts.
+"""What the timing scripts share: lscpu look-ups, the load average, thread-CPU timing, the abort rule of the
+post-selection scripts, and the result files of ``benchmarks/results/`` (:func:`write_result`).
 
 Imported as ``_common`` by the scripts of this folder (run as ``python benchmarks/NAME.py``, so
 this folder is on ``sys.path``).
@@ -7,8 +7,12 @@ this folder is on ``sys.path``).
 
 from __future__ import annotations
 
+import datetime
+import json
 import os
+import shlex
 import subprocess
+import sys
 import time
 
 import numpy as np
@@ -75,3 +79,43 @@ def kept_after_abort(conf: np.ndarray, target: float) -> np.ndarray:
     kept = np.ones(S, dtype=bool)
     kept[order[:c]] = False
     return kept
+
+
+def run_info() -> dict:
+    """Where and when a result was measured: the command, UTC time, commit, CPU and load average."""
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                                cwd=os.path.dirname(os.path.abspath(__file__))).stdout.strip() or "?"
+    except OSError:
+        commit = "?"
+    argv = [os.path.relpath(os.path.abspath(sys.argv[0]), os.path.dirname(os.path.dirname(os.path.abspath(__file__))))]
+    return {"command": "python " + " ".join(shlex.quote(a) for a in argv + sys.argv[1:]),
+            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "commit": commit, "cpu": lscpu_value("Model name"), "load": load()}
+
+
+def write_result(path: str | None, data: dict) -> None:
+    """Write ``data`` (plus :func:`run_info` under ``"run"``) as the JSON result file ``path`` (none: nothing)."""
+    if not path:
+        return
+    with open(path, "w") as f:
+        json.dump({"run": run_info(), **data}, f, indent=1)
+        f.write("\n")
+    print(f"# wrote {path}", file=sys.stderr)
+
+
+def merge_result(path: str | None, key: str, data: dict) -> None:
+    """Put ``data`` (plus :func:`run_info`) under ``entries[key]`` of the result file ``path``, keeping the
+    other entries (one file for several runs of a script, e.g. one per problem); none: nothing."""
+    if not path:
+        return
+    old = {}
+    if os.path.exists(path):
+        with open(path) as f:
+            old = json.load(f)
+    entries = old.get("entries", {})
+    entries[key] = {"run": run_info(), **data}
+    with open(path, "w") as f:
+        json.dump({"entries": dict(sorted(entries.items()))}, f, indent=1)
+        f.write("\n")
+    print(f"# wrote {key} to {path}", file=sys.stderr)

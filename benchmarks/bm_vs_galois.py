@@ -15,7 +15,8 @@ failure flags on every benchmark word) before it is timed.
 
 Usage::
 
-    python benchmarks/bm_vs_galois.py [--words 10000] [--repeats 3] [--ebn0 5.0] [--codes bch127_64,rs16_8]
+    python benchmarks/bm_vs_galois.py [--words 10000] [--repeats 3] [--ebn0 5.0] [--codes bch127_64,rs16_8] \
+        [--json benchmarks/results/bm_vs_galois.json]
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import time
 
 import numba
 import numpy as np
+from _common import write_result
 
 from qdecode.codes.catalog import get_code
 from qdecode.decoders.bm import BmDecoder
@@ -199,7 +201,9 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--ebn0", type=float, default=5.0)
     ap.add_argument("--codes", default="bch127_64,rs16_8")
+    ap.add_argument("--json", metavar="FILE", help="also write the rows to this result file")
     args = ap.parse_args()
+    rows = []
     import galois
 
     print(f"# {platform.processor() or platform.machine()}, numpy {np.__version__}, numba {numba.__version__}, "
@@ -210,11 +214,13 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name in args.codes.split(","):
         r = bench(name.strip(), args.words, args.repeats, args.ebn0)
+        rows.append(r)
         npw = "-" if r["numpy"] is None else f"{r['numpy']:,.0f} (agrees)"
         npr = "-" if r["numpy"] is None else f"{r['ours_1t'] / r['numpy']:.0f}x"
         print(f"| {r['code']} | {r['words']} | {r['errors_per_word']:.2f} | {r['failures']} | {r['ours_1t']:,.0f} | "
               f"{r['ours_nt']:,.0f} (N={r['threads']}) | {r['galois']:,.0f} | {r['ratio_1t']:.0f}x | "
               f"{r['ratio_nt']:.0f}x | {r['agree_words']} / {r['agree_fail']} | {npw} | {npr} |", flush=True)
+    write_result(args.json, {"ebn0": args.ebn0, "repeats": args.repeats, "galois": galois.__version__, "rows": rows})
 
 
 if __name__ == "__main__":

@@ -14,7 +14,8 @@ Modes:
              on the same shots; intervals are sinter-style fit_binomial (factor 1000).
 
 Usage:
-  NUMBA_NUM_THREADS=2 python benchmarks/bp_vs_peers.py speed --problem bb144 --shots 300 --repeats 3
+  NUMBA_NUM_THREADS=2 python benchmarks/bp_vs_peers.py speed --problem bb144 --shots 300 --repeats 3 \
+      --json benchmarks/results/bp_vs_peers_speed.json    (and --problem surf7 --shots 3000: one entry each)
   python benchmarks/bp_vs_peers.py agreement --problem bb144 --shots 10000
   python benchmarks/bp_vs_peers.py ler --problem bb144 --shots 40000 [--skip-ldpc] [--seed 3]
 """
@@ -27,6 +28,7 @@ import sys
 import time
 
 import numpy as np
+from _common import merge_result
 
 from qdecode.decoders.bp import BpDecoder
 from qdecode.decoders.bposd import BpOsdDecoder
@@ -97,6 +99,8 @@ def speed(args) -> None:
     print(f"qdecode BP+OSD-CS10     {med['bposd_ours']:8.3f}")
     print(f"ldpc BpOsdDecoder CS10  {med['bposd_ldpc']:8.3f}   "
           f"ratio ours/ldpc  {med['bposd_ours'] / med['bposd_ldpc']:.3f}")
+    merge_result(args.json, args.problem, {"m": prob.num_detectors, "n": prob.num_errors, "shots": S,
+                                           "repeats": args.repeats, "ms_per_shot": med})
 
 
 def agreement(args) -> None:
@@ -157,6 +161,8 @@ def main() -> int:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--skip-ldpc", action="store_true")
     ap.add_argument("--seed", type=int, default=3, help="sampling seed of the ler mode")
+    ap.add_argument("--json", metavar="FILE", help="speed: also write the medians to this result file (one entry "
+                                                   "per problem)")
     args = ap.parse_args()
     {"speed": speed, "agreement": agreement, "ler": ler}[args.mode](args)
     return 0

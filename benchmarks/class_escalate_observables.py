@@ -9,7 +9,8 @@ thread, after an untimed warm-up and, for ``class-escalate``, its construction (
 included, timed separately). Prints a markdown table: k, failures of each decoder, CPU ms per
 shot (``time.process_time``) and the ratio.
 
-    python benchmarks/class_escalate_observables.py --shots 500 --rounds 3 --p 0.003
+    python benchmarks/class_escalate_observables.py --shots 500 --rounds 3 --p 0.003 \
+        --json benchmarks/results/class_escalate_observables.json
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import argparse  # noqa: E402
 import time  # noqa: E402
 
 import numpy as np  # noqa: E402
+from _common import write_result  # noqa: E402
 
 from qdecode.decoders.registry import DecoderSpec  # noqa: E402
 from qdecode.problem import DecodingProblem, decoding_dem  # noqa: E402
@@ -48,7 +50,9 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=2026)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--codes", default=",".join(c[0] for c in CODES))
+    ap.add_argument("--json", metavar="FILE", help="also write the rows to this result file")
     args = ap.parse_args()
+    rows = []
     wanted = args.codes.split(",")
     print(f"{args.shots} shots per code, {args.rounds} rounds, p = {args.p}, seed {args.seed}, load "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
@@ -69,8 +73,12 @@ def main() -> None:
         build_s = time.process_time() - t
         relay_ms, relay_fail = _cpu_ms_per_shot(relay, dets, obs)
         esc_ms, esc_fail = _cpu_ms_per_shot(escalate, dets, obs)
+        rows.append({"code": name, "d": d, "k": problem.num_observables, "relay_failures": relay_fail,
+                     "escalate_failures": esc_fail, "relay_ms": relay_ms, "escalate_ms": esc_ms, "build_s": build_s})
         print(f"| {name} d={d} | {problem.num_observables} | {relay_fail} | {esc_fail} | {relay_ms:.3f} | "
               f"{esc_ms:.3f} | {esc_ms / relay_ms:.1f}x | {build_s:.1f} |", flush=True)
+    write_result(args.json, {"shots": args.shots, "rounds": args.rounds, "p": args.p, "seed": args.seed,
+                             "rows": rows})
 
 
 if __name__ == "__main__":

@@ -24,10 +24,10 @@ The confidences:
     python benchmarks/confidence_bb144.py --p 0.003 --shots 20000
     python benchmarks/confidence_bb144.py --p 0.001 --shots 20000
 
-Writes ``benchmarks/figures/confidence_bb144_p<p>.npz`` (per decoder: float32 confidence and bool
+Writes ``benchmarks/results/confidence_bb144_p<p>.npz`` (per decoder: float32 confidence and bool
 failure per shot; a later run with other ``--decoders`` adds its arrays) and prints the table
 (markdown) that benchmarks/README.md keeps. ``--figure`` instead turns every such file into
-``benchmarks/figures/confidence_bb144.csv`` (one sinter-format row per p and decoder, whose
+``benchmarks/results/confidence_bb144.csv`` (one sinter-format row per p and decoder, whose
 ``custom_counts`` are the gap histogram of :mod:`qdecode.sims.gap_bins`) and draws it with
 ``qdecode plot --y discard_vs_error`` (``confidence_bb144.png``, p = 0.003):
 
@@ -109,7 +109,7 @@ def table(p: float, results: dict) -> list[str]:
 def figure() -> int:
     """The CSV of every ``confidence_bb144_p*.npz`` (one gap-histogram row per p and decoder), and its plot."""
     rows = []
-    for path in sorted(glob.glob(os.path.join(HERE, "figures", "confidence_bb144_p*.npz"))):
+    for path in sorted(glob.glob(os.path.join(HERE, "results", "confidence_bb144_p*.npz"))):
         p = float(re.search(r"_p([0-9.]+)\.npz$", path).group(1))
         data = np.load(path)
         for key in sorted(k for k in data.files if k.endswith("|conf")):
@@ -119,7 +119,7 @@ def figure() -> int:
             sid = hashlib.sha256(f"confidence_bb144.py seed 2026 {p} {spec}".encode()).hexdigest()
             rows.append(StatsRow(strong_id=sid, decoder=spec, json_metadata=meta, shots=len(conf),
                                  errors=int(fail.sum()), custom_counts=gap_bin_counts(conf, fail)))
-    csv = os.path.join(HERE, "figures", "confidence_bb144.csv")
+    csv = os.path.join(HERE, "results", "confidence_bb144.csv")
     with open(csv, "w") as f:  # regenerated whole from the samples: no row is ever recorded twice
         f.write(CSV_HEADER + "\n" + "".join(r.to_csv_line() + "\n" for r in rows))
     # p = 0.001: no decoder failed in the sample, so there is no curve to draw
@@ -141,7 +141,7 @@ def main() -> int:
     specs = tuple(s for s in args.decoders.split(";") if s)
     t0 = time.perf_counter()
     results = run(args.p, args.shots, args.seed, specs)
-    path = os.path.join(HERE, "figures", f"confidence_bb144_p{args.p}.npz")
+    path = os.path.join(HERE, "results", f"confidence_bb144_p{args.p}.npz")
     kept = dict(np.load(path)) if os.path.exists(path) else {}  # other decoders' arrays from earlier runs stay
     kept.update({f"{k}|conf": v["conf"] for k, v in results.items()})
     kept.update({f"{k}|fail": v["fail"] for k, v in results.items()})

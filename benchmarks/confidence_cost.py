@@ -12,6 +12,9 @@ rate among the shots aborted at a 10 % abort target (lowest confidence first, ``
 split, so fewer when ties straddle the cut) against the rest (what the confidence is for).
 
     python benchmarks/confidence_cost.py --shots 20000 --mle-shots 40 --tesseract-shots 300
+
+``--json FILE`` also writes the rows (``benchmarks/results/confidence_cost.json``, whose table
+``benchmarks/render.py`` puts in benchmarks/README.md).
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ import argparse  # noqa: E402
 import time  # noqa: E402
 
 import numpy as np  # noqa: E402
-from _common import kept_after_abort  # noqa: E402
+from _common import kept_after_abort, write_result  # noqa: E402
 
 from qdecode.decoders.confidence import CONFIDENCE_DECODERS  # noqa: E402
 from qdecode.decoders.registry import DecoderSpec  # noqa: E402
@@ -71,6 +74,7 @@ def main() -> None:
                                                                      "sample (default: %(default)s)")
     ap.add_argument("--decoders", default=";".join(CONFIDENCE_DECODERS),
                     help="semicolon-separated registry specs (default: every decoder with a confidence)")
+    ap.add_argument("--json", metavar="FILE", help="also write the rows to this result file")
     args = ap.parse_args()
     circuit = build_circuit("surface", d=5, noise="si1000", p=0.003)
     problem = DecodingProblem.from_dem(circuit.detector_error_model(decompose_errors=True))
@@ -82,12 +86,15 @@ def main() -> None:
     print("| decoder | shots | plain us/shot | with gap us/shot | ratio | failures | nan | inf | median gap dB "
           "| fail rate, aborted at 10% | fail rate, kept |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
+    rows = []
     for name in args.decoders.split(";"):
         S = {"mle": args.mle_shots, "tesseract": args.tesseract_shots}.get(name, args.shots)
         r = measure(name, problem, packed[:S], obs[:S])
+        rows.append(r)
         print(f"| {r['decoder']} | {r['shots']} | {r['plain_us']:.1f} | {r['gap_us']:.1f} | "
               f"{r['gap_us'] / r['plain_us']:.2f} | {r['failures']} | {r['nan']} | {r['inf']} | {r['median_db']:.1f} | "
               f"{r['fail_low10']:.4f} | {r['fail_rest']:.4f} |", flush=True)
+    write_result(args.json, {"problem": "surface d=5 SI1000 p=0.003, seed 2026", "rows": rows})
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ faster and with fewer failures) are marked. ``--plot`` draws LER against time pe
 front. ``--json`` writes the rows.
 
     python benchmarks/frontier.py --problem color-xyz-d5 --shots 20000 \\
-        --plot benchmarks/figures/frontier_color-xyz-d5.png --json benchmarks/figures/frontier_color-xyz-d5.json
+        --plot benchmarks/figures/frontier_color-xyz-d5.png --json benchmarks/results/frontier_color-xyz-d5.json
 """
 
 from __future__ import annotations
@@ -151,15 +151,21 @@ def split_labels(text: str) -> list[str]:
     return [x for x in [*out, cur.strip()] if x]
 
 
+def markdown_table(rows: list[dict[str, Any]]) -> str:
+    """The rows as a markdown table, fewest failures first (benchmarks/render.py draws the README's with it)."""
+    lines = ["| decoder | failures / shots | LER per shot [interval] | CPU ms per shot | front |",
+             "|---|---|---|---|---|"]
+    for r in sorted(rows, key=lambda r: (r["failures"], r["ms_per_shot"])):
+        name = f"`{r['decoder'][5:]}` (peer)" if r["decoder"].startswith("peer:") else f"`{r['decoder']}`"
+        lines.append(f"| {name} | {r['failures']} / {r['shots']} | {r['ler']:.2e} [{r['ler_low']:.2e}, "
+                     f"{r['ler_high']:.2e}] | {r['ms_per_shot']:.3f} | {'yes' if r['front'] else ''} |")
+    return "\n".join(lines)
+
+
 def print_table(rows: list[dict[str, Any]]) -> None:
     """The rows as a markdown table, fewest failures first."""
     print()
-    print("| decoder | failures / shots | LER per shot [interval] | CPU ms per shot | front |")
-    print("|---|---|---|---|---|")
-    for r in sorted(rows, key=lambda r: (r["failures"], r["ms_per_shot"])):
-        name = f"`{r['decoder'][5:]}` (peer)" if r["decoder"].startswith("peer:") else f"`{r['decoder']}`"
-        print(f"| {name} | {r['failures']} / {r['shots']} | {r['ler']:.2e} [{r['ler_low']:.2e}, "
-              f"{r['ler_high']:.2e}] | {r['ms_per_shot']:.3f} | {'yes' if r['front'] else ''} |")
+    print(markdown_table(rows))
 
 
 def pareto(rows: list[dict[str, Any]]) -> None:

@@ -52,7 +52,7 @@ def main() -> int:
     ap.add_argument("--max-shots", type=int, default=2_000_000, help="shots per point (default 2000000)")
     ap.add_argument("--workers", type=int, default=1, help="sweep worker processes (0: inline; default 1)")
     ap.add_argument("--seed", type=int, default=2026)
-    ap.add_argument("--out", default=os.path.join(HERE, "figures", "gap_discard_surface.csv"))
+    ap.add_argument("--out", default=os.path.join(HERE, "results", "gap_discard_surface.csv"))
     ap.add_argument("--png", default=os.path.join(HERE, "figures", "gap_discard_surface.png"))
     args = ap.parse_args()
     t0 = time.perf_counter()

@@ -16,7 +16,9 @@ same circuit and metadata.
 Usage::
 
     python benchmarks/harness_overhead.py [--d 5] [--p 0.005] [--shots 1000000] [--workers 1] [--repeats 3] \
-        [--path catalogue|circuit]
+        [--path catalogue|circuit] [--json benchmarks/results/harness_overhead.json]
+
+``--json`` keeps one entry per (path, workers) in the result file.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ import time
 
 import sinter
 import stim
+from _common import merge_result
 
 from qdecode.decoders import DecoderSpec
 from qdecode.sims.executors import LocalExecutor
@@ -92,6 +95,8 @@ def main() -> int:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--path", choices=["catalogue", "circuit"], default="catalogue",
                     help="qdecode's catalogue circuit, or a circuit file read as `sweep --circuit` does")
+    ap.add_argument("--json", metavar="FILE", help="also write the runs to this result file (one entry per path and "
+                                                   "worker count)")
     args = ap.parse_args()
     circuit = circuit_for(args.d, args.p)
     folder = tempfile.mkdtemp()
@@ -116,6 +121,10 @@ def main() -> int:
         print(f"{i:3d}  {qw:14.2f}  {sw:13.2f}  {sw / qw:10.3f}  {qc:13.2f}  {sc:12.2f}  {sc / qc:9.3f}  "
               f"{qe / args.shots:11.5f}  {se / args.shots:10.5f}")
     total = args.shots * args.repeats
+    merge_result(args.json, f"{args.path}, {args.workers} worker(s)", {
+        "d": args.d, "p": args.p, "shots": args.shots, "workers": args.workers, "repeats": args.repeats,
+        "path": args.path, "wall_ratios": wall_ratios, "cpu_ratios": cpu_ratios, "qdecode_errors": q_errors,
+        "sinter_errors": s_errors, "versions": {"stim": stim.__version__, "sinter": sinter.__version__}})
     for name, errors in (("qdecode", q_errors), ("sinter", s_errors)):
         fit = fit_binomial(num_shots=total, num_hits=errors, max_likelihood_factor=1e3)
         print(f"{name} per-shot LER over {total} shots: {fit.best:.5f} [{fit.low:.5f}, {fit.high:.5f}] "

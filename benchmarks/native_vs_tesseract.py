@@ -8,7 +8,8 @@ decoder decode the same shots, taking turns, ``--repeats`` times. Failures are d
 (``time.process_time``, one thread, after an untimed warm-up), and the ratio to Tesseract's is
 taken within each repeat before the median, so machine load affects both sides alike.
 
-    python benchmarks/native_vs_tesseract.py --seeds 2026 1 --shots 20000 --repeats 3
+    python benchmarks/native_vs_tesseract.py --seeds 2026 1 --shots 20000 --repeats 3 \
+        --json benchmarks/results/native_vs_tesseract.json
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import sys  # noqa: E402
 import time  # noqa: E402
 
 import numpy as np  # noqa: E402
+from _common import write_result  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from frontier import PROBLEMS, split_labels  # noqa: E402
@@ -41,8 +43,10 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, nargs="+", default=[2026, 1])
     ap.add_argument("--shots", type=int, default=20000)
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--decoders", default="class-escalate,class-escalate[flag_frac=0.05],relay-bp[stop_after=10]")
+    ap.add_argument("--decoders", default="class-escalate,class-escalate[flag_frac=0.1],relay-bp[stop_after=10]")
+    ap.add_argument("--json", metavar="FILE", help="also write the rows to this result file")
     args = ap.parse_args()
+    rows = []
     import tesseract_decoder
 
     build, title = PROBLEMS[args.problem]
@@ -80,8 +84,11 @@ def main() -> None:
             f = fails[name].pop()
             fit = fit_binomial(num_shots=args.shots, num_hits=f, max_likelihood_factor=1e3)
             ratio = statistics.median(a / b for a, b in zip(times[name], times[ref]))
+            rows.append({"seed": seed, "decoder": name, "shots": args.shots, "failures": f,
+                         "ms_per_shot": statistics.median(times[name]), "time_ratio": ratio})
             print(f"| {seed} | `{name}` | {f} | {f / args.shots:.2e} [{fit.low:.2e}, {fit.high:.2e}] | "
                   f"{statistics.median(times[name]):.3f} | {ratio:.2f} |", flush=True)
+    write_result(args.json, {"problem": args.problem, "repeats": args.repeats, "rows": rows})
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ than the errors of the one chunk that crossed ``max_errors`` (:mod:`qdecode.sims
 
 Usage::
 
-    python benchmarks/overshoot.py [--seeds 10] [--workers 2]
+    python benchmarks/overshoot.py [--seeds 10] [--workers 2] [--json benchmarks/results/overshoot.json]
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
+
+from _common import write_result
 
 from qdecode.decoders import DecoderSpec
 from qdecode.sims.executors import LocalExecutor
@@ -27,7 +29,9 @@ def main() -> int:
     ap.add_argument("--seeds", type=int, default=10)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--p", type=float, default=0.01)
+    ap.add_argument("--json", metavar="FILE", help="also write the rows to this result file")
     args = ap.parse_args()
+    rows = []
     print(f"# surface d=3 sd6 p={args.p}, {args.seeds} seeds, {args.workers} workers")
     print("| decoder | max_errors | recorded errors (median, max) | overshoot median / max | shots recorded (median) |")
     print("|---|---|---|---|---|")
@@ -43,8 +47,10 @@ def main() -> int:
                     errors.append(row.errors)
                     shots.append(row.shots)
                 over = [e - max_errors for e in errors]
+                rows.append({"decoder": decoder, "max_errors": max_errors, "errors": errors, "shots": shots})
                 print(f"| {decoder} | {max_errors} | {statistics.median(errors):g}, {max(errors)} | "
                       f"{statistics.median(over):g} / {max(over)} | {statistics.median(shots):g} |", flush=True)
+    write_result(args.json, {"p": args.p, "seeds": args.seeds, "workers": args.workers, "rows": rows})
     return 0
 
 

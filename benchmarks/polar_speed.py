@@ -10,7 +10,8 @@ Blocks are BPSK-AWGN at ``--ebn0`` dB with random messages, the same blocks for 
 decoder, one thread (``threads=1``), median of ``--repeats`` runs of wall time and of
 process CPU time (on a shared machine the CPU time is the steadier figure).
 
-Usage: python benchmarks/polar_speed.py [--blocks 20000] [--repeats 3] [--ebn0 2.5] [--lists 8 32]
+Usage: python benchmarks/polar_speed.py [--blocks 20000] [--repeats 3] [--ebn0 2.5] [--lists 8 32] \
+           [--json benchmarks/results/polar_speed.json]
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import statistics
 import time
 
 import numpy as np
+from _common import write_result
 
 
 # ----------------------------------------------------------------------------- numpy reference
@@ -121,6 +123,7 @@ def main() -> None:
     ap.add_argument("--lists", type=int, nargs="+", default=[8, 32])
     ap.add_argument("--numpy-blocks", type=int, default=2000, help="blocks for the (slow) numpy SCL")
     ap.add_argument("--seed", type=int, default=2024)
+    ap.add_argument("--json", metavar="FILE", help="also write the rows to this result file")
     args = ap.parse_args()
 
     import numba
@@ -134,6 +137,7 @@ def main() -> None:
     print("| code | decoder | blocks | qdecode blocks/s (wall) | qdecode blocks/s (CPU) | numpy blocks/s (CPU) "
           "| CPU ratio | agreement | BLER |")
     print("|---|---|---|---|---|---|---|---|---|")
+    rows = []
     for name in ("polar64_22", "polar128_64"):
         code = get_code(name)
         rng = np.random.default_rng(args.seed)
@@ -154,8 +158,12 @@ def main() -> None:
             _, rcpu, rout = timed(lambda: ref(slice(0, nref)), args.repeats)
             agree = float(np.mean((out[:nref] == rout).all(axis=1)))
             bler = float(np.mean((out != x[:nb]).any(axis=1)))
+            rows.append({"code": name, "decoder": label, "blocks": nb, "blocks_per_s_wall": nb / wall,
+                         "blocks_per_s_cpu": nb / cpu, "numpy_blocks": nref, "numpy_blocks_per_s_cpu": nref / rcpu,
+                         "agreement": agree, "bler": bler})
             print(f"| {name} | {label} | {nb:,} | {nb / wall:,.0f} | {nb / cpu:,.0f} | {nref / rcpu:,.0f} "
                   f"| {(nb / cpu) / (nref / rcpu):.1f}x | {agree:.4f} | {bler:.3g} |", flush=True)
+    write_result(args.json, {"ebn0": args.ebn0, "repeats": args.repeats, "seed": args.seed, "rows": rows})
 
 
 if __name__ == "__main__":

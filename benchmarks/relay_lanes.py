@@ -13,7 +13,7 @@ so every batch takes the scalar path; the per-shot outputs must be identical), a
 relay-bp F64) and the logical error rate per shot with ``fit_binomial`` intervals (likelihood factor 1e3).
 
 Usage: python benchmarks/relay_lanes.py [--ps 0.001,0.003] [--shots 3000] [--threads 2] [--seed 2025]
-       [--bits 0,8] [--skip-scalar] [--skip-f32]
+       [--bits 0,8] [--skip-scalar] [--skip-f32] [--json benchmarks/results/relay_lanes.json]
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ from __future__ import annotations
 import argparse
 import os
 import time
+
+from _common import write_result
 
 
 def main() -> None:
@@ -32,6 +34,7 @@ def main() -> None:
     ap.add_argument("--bits", default="0,8", help="message formats: 0 = float64, 8 = 8-bit fixed point")
     ap.add_argument("--skip-scalar", action="store_true")
     ap.add_argument("--skip-f32", action="store_true", help="leave out relay-bp's RelayDecoderF32")
+    ap.add_argument("--json", metavar="FILE", help="also write the rows to this result file")
     args = ap.parse_args()
     os.environ["RAYON_NUM_THREADS"] = str(args.threads)  # before relay_bp starts its pool
 
@@ -55,6 +58,7 @@ def main() -> None:
     print("| p | decoder | shots/s (vs relay-bp) | time s | errors / shots | LER per shot [fit_binomial 1e3] "
           "| mean iters | mean legs |")
     print("|---|---|---|---|---|---|---|---|")
+    rows = []
     for p in (float(x) for x in args.ps.split(",")):
         circ = build_circuit("bb144_12_12", noise="bb-uniform", p=p, rounds=12, basis="Z")
         prob = DecodingProblem.from_dem(decoding_dem(circ))
@@ -99,8 +103,12 @@ def main() -> None:
             k = int((pr != obs).any(axis=1).sum())
             f = fit_binomial(num_shots=N, num_hits=k, max_likelihood_factor=1e3)
             extra = "- | -" if info is None else f"{info.iterations.mean():.1f} | {info.extra['legs'].mean():.2f}"
+            rows.append({"p": p, "decoder": name, "shots": N, "seconds": dt, "ratio_to_relay_bp_f64": t_ref / dt,
+                         "failures": k, "mean_iterations": None if info is None else float(info.iterations.mean()),
+                         "mean_legs": None if info is None else float(info.extra["legs"].mean())})
             print(f"| {p} | {name} | {N / dt:.1f} (x{t_ref / dt:.2f}) | {dt:.1f} | {k} / {N} | "
                   f"{f.best:.2e} [{f.low:.2e}, {f.high:.2e}] | {extra} |", flush=True)
+    write_result(args.json, {"threads": args.threads, "seed": args.seed, "rows": rows})
 
 
 if __name__ == "__main__":

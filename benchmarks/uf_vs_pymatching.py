@@ -9,7 +9,8 @@ edge form, as PyMatching does). ``--shots`` shots per point, sampled once (seed 
 with sinter's ``fit_binomial`` interval (likelihood ratio 1000) and per round (sinter's convention),
 and microseconds per shot (thread CPU time of the whole batch, warm-up outside).
 
-    NUMBA_NUM_THREADS=1 python benchmarks/uf_vs_pymatching.py --d 5,7 --p 0.003,0.005 --shots 40000
+    NUMBA_NUM_THREADS=1 python benchmarks/uf_vs_pymatching.py --d 5,7 --p 0.003,0.005 --shots 40000 \
+        --json benchmarks/results/uf_vs_pymatching.json
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import argparse
 import time
 
 import numpy as np
+from _common import write_result
 
 from qdecode.decoders.registry import DecoderSpec
 from qdecode.problem import DecodingProblem
@@ -32,7 +34,9 @@ def main() -> None:
     ap.add_argument("--noise", default="si1000")
     ap.add_argument("--shots", type=int, default=40_000)
     ap.add_argument("--seed", type=int, default=2026)
+    ap.add_argument("--json", metavar="FILE", help="also write the rows to this result file")
     args = ap.parse_args()
+    rows = []
     print("| d | p | decoder | failures | LER per shot [interval] | LER per round | us / shot |")
     print("|---|---|---|---|---|---|---|")
     for d in (int(x) for x in args.d.split(",")):
@@ -51,9 +55,12 @@ def main() -> None:
                 k = int(np.any(pred != obs, axis=1).sum())
                 fit = fit_binomial(num_shots=args.shots, num_hits=k, max_likelihood_factor=1e3)
                 label = name + ("[" + ",".join(f"{k}={v}" for k, v in params.items()) + "]" if params else "")
+                rows.append({"d": d, "p": p, "decoder": label, "shots": args.shots, "failures": k,
+                             "us_per_shot": 1e6 * secs / args.shots})
                 print(f"| {d} | {p:g} | {label} | {k} | {fit.best:.2e} [{fit.low:.2e}, {fit.high:.2e}] "
                       f"| {shot_error_rate_to_per_round(fit.best, d):.2e} | {1e6 * secs / args.shots:.1f} |",
                       flush=True)
+    write_result(args.json, {"noise": args.noise, "seed": args.seed, "rows": rows})
 
 
 if __name__ == "__main__":
