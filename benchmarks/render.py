@@ -66,10 +66,37 @@ def frontier_rows(problem: str) -> list[dict]:
     return rows
 
 
-def frontier_table(problem: str) -> str:
-    import frontier
+#: A wrapped dependency's registry label -> the same decoder called through its own API (``peer:`` rows).
+SAME_AS_PEER = {"tesseract[beam=short]": "tesseract-short-beam",
+                "tesseract[beam=short,sparsify=color]": "tesseract-short-beam-sparsify-color-code-like",
+                "tesseract[beam=short,sparsify=surface]": "tesseract-short-beam-sparsify-surface-code-like",
+                "pymatching": "pymatching", "pymatching-correlated": "pymatching-correlated",
+                "chromobius": "chromobius"}
 
-    return frontier.markdown_table(frontier_rows(problem))
+
+def frontier_table(problem: str) -> str:
+    """Fewest failures first; a wrapped dependency and its peer row, when they fail alike, share a row
+    (time: wrapped / peer)."""
+    rows = frontier_rows(problem)
+    by_name = {r["decoder"]: r for r in rows}
+    merged, used = [], set()
+    for r in rows:
+        peer = by_name.get("peer:" + SAME_AS_PEER.get(r["decoder"], "-"))
+        if peer is not None and peer["failures"] == r["failures"]:
+            used.add(peer["decoder"])
+            same = "" if peer["decoder"][5:] == r["decoder"] else f" `{peer['decoder'][5:]}`"
+            merged.append({**r, "name": f"`{r['decoder']}` (= peer{same})",
+                           "time": f"{r['ms_per_shot']:.3f} / {peer['ms_per_shot']:.3f}",
+                           "front": r["front"] or peer["front"]})
+    merged_from = {m["decoder"] for m in merged}
+    for r in rows:
+        if r["decoder"] not in used and r["decoder"] not in merged_from:
+            merged.append({**r, "name": _name(r["decoder"]), "time": f"{r['ms_per_shot']:.3f}"})
+    merged.sort(key=_fewest)
+    return _md(["decoder", "failures / shots", "LER per shot [interval]", "CPU ms per shot", "front"],
+               [[m["name"], f"{m['failures']} / {m['shots']}",
+                 f"{m['ler']:.2e} [{m['ler_low']:.2e}, {m['ler_high']:.2e}]", m["time"], "yes" if m["front"] else ""]
+                for m in merged])
 
 
 def _name(decoder: str) -> str:
@@ -107,14 +134,16 @@ def frontier_summary() -> str:
 
 
 def native_vs_tesseract() -> str:
-    data = _json("native_vs_tesseract.json")
-    rows = []
-    for r in data["rows"]:
-        name = r["decoder"].replace("Tesseract ", "")
-        rows.append([str(r["seed"]), f"`{name}`", str(r["failures"]), f"{r['ms_per_shot']:.3f}",
-                     f"{r['time_ratio']:.2f}"])
-    return _md(["seed", "decoder", f"failures / {data['rows'][0]['shots']:,}", "CPU ms per shot",
-                "time / Tesseract's"], rows)
+    """One row per decoder, a column per seed: failures, CPU ms per shot and its ratio to Tesseract's."""
+    data = _json("native_vs_tesseract.json")["rows"]
+    seeds = list(dict.fromkeys(r["seed"] for r in data))
+    cell = {(r["decoder"], r["seed"]): r for r in data}
+    def fmt(r: dict) -> str:
+        return f"{r['failures']} ({r['ms_per_shot']:.3f} ms, {r['time_ratio']:.2f}x)"
+    rows = [[f"`{name.replace('Tesseract ', '')}`"] + [fmt(cell[(name, s)]) for s in seeds]
+            for name in dict.fromkeys(r["decoder"] for r in data)]
+    shots = data[0]["shots"]
+    return _md(["decoder"] + [f"seed {s}: failures / {shots:,} (CPU per shot, / Tesseract's)" for s in seeds], rows)
 
 
 def class_escalate_observables() -> str:
@@ -145,13 +174,14 @@ def harness_overhead() -> str:
 
 
 def overshoot() -> str:
-    rows = []
-    for r in _json("overshoot.json")["rows"]:
-        over = [e - r["max_errors"] for e in r["errors"]]
-        rows.append([r["decoder"], str(r["max_errors"]), f"{statistics.median(r['errors']):g}, {max(r['errors'])}",
-                     f"{statistics.median(over):g} / {max(over)}", f"{statistics.median(r['shots']):g}"])
-    return _md(["decoder", "max_errors", "recorded errors (median, max)", "overshoot median / max",
-                "shots recorded (median)"], rows)
+    """One row per decoder, a column per ``max_errors``: recorded errors (median, max over seeds) and shots."""
+    data = _json("overshoot.json")["rows"]
+    limits = list(dict.fromkeys(r["max_errors"] for r in data))
+    cell = {(r["decoder"], r["max_errors"]): r for r in data}
+    rows = [[name] + [f"{statistics.median(cell[(name, m)]['errors']):g}, {max(cell[(name, m)]['errors'])} "
+                      f"({statistics.median(cell[(name, m)]['shots']):g} shots)" for m in limits]
+            for name in dict.fromkeys(r["decoder"] for r in data)]
+    return _md(["decoder"] + [f"max_errors {m}: errors recorded, median and max (shots, median)" for m in limits], rows)
 
 
 def in_sweep_speed() -> str:
@@ -163,7 +193,7 @@ def in_sweep_speed() -> str:
 def estimate_accuracy() -> str:
     import estimate_accuracy as m
 
-    return m.render([str(RESULTS / f"estimate_accuracy_{x}.json") for x in ("before", "after", "after_bp")])
+    return m.render([str(RESULTS / f"estimate_accuracy_{x}.json") for x in ("after", "after_bp")])
 
 
 # --- BP, OSD against ldpc and relay-bp -------------------------------------------------------------------------
@@ -183,15 +213,59 @@ def bp_vs_peers_speed() -> str:
 # --- matching and union-find -----------------------------------------------------------------------------------
 
 def uf_vs_pymatching() -> str:
-    from qdecode.sims.stats import fit_binomial, shot_error_rate_to_per_round
+    """One row per (d, p): each decoder's failures and time per shot on the same shots."""
+    from qdecode.sims.stats import fit_binomial
 
+    data = _json("uf_vs_pymatching.json")["rows"]
+    decoders = list(dict.fromkeys(r["decoder"] for r in data))
+    points = list(dict.fromkeys((r["d"], r["p"]) for r in data))
+    cell = {(r["d"], r["p"], r["decoder"]): r for r in data}
     rows = []
-    for r in _json("uf_vs_pymatching.json")["rows"]:
-        f = fit_binomial(num_shots=r["shots"], num_hits=r["failures"], max_likelihood_factor=1e3)
-        rows.append([str(r["d"]), f"{r['p']:g}", f"`{r['decoder']}`", str(r["failures"]),
-                     f"{f.best:.2e} [{f.low:.2e}, {f.high:.2e}]", f"{shot_error_rate_to_per_round(f.best, r['d']):.2e}",
-                     f"{r['us_per_shot']:.1f}"])
-    return _md(["d", "p", "decoder", "failures", "LER per shot [interval]", "LER per round", "us / shot"], rows)
+    for d, p in points:
+        ref = cell[(d, p, "pymatching")]
+        f = fit_binomial(num_shots=ref["shots"], num_hits=ref["failures"], max_likelihood_factor=1e3)
+        rows.append([str(d), f"{p:g}", f"{ref['shots']:,}"]
+                    + [f"{cell[(d, p, n)]['failures']} ({cell[(d, p, n)]['us_per_shot']:.1f} us)" for n in decoders]
+                    + [f"{f.best:.2e} [{f.low:.2e}, {f.high:.2e}]"])
+    return _md(["d", "p", "shots"] + [f"`{n}`" for n in decoders] + ["PyMatching's LER per shot"], rows)
+
+
+def relay_lanes() -> str:
+    """One row per decoder: shots/s at each p (ratio to relay-bp 0.2.1's F64 runner) and failures."""
+    data = _json("relay_lanes.json")["rows"]
+    ps = list(dict.fromkeys(r["p"] for r in data))
+    names = list(dict.fromkeys(r["decoder"] for r in data))
+    cell = {(r["decoder"], r["p"]): r for r in data}
+    rows = [[n.replace("qdecode relay-bp", "qdecode `relay-bp`").replace(" ObservableDecoderRunner", "")]
+            + [f"{cell[(n, p)]['shots'] / cell[(n, p)]['seconds']:.1f} (x{cell[(n, p)]['ratio_to_relay_bp_f64']:.2f})"
+               for p in ps]
+            + [" / ".join(str(cell[(n, p)]["failures"]) for p in ps)] for n in names]
+    shots = data[0]["shots"]
+    return _md(["decoder"] + [f"p = {p:g}: shots/s (vs relay-bp F64)" for p in ps]
+               + [f"failures / {shots:,} ({', '.join(f'{p:g}' for p in ps)})"], rows)
+
+
+def bm_vs_galois() -> str:
+    rows = []
+    for r in _json("bm_vs_galois.json")["rows"]:
+        rows.append([r["code"], f"{r['words']:,}", f"{r['errors_per_word']:.2f}", str(r["failures"]),
+                     f"{r['ours_1t']:,.0f}", f"{r['galois']:,.0f}", f"{r['ratio_1t']:.0f}x",
+                     f"{r['agree_words']} / {r['agree_fail']}", "-" if r["numpy"] is None else f"{r['numpy']:,.0f}"])
+    return _md(["code", "words", "errors per word", "BM failures", "qdecode words/s (1 thread)", "galois words/s",
+                "speed-up", "same words / same failure flags", "numpy BM words/s"], rows)
+
+
+def polar_speed() -> str:
+    """One row per decoder, a column per code: qdecode's blocks/s (CPU) and its ratio to numpy's."""
+    data = _json("polar_speed.json")["rows"]
+    codes = list(dict.fromkeys(r["code"] for r in data))
+    cell = {(r["decoder"], r["code"]): r for r in data}
+
+    def fmt(r: dict) -> str:
+        return (f"{r['blocks_per_s_cpu']:,.0f} ({r['blocks_per_s_cpu'] / r['numpy_blocks_per_s_cpu']:.1f}x numpy; "
+                f"agreement {r['agreement']:.4f}; BLER {r['bler']:.3g})")
+    rows = [[name] + [fmt(cell[(name, c)]) for c in codes] for name in dict.fromkeys(r["decoder"] for r in data)]
+    return _md(["decoder"] + [f"{c}: blocks/s (CPU)" for c in codes], rows)
 
 
 # --- Relay-BP, streaming ---------------------------------------------------------------------------------------
@@ -200,6 +274,28 @@ def relay_ensemble() -> str:
     import relay_ensemble as m
 
     return m.table(_json("relay_ensemble.json")).rstrip("\n")
+
+
+#: The deadline targets of an ensemble against the serial decoder of its code (ratios of ``relay_ensemble.json``).
+ENSEMBLE_TARGETS = (("p99.9_ratio", 0.4), ("ler_2x_ratio", 0.1), ("mean_ratio", 1.3))
+
+
+def relay_ensemble_targets() -> str:
+    """Each configuration's ratios to the serial decoder against the targets, and its LER without a deadline."""
+    rows = []
+    for key, entry in _json("relay_ensemble.json")["codes"].items():
+        for spec, ratio in entry["ratios"].items():
+            if spec == entry["serial"]:
+                continue
+            cells = []
+            for field, target in ENSEMBLE_TARGETS:
+                x = ratio[field]
+                cells.append(f"{x:.4f}" if field == "ler_2x_ratio" else f"{x:.2f}")
+                cells[-1] += ": met" if x <= target else ": **not met**"
+            run = entry["results"][spec]["runs"][0]
+            rows.append([f"`{spec}`", key, *cells, f"{run['ler']:.1e} ({run['errors']} / {run['shots']:,})"])
+    return _md(["configuration", "run", "p99.9 / serial (<= 0.4)", "LER@2x / serial (<= 0.1)", "mean / serial (<= 1.3)",
+                "LER, no deadline"], rows)
 
 
 def streaming() -> str:
@@ -222,55 +318,71 @@ def confidence_cost() -> str:
 
 
 def confidence_bb144() -> str:
+    """p = 0.003, one row per decoder, a column per abort target: kept errors / kept shots (abort reached)."""
     import numpy as np
     from _common import kept_after_abort
 
     from qdecode.sims.stats import fit_binomial
 
+    targets = (0.0, 0.01, 0.05, 0.19)
+    data = np.load(RESULTS / "confidence_bb144_p0.003.npz")  # p = 0.001: no decoder failed (the prose says so)
     rows = []
-    for p in ("0.003", "0.001"):
-        data = np.load(RESULTS / f"confidence_bb144_p{p}.npz")
-        for key in sorted(k for k in data.files if k.endswith("|conf")):
-            spec = key[:-len("|conf")]
-            conf, fail = data[key], data[f"{spec}|fail"]
-            reached = []
-            for target in (0.0, 0.01, 0.05, 0.10, 0.19):
-                kept = kept_after_abort(conf, target)
-                n, e = int(kept.sum()), int(fail[kept].sum())
-                if reached and (reached[-1][1] == n or reached[0][2] == 0):
-                    continue  # the same kept set as a smaller target (ties are never split), or nothing to remove
-                reached.append((target, n, e))
-            for i, (target, n, e) in enumerate(reached):
-                f = fit_binomial(num_shots=n, num_hits=e, max_likelihood_factor=1e3)
-                rows.append([p if i == 0 else "", f"`{spec}`" if i == 0 else "", f"{target:.0%}",
-                             f"{1 - n / len(conf):.2%}", f"{n:,}", str(e), f"{f.best:.1e} [{f.low:.1e}, {f.high:.1e}]"])
-    return _md(["p", "decoder (confidence)", "abort target", "abort reached", "kept", "kept errors",
-                "LER per shot among kept [band]"], rows)
+    for key in sorted(k for k in data.files if k.endswith("|conf")):
+        spec = key[:-len("|conf")]
+        conf, fail = data[key], data[f"{spec}|fail"]
+        cells = []
+        for target in targets:
+            kept = kept_after_abort(conf, target)
+            n, e = int(kept.sum()), int(fail[kept].sum())
+            f = fit_binomial(num_shots=n, num_hits=e, max_likelihood_factor=1e3)
+            cells.append(f"{e} / {n:,} ({1 - n / len(conf):.2%}; {f.best:.1e} [{f.low:.1e}, {f.high:.1e}])")
+        rows.append([f"`{spec}`", *cells])
+    return _md(["p = 0.003: decoder (confidence)"] + [f"abort <= {t:.0%}: kept errors / kept (abort reached; LER "
+                                                       "[band])" for t in targets], rows)
 
 
 def gap_discard() -> str:
+    """One row per distance, a column per discard target: LER among kept shots (gap threshold, discarded)."""
     from qdecode.sims.gap_bins import at_max_discard, discard_curve
     from qdecode.sims.store import merge_rows, read_rows
 
+    targets = (0.0, 0.01, 0.10)
     rows = []
     merged = sorted(merge_rows(read_rows(str(RESULTS / "gap_discard_surface.csv"))).values(),
                     key=lambda r: r.json_metadata.get("d", 0))
     for row in merged:
         curve = discard_curve(row.shots, row.errors, row.discards, row.custom_counts)
-        for target in (0.0, 0.01, 0.10):
+        cells = []
+        for target in targets:
             pt = at_max_discard(curve, target)
-            gap = "-" if pt.threshold is None else str(pt.threshold)
-            rows.append([str(row.json_metadata["d"]), f"{target:.0%}", gap, f"{pt.discard_rate:.3%}", f"{pt.kept:,}",
-                         f"{pt.kept_errors:,}",
-                         f"{pt.fit.best:.3e} [{pt.fit.low:.3e}, {pt.fit.high:.3e}]"])
-    return _md(["d", "target", "gap >= dB", "discarded", "kept shots", "kept errors", "LER per shot [interval]"], rows)
+            gap = "" if pt.threshold is None else f"gap >= {pt.threshold} dB, "
+            cells.append(f"{pt.fit.best:.3e} [{pt.fit.low:.3e}, {pt.fit.high:.3e}] ({gap}{pt.discard_rate:.2%} "
+                         f"discarded, {pt.kept_errors:,} errors)")
+        rows.append([str(row.json_metadata["d"]), f"{row.shots:,}", *cells])
+    return _md(["d", "shots"] + [f"discard <= {t:.0%}: LER per shot among kept" for t in targets], rows)
 
 
 #: table name -> formatter (no arguments; reads its result files from benchmarks/results/).
 TABLES: dict[str, Callable[[], str]] = {
+    "harness-overhead": harness_overhead,
     "in-sweep-speed": in_sweep_speed,
     "estimate-accuracy": estimate_accuracy,
+    "overshoot": overshoot,
+    "bp-vs-peers-speed": bp_vs_peers_speed,
+    "uf-vs-pymatching": uf_vs_pymatching,
+    **{f"frontier-{p}": (lambda p=p: frontier_table(p)) for p in FRONTIER},
+    "frontier-summary": frontier_summary,
+    "native-vs-tesseract": native_vs_tesseract,
+    "class-escalate-observables": class_escalate_observables,
+    "confidence-cost": confidence_cost,
+    "gap-discard": gap_discard,
+    "confidence-bb144": confidence_bb144,
+    "relay-lanes": relay_lanes,
+    "relay-ensemble": relay_ensemble,
+    "relay-ensemble-targets": relay_ensemble_targets,
     "streaming": streaming,
+    "bm-vs-galois": bm_vs_galois,
+    "polar-speed": polar_speed,
 }
 
 
