@@ -26,6 +26,7 @@ demo: $(STAMP)
 test: $(STAMP)
 	@$(MAKE) --no-print-directory rtl-sim || echo "warning: could not install iverilog (needs root): the RTL simulation tests will skip"
 	$(VENV)/bin/ruff check .
+	$(PY) benchmarks/render.py --check
 	$(PY) -m pytest -q -n auto --dist loadfile -m "not slow and not gpu" tests
 
 test-all: $(STAMP)

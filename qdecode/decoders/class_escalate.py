@@ -25,16 +25,16 @@ wrong corrections of the candidates differ from the exact minimum-weight one by 
 connected logical of 4 to 9 mechanisms, and those shots lie among the heaviest few per cent,
 which is what the flag exploits.
 
-Measured (``benchmarks/native_vs_tesseract.py``, same shots, time ratio within one run): on that
-colour code, 64 and 69 failures in 20,000 shots (seeds 2026 and 1) at 0.91x and 0.94x the CPU time
-of Tesseract's colour preset, which fails 65 and 63 times. It reaches Tesseract on one seed, not
-on the other: 133 against 128 failures over both.
+Measured (``benchmarks/native_vs_tesseract.py``, ``benchmarks/results/native_vs_tesseract.json``; same
+shots, time ratio within one run): on that colour code, 64 and 69 failures in 20,000 shots (seeds 2026
+and 1) at 0.73x and 0.72x the CPU time of Tesseract's colour preset, which fails 65 and 63 times. It
+reaches Tesseract on one seed, not on the other: 133 against 128 failures over both.
 
 Observables: escalation runs one forced Relay-BP per observable on each flagged shot, so its cost
 grows as k. A model with more than ``max_observables`` (default :data:`MAX_OBSERVABLES` = 8)
 observables is refused at construction, naming the cost and the way out (``relay-bp``, ``bposd``,
 or the parameter raised). Measured (``benchmarks/class_escalate_observables.py``, benchmarks/README.md):
-at k = 1 to 8 it took 3-16x ``relay-bp``'s time, at k = 12 ([[72,12,6]]) 357x for the same failures.
+at k = 1 to 8 it took 4-15x ``relay-bp``'s time, at k = 12 ([[72,12,6]]) 364x for the same failures.
 
 ``last_info``: ``converged`` (the returned correction satisfies the syndrome), ``extra =
 {"flagged": bool, "switched": bool (escalation replaced the winner), "weight": W}``.
@@ -58,8 +58,8 @@ MAX_OBSERVABLES = 8
 CLASS_ESCALATE_PARAMS = {
     "stop_after": Param(int, 10, "candidate Relay-BP: stop after this many converged legs", minimum=1),
     "osd": Param(int, 1, "1: BP+OSD-CS (osd_key=sum4) is a second candidate; 0: Relay-BP only", choices=(0, 1)),
-    # 0.05: within Tesseract's time on the colour code d = 5 (0.91-0.94x); 0.1 fails once fewer in
-    # 40,000 shots at 1.16-1.21x (benchmarks/native_vs_tesseract.py)
+    # 0.05: 0.72-0.73x Tesseract's time on the colour code d = 5; 0.1: the same 133 failures in 40,000
+    # shots at 0.88-0.91x (benchmarks/results/native_vs_tesseract.json)
     "flag_frac": Param(float, 0.05, "fraction of shots (by calibrated weight threshold) escalated", minimum=0,
                        maximum=1),
     "forced_pre_iter": Param(int, 40, "escalation Relay-BP: leg-0 iteration limit", minimum=1),

@@ -1,0 +1,340 @@
+"""benchmarks/README.md's tables and the benchmark figures quoted in prose come from benchmarks/results/.
+
+* ``python benchmarks/render.py --check`` passes: every marked table region of benchmarks/README.md
+  is what its result file gives (``benchmarks/render.py``).
+* A table edited by hand fails the check, with a one-line message naming the table (on a copy).
+* :data:`CLAIMS`: each number quoted in prose (README.md's decoder and soft-output statements,
+  benchmarks/README.md's readings, the docstrings that cite a benchmark) next to the value its
+  result file gives, within a tolerance (the document's whitespace collapsed, so line breaks do not
+  matter). A phrase that is no longer in its document fails too, so a figure cannot drift away from
+  its file unnoticed: change the file (rerun), then the prose.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+from collections.abc import Callable
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results"
+RENDER = ROOT / "benchmarks" / "render.py"
+
+
+def _render(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(RENDER), *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_tables_are_what_the_result_files_give():
+    out = _render("--check")
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_a_hand_edited_table_fails_the_check(tmp_path):
+    text = (ROOT / "benchmarks" / "README.md").read_text()
+    m = re.search(r"<!-- table: ([\w.-]+) -->\n((?:.*\n)*?)<!-- end table -->", text)
+    assert m, "benchmarks/README.md has no table region"
+    name, body = m.group(1), m.group(2)
+    row = next(line for line in body.splitlines() if line.startswith("|") and re.search(r"\d", line)
+               and not line.startswith("|---"))
+    digit = re.search(r"\d", row)
+    edited_row = row[:digit.start()] + str((int(digit.group()) + 1) % 10) + row[digit.end():]
+    copy = tmp_path / "README.md"
+    copy.write_text(text.replace(row, edited_row, 1))
+    out = _render("--check", "--readme", str(copy))
+    assert out.returncode == 1
+    lines = out.stdout.strip().splitlines()
+    assert len(lines) == 1 and f"'{name}'" in lines[0], out.stdout
+    shutil.copy(copy, tmp_path / "again.md")  # the same file renders back to the original
+    assert _render("--readme", str(tmp_path / "again.md")).returncode == 0
+    assert (tmp_path / "again.md").read_text() == text
+
+
+# --- the result files ------------------------------------------------------------------------------------------
+
+@cache
+def _json(name: str) -> dict:
+    return json.loads((RESULTS / name).read_text(), parse_constant=lambda c: float(c))
+
+
+def frontier(problem: str, decoder: str, field: str = "failures") -> float:
+    (row,) = [r for r in _json(f"frontier_{problem}.json")["rows"] if r["decoder"] == decoder]
+    return row[field]
+
+
+def ms(problem: str, decoder: str) -> float:
+    return frontier(problem, decoder, "ms_per_shot")
+
+
+def time_ratio(problem: str, a: str, b: str) -> float:
+    return ms(problem, a) / ms(problem, b)
+
+
+SURF = "tesseract[beam=short,sparsify=surface]"
+COLOUR_PEER = "peer:tesseract-short-beam-sparsify-color-code-like"
+BPLSD30 = "bplsd[lsd_order=30,lsd_grow=20]"
+CE01 = "class-escalate[flag_frac=0.1]"
+
+
+def uf(d: int, p: float, decoder: str, field: str = "failures") -> float:
+    (row,) = [r for r in _json("uf_vs_pymatching.json")["rows"] if (r["d"], r["p"], r["decoder"]) == (d, p, decoder)]
+    return row[field]
+
+
+def uf_ratios(decoder: str, field: str = "failures") -> list[float]:
+    return [uf(d, p, decoder, field) / uf(d, p, "pymatching", field) for d in (5, 7) for p in (0.003, 0.005)]
+
+
+def confidence(decoder: str, field: str) -> float:
+    (row,) = [r for r in _json("confidence_cost.json")["rows"] if r["decoder"] == decoder]
+    return row[field]
+
+
+def nvt(seed: int, decoder: str, field: str) -> float:
+    (row,) = [r for r in _json("native_vs_tesseract.json")["rows"] if r["seed"] == seed and r["decoder"] == decoder]
+    return row[field]
+
+
+TESSERACT = "Tesseract tesseract-short-beam-sparsify-color-code-like"
+
+
+def escalate_k(k: int) -> float:
+    (row,) = [r for r in _json("class_escalate_observables.json")["rows"] if r["k"] == k]
+    return row["escalate_ms"] / row["relay_ms"]
+
+
+def relay_lanes_ratio(p: float, kernel: str = "8-bit, 8-bit lanes") -> float:
+    (row,) = [r for r in _json("relay_lanes.json")["rows"] if r["p"] == p and r["decoder"].endswith(kernel)]
+    return row["ratio_to_relay_bp_f64"]
+
+
+def gap_discard(d: int, target: float) -> float:
+    from qdecode.sims.gap_bins import at_max_discard, discard_curve
+    from qdecode.sims.store import merge_rows, read_rows
+
+    for row in merge_rows(read_rows(str(RESULTS / "gap_discard_surface.csv"))).values():
+        if row.json_metadata["d"] == d:
+            return at_max_discard(discard_curve(row.shots, row.errors, row.discards, row.custom_counts),
+                                  target).fit.best
+    raise KeyError(d)
+
+
+def harness_median(path: str, field: str) -> float:
+    return statistics.median(_json("harness_overhead.json")["entries"][f"{path}, 1 worker(s)"][field])
+
+
+def bp_speed(problem: str, ours: str, theirs: str) -> float:
+    t = _json("bp_vs_peers_speed.json")["entries"][problem]["ms_per_shot"]
+    return t[ours] / t[theirs]
+
+
+# --- the claims ------------------------------------------------------------------------------------------------
+
+README = "README.md"
+BENCH = "benchmarks/README.md"
+ESCALATE = "qdecode/decoders/class_escalate.py"
+
+#: (document, phrase: a regex whose groups are the quoted numbers, the values the result files give
+#: (one per group), relative tolerance). The tolerance is the rounding of the quoted figure.
+CLAIMS: list[tuple[str, str, Callable[[], list[float]], float]] = [
+    # README.md: the decoder table and soft output
+    (README, r"(\d+\.\d)x fewer failures than `last` on \[\[144,12,12\]\] at p = 0.003 and (\d+\.\d)x fewer on the "
+             r"colour code d = 5",
+     lambda: [frontier("bb144-p0.003", "bposd[osd_key=last]") / frontier("bb144-p0.003", "bposd"),
+              frontier("color-xyz-d5", "bposd[osd_key=last]") / frontier("color-xyz-d5", "bposd[osd_key=sum4]")], 0.03),
+    (README, r"`bits=8` runs on 64 8-bit lanes, (\d+\.\d)-(\d+)x relay-bp's throughput on the gross code at "
+             r"p = 0.003 / 0.001",
+     lambda: [relay_lanes_ratio(0.003), relay_lanes_ratio(0.001)], 0.05),
+    (README, r"the same failures as float64 within intervals at (0\.\d)x the time",
+     lambda: [ms("color-xyz-d5", "relay-bp[bits=8]") / ms("color-xyz-d5", "relay-bp[bits=0]")], 0.1),
+    (README, r"(\d\.\d)-(\d\.\d)x PyMatching's failures at d = 5, 7 against (\d\.\d)-(\d\.\d)x by half edges",
+     lambda: [min(uf_ratios("uf[length_steps=8]")), max(uf_ratios("uf[length_steps=8]")),
+              min(uf_ratios("uf")), max(uf_ratios("uf"))], 0.06),
+    (README, r"colour code d = 5 \((\d+) against (\d+); LSD-0 by the last posterior (\d+)\) and on "
+             r"\[\[144,12,12\]\] at p = 0.003 \((\d+) against (\d+)\)",
+     lambda: [frontier("color-xyz-d5", "bplsd[lsd_key=sum4,lsd_order=30,lsd_grow=20]"),
+              frontier("color-xyz-d5", "bposd[osd_key=sum4]"),
+              frontier("color-xyz-d5", "bplsd[lsd_order=0,lsd_key=last]"),
+              frontier("bb144-p0.003", BPLSD30), frontier("bb144-p0.003", "bposd")], 0),
+    (README, r"fails (\d+) times in 20,000 shots at (\d+\.\d) ms per shot, against Tesseract's (\d+) at (\d\.\d+) ms",
+     lambda: [frontier("color-xyz-d5", "mwpf"), ms("color-xyz-d5", "mwpf"),
+              frontier("color-xyz-d5", COLOUR_PEER),
+              ms("color-xyz-d5", COLOUR_PEER)], 0.005),
+    (README, r"on the colour code d = 5: (\d+) failures in 20,000 shots against Tesseract's (\d+)",
+     lambda: [nvt(2026, "class-escalate", "failures"), nvt(2026, TESSERACT, "failures")], 0),
+    (README, r"matching gap fail (\d+) times as often as the rest, at (\d\.\d)x plain matching's time per shot",
+     lambda: [confidence("pymatching", "fail_low10") / confidence("pymatching", "fail_rest"),
+              confidence("pymatching", "gap_us") / confidence("pymatching", "plain_us")], 0.02),
+    (README, r"\| 5 \| 0 % \| (\d\.\d+e-\d) ", lambda: [gap_discard(5, 0.0)], 0.005),
+    (README, r"\| 5 \| 0\.91 % \(gap >= 3 dB kept\) \| (\d\.\d+e-\d) ", lambda: [gap_discard(5, 0.01)], 0.005),
+    (README, r"\| 5 \| 9\.2 % \(gap >= 17 dB\) \| (\d\.\d+e-\d) ", lambda: [gap_discard(5, 0.10)], 0.005),
+    (README, r"\| 7 \| 0 % \| (\d\.\d+e-\d) ", lambda: [gap_discard(7, 0.0)], 0.005),
+    (README, r"\| 7 \| 0\.85 % \(gap >= 4 dB\) \| (\d\.\d+e-\d) ", lambda: [gap_discard(7, 0.01)], 0.005),
+    (README, r"\| 7 \| 9\.5 % \(gap >= 24 dB\) \| (\d\.\d+e-\d) ", lambda: [gap_discard(7, 0.10)], 0.005),
+    # benchmarks/README.md: the readings under its tables
+    (BENCH, r"(\d+) against (\d+)\s+failures on the colour code d = 5, (\d+) against (\d+) on \[\[144,12,12\]\]",
+     lambda: [frontier("color-xyz-d5", "bposd[osd_key=sum4]"), frontier("color-xyz-d5", "bposd[osd_key=last]"),
+              frontier("bb144-p0.003", "bposd"), frontier("bb144-p0.003", "bposd[osd_key=last]")], 0),
+    (BENCH, r"In this run BP took (\d\.\d+)x ldpc's time per shot and (\d\.\d+)x relay-bp's on `bb144`, (\d\.\d+)x "
+            r"either's on\s+`surf7`; BP\+OSD-CS10 (\d\.\d+)x and (\d\.\d+)x ldpc's",
+     lambda: [bp_speed("bb144", "ours1", "ldpc"), bp_speed("bb144", "ours1", "relay"),
+              bp_speed("surf7", "ours1", "ldpc"),
+              bp_speed("bb144", "bposd_ours", "bposd_ldpc"), bp_speed("surf7", "bposd_ours", "bposd_ldpc")], 0.05),
+    (BENCH, r"Target: at least 0\.9x sinter's throughput, met on both paths by the median wall ratio",
+     lambda: [] if min(harness_median("catalogue", "wall_ratios"), harness_median("circuit", "wall_ratios")) >= 0.9
+     else [float("nan")], 0),
+    (BENCH, r"By half edges `uf` fails (\d\.\d)-(\d\.\d)x as often as PyMatching; with `length_steps=8` (\d\.\d+)-"
+            r"(\d\.\d+)x as\s+often, at (\d\.\d)-(\d\.\d)x its time per shot",
+     lambda: [min(uf_ratios("uf")), max(uf_ratios("uf")), min(uf_ratios("uf[length_steps=8]")),
+              max(uf_ratios("uf[length_steps=8]")), min(uf_ratios("uf[length_steps=8]", "us_per_shot")),
+              max(uf_ratios("uf[length_steps=8]", "us_per_shot"))], 0.03),
+    (BENCH, r"`relay-bp` fails (\d+) times in 10,000\s+shots against relay-bp 0\.2\.1's (\d+), at (0\.\d+)x its time",
+     lambda: [frontier("bb144-p0.003", "relay-bp"), frontier("bb144-p0.003", "peer:relay-bp"),
+              ms("bb144-p0.003", "relay-bp") / ms("bb144-p0.003", "peer:relay-bp")], 0.03),
+    (BENCH, r"colour code d = 5: (\d+) against (\d+) failures;\s+d = 7: (\d+) against (\d+)",
+     lambda: [frontier("color-xyz-d5", "relay-bp[bits=8]"), frontier("color-xyz-d5", "relay-bp[bits=0]"),
+              frontier("color-xyz-d7", "relay-bp[bits=8]"), frontier("color-xyz-d7", "relay-bp[bits=0]")], 0),
+    (BENCH, r"costs (\d\.\d)x\s+the time of `relay-bp` for (\d+) % fewer failures here",
+     lambda: [ms("color-xyz-d5", "relay-bp[bits=8,stop_after=10]") / ms("color-xyz-d5", "relay-bp[bits=8]"),
+              100 * (1 - frontier("color-xyz-d5", "relay-bp[bits=8,stop_after=10]")
+                     / frontier("color-xyz-d5", "relay-bp[bits=8]"))], 0.05),
+    (BENCH, r"the best native row fails (\d\.\d)x as often \((\d+) against\s+(\d+)\) at (0\.\d+)x its time",
+     lambda: [frontier("superdense-d5", "relay-bp[bits=8,stop_after=10]")
+              / frontier("superdense-d5", COLOUR_PEER),
+              frontier("superdense-d5", "relay-bp[bits=8,stop_after=10]"),
+              frontier("superdense-d5", COLOUR_PEER),
+              ms("superdense-d5", "relay-bp[bits=8,stop_after=10]")
+              / ms("superdense-d5", COLOUR_PEER)], 0.03),
+    (BENCH, r"`class-escalate` fails (\d+) times, within the interval of Tesseract's\s+surface preset \((\d+)\), at "
+            r"(\d\.\d+)x its time; `bposd` (\d+) and `relay-bp` (\d+) at (0\.\d+)x and (0\.\d+)x",
+     lambda: [frontier("surface-d5-si1000", "class-escalate"),
+              frontier("surface-d5-si1000", SURF),
+              time_ratio("surface-d5-si1000", "class-escalate", SURF),
+              frontier("surface-d5-si1000", "bposd"), frontier("surface-d5-si1000", "relay-bp"),
+              time_ratio("surface-d5-si1000", "bposd", SURF),
+              time_ratio("surface-d5-si1000", "relay-bp", SURF)],
+     0.02),
+    (BENCH, r"correlated matching's (\d+), which is (\d+)x faster than `bposd`",
+     lambda: [frontier("surface-d5-si1000", "pymatching-correlated"),
+              ms("surface-d5-si1000", "bposd") / ms("surface-d5-si1000", "pymatching-correlated")], 0.03),
+    (BENCH, r"`class-escalate` tie \((\d+) and (\d+) failures, (0\.\d+)x\s+correlated matching's (\d+)\), the "
+            r"latter at (\d\.\d)x Tesseract's time",
+     lambda: [frontier("surface-d7-uniform", SURF),
+              frontier("surface-d7-uniform", "class-escalate"),
+              frontier("surface-d7-uniform", SURF)
+              / frontier("surface-d7-uniform", "pymatching-correlated"),
+              frontier("surface-d7-uniform", "pymatching-correlated"),
+              ms("surface-d7-uniform", "class-escalate")
+              / ms("surface-d7-uniform", "peer:tesseract-short-beam-sparsify-surface-code-like")], 0.02),
+    (BENCH, r"\((\d+) failures, (\d\.\d+)x fewer than correlated matching\) at (\d+\.\d) ms per\s+shot; "
+            r"`class-escalate` fails (\d+)\s+times at (\d\.\d)x Tesseract's time, `relay-bp` (\d+) at (0\.\d+)x",
+     lambda: [frontier("surface-d7-si1000", SURF),
+              frontier("surface-d7-si1000", "pymatching-correlated")
+              / frontier("surface-d7-si1000", SURF),
+              ms("surface-d7-si1000", SURF),
+              frontier("surface-d7-si1000", "class-escalate"),
+              time_ratio("surface-d7-si1000", "class-escalate", SURF),
+              frontier("surface-d7-si1000", "relay-bp"),
+              time_ratio("surface-d7-si1000", "relay-bp", SURF)],
+     0.02),
+    (BENCH, r"`bposd` \(`sum4`\) (\d+) against `osd_key=last`'s (\d+)\. `bplsd` reaches `bposd` only with order "
+            r"30\s+in clusters grown to nullity 20 x 30 \((\d+) against (\d+), at (\d\.\d+)x its time; order 10: "
+            r"(\d+), order 20: (\d+)\)",
+     lambda: [frontier("bb144-p0.003", "bposd"), frontier("bb144-p0.003", "bposd[osd_key=last]"),
+              frontier("bb144-p0.003", BPLSD30), frontier("bb144-p0.003", "bposd"),
+              ms("bb144-p0.003", BPLSD30) / ms("bb144-p0.003", "bposd"),
+              frontier("bb144-p0.003", "bplsd[lsd_order=10,lsd_grow=10]"),
+              frontier("bb144-p0.003", "bplsd[lsd_order=20,lsd_grow=10]")], 0.01),
+    (BENCH, r"`class-escalate` fails as `relay-bp` does at (\d+)x its time",
+     lambda: [ms("bb144-p0.003", "class-escalate") / ms("bb144-p0.003", "relay-bp")], 0.02),
+    (BENCH, r"fails\s+(\d+) times; Tesseract (\d+) \(within its interval.*?`class-escalate` fails (\d+) at (\d\.\d+)x "
+            r"Tesseract's time; `relay-bp` (\d+) at (0\.\d+)x the time of relay-bp\s+0\.2\.1, which fails (\d+)",
+     lambda: [frontier("hgp58-p0.003", "mle"), frontier("hgp58-p0.003", "tesseract[beam=short,sparsify=color]"),
+              frontier("hgp58-p0.003", "class-escalate"),
+              ms("hgp58-p0.003", "class-escalate") / ms("hgp58-p0.003", "tesseract[beam=short,sparsify=color]"),
+              frontier("hgp58-p0.003", "relay-bp"), time_ratio("hgp58-p0.003", "relay-bp", "peer:relay-bp"),
+              frontier("hgp58-p0.003", "peer:relay-bp")], 0.05),
+    (BENCH, r"`class-escalate` fails (\d+) times against Tesseract's (\d+) on seed 2026 and (\d+) against (\d+) on "
+            r"seed 1",
+     lambda: [nvt(2026, "class-escalate", "failures"), nvt(2026, TESSERACT, "failures"),
+              nvt(1, "class-escalate", "failures"), nvt(1, TESSERACT, "failures")], 0),
+    (BENCH, r"at (0\.\d+)-(0\.\d+)x Tesseract's CPU time in this run; the frontier's run of\s+seed 2026 above gave "
+            r"(0\.\d+)x",
+     lambda: sorted([nvt(2026, "class-escalate", "time_ratio"), nvt(1, "class-escalate", "time_ratio")])
+     + [ms("color-xyz-d5", "class-escalate[flag_frac=0.05]")
+        / ms("color-xyz-d5", COLOUR_PEER)], 0.02),
+    (BENCH, r"`flag_frac=0\.1` fails (\d+) and (\d+) times \(133 as well\) at (0\.\d+)-(0\.\d+)x",
+     lambda: [nvt(2026, CE01, "failures"), nvt(1, CE01, "failures")]
+     + sorted([nvt(2026, CE01, "time_ratio"),
+               nvt(1, CE01, "time_ratio")]), 0.02),
+    (BENCH, r"up to k = 8 within (\d+)x `relay-bp`'s time\s+here, at k = 12 over (\d+)x",
+     lambda: [16 if max(escalate_k(k) for k in (1, 2, 4, 6, 8)) <= 16 else float("nan"),
+              300 if escalate_k(12) > 300 else float("nan")], 0),
+    (BENCH, r"The 10 % of shots with the smallest matching gap fail (\d+) times as often as the rest, at (\d\.\d)x",
+     lambda: [confidence("pymatching", "fail_low10") / confidence("pymatching", "fail_rest"),
+              confidence("pymatching", "gap_us") / confidence("pymatching", "plain_us")], 0.02),
+    (BENCH, r"The 8-bit lanes kernel reaches (\d+)x relay-bp 0\.2\.1's throughput at p = 0\.001 and (\d\.\d)x at\s+"
+            r"p = 0\.003; the float64 lanes (\d\.\d)x and (\d\.\d)x",
+     lambda: [relay_lanes_ratio(0.001), relay_lanes_ratio(0.003), relay_lanes_ratio(0.001, "float64, lanes"),
+              relay_lanes_ratio(0.003, "float64, lanes")], 0.03),
+    (BENCH, r"`relay-bp`'s confidence costs (\d\.\d+)x its plain decode",
+     lambda: [confidence("relay-bp", "gap_us") / confidence("relay-bp", "plain_us")], 0.01),
+    # docstrings that cite a benchmark
+    (ESCALATE, r"(\d+) and (\d+) failures in 20,000 shots \(seeds 2026 and 1\) at (0\.\d+)x and (0\.\d+)x the CPU "
+               r"time\s+of Tesseract's colour preset, which fails (\d+) and (\d+) times",
+     lambda: [nvt(2026, "class-escalate", "failures"), nvt(1, "class-escalate", "failures"),
+              nvt(2026, "class-escalate", "time_ratio"), nvt(1, "class-escalate", "time_ratio"),
+              nvt(2026, TESSERACT, "failures"), nvt(1, TESSERACT, "failures")], 0.02),
+    (ESCALATE, r"at k = 1 to 8 it took (\d+)-(\d+)x ``relay-bp``'s time, at k = 12 \(\[\[72,12,6\]\]\) (\d+)x",
+     lambda: [min(escalate_k(k) for k in (1, 2, 4, 6, 8)), max(escalate_k(k) for k in (1, 2, 4, 6, 8)), escalate_k(12)],
+     0.01),
+    (ESCALATE, r"0\.05: (0\.\d+)-(0\.\d+)x Tesseract's time on the colour code d = 5; 0\.1: the same (\d+) failures in "
+               r"40,000 # shots at (0\.\d+)-(0\.\d+)x",
+     lambda: sorted([nvt(2026, "class-escalate", "time_ratio"), nvt(1, "class-escalate", "time_ratio")])
+     + [nvt(2026, CE01, "failures") + nvt(1, CE01, "failures")]
+     + sorted([nvt(2026, CE01, "time_ratio"), nvt(1, CE01, "time_ratio")]), 0.02),
+]
+
+
+@pytest.mark.parametrize("doc, phrase, values, tol", CLAIMS, ids=[f"{c[0]}: {c[1][:40]}" for c in CLAIMS])
+def test_quoted_figures_are_their_result_files(doc, phrase, values, tol):
+    text = re.sub(r"\s+", " ", (ROOT / doc).read_text())  # line breaks of the prose do not matter
+    m = re.search(phrase, text)
+    assert m, f"{doc} no longer says {phrase!r}: change the claim here with the prose, from its result file"
+    want = values()
+    assert len(m.groups()) == len(want), (m.groups(), want)
+    for text, w in zip(m.groups(), want):
+        q = float(text)
+        assert abs(q - w) <= tol * abs(w) + 0.5 * 10 ** _last_place(text), \
+            f"{doc}: {m.group(0)!r} quotes {text}, its result file gives {w:.4g}"
+
+
+def _last_place(text: str) -> int:
+    """The decimal exponent of a quoted figure's last digit (a quoted 0.18 stands for 0.175 ... 0.185)."""
+    mant, _, exp = text.lower().partition("e")
+    return (int(exp) if exp else 0) - len(mant.partition(".")[2])
+
+
+def test_the_sinter_decoder_count_is_the_plug_ins():
+    import qdecode
+
+    n = int(re.search(r"with sinter [\d.]+ and the (\d+)\s+`qd-` decoders", (ROOT / README).read_text()).group(1))
+    assert n == len(qdecode.sinter_decoders())
+
+
+def test_p0001_confidence_sample_has_no_failures():
+    """benchmarks/README.md: at p = 0.001 no decoder failed in the [[144,12,12]] confidence sample."""
+    import numpy as np
+
+    assert re.search(r"At\s+p = 0\.001 nothing failed", (ROOT / BENCH).read_text())
+    data = np.load(RESULTS / "confidence_bb144_p0.001.npz")
+    assert all(not data[k].any() for k in data.files if k.endswith("|fail"))
