@@ -62,6 +62,16 @@ class Param:
     min_exclusive: bool = False  # True: the value must be > minimum
     #: The value this parameter takes when a recorded label leaves it out (see :attr:`implied`).
     label_implied: Any = _SAME_AS_DEFAULT
+    #: Where that value depends on the label's other parameters: ``implied_by(others)`` gives it, ``others``
+    #: being ``{name: value}`` of the decoder's other parameters as the label gives them or implies them
+    #: (relay-bp's ``bits``: 8 for an ``ensemble > 1``, whose kernel runs 8-bit messages, else float64's 0).
+    #: Such a parameter is always spelled out in labels (``label_default``), so a label's meaning never
+    #: depends on it. None: :attr:`implied`.
+    implied_by: Callable[[Mapping[str, Any]], Any] | None = None
+
+    def __post_init__(self) -> None:
+        if self.implied_by is not None and not self.label_default:
+            raise TypeError("Param: a parameter with implied_by must keep label_default=True (always in labels)")
 
     @property
     def implied(self) -> Any:

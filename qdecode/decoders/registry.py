@@ -24,6 +24,9 @@ The two agree until a default changes. Two cases:
   spelled without it keep their old meaning, and the new default is spelled out. For example,
   ``bposd``'s ``osd_key`` became ``sum4`` (labels without ``osd_key`` mean ``last``), and
   ``relay-bp``'s ``bits`` became 8 (a sinter name ``qd-relay-bp`` still means ``bits=0``).
+* Where what a label leaves out depends on what it spells, the parameter declares it
+  (:attr:`Param.implied_by <qdecode.decoders.params.Param.implied_by>`): ``relay-bp``'s ``bits`` is 0
+  in ``qd-relay-bp`` but 8 in ``qd-relay-bp[ensemble=8]``, since the ensemble runs 8-bit messages only.
 
 Sinter names: ``qd-`` followed by a label (``qd-bposd[osd_order=20]``) is how the sinter plug-in
 names a decoder, and sinter records that name verbatim. It is a recorded label, so
@@ -396,11 +399,12 @@ class DecoderSpec:
             raise UnknownDecoderError(f"decoder {where} has no parameter {unknown[0]!r} (known: {known})")
         resolved = []
         for group in (entry.params, inner):
-            resolved += sorted(
-                (key, spec.convert(key, given[key], name) if key in given else
-                 (spec.implied if recorded else spec.default))
-                for key, spec in group.items()
-            )
+            values = {key: spec.convert(key, given[key], name) if key in given else
+                      (spec.implied if recorded else spec.default) for key, spec in group.items()}
+            if recorded:  # implied values that depend on the label's other parameters (Param.implied_by)
+                values.update({key: spec.implied_by(dict(values)) for key, spec in group.items()
+                               if key not in given and spec.implied_by is not None})
+            resolved += sorted(values.items())
         return cls(name=name, params=tuple(resolved))
 
     def label(self) -> str:
