@@ -31,10 +31,15 @@ are IBM's gross-code tuning (γ0 0.15, interval [-0.226, 0.622], 80 / 60 iterati
   (:func:`~qdecode.kernels.relay.relay_gap_range`); both give the same outputs, bit for bit.
 
 * ``ensemble = N > 1`` (``relay-bp[ensemble=N]``; a label without it means 1, this serial decoder): ``N``
-  Relay-BP chains per shot side by side on the lanes of the 8-bit kernel (so ``bits <= 8``), chain 0 the
-  serial chain, the others with gammas drawn from their own keys, the legs budget shared (``ceil(legs / N)``
-  legs per chain); the shot stops at ``stop_after`` converged legs over all chains and returns the one of least
-  weight (:mod:`qdecode.kernels.relay_ensemble`). Its work clock counts lane-group steps; no confidence.
+  Relay-BP chains per shot side by side on the lanes of the 8-bit kernel (so ``bits <= 8``: a request's
+  default 8, and what a recorded label that spells the ensemble but not ``bits`` means, such as the sinter
+  name ``qd-relay-bp[ensemble=8]``; an explicit ``bits`` above 8, or 0, is refused), chain 0 the serial
+  chain, the others with gammas drawn from their own keys, the legs budget shared (``ceil(legs / N)`` legs per
+  chain); the shot stops at ``stop_after`` converged legs over all chains and returns the one of least weight
+  (:mod:`qdecode.kernels.relay_ensemble`). Its work clock counts lane-group steps. Its confidence is the
+  serial one's over all the chains' converged legs (recorded in the ensemble's sweep,
+  :func:`~qdecode.kernels.relay_ensemble.relay_ensemble_gap_range`), and its timed path records the trail of
+  answers for the anytime deadline policy as the serial one does (work in steps).
 
 ``MemBP`` (registry ``mem-bp``) is the same decoder with a single leg: ``legs=0``, ``stop_after=1``,
 ``pre_iter=max_iter``.
@@ -73,7 +78,9 @@ from qdecode.kernels.relay import (
 )
 from qdecode.kernels.relay_ensemble import (
     MAX_CHAINS,
+    EnsembleGapOut,
     EnsembleOut,
+    relay_ensemble_gap_range,
     relay_ensemble_range,
     relay_ensemble_timed_range,
 )
@@ -125,6 +132,18 @@ def _float_param(value, name: str) -> float:
     return x
 
 
+#: The message bits of ``ensemble > 1`` (its kernel runs the 8-bit lanes): what a label that spells an ensemble
+#: but not ``bits`` means (``qd-relay-bp[ensemble=8]``), where a label with neither means float64.
+ENSEMBLE_BITS = 8
+
+
+def _label_bits(others: dict) -> int:
+    """``bits`` where a recorded label leaves it out (:attr:`Param.implied_by
+    <qdecode.decoders.params.Param.implied_by>`): float64 (0) for the serial decoder, as labels were recorded
+    before the default became 8; :data:`ENSEMBLE_BITS` for an ensemble, which runs nothing else."""
+    return ENSEMBLE_BITS if others.get("ensemble", 1) > 1 else 0
+
+
 _FIXED = {
     "bits": Param(int, 0, "0 = float64, else fixed-point message bits (2..24)", minimum=0, maximum=24),
     "frac_bits": Param(int, 3, "fixed-point fraction bits", minimum=0),
@@ -144,8 +163,9 @@ RELAY_PARAMS = {
     **_FIXED,
     # 8-bit lanes: the same failures within intervals as float64 lanes at 0.2-0.25x the time
     # (benchmarks/README, "The accuracy frontier"). A label that leaves ``bits`` out (a sinter
-    # name such as ``qd-relay-bp``) means float64, the default when such labels were recorded.
-    "bits": dataclasses.replace(_FIXED["bits"], default=8, label_implied=0),
+    # name such as ``qd-relay-bp``) means float64, the default when such labels were recorded, except with an
+    # ensemble (``qd-relay-bp[ensemble=8]``), which runs 8-bit messages only.
+    "bits": dataclasses.replace(_FIXED["bits"], default=8, label_implied=0, implied_by=_label_bits),
     # added after labels were recorded: a label without it means the serial decoder (ensemble=1)
     "ensemble": Param(int, 1, "Relay-BP chains per shot side by side (1 = serial; > 1 needs bits <= 8)",
                       minimum=1, maximum=MAX_CHAINS, label_default=False),
@@ -184,7 +204,7 @@ class RelayBpDecoder(Decoder):
         explicit_gammas: optional ``(rows, n)`` finite gammas for legs >= 1 (row ``leg % rows``).
         ensemble: ``N``, 1..64 Relay-BP chains per shot side by side (:mod:`qdecode.kernels.relay_ensemble`):
             1 is the serial decoder; ``N > 1`` runs the 8-bit lanes kernel, so it needs ``bits <= 8`` (and
-            what :func:`~qdecode.kernels.relay_lanes_narrow.relay_i8_accepts` checks), and has no confidence.
+            what :func:`~qdecode.kernels.relay_lanes_narrow.relay_i8_accepts` checks); the same confidence.
 
     Work bound: at most ``pre_iter`` + ``legs`` * ``leg_iter`` min-sum iterations per shot
     (defaults 80 + 300 * 60 = 18,080), each O(n + m + nnz(H)). Leg 0 runs at most ``pre_iter``
@@ -287,8 +307,8 @@ class RelayBpDecoder(Decoder):
         if self.ensemble > 1:
             if not self.i8_lanes:
                 raise DecoderInputError(f"relay-bp: ensemble={self.ensemble} runs on the 8-bit lanes kernel, which "
-                                        f"needs fixed-point bits <= 8 (got bits={self.bits}) and its word ranges")
-            self.has_confidence = False
+                                        f"needs fixed-point bits <= 8 (got bits={self.bits}) and its word ranges; "
+                                        f"leave bits out for bits={ENSEMBLE_BITS}")
             self.work_unit = "lane-group steps (one min-sum iteration of all ensemble chains at once)"
 
     # ----------------------------------------------------------------- decode
@@ -336,8 +356,8 @@ class RelayBpDecoder(Decoder):
 
     def _trail_out(self, S: int) -> RelayTrailOut:
         """Room for each shot's trail of answers (:class:`~qdecode.kernels.relay.RelayTrail`: leg 0's decision,
-        then up to ``stop_after`` lighter converged legs); none above 64 observables, where class codes are
-        hashes rather than the observables' bits."""
+        then up to ``stop_after`` lighter converged legs; an ensemble's: at most one event per step, as many);
+        none above 64 observables, where class codes are hashes rather than the observables' bits."""
         cap = self.stop_after + 1 if self.problem.num_observables <= 64 else 0
         if cap and self._class_code is None:
             self._class_code = class_codes(self.problem.L)
@@ -350,25 +370,31 @@ class RelayBpDecoder(Decoder):
         after another on one thread and reads :func:`~qdecode.kernels.clock.ticks` around each
         (:func:`~qdecode.kernels.relay.relay_decode_timed_range`; with ``ensemble > 1`` the ensemble kernel on
         ``ensemble`` lanes, :func:`~qdecode.kernels.relay_ensemble.relay_ensemble_timed_range`); ``last_info.wall_ns``
-        is each shot's time in ns, the answers those of the batch path, bit for bit."""
+        is each shot's time in ns, the answers those of the batch path, bit for bit.
+
+        With at most 64 observables ``last_info.extra`` also holds each shot's trail of answers, the *anytime*
+        deadline policy's input (:class:`~qdecode.kernels.relay.RelayTrail`): ``trail_len`` ``(S,)`` events,
+        ``trail_work`` int64 / ``trail_wall_ns`` float64 ``(S, stop_after + 1)`` the work clock (iterations;
+        ensembles: steps) and the time at which the answer changed, ``trail_obs`` uint64 the observables of the
+        answer from then on (bit ``i`` = observable ``i``); its last answer is the returned one."""
         m, n = self.problem.num_detectors, self.problem.num_errors
         s = unpacked_shots(packed, m)
         S = s.shape[0]
         fields = (np.zeros((S, n), np.uint8), np.zeros(S, np.bool_), np.zeros(S, np.int32),
                   np.zeros(S, np.int32), np.zeros(S, np.float64))
         elapsed = np.zeros(S, dtype=np.int64)
+        trails = self._trail_out(S)
         if self.ensemble > 1:
             out = EnsembleOut(*fields, np.zeros(S, np.int32))
-            relay_ensemble_timed_range(*self._kernel_args(), s, out, elapsed, self.ensemble, 0, S)
+            relay_ensemble_timed_range(*self._kernel_args(), s, out, elapsed, trails, self.ensemble, 0, S)
             work = out.steps
         else:
             out = RelayOut(*fields)
-            trails = self._trail_out(S)
             relay_decode_timed_range(*self._kernel_args(), s, out, elapsed, trails, 0, S)
             work = out.iterations
         self.last_info = self._info(out.converged, out.iterations, out.legs, out.weight, work,
                                     elapsed / ticks_per_ns())
-        if self.ensemble == 1 and trails.work.shape[1]:  # the anytime policy's trail (RelayTrail); ensembles: none
+        if trails.work.shape[1]:  # the anytime policy's trail (RelayTrail), on the work clock's unit
             self.last_info.extra.update(trail_work=trails.work, trail_wall_ns=trails.ticks / ticks_per_ns(),
                                         trail_obs=trails.code, trail_len=trails.count)
         obs = observables_from_errors(out.hard, self.problem)
@@ -400,7 +426,10 @@ class RelayBpDecoder(Decoder):
         (float64 ``(S,)``) and ``classes`` (int32 ``(S,)``, distinct classes among converged legs).
         Runs the 8-bit lanes kernel (:func:`~qdecode.kernels.relay_lanes_narrow.relay_lanes_i8_gap_range`)
         when the plain path does (``i8_lanes`` and at least :data:`MIN_LANE_SHOTS` shots), else the scalar
-        :func:`~qdecode.kernels.relay.relay_gap_range`: the same outputs either way, bit for bit.
+        :func:`~qdecode.kernels.relay.relay_gap_range`: the same outputs either way, bit for bit. With
+        ``ensemble > 1`` the converged legs are every chain's, recorded in the ensemble's own sweep
+        (:func:`~qdecode.kernels.relay_ensemble.relay_ensemble_gap_range`; the answers and ``last_info.work``,
+        in steps, those of the plain path).
 
         Examples:
             >>> rep3 = DecodingProblem.from_check_matrix([[1, 1, 0], [0, 1, 1]], 0.1, L=[[1, 0, 0]])
@@ -410,30 +439,38 @@ class RelayBpDecoder(Decoder):
             >>> obs.ravel().tolist(), gap.tolist(), dec.last_info.extra["classes"].tolist()  # all legs agree
             ([1], [inf], [1])
         """
-        if self.ensemble > 1:
-            raise DecoderInputError(f"relay-bp: ensemble={self.ensemble} gives no confidence (ensemble=1 does)")
         s = check_syndromes(syndromes, self.problem.num_detectors)
         S, n = s.shape[0], self.problem.num_errors
         if self._class_code is None:
             self._class_code = class_codes(self.problem.L)
         obs = np.zeros((S, self.problem.num_observables), dtype=np.uint8)
-        fields = {f: [] for f in ("converged", "iterations", "legs", "weight", "weight_other", "classes")}
+        fields = {f: [] for f in ("converged", "iterations", "legs", "weight", "weight_other", "classes", "work")}
         for a, b in self._chunks(S):
-            out = RelayGapOut(np.zeros((b - a, n), np.uint8), np.zeros(b - a, np.bool_), np.zeros(b - a, np.int32),
-                              np.zeros(b - a, np.int32), np.zeros(b - a, np.float64), np.zeros(b - a, np.float64),
-                              np.zeros(b - a, np.int32))
-            args = (*self._kernel_args(), s[a:b], self._class_code, out)
-            if self.i8_lanes and b - a >= MIN_LANE_SHOTS:  # the plain path's lanes, recording converged legs
-                run_ranges(relay_lanes_i8_gap_range, (*args, RELAY_NARROW_LANES), b - a, self.threads)
+            T = b - a
+            common = (np.zeros((T, n), np.uint8), np.zeros(T, np.bool_), np.zeros(T, np.int32),
+                      np.zeros(T, np.int32), np.zeros(T, np.float64))
+            gap = (np.zeros(T, np.float64), np.zeros(T, np.int32))
+            if self.ensemble > 1:  # every chain's converged legs, recorded in the ensemble's sweep
+                out = EnsembleGapOut(*common, np.zeros(T, np.int32), *gap)
+                run_ranges(relay_ensemble_gap_range, (*self._kernel_args(), s[a:b], self._class_code, out,
+                                                      self.ensemble, RELAY_NARROW_LANES), T, self.threads)
+                work = out.steps
             else:
-                run_dynamic(relay_gap_range, args, b - a, self.threads)
+                out = RelayGapOut(*common, *gap)
+                args = (*self._kernel_args(), s[a:b], self._class_code, out)
+                if self.i8_lanes and T >= MIN_LANE_SHOTS:  # the plain path's lanes, recording converged legs
+                    run_ranges(relay_lanes_i8_gap_range, (*args, RELAY_NARROW_LANES), T, self.threads)
+                else:
+                    run_dynamic(relay_gap_range, args, T, self.threads)
+                work = out.iterations
             obs[a:b] = observables_from_errors(out.hard, self.problem)
             for f in fields:
-                fields[f].append(getattr(out, f))
+                fields[f].append(work if f == "work" else getattr(out, f))
         got = {f: np.concatenate(v) for f, v in fields.items()}
         self.last_info = RelayDecodeInfo(converged=got["converged"], iterations=got["iterations"],
                                          extra={"legs": got["legs"], "weight": got["weight"],
-                                                "weight_other": got["weight_other"], "classes": got["classes"]})
+                                                "weight_other": got["weight_other"], "classes": got["classes"]},
+                                         work=got["work"].astype(np.int64))
         return ConfidentPrediction(obs, gap_db(got["weight"], got["weight_other"]))
 
 

@@ -39,11 +39,30 @@ summed over the chains, each chain counted until its last leg ends), ``legs`` (l
 over the chains), ``weight`` and ``steps``, the work clock: lane-group steps (one step = one iteration of all
 ``N`` chains at once; ``N = 1``: ``steps == iterations``).
 
+Confidence (:func:`relay_ensemble_gap_range`, the serial decoder's gap of
+:func:`~qdecode.kernels.relay.relay_gap_range` over all the chains): every converged leg of every chain is
+recorded as it ends (its weight, the sum the verdict already forms, and its class code,
+:func:`~qdecode.kernels.relay.record_solution`), in step then chain order, so the returned decision is the first
+recorded one of least weight, as :func:`~qdecode.kernels.relay.solutions_gap` takes it. Per shot
+(:class:`EnsembleGapOut`): ``weight_other``, the least weight of a converged leg of another logical class than
+the returned decision (``inf``: every converged leg found its class; ``nan``: none converged), and ``classes``,
+the distinct classes among the converged legs. O(n) per converged leg on top of the decoding, in the same
+sweep; ``N = 1`` gives the serial gap bit for bit.
+
+The trail (:func:`relay_ensemble_timed_range`, the *anytime* deadline policy's input; the serial kernel's
+:class:`~qdecode.kernels.relay.RelayTrail`): the answer so far is the decision kept by the rule above, i.e.
+chain 0's leg-0 decision once leg 0 ends (unless a leg converged before), then each converged leg lighter than
+the answer so far (none before the first of these). After every step that changed it, one event
+(:func:`~qdecode.kernels.relay.record_event`): the steps so far (the work clock), ticks since the shot's start,
+and the answer's class code. Its last answer is the returned one; at most ``stop_after + 1`` events (the
+fallback, then at most one per step with a converged leg).
+
 Kernels: :func:`relay_ensemble_range` (batches: ``groups = lanes // N`` shots side by side on one sweep, a
 finished shot's lanes take the next shot; with no shot left the busy groups are compacted to the front
 and the sweep narrows to the least compiled width that holds them) and
 :func:`relay_ensemble_timed_range` (the real-time mode: one shot at a time on ``N`` lanes, each timed with
-:func:`~qdecode.kernels.clock.ticks`). Both give the same answers, bit for bit.
+:func:`~qdecode.kernels.clock.ticks`, its trail recorded) and :func:`relay_ensemble_gap_range` (batches, the
+gap recorded). All give the same answers, bit for bit.
 """
 
 from __future__ import annotations
@@ -54,7 +73,8 @@ import numba
 import numpy as np
 
 from qdecode.kernels.clock import ticks
-from qdecode.kernels.relay import draw_gammas, shot_key
+from qdecode.kernels.relay import RelayTrail, draw_gammas, record_event, record_solution, shot_key, solutions_gap
+from qdecode.kernels.relay_lanes import lane_solutions, make_lane_solutions, move_lane_solutions
 from qdecode.kernels.relay_lanes_narrow import (
     SWEEP_WIDTHS,
     make_relay_sweep,
@@ -82,6 +102,19 @@ class EnsembleOut(NamedTuple):
     legs: np.ndarray  # (S,) int32: legs run after leg 0, summed over the chains
     weight: np.ndarray  # (S,) float64: W(e) of the returned decision
     steps: np.ndarray  # (S,) int32: lane-group steps (the work clock)
+
+
+class EnsembleGapOut(NamedTuple):
+    """Per-shot outputs of :func:`relay_ensemble_gap_range`: :class:`EnsembleOut`'s and the gap's."""
+
+    hard: np.ndarray  # (S, n) uint8
+    converged: np.ndarray  # (S,) bool
+    iterations: np.ndarray  # (S,) int32
+    legs: np.ndarray  # (S,) int32
+    weight: np.ndarray  # (S,) float64
+    steps: np.ndarray  # (S,) int32
+    weight_other: np.ndarray  # (S,) float64: least W of a converged leg of another class (inf: none; nan: no leg)
+    classes: np.ndarray  # (S,) int32: distinct classes among the converged legs
 
 
 class EnsembleShape(NamedTuple):
@@ -184,9 +217,9 @@ def _chain_gammas(w, c, leg, sched, el):
 
 
 @numba.njit(cache=True, nogil=True)
-def _load_group(g, s, seed, syndromes, sched, el):
+def _load_group(g, s, seed, syndromes, sched, el, sols):
     """Shot ``s`` into group ``g``: every chain's syndrome, memory ``M = lambda``, key, leg 0's gammas, a fresh
-    start; the group's counters reset."""
+    start; the group's counters (and its recorded solutions, ``sols`` not None) reset."""
     ln = el.sw.lanes
     lam = el.sw.lam
     ch, gr = el.chain, el.group
@@ -212,12 +245,14 @@ def _load_group(g, s, seed, syndromes, sched, el):
     gr.any_conv[g] = 0
     gr.weight[g] = 0.0
     gr.busy[g] = N
+    if sols is not None:
+        sols.count[g, 0] = 0
 
 
 @numba.njit(cache=True, nogil=True)
-def _move_group(src, dst, state, el):
-    """Group ``src`` (its lanes' check state ``state``, lane state, chain and group counters) copied to group
-    ``dst`` (the drain's compaction)."""
+def _move_group(src, dst, state, el, sols):
+    """Group ``src`` (its lanes' check state ``state``, lane state, chain and group counters, its recorded
+    solutions where ``sols`` is not None) copied to group ``dst`` (the drain's compaction)."""
     ln = el.sw.lanes
     ch, gr = el.chain, el.group
     N = el.shape.chains
@@ -249,16 +284,25 @@ def _move_group(src, dst, state, el):
     gr.any_conv[dst] = gr.any_conv[src]
     gr.weight[dst] = gr.weight[src]
     gr.busy[dst] = gr.busy[src]
+    if sols is not None:
+        move_lane_solutions(src, dst, sols)
 
 
 # ------------------------------------------------------------------ the relay loop of one shot
 
 
 @numba.njit(cache=True, nogil=True)
-def _group_verdict(g, wllr, sched, el, out):
+def _group_verdict(g, wllr, sched, el, out, sols, trail):
     """Group ``g``'s chains after one step (module docstring: legs end in chain order, converged legs counted and
     kept by least weight, chain 0's leg-0 decision as the fallback). Writes the shot's row of ``out``
-    (:class:`EnsembleOut`) and returns True when the shot is done."""
+    (:class:`EnsembleOut`) and returns True when the shot is done.
+
+    ``sols``: None (pruned at compile time), or a :class:`~qdecode.kernels.relay_lanes.LaneSolutions` with a row
+    per group: every converged leg's weight and class code is recorded in step and chain order
+    (:func:`~qdecode.kernels.relay.record_solution`), and ``out`` (an :class:`EnsembleGapOut`) gets the shot's
+    ``weight_other`` and ``classes`` (:func:`~qdecode.kernels.relay.solutions_gap`). ``trail``: None, or the
+    :class:`~qdecode.kernels.relay.RelayTrail` of the shot (one group): an event (steps so far, ticks, class
+    code) after each step that changed the answer so far (:func:`~qdecode.kernels.relay.record_event`)."""
     ln = el.sw.lanes
     hard, unsat = ln.hard, ln.unsat
     ch, gr = el.chain, el.group
@@ -266,6 +310,7 @@ def _group_verdict(g, wllr, sched, el, out):
     s = gr.shot[g]
     n = hard.shape[0]
     gr.steps[g] += 1
+    changed = False
     for c in range(N):
         w = g * N + c
         if ch.done[w]:
@@ -282,8 +327,11 @@ def _group_verdict(g, wllr, sched, el, out):
             for j in range(n):
                 if hard[j, w]:
                     wt += wllr[j]
+            if ok and sols is not None:
+                record_solution(lane_solutions(sols, g), hard[:, w], wt)
             if not ok or gr.any_conv[g] == 0 or wt < gr.weight[g]:
                 gr.weight[g] = wt
+                changed = True
                 for j in range(n):
                     out.hard[s, j] = hard[j, w]
             if ok:
@@ -297,6 +345,8 @@ def _group_verdict(g, wllr, sched, el, out):
             ch.it[w] = 0
             _chain_gammas(w, c, leg + 1, sched, el)
             ln.fresh[w] = 1
+    if trail is not None and changed:  # the answer so far changed at this step
+        record_event(trail, out.hard[s], gr.steps[g])
     if gr.nconv[g] < sched.stop_after and gr.busy[g] > 0:
         return False
     its = 0
@@ -310,21 +360,24 @@ def _group_verdict(g, wllr, sched, el, out):
     out.legs[s] = legs
     out.weight[s] = gr.weight[g]
     out.steps[s] = gr.steps[g]
+    if sols is not None:
+        out.weight_other[s], out.classes[s] = solutions_gap(lane_solutions(sols, g), gr.any_conv[g] == 1)
     return True
 
 
 @numba.njit(cache=True, nogil=True)
-def _run_groups(graph, sched, seed, syndromes, out, el, start, stop):
+def _run_groups(graph, sched, seed, syndromes, out, el, sols, trail, start, stop):
     """Shots ``start:stop`` on the groups of ``el`` (:class:`EnsembleLanes`): busy groups are always ``0:nbusy``;
     a finished shot's group takes the next shot; with none left, the last busy group takes the finished one's
-    slot and the sweep narrows."""
+    slot and the sweep narrows. ``sols`` and ``trail``: as :func:`_group_verdict` (a trail: one shot, one
+    group)."""
     N, G, lanes = el.shape.chains, el.shape.groups, el.shape.lanes
     fresh = el.sw.lanes.fresh
     nxt = start
     nbusy = 0
     for g in range(G):
         if nxt < stop:
-            _load_group(g, nxt, seed, syndromes, sched, el)
+            _load_group(g, nxt, seed, syndromes, sched, el, sols)
             nxt += 1
             nbusy += 1
     width = sweep_width(nbusy * N, lanes)
@@ -340,16 +393,16 @@ def _run_groups(graph, sched, seed, syndromes, out, el, start, stop):
             fresh[w] = 0
         g = 0
         while g < nbusy:
-            if not _group_verdict(g, graph.wllr, sched, el, out):
+            if not _group_verdict(g, graph.wllr, sched, el, out, sols, trail):
                 g += 1
             elif nxt < stop:
-                _load_group(g, nxt, seed, syndromes, sched, el)
+                _load_group(g, nxt, seed, syndromes, sched, el, sols)
                 nxt += 1
                 g += 1
             else:  # the drain: the last busy group takes this slot and is checked next
                 nbusy -= 1
                 if g < nbusy:
-                    _move_group(nbusy, g, state, el)
+                    _move_group(nbusy, g, state, el, sols)
                 el.group.shot[nbusy] = -1
         if nxt >= stop:
             width = sweep_width(nbusy * N, lanes)
@@ -373,17 +426,46 @@ def relay_ensemble_range(graph, sched, arith, seed, syndromes, out, chains, lane
         return
     groups = max(1, min(lanes // chains, stop - start))
     el = make_ensemble_lanes(graph, sched, arith, syndromes.shape[1], chains, groups)
-    _run_groups(graph, sched, seed, syndromes, out, el, start, stop)
+    _run_groups(graph, sched, seed, syndromes, out, el, None, None, start, stop)
 
 
 @numba.njit(cache=True, nogil=True)
-def relay_ensemble_timed_range(graph, sched, arith, seed, syndromes, out, ticks_out, chains, start, stop):
+def relay_ensemble_gap_range(graph, sched, arith, seed, syndromes, class_code, out, chains, lanes, start, stop):
+    """:func:`relay_ensemble_range` that also records every converged leg of every chain, for the gap (module
+    docstring, "Confidence"; releases the GIL). The answers are :func:`relay_ensemble_range`'s, bit for bit.
+
+    Args:
+        class_code: ``(n,)`` uint64 class code of each variable (:class:`~qdecode.kernels.relay.RelaySolutions`).
+        out: :class:`EnsembleGapOut`; rows ``start:stop`` are written.
+        The others: as :func:`relay_ensemble_range`.
+    """
+    if stop <= start:
+        return
+    groups = max(1, min(lanes // chains, stop - start))
+    el = make_ensemble_lanes(graph, sched, arith, syndromes.shape[1], chains, groups)
+    # a step starts with at most stop_after - 1 converged legs and ends at most N more: room for all of them
+    sols = make_lane_solutions(class_code, max(1, sched.stop_after + chains - 1), groups)
+    _run_groups(graph, sched, seed, syndromes, out, el, sols, None, start, stop)
+
+
+@numba.njit(cache=True, nogil=True)
+def relay_ensemble_timed_range(graph, sched, arith, seed, syndromes, out, ticks_out, trails, chains, start, stop):
     """:func:`relay_ensemble_range` in the real-time mode: one shot at a time on ``chains`` lanes, ``ticks_out[s]``
     (int64) = :func:`~qdecode.kernels.clock.ticks` elapsed from loading shot ``s`` (its key included) to its
     decision. The answers are :func:`relay_ensemble_range`'s; the lanes are allocated before the first shot is
-    timed."""
+    timed.
+
+    ``trails``: :class:`~qdecode.kernels.relay.RelayTrailOut` with ``cap >= 1`` events per shot records each
+    shot's trail of answers (module docstring, "The trail"; work in steps, ticks from the shot's start),
+    ``cap = 0`` none.
+    """
     el = make_ensemble_lanes(graph, sched, arith, syndromes.shape[1], chains, 1)
+    start_ticks = np.zeros(1, np.int64)
     for s in range(start, stop):
+        trail = RelayTrail(trails.class_code, trails.work[s], trails.ticks[s], trails.code[s], trails.count[s:s + 1],
+                           start_ticks)
+        trail.count[0] = 0
         t0 = ticks()
-        _run_groups(graph, sched, seed, syndromes, out, el, s, s + 1)
+        start_ticks[0] = t0
+        _run_groups(graph, sched, seed, syndromes, out, el, None, trail, s, s + 1)
         ticks_out[s] = ticks() - t0

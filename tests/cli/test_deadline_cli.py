@@ -256,3 +256,24 @@ def test_anytime_policy_for_bp_takes_the_hard_decision(tmp_path, capsys):
             assert pa["failures"] <= pm["failures"] and pa["late"] == pm["late"]
     first = miss["work"]["deadlines"][0], anytime["work"]["deadlines"][0]
     assert first[0]["late"] > 0 and first[1]["failures"] < first[0]["failures"]
+
+
+def test_anytime_policy_for_a_relay_ensemble(tmp_path, capsys):
+    """``relay-bp[ensemble=8]`` records its trail of answers (chain 0's leg 0, then each lighter converged leg of any
+    chain; work in lane-group steps): ``--policy anytime`` reports both clocks, its LER without a deadline is the
+    plain LER, and at every deadline it fails no more shots than ``miss`` (as many late)."""
+    out = tmp_path / "ens.csv"
+    ens = "relay-bp[ensemble=8,legs=20,stop_after=2]"
+    assert main(SWEEP + ["--decoder", ens, "--workers", "0", "--out", str(out)]) == 0
+    args = [str(out), "--at", "20us,200us,2ms", "--at-work", "5,20,100"]
+    (miss,) = _deadline_json(capsys, *args)
+    (anytime,) = _deadline_json(capsys, *args, "--policy", "anytime")
+    assert "ensemble=8" in anytime["decoder"] and "bits=8" in anytime["decoder"]
+    for clock in ("wall", "work"):
+        m, a = miss[clock], anytime[clock]
+        assert a["policy"] == "anytime"
+        assert a["error_rate_no_deadline"] == m["error_rate_no_deadline"] == anytime["error_rate"]
+        for pm, pa in zip(m["deadlines"], a["deadlines"]):
+            assert pa["failures"] <= pm["failures"] and pa["late"] == pm["late"]
+    first = miss["work"]["deadlines"][0], anytime["work"]["deadlines"][0]
+    assert first[0]["late"] > 0 and first[1]["failures"] < first[0]["failures"]  # late shots rescued at 5 steps

@@ -60,10 +60,12 @@ def test_joined_infos_keeps_per_shot_fields_and_the_class():
     assert bare.work is None and bare.converged is None and bare.wall_ns.tolist() == [1.0, 2.0]
 
 
-def test_relay_trail_ends_at_the_returned_answer():
-    """Relay-BP's trail of answers (the anytime policy's input): leg 0's decision, then each lighter converged leg;
-    its last answer is the decoder's own, and its clocks ascend within the shot's."""
-    dec = accepted_decoder("relay-bp")
+@pytest.mark.parametrize("spec", ["relay-bp", "relay-bp[ensemble=8]"])
+def test_relay_trail_ends_at_the_returned_answer(spec):
+    """Relay-BP's trail of answers (the anytime policy's input): leg 0's decision, then each lighter converged leg
+    (an ensemble's: its chain 0's leg 0, then each lighter converged leg of any chain; work in steps); its last
+    answer is the decoder's own, and its clocks ascend within the shot's."""
+    dec = DecoderSpec.parse(spec).build(DecodingProblem.from_dem(accepted_dem("relay-bp")))
     packed = _packed("relay-bp", 200)
     got = dec.predict_observables_timed(packed)
     info = dec.last_info

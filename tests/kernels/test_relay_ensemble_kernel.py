@@ -1,5 +1,6 @@
-"""Relay-BP ensemble kernel (:mod:`qdecode.kernels.relay_ensemble`): one chain is the serial kernel, the
-stopping rule counts converged legs over the chains, and the batch and timed kernels agree bit for bit."""
+"""Relay-BP ensemble kernel (:mod:`qdecode.kernels.relay_ensemble`): one chain is the serial kernel (answers, gap
+and trail of answers), the stopping rule counts converged legs over the chains, and the batch, gap and timed
+kernels agree bit for bit."""
 
 from __future__ import annotations
 
@@ -7,11 +8,25 @@ import numpy as np
 import pytest
 
 from qdecode.decoders.bp import ALPHA_SHIFT
+from qdecode.decoders.confidence import class_codes
 from qdecode.decoders.relay_bp import GAMMA_FRAC_BITS, RelayBpDecoder
-from qdecode.kernels.relay import MessageArith, RelayGraph, RelayOut, RelaySchedule, relay_decode_range, shot_key
+from qdecode.kernels.relay import (
+    MessageArith,
+    RelayGapOut,
+    RelayGraph,
+    RelayOut,
+    RelaySchedule,
+    RelayTrailOut,
+    relay_decode_range,
+    relay_decode_timed_range,
+    relay_gap_range,
+    shot_key,
+)
 from qdecode.kernels.relay_ensemble import (
+    EnsembleGapOut,
     EnsembleOut,
     chain_key,
+    relay_ensemble_gap_range,
     relay_ensemble_range,
     relay_ensemble_timed_range,
 )
@@ -53,15 +68,33 @@ def _serial(dec, syn):
     return out
 
 
-def _ensemble(dec, syn, chains, lanes=64, timed=False, ranges=None):
+def _fields(S, n):
+    return (np.zeros((S, n), np.uint8), np.zeros(S, np.bool_), np.zeros(S, np.int32), np.zeros(S, np.int32),
+            np.zeros(S, np.float64))
+
+
+def _trails(dec, S, cap):
+    z = np.zeros
+    return RelayTrailOut(class_codes(dec.problem.L), z((S, cap), np.int64), z((S, cap), np.int64),
+                         z((S, cap), np.uint64), z(S, np.int64))
+
+
+def _ensemble(dec, syn, chains, lanes=64, timed=False, ranges=None, trails=None, gap=False):
+    """The ensemble kernel's outputs: batch (``gap``: the gap kernel, :class:`EnsembleGapOut`) or timed (``trails``:
+    a :class:`RelayTrailOut` to fill, else room for none)."""
     S, n = syn.shape[0], dec.problem.num_errors
-    out = EnsembleOut(np.zeros((S, n), np.uint8), np.zeros(S, np.bool_), np.zeros(S, np.int32),
-                      np.zeros(S, np.int32), np.zeros(S, np.float64), np.zeros(S, np.int32))
+    if gap:
+        out = EnsembleGapOut(*_fields(S, n), np.zeros(S, np.int32), np.zeros(S, np.float64), np.zeros(S, np.int32))
+    else:
+        out = EnsembleOut(*_fields(S, n), np.zeros(S, np.int32))
     for a, b in ranges or [(0, S)]:
         if timed:
             ticks = np.zeros(S, np.int64)
-            relay_ensemble_timed_range(*_args(dec, syn), out, ticks, chains, a, b)
+            relay_ensemble_timed_range(*_args(dec, syn), out, ticks, _trails(dec, S, 0) if trails is None else trails,
+                                       chains, a, b)
             assert np.all(ticks[a:b] > 0)
+        elif gap:
+            relay_ensemble_gap_range(*_args(dec, syn), class_codes(dec.problem.L), out, chains, lanes, a, b)
         else:
             relay_ensemble_range(*_args(dec, syn), out, chains, lanes, a, b)
     return out
@@ -157,3 +190,70 @@ def test_chain_keys():
     key = shot_key(np.uint64(3), np.array([1, 0, 1], np.uint8))
     assert chain_key(key, 0) == key
     assert len({int(chain_key(key, c)) for c in range(64)}) == 64
+
+
+@pytest.mark.parametrize("case", ["surf5", "bb72"])
+def test_one_chain_gap_and_trail_are_the_serial_kernels(case, request):
+    """``chains = 1``: the gap kernel's ``weight_other`` and ``classes`` are the serial
+    :func:`~qdecode.kernels.relay.relay_gap_range`'s, and the timed kernel's trail of answers (work, class codes,
+    lengths) the serial :func:`~qdecode.kernels.relay.relay_decode_timed_range`'s, bit for bit."""
+    prob, syn = request.getfixturevalue(case)
+    dec = _decoder(prob)
+    S, n = syn.shape[0], prob.num_errors
+    ref = RelayGapOut(*_fields(S, n), np.zeros(S, np.float64), np.zeros(S, np.int32))
+    relay_gap_range(*_args(dec, syn), class_codes(prob.L), ref, 0, S)
+    got = _ensemble(dec, syn, 1, gap=True)
+    _assert_same(got, ref, ("hard", "converged", "iterations", "legs", "weight", "weight_other", "classes"))
+    kinds = {"inf": np.isinf(ref.weight_other).any(), "nan": np.isnan(ref.weight_other).any(),
+             "finite": np.isfinite(ref.weight_other).any()}
+    assert kinds == {"inf": True, "nan": case == "bb72", "finite": case == "surf5"}  # one class; none; two
+    cap = dec.stop_after + 1
+    want = _trails(dec, S, cap)
+    relay_decode_timed_range(*_args(dec, syn), RelayOut(*_fields(S, n)), np.zeros(S, np.int64), want, 0, S)
+    trails = _trails(dec, S, cap)
+    _ensemble(dec, syn, 1, timed=True, trails=trails)
+    for f in ("work", "code", "count"):
+        np.testing.assert_array_equal(getattr(trails, f), getattr(want, f), err_msg=f)
+    assert want.count.max() > 1
+
+
+@pytest.mark.parametrize("chains", [3, 8])
+def test_gap_kernel_answers_and_groupings(bb72, chains):
+    """The gap kernel returns the plain kernel's answers; its gap depends only on the shot (64 or 16 lanes, one
+    range or several); ``weight_other`` is never below the weight, nan exactly where nothing converged, and
+    ``classes`` counts at least the returned class (several where the gap is finite)."""
+    prob, syn = bb72
+    dec = _decoder(prob, stop_after=3)
+    plain = _ensemble(dec, syn, chains)
+    got = _ensemble(dec, syn, chains, gap=True)
+    _assert_same(got, plain, ("hard", "converged", "iterations", "legs", "weight", "steps"))
+    _assert_same(_ensemble(dec, syn, chains, lanes=16, ranges=[(0, 7), (7, 8), (8, 60)], gap=True), got,
+                 ("hard", "weight", "steps", "weight_other", "classes"))
+    conv = got.converged
+    assert np.all(np.isnan(got.weight_other[~conv])) and np.all(got.classes[~conv] == 0)
+    assert np.all(got.weight_other[conv] >= got.weight[conv]) and np.all(got.classes[conv] >= 1)
+    finite = np.isfinite(got.weight_other)
+    assert finite.any() and np.all(got.classes[finite] >= 2) and np.all(got.classes[conv & ~finite] == 1)
+
+
+@pytest.mark.parametrize("chains", [3, 8])
+def test_trail_of_answers(bb72, chains):
+    """The timed kernel's trail: the answers are the batch kernel's; each shot's trail starts at or before chain 0's
+    leg 0 ends, has strictly increasing steps and ascending ticks, at most ``stop_after + 1`` events, and ends at
+    the returned answer's class at or before the shot's last step."""
+    prob, syn = bb72
+    dec = _decoder(prob, stop_after=3)
+    S = syn.shape[0]
+    ref = _ensemble(dec, syn, chains)
+    trails = _trails(dec, S, dec.stop_after + 1)
+    got = _ensemble(dec, syn, chains, timed=True, trails=trails)
+    _assert_same(got, ref, ("hard", "converged", "iterations", "legs", "weight", "steps"))
+    length = trails.count
+    assert np.all(length >= 1) and np.all(trails.work[:, 0] <= dec.pre_iter)
+    codes = (got.hard.astype(np.uint64) * class_codes(prob.L)[None, :])
+    answer = np.bitwise_xor.reduce(codes, axis=1)
+    np.testing.assert_array_equal(trails.code[np.arange(S), length - 1], answer)
+    for s in range(S):
+        w, t = trails.work[s, :length[s]], trails.ticks[s, :length[s]]
+        assert np.all(np.diff(w) > 0) and np.all(np.diff(t) >= 0) and w[-1] <= got.steps[s]
+    assert np.any(length > 1)
