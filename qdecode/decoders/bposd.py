@@ -45,7 +45,7 @@ import numpy as np
 from qdecode.decoders.base import DecodeInfo, Decoder, check_syndromes, observables_from_errors
 from qdecode.decoders.bp import BP_PARAMS, BpDecoder, bp_params
 from qdecode.decoders.confidence import ConfidentPrediction, class_codes, correction_weight, gap_db, observables_class
-from qdecode.decoders.osd import OsdPostProcessor, other_class_weight
+from qdecode.decoders.osd import OPERATIONS_UNIT, OsdPostProcessor, bp_operations, other_class_weight
 from qdecode.decoders.params import DecoderEntry, Param, uses_params
 from qdecode.problem import DecodingProblem
 
@@ -102,9 +102,17 @@ class BpOsdDecoder(Decoder):
     w (w - 1) / 2 pairs; OSD-E tests 2^w - 1 patterns (w <= 24); OSD-0 tests none. A test pattern
     costs O(m + d m / 64) operations for columns of weight d. There is no search beyond these patterns.
     :meth:`predict_with_confidence` runs OSD on every shot (the same bound per shot).
+
+    Work clock (:attr:`work_unit`): elementary operations (:data:`~qdecode.decoders.osd.OPERATIONS_UNIT`),
+    ``nnz(H)`` edge updates per BP iteration plus, on a shot that gets OSD, the 64-bit words of OSD's GF(2)
+    row operations, counted in its kernel (:mod:`qdecode.kernels.osd`, "Work clock": the elimination,
+    OSD-0's solve, every test pattern, the column sort). A shot BP converges on counts its iterations
+    alone; after :meth:`predict_with_confidence`, every shot also counts its OSD and the candidates'
+    tracking. Wall clock: one call per shot (:attr:`wall_method` ``"call"``).
     """
 
     has_confidence = True
+    work_unit = OPERATIONS_UNIT
 
     def __init__(self, problem: DecodingProblem, *, osd_method: str = "osd_cs", osd_order: int, osd_key: str,
                  max_iter: int, alpha: float, beta: float, schedule: str, bits: int, frac_bits: int,
@@ -117,12 +125,15 @@ class BpOsdDecoder(Decoder):
         self.osd = OsdPostProcessor(problem, osd_method, osd_order)
         self._col_code: np.ndarray | None = None  # class codes of the columns, made on first use
 
-    def _decode_chunk(self, s: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _decode_chunk(self, s: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """BP, then OSD on the shots BP did not converge on: ``(hard, converged, iterations, work)``."""
         hard, post, conv, iters = self.bp._run(self.bp.prior_llr, s, True, self.history)
+        work = bp_operations(iters, self.problem.H)
         failed = ~conv
         if failed.any():
             self.osd.solve_batch(s, post, failed, hard)
-        return hard, conv, iters
+            work += self.osd.last_work
+        return hard, conv, iters, work
 
     def _chunks(self, S: int):
         step = max(1, _CHUNK_ENTRIES // max(1, self.problem.num_errors))
@@ -131,24 +142,26 @@ class BpOsdDecoder(Decoder):
     def decode_batch(self, syndromes: np.ndarray) -> np.ndarray:
         s = check_syndromes(syndromes, self.problem.num_detectors)
         out = np.zeros((s.shape[0], self.problem.num_errors), dtype=np.uint8)
-        convs, iters = [np.zeros(0, dtype=bool)], [np.zeros(0, dtype=np.int32)]
+        convs, iters, works = _empty_parts()
         for a, b in self._chunks(s.shape[0]):
-            out[a:b], conv, it = self._decode_chunk(s[a:b])
+            out[a:b], conv, it, work = self._decode_chunk(s[a:b])
             convs.append(conv)
             iters.append(it)
-        self.last_info = _info(convs, iters)
+            works.append(work)
+        self.last_info = _info(convs, iters, works)
         return out
 
     def predict_observables_batch(self, syndromes: np.ndarray) -> np.ndarray:
         s = check_syndromes(syndromes, self.problem.num_detectors)
         out = np.zeros((s.shape[0], self.problem.num_observables), dtype=np.uint8)
-        convs, iters = [np.zeros(0, dtype=bool)], [np.zeros(0, dtype=np.int32)]
+        convs, iters, works = _empty_parts()
         for a, b in self._chunks(s.shape[0]):
-            hard, conv, it = self._decode_chunk(s[a:b])
+            hard, conv, it, work = self._decode_chunk(s[a:b])
             out[a:b] = observables_from_errors(hard, self.problem)
             convs.append(conv)
             iters.append(it)
-        self.last_info = _info(convs, iters)
+            works.append(work)
+        self.last_info = _info(convs, iters, works)
         return out
 
     def predict_with_confidence(self, syndromes: np.ndarray) -> ConfidentPrediction:
@@ -175,10 +188,11 @@ class BpOsdDecoder(Decoder):
         llr = self.problem.llr
         obs = np.zeros((S, self.problem.num_observables), dtype=np.uint8)
         w_best, w_other = np.zeros(S), np.zeros(S)
-        convs, iters = [np.zeros(0, dtype=bool)], [np.zeros(0, dtype=np.int32)]
+        convs, iters, works = _empty_parts()
         for a, b in self._chunks(S):
             hard, post, conv, it = self.bp._run(self.bp.prior_llr, s[a:b], True, self.history)
             decided, found = self.osd.solve_gap_batch(s[a:b], post, self._col_code, llr)
+            works.append(bp_operations(it, self.problem.H) + found.work)
             failed = ~conv
             hard[failed] = decided[failed]
             obs[a:b] = observables_from_errors(hard, self.problem)
@@ -188,15 +202,22 @@ class BpOsdDecoder(Decoder):
             w_other[a:b] = other
             convs.append(conv)
             iters.append(it)
-        info = _info(convs, iters)
+        info = _info(convs, iters, works)
         info.extra.update(weight_best=w_best, weight_other=w_other)
         self.last_info = info
         return ConfidentPrediction(obs, gap_db(w_best, w_other))
 
 
-def _info(convs, iters) -> DecodeInfo:
+def _empty_parts() -> tuple[list, list, list]:
+    """The per-chunk lists of convergence flags, iterations and work, each starting with an empty array (no chunk
+    for zero shots)."""
+    return [np.zeros(0, dtype=bool)], [np.zeros(0, dtype=np.int32)], [np.zeros(0, dtype=np.int64)]
+
+
+def _info(convs, iters, works) -> DecodeInfo:
     conv = np.concatenate(convs)
-    return DecodeInfo(converged=conv, iterations=np.concatenate(iters), extra={"osd": ~conv})
+    return DecodeInfo(converged=conv, iterations=np.concatenate(iters), extra={"osd": ~conv},
+                      work=np.concatenate(works))
 
 
 @uses_params(BPOSD_E_PARAMS)
@@ -208,6 +229,9 @@ class BpOsdEDecoder(BpOsdDecoder):
     columns, one Gaussian elimination of H (O(m n min(m, n) / 64) word operations), and exactly
     2^w - 1 test patterns, w = ``osd_order`` (default 4, so 15 patterns; at most 24) clamped to
     n - rank(H).
+
+    Work clock (:attr:`work_unit`): as :class:`BpOsdDecoder`'s, elementary operations: ``nnz(H)`` per BP
+    iteration plus OSD-E's 64-bit word operations (its Gray-code walk over the patterns included).
     """
 
     def __init__(self, problem: DecodingProblem, *, osd_order: int, osd_key: str, max_iter: int, alpha: float,

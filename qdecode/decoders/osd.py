@@ -41,7 +41,8 @@ from qdecode.kernels import osd as kosd
 from qdecode.kernels.threads import run_ranges
 from qdecode.problem import DecodingProblem
 
-__all__ = ["OsdConfig", "normalize_osd_method", "OsdPostProcessor", "other_class_weight", "OsdBlockDecoder"]
+__all__ = ["OsdConfig", "normalize_osd_method", "OsdPostProcessor", "other_class_weight", "OsdBlockDecoder",
+           "OPERATIONS_UNIT", "bp_operations"]
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +61,19 @@ _METHOD_ALIASES = {
 }
 _METHOD_CODE = {"osd0": kosd.METHOD_OSD0, "osd_e": kosd.METHOD_E, "osd_cs": kosd.METHOD_CS}
 _MAX_E_ORDER = 24  # 2^24 candidates per shot is already far past useful
+
+#: The work clock's unit (:attr:`qdecode.decoders.base.Decoder.work_unit`) of the decoders that run BP and then
+#: OSD or LSD (``bposd``, ``bposd-e``, ``bplsd``, ``bpuf``, ``gdg`` with an OSD, ``class-escalate``; ``window``
+#: over them): elementary operations, ``nnz(H)`` edge updates per BP iteration (:func:`bp_operations`) plus the
+#: post-processor's count of the 64-bit words its GF(2) row operations touch (:mod:`qdecode.kernels.osd` and
+#: :mod:`qdecode.kernels.lsd`, "Work clock").
+OPERATIONS_UNIT = "operations (nnz(H) edge updates per BP iteration; 64-bit words of OSD/LSD row operations)"
+
+
+def bp_operations(iterations: np.ndarray, H) -> np.ndarray:
+    """int64 ``(S,)``: the work of ``iterations`` (``(S,)``) BP iterations on ``H`` in :data:`OPERATIONS_UNIT`,
+    ``iterations x nnz(H)`` (one message update per Tanner-graph edge and iteration)."""
+    return np.asarray(iterations, dtype=np.int64) * np.int64(H.nnz)
 
 
 def normalize_osd_method(method: Any) -> str:
@@ -151,6 +165,9 @@ class OsdPostProcessor:
         weights: ``(n,)`` float64 candidate costs ``ln(1/p_j)`` (ldpc's cost).
         last_status: int8 ``(S,)`` per-shot status of the latest ``solve_batch``:
             0 ok, 1 syndrome outside H's column space, -1 not processed (mask false).
+        last_work: int64 ``(S,)`` per-shot work of the latest ``solve_batch`` or ``solve_gap_batch``
+            (0 where not processed): the 64-bit words of OSD's GF(2) row operations, a deterministic
+            count (:mod:`qdecode.kernels.osd`, "Work clock").
     """
 
     def __init__(self, problem: DecodingProblem, method: Any = "osd_cs", order: Any = 0) -> None:
@@ -173,6 +190,7 @@ class OsdPostProcessor:
         self.weights = np.array([math.log(1.0 / p) for p in problem.priors], dtype=np.float64)
         self.config = OsdConfig(method, order).clamped(self.k)
         self.last_status: np.ndarray | None = None
+        self.last_work: np.ndarray | None = None
 
     @property
     def method(self) -> str:
@@ -230,7 +248,7 @@ class OsdPostProcessor:
             out_osd0: optional ``(S, n)`` uint8 receiving the OSD-0 decisions.
 
         Returns:
-            ``out``. Per-shot status in :attr:`last_status`.
+            ``out``. Per-shot status in :attr:`last_status`, work in :attr:`last_work`.
 
         Raises:
             ValueError: shape or dtype mismatches, non-binary syndromes.
@@ -245,11 +263,13 @@ class OsdPostProcessor:
                     and out0.flags.c_contiguous and out0.flags.writeable):
                 raise ValueError(f"out_osd0 must be a writeable C-contiguous uint8 array of shape ({S}, {n})")
         status = np.full(S, kosd.STATUS_SKIPPED, dtype=np.int8)
+        work = np.zeros(S, dtype=np.int64)
         if S:
             mat = kosd.OsdMatrix(self.col_ptr, self.row_idx, self.colbits, self.weights, self.rank)
-            kosd.osd_batch(mat, self.config.code, self.config.order, s, key, mk, kosd.OsdBatchOut(out, out0, status),
-                           _default_chunks(int(mk.sum())))
+            kosd.osd_batch(mat, self.config.code, self.config.order, s, key, mk,
+                           kosd.OsdBatchOut(out, out0, status, work), _default_chunks(int(mk.sum())))
         self.last_status = status
+        self.last_work = work
         return out
 
     def solve_gap_batch(self, syndromes: Any, order_llr: Any, class_code: np.ndarray,
@@ -274,8 +294,9 @@ class OsdPostProcessor:
 
         Returns:
             ``(decisions uint8 (S, n), OsdGapOut(status int8, weight float64, code uint64,
-            weight_other float64, each (S,)))``; ``weight`` and ``weight_other`` are ``inf`` where
-            the syndrome is outside H's column space (status 1). :attr:`last_status` is set too.
+            weight_other float64, work int64, each (S,)))``; ``weight`` and ``weight_other`` are ``inf`` where
+            the syndrome is outside H's column space (status 1). :attr:`last_status` and :attr:`last_work`
+            are set too.
         """
         s, key, _, out = self._check(syndromes, order_llr, None, None)
         S, n = out.shape
@@ -284,12 +305,13 @@ class OsdPostProcessor:
         if code.shape != (n,) or wgap.shape != (n,):
             raise ValueError(f"class_code and gap_weights must have shape ({n},), got {code.shape}, {wgap.shape}")
         gout = kosd.OsdGapOut(np.full(S, kosd.STATUS_SKIPPED, dtype=np.int8), np.full(S, np.inf),
-                              np.zeros(S, dtype=np.uint64), np.full(S, np.inf))
+                              np.zeros(S, dtype=np.uint64), np.full(S, np.inf), np.zeros(S, dtype=np.int64))
         if S:
             mat = kosd.OsdMatrix(self.col_ptr, self.row_idx, self.colbits, self.weights, self.rank)
             kosd.osd_gap_batch(mat, self.config.code, self.config.order, s, key, out, code, wgap, gout,
                                _default_chunks(S))
         self.last_status = gout.status
+        self.last_work = gout.work
         return out, gout
 
     def solve(self, syndrome: Any, order_llr: Any) -> np.ndarray:

@@ -54,6 +54,21 @@ sequential sum over its support). Measured (one thread): OSD with the tracking c
 plain OSD on the same shots (surface code d = 5 circuit, [[144,12,12]]). The plain entry points
 pass ``gap=None``, a branch numba prunes at compile time: their code is what it was.
 
+Work clock
+----------
+Each syndrome-OSD shot counts its work, a deterministic integer (the same shot and key give the same
+count on any machine, thread or batch) that grows with the time it takes: the 64-bit words its GF(2)
+row operations touch. The elimination (:func:`_pivot_basis`) counts, per column scanned, its ``W``
+words loaded and the ``Wr``-word combination cleared plus one per entry, ``W + Wr`` per basis vector
+that reduces it and per basis vector it then clears, ``r`` pivot-row tests and ``W + Wr`` per new
+pivot (``W``, ``Wr``: words of m bits and of the pivots so far); OSD-0 ``Wr`` per pivot row the
+syndrome selects (and ``W`` each, plus ``m``, for the residual check); each tested candidate ``2 Wr``
+(built and costed; ``3 Wr`` plus its flips for OSD-E's Gray-code step), ``Wr`` more when its cost is
+re-summed exactly or it is tracked for the gap, each column representation ``Wr`` per pivot row it
+meets; the stable sort of the ``n`` columns ``n ceil(log2 n)`` and the decisions written ``2 n``.
+The count is left in :class:`OsdScratch` ``work[0]`` (:func:`osd_solve`) and returned per shot by
+the batch kernels (:class:`OsdBatchOut`, :class:`OsdGapOut` ``work``).
+
 Classical OSD (Fossorier & Lin, order-i reprocessing)
 -----------------------------------------------------
 Channel LLRs (positive = bit 0 more likely), a full-rank generator ``G`` (k, n):
@@ -222,6 +237,7 @@ class OsdScratch(NamedTuple):
     wS: np.ndarray  # (R,) float64
     supp: np.ndarray  # (R + 64 + 2,) int64
     extra: np.ndarray  # (64 + 2,) int64
+    work: np.ndarray  # (1,) int64: the work of the last shot (:func:`osd_solve`; module docstring, "Work clock")
 
 
 @numba.njit(cache=True, nogil=True)
@@ -255,7 +271,7 @@ def osd_scratch(m, n, rank_h, order):
     supp = np.zeros(R + 64 + 2, dtype=np.int64)
     extra = np.zeros(64 + 2, dtype=np.int64)
     return OsdScratch(perm, tmp, kbuf, ktmp, basis, comb, piv_row, piv_col, t_of_row, nonpiv, v, cv, x0, y, best_y,
-                      xr, xw, wS, supp, extra)
+                      xr, xw, wS, supp, extra, np.zeros(1, dtype=np.int64))
 
 
 class OsdMatrix(NamedTuple):
@@ -287,6 +303,7 @@ class OsdGapOut(NamedTuple):
     weight: np.ndarray  # (S,) float64 V1: least V of a tested candidate (inf: none, s outside H's span)
     code: np.ndarray  # (S,) uint64 code1: the class code of that candidate
     weight_other: np.ndarray  # (S,) float64 V2: least V of a tested candidate of another class (inf: none)
+    work: np.ndarray  # (S,) int64 the work of each shot (module docstring, "Work clock"), tracking included
 
 
 @numba.njit(cache=True, nogil=True)
@@ -360,14 +377,18 @@ def _gap_track(gap, y, Wr, piv_col, extra, n_extra, supp):
 
 @numba.njit(cache=True, nogil=True)
 def _column_rep(j, col_ptr, row_idx, t_of_row, comb, Wr, out):
-    """``out = H_S^{-1} H_j`` (packed over pivot indices); ``H_j`` must lie in span(H_S)."""
+    """``out = H_S^{-1} H_j`` (packed over pivot indices); ``H_j`` must lie in span(H_S). Returns its work
+    (module docstring, "Work clock"): ``Wr`` words cleared, one per entry of ``H_j``, ``Wr`` per pivot row met."""
     for q in range(Wr):
         out[q] = 0
+    ops = Wr + col_ptr[j + 1] - col_ptr[j]
     for e in range(col_ptr[j], col_ptr[j + 1]):
         t = t_of_row[row_idx[e]]
         if t >= 0:
+            ops += Wr
             for q in range(Wr):
                 out[q] ^= comb[t, q]
+    return ops
 
 
 @numba.njit(cache=True, nogil=True)
@@ -379,7 +400,8 @@ def _pivot_basis(col_ptr, row_idx, colbits, rank_h, sc):
     ``(R,)``), ``t_of_row`` (int64 ``(m,)``, -1 off the pivot rows) and ``nonpiv`` (int64:
     the ``k`` non-pivot columns in ``perm`` order); ``v``, ``cv``: one column's scratch.
     The elimination of :func:`qdecode.kernels.gf2.csc_column_rank` fused with the ``comb``
-    updates: per-column helpers shared with it measured OSD-0 about 1.5x slower.
+    updates: per-column helpers shared with it measured OSD-0 about 1.5x slower. Adds its work to
+    ``sc.work[0]`` (module docstring, "Work clock").
     """
     perm, basis, comb, piv_row, piv_col = sc.perm, sc.basis, sc.comb, sc.piv_row, sc.piv_col
     t_of_row, nonpiv, v, cv = sc.t_of_row, sc.nonpiv, sc.v, sc.cv
@@ -391,6 +413,7 @@ def _pivot_basis(col_ptr, row_idx, colbits, rank_h, sc):
     r = 0
     nnp = 0
     pos = 0
+    ops = m
     while r < rank_h and pos < n:
         j = perm[pos]
         pos += 1
@@ -400,9 +423,11 @@ def _pivot_basis(col_ptr, row_idx, colbits, rank_h, sc):
         cw = (r >> 6) + 1
         for q in range(cw):
             cv[q] = 0
+        ops += W + cw + col_ptr[j + 1] - col_ptr[j]
         for e in range(col_ptr[j], col_ptr[j + 1]):
             t = t_of_row[row_idx[e]]
             if t >= 0:
+                ops += W + cw
                 for q in range(W):
                     v[q] ^= basis[t, q]
                 for q in range(cw):
@@ -420,8 +445,10 @@ def _pivot_basis(col_ptr, row_idx, colbits, rank_h, sc):
         cv[r >> 6] |= _ONE << np.uint64(r & 63)
         qb = _ONE << np.uint64(prow & 63)
         pw = prow >> 6
+        ops += r + W + Wr  # the pivot-row test of every basis vector; the new vector and its combination
         for u in range(r):
             if basis[u, pw] & qb:
+                ops += W + cw
                 for q in range(W):
                     basis[u, q] ^= v[q]
                 for q in range(cw):
@@ -436,10 +463,12 @@ def _pivot_basis(col_ptr, row_idx, colbits, rank_h, sc):
         piv_row[r] = prow
         piv_col[r] = j
         r += 1
+    ops += n - pos
     while pos < n:
         nonpiv[nnp] = perm[pos]
         nnp += 1
         pos += 1
+    sc.work[0] += ops
     return r, nnp
 
 
@@ -447,18 +476,22 @@ def _pivot_basis(col_ptr, row_idx, colbits, rank_h, sc):
 def _osd0(syndrome, basis, comb, piv_row, r, x0, v):
     """OSD-0 on the pivot columns: ``x0`` (packed over pivot indices) solves the pivot rows.
 
-    Returns ``STATUS_OK``, or ``STATUS_NOT_IN_SPAN`` when ``s`` is not in H's column space.
+    Returns ``(status, work)``: ``STATUS_OK``, or ``STATUS_NOT_IN_SPAN`` when ``s`` is not in H's column
+    space, and its work (module docstring, "Work clock").
     """
     m = syndrome.shape[0]
     W = v.shape[0]
     Wr = x0.shape[0]
     for q in range(Wr):
         x0[q] = 0
+    ops = Wr + r
     for t in range(r):
         if syndrome[piv_row[t]] & 1:
+            ops += Wr
             for q in range(Wr):
                 x0[q] ^= comb[t, q]
     if r < m:  # s may be outside the column space: check the residual
+        ops += 2 * W + m + r
         for q in range(W):
             v[q] = 0
         for i in range(m):
@@ -466,11 +499,12 @@ def _osd0(syndrome, basis, comb, piv_row, r, x0, v):
                 v[i >> 6] ^= _ONE << np.uint64(i & 63)
         for t in range(r):
             if syndrome[piv_row[t]] & 1:
+                ops += W
                 for q in range(W):
                     v[q] ^= basis[t, q]
         if not _is_zero(v, W):
-            return STATUS_NOT_IN_SPAN
-    return STATUS_OK
+            return STATUS_NOT_IN_SPAN, ops
+    return STATUS_OK, ops
 
 
 @numba.njit(cache=True, nogil=True)
@@ -492,26 +526,31 @@ def _search_cs(col_ptr, row_idx, weights, order, k, best, sc, gap):
     ``best``: the OSD-0 cost; ``sc.best_y`` (packed pivot part of the best; :class:`OsdScratch` ``sc``) is
     updated in place. Returns ``(best_a, best_b)``: the flipped non-pivot columns of the best (-1: none).
     ``gap``: an :class:`OsdGapTrack` that records every candidate, or ``None`` (pruned at compile time).
+    Adds its work to ``sc.work[0]`` (module docstring, "Work clock").
     """
     x0, comb, t_of_row, piv_col, nonpiv, wS = sc.x0, sc.comb, sc.t_of_row, sc.piv_col, sc.nonpiv, sc.wS
     xr, xw, y, best_y, extra, supp = sc.xr, sc.xw, sc.y, sc.best_y, sc.extra, sc.supp
     Wr = x0.shape[0]
     best_a = -1
     best_b = -1
+    ops = 0
     for idx in range(k):
         j = nonpiv[idx]
-        _column_rep(j, col_ptr, row_idx, t_of_row, comb, Wr, xr)
+        ops += _column_rep(j, col_ptr, row_idx, t_of_row, comb, Wr, xr) + 2 * Wr  # built and costed
         if idx < order:
+            ops += Wr
             for q in range(Wr):
                 xw[idx, q] = xr[q]
         for q in range(Wr):
             y[q] = x0[q] ^ xr[q]
         if gap is not None:
+            ops += Wr
             extra[0] = j
             _gap_track(gap, y, Wr, piv_col, extra, 1, supp)
         limit = best + _REL_TOL * (1.0 + best)
         approx = _bit_cost(y, Wr, wS, weights[j], limit)
         if approx <= limit:
+            ops += Wr
             extra[0] = j
             exact = _exact_cost(y, Wr, piv_col, extra, 1, weights, supp)
             if exact < best:
@@ -524,15 +563,18 @@ def _search_cs(col_ptr, row_idx, weights, order, k, best, sc, gap):
         ja = nonpiv[a]
         for b in range(a + 1, order):
             jb = nonpiv[b]
+            ops += 2 * Wr
             for q in range(Wr):
                 y[q] = x0[q] ^ xw[a, q] ^ xw[b, q]
             if gap is not None:
+                ops += Wr
                 extra[0] = ja
                 extra[1] = jb
                 _gap_track(gap, y, Wr, piv_col, extra, 2, supp)
             limit = best + _REL_TOL * (1.0 + best)
             approx = _bit_cost(y, Wr, wS, weights[ja] + weights[jb], limit)
             if approx <= limit:
+                ops += Wr
                 extra[0] = ja
                 extra[1] = jb
                 exact = _exact_cost(y, Wr, piv_col, extra, 2, weights, supp)
@@ -542,6 +584,7 @@ def _search_cs(col_ptr, row_idx, weights, order, k, best, sc, gap):
                     best_b = jb
                     for q in range(Wr):
                         best_y[q] = y[q]
+    sc.work[0] += ops
     return best_a, best_b
 
 
@@ -551,14 +594,15 @@ def _search_e(col_ptr, row_idx, weights, order, best, sc, gap):
     of the first ``order`` non-pivot columns (ties: the smaller pattern).
 
     ``sc.best_y`` (:class:`OsdScratch` ``sc``) is updated in place; returns the best pattern ``g`` (bit ``b``
-    flips ``nonpiv[b]``; 0: OSD-0). ``gap``: as in :func:`_search_cs`.
+    flips ``nonpiv[b]``; 0: OSD-0). ``gap``: as in :func:`_search_cs`. Adds its work to ``sc.work[0]``.
     """
     x0, comb, t_of_row, piv_col, nonpiv, wS = sc.x0, sc.comb, sc.t_of_row, sc.piv_col, sc.nonpiv, sc.wS
     xr, xw, y, best_y, extra, supp = sc.xr, sc.xw, sc.y, sc.best_y, sc.extra, sc.supp
     Wr = x0.shape[0]
     best_g = 0
+    ops = Wr
     for idx in range(order):
-        _column_rep(nonpiv[idx], col_ptr, row_idx, t_of_row, comb, Wr, xw[idx])
+        ops += _column_rep(nonpiv[idx], col_ptr, row_idx, t_of_row, comb, Wr, xw[idx])
     for q in range(Wr):
         xr[q] = 0
     g = 0
@@ -578,17 +622,21 @@ def _search_e(col_ptr, row_idx, weights, order, best, sc, gap):
             extra[ne] = nonpiv[b2]
             ne += 1
             gg &= gg - 1
+        ops += 3 * Wr + ne  # xr and y updated, costed; the pattern's columns
         if gap is not None:
+            ops += Wr
             _gap_track(gap, y, Wr, piv_col, extra, ne, supp)
         limit = best + _REL_TOL * (1.0 + best)
         approx = _bit_cost(y, Wr, wS, base, limit)
         if approx <= limit:
+            ops += Wr
             exact = _exact_cost(y, Wr, piv_col, extra, ne, weights, supp)
             if exact < best or (exact == best and g < best_g):
                 best = exact
                 best_g = g
                 for q in range(Wr):
                     best_y[q] = y[q]
+    sc.work[0] += ops
     return best_g
 
 
@@ -599,18 +647,26 @@ def _osd_search(mat, method, order, syndrome, key, out0, scratch, gap):
     Writes the OSD-0 decision into ``out0``; ``gap`` (:class:`OsdGapTrack`, or ``None``: nothing recorded,
     the branch pruned at compile time) records every tested candidate. Returns ``(status, searched,
     best_a, best_b, best_g)``: the best is ``scratch.best_y`` with the flips of :func:`_search_cs` /
-    :func:`_search_e` when ``searched``, else OSD-0.
+    :func:`_search_e` when ``searched``, else OSD-0. ``scratch.work[0]`` receives the shot's work (module
+    docstring, "Work clock"), the writing of the decision (``n``) included.
     """
     perm, tmp, kbuf, ktmp, basis = scratch.perm, scratch.tmp, scratch.kbuf, scratch.ktmp, scratch.basis
     comb, piv_row, piv_col, v = scratch.comb, scratch.piv_row, scratch.piv_col, scratch.v
     x0, best_y, wS, supp, extra = scratch.x0, scratch.best_y, scratch.wS, scratch.supp, scratch.extra
     col_ptr, row_idx, weights = mat.col_ptr, mat.row_idx, mat.weights
 
+    n = perm.shape[0]
+    lg = 1
+    while (1 << lg) < n:
+        lg += 1
+    scratch.work[0] = n * lg + 2 * n  # the stable sort; OSD-0's decision and the returned one written
     stable_argsort(key, perm, kbuf, ktmp, tmp)
     r, k = _pivot_basis(col_ptr, row_idx, mat.colbits, mat.rank_h, scratch)
-    status = _osd0(syndrome, basis, comb, piv_row, r, x0, v)
+    status, ops0 = _osd0(syndrome, basis, comb, piv_row, r, x0, v)
+    scratch.work[0] += ops0
     _scatter_pivots(x0, piv_col, out0)
     if gap is not None:
+        scratch.work[0] += r + x0.shape[0]
         _gap_begin(gap, piv_col, r)
         if status == STATUS_OK:
             _gap_track(gap, x0, x0.shape[0], piv_col, extra, 0, supp)
@@ -620,6 +676,7 @@ def _osd_search(mat, method, order, syndrome, key, out0, scratch, gap):
         order = k
 
     # ---- higher order
+    scratch.work[0] += r + x0.shape[0]
     for c in range(r):
         wS[c] = weights[piv_col[c]]
     best = _exact_cost(x0, x0.shape[0], piv_col, extra, 0, weights, supp)
@@ -676,7 +733,7 @@ def osd_solve(col_ptr, row_idx, colbits, weights, rank_h, method, order, syndrom
     Returns:
         ``STATUS_OK`` (``H out = s``), or ``STATUS_NOT_IN_SPAN`` when ``s`` is not in H's
         column space (then ``out`` is the OSD-0 vector, which matches ``s`` on the pivot
-        rows only).
+        rows only). The shot's work (module docstring, "Work clock") is left in ``scratch.work[0]``.
     """
     mat = OsdMatrix(col_ptr, row_idx, colbits, weights, rank_h)
     status, searched, best_a, best_b, best_g = _osd_search(mat, method, order, syndrome, key, out0, scratch, None)
@@ -695,7 +752,7 @@ def osd_gap_solve(mat, method, order, syndrome, key, out, out0, scratch, gap):
             ``top_code[0]`` (module docstring), ``[inf, inf]`` when ``s`` is outside H's column space.
 
     Returns:
-        The status, as :func:`osd_solve`.
+        The status, as :func:`osd_solve` (the work, the candidates' tracking included, in ``scratch.work[0]``).
     """
     status, searched, best_a, best_b, best_g = _osd_search(mat, method, order, syndrome, key, out0, scratch, gap)
     _write_decision(scratch, searched, best_a, best_b, best_g, out0, out)
@@ -718,7 +775,7 @@ def osd_gap_batch(mat, method, order, syndromes, keys, out, class_code, wgap, go
     n = keys.shape[1]
     rank_h = mat.rank_h
     # the output arrays leave the tuple before the prange: written through the tuple there, numba 0.68 lost the writes
-    status, weight, code, weight_other = gout.status, gout.weight, gout.code, gout.weight_other
+    status, weight, code, weight_other, work = gout.status, gout.weight, gout.code, gout.weight_other, gout.work
     nch = max(1, min(nchunks, S))
     for c in numba.prange(nch):
         lo = c * S // nch
@@ -732,6 +789,7 @@ def osd_gap_batch(mat, method, order, syndromes, keys, out, class_code, wgap, go
                 weight[s] = gap.top_w[0]
                 code[s] = gap.top_code[0]
                 weight_other[s] = gap.top_w[1]
+                work[s] = scratch.work[0]
 
 
 class OsdBatchOut(NamedTuple):
@@ -740,6 +798,7 @@ class OsdBatchOut(NamedTuple):
     out: np.ndarray  # (S, n) uint8 decisions (only the masked rows written)
     out0: np.ndarray  # (S, n) uint8 OSD-0 decisions (masked rows), or (0, n) to skip them
     status: np.ndarray  # (S,) int8 STATUS_* (STATUS_SKIPPED outside the mask)
+    work: np.ndarray  # (S,) int64 the work of each masked shot (module docstring, "Work clock"; others untouched)
 
 
 @numba.njit(cache=True, nogil=True, parallel=True)
@@ -752,13 +811,14 @@ def osd_batch(mat, method, order, syndromes, keys, mask, bout, nchunks):
         syndromes: ``(S, m)`` uint8.
         keys: ``(S, n)`` float64 ordering keys (BP posterior LLRs), one row per shot.
         mask: ``(S,)`` bool; shots with ``False`` are left untouched (``status`` -1).
-        bout: :class:`OsdBatchOut`; ``out`` and ``out0`` written on the masked rows, ``status`` on every row.
+        bout: :class:`OsdBatchOut`; ``out``, ``out0`` and ``work`` written on the masked rows, ``status`` on every
+            row.
         nchunks: number of chunks (e.g. 4 x threads); scratch is allocated once per chunk.
     """
     # the tuples' fields become locals before the prange: arrays written through a tuple there lost the writes
     # (numba 0.68, see osd_gap_batch), and osd_solve takes the matrix unpacked
     col_ptr, row_idx, colbits, weights, rank_h = mat.col_ptr, mat.row_idx, mat.colbits, mat.weights, mat.rank_h
-    out, out0, status = bout.out, bout.out0, bout.status
+    out, out0, status, work = bout.out, bout.out0, bout.status, bout.work
     S = syndromes.shape[0]
     m = syndromes.shape[1]
     n = keys.shape[1]
@@ -789,6 +849,7 @@ def osd_batch(mat, method, order, syndromes, keys, mask, bout, nchunks):
                 else:
                     status[s] = osd_solve(col_ptr, row_idx, colbits, weights, rank_h, method, order,
                                           syndromes[s], keys[s], out[s], dummy0, scratch)
+                work[s] = scratch.work[0]
 
 
 # ------------------------------------------------------------ classical OSD
