@@ -47,7 +47,7 @@ from qdecode.decoders.base import DecodeInfo, Decoder, check_syndromes, observab
 from qdecode.decoders.bp import BpDecoder, bp_params
 from qdecode.decoders.bposd import OSD_KEYS, history_length
 from qdecode.decoders.confidence import ConfidentPrediction, class_codes, correction_weight, gap_db, observables_class
-from qdecode.decoders.osd import other_class_weight
+from qdecode.decoders.osd import OPERATIONS_UNIT, bp_operations, other_class_weight
 from qdecode.decoders.params import DecoderEntry, Param, uses_params
 from qdecode.kernels import gf2
 from qdecode.kernels.lsd import LsdGapWeights, LsdOut, LsdParams, LsdProblem, lsd_range
@@ -120,9 +120,17 @@ class BpLsdDecoder(Decoder):
     w' (w' - 1) / 2 patterns, ``lsd_e`` 2^w' - 1 (w <= 20). :meth:`predict_with_confidence` runs
     that LSD on every shot (the same bound per shot; with the gap, each tested pattern's weight and
     class cost O(its support) more). ``bpuf`` is this class with ``bits_per_step`` 0 and LSD-0.
+
+    Work clock (:attr:`work_unit`): elementary operations (:data:`~qdecode.decoders.osd.OPERATIONS_UNIT`),
+    ``nnz(H)`` edge updates per BP iteration plus, on a shot that gets LSD, LSD's count in its kernel
+    (:mod:`qdecode.kernels.lsd`, "Work clock": the Tanner-graph entries its growth scans, the 64-bit words of
+    its on-the-fly elimination and validity tests, the in-cluster OSD's word operations). After
+    :meth:`predict_with_confidence` every shot also counts the LSD run for its confidence. Wall clock: one
+    call per shot (:attr:`wall_method` ``"call"``).
     """
 
     has_confidence = True
+    work_unit = OPERATIONS_UNIT
 
     def __init__(self, problem: DecodingProblem, *, lsd_order: int, lsd_method: str, bits_per_step: int,
                  lsd_grow: int, lsd_key: str, max_iter: int, alpha: float, beta: float, schedule: str, bits: int,
@@ -172,10 +180,12 @@ class BpLsdDecoder(Decoder):
         hard, post, conv, iters = self.bp._run(self.bp.prior_llr, s, True, self.history)
         failed = ~conv
         status = np.ones(s.shape[0], dtype=np.uint8)
+        lsd_work = np.zeros(s.shape[0], dtype=np.int64)
         self._lsd(s, np.ascontiguousarray(post, dtype=np.float64), failed, self.lsd_order,
-                  LsdOut(hard, status, *_NOT_WANTED))
+                  LsdOut(hard, status, lsd_work, *_NOT_WANTED))
         self.last_info = DecodeInfo(converged=conv, iterations=iters,
-                                    extra={"lsd": failed, "lsd_failed": status == 0})
+                                    extra={"lsd": failed, "lsd_failed": status == 0},
+                                    work=bp_operations(iters, self.problem.H) + lsd_work)
         return hard
 
     def predict_with_confidence(self, syndromes: np.ndarray) -> ConfidentPrediction:
@@ -210,16 +220,18 @@ class BpLsdDecoder(Decoder):
         post = np.ascontiguousarray(post, dtype=np.float64)
         status = np.ones(S, dtype=np.uint8)
         norm = np.zeros(S, dtype=np.float64)
+        lsd_work = np.zeros(S, dtype=np.int64)  # both LSD runs write it: their masks are disjoint
         extra = {"lsd": ~conv}
         if self.confidence == "cluster":
-            self._lsd(s, post, ~conv, self.lsd_order, LsdOut(hard, status, norm, *_NOT_WANTED[1:]))
-            self._lsd(s, post, conv, 0, LsdOut(np.zeros_like(hard), np.ones(S, dtype=np.uint8), norm,
+            self._lsd(s, post, ~conv, self.lsd_order, LsdOut(hard, status, lsd_work, norm, *_NOT_WANTED[1:]))
+            self._lsd(s, post, conv, 0, LsdOut(np.zeros_like(hard), np.ones(S, dtype=np.uint8), lsd_work, norm,
                                                *_NOT_WANTED[1:]))
         else:
-            extra.update(self._gap(s, post, conv, hard, status, norm))
+            extra.update(self._gap(s, post, conv, hard, status, norm, lsd_work))
         q = norm / float(np.sum(self.problem.llr))
         extra.update(lsd_failed=status == 0, cluster_q=q)
-        self.last_info = DecodeInfo(converged=conv, iterations=iters, extra=extra)
+        self.last_info = DecodeInfo(converged=conv, iterations=iters, extra=extra,
+                                    work=bp_operations(iters, self.problem.H) + lsd_work)
         obs = observables_from_errors(hard, self.problem)
         if self.confidence == "gap":
             return ConfidentPrediction(obs, gap_db(extra["weight_best"], extra["weight_other"]))
@@ -227,15 +239,17 @@ class BpLsdDecoder(Decoder):
             return ConfidentPrediction(obs, (-10.0 * np.log10(q)).astype(np.float32))
 
     def _gap(self, s: np.ndarray, post: np.ndarray, conv: np.ndarray, hard: np.ndarray, status: np.ndarray,
-             norm: np.ndarray) -> dict:
-        """LSD with candidate tracking on every shot; BP's ``hard`` (S, n) gets LSD's decision where BP did not
-        ``conv``erge. Returns ``weight_best`` and ``weight_other`` (float64 ``(S,)``; module docstring)."""
+             norm: np.ndarray, work: np.ndarray) -> dict:
+        """LSD with candidate tracking on every shot (its work into ``work``); BP's ``hard`` (S, n) gets LSD's
+        decision where BP did not ``conv``erge. Returns ``weight_best`` and ``weight_other`` (float64 ``(S,)``;
+        module docstring)."""
         S = hard.shape[0]
         if self._col_code is None:
             self._col_code = class_codes(self.problem.L)
         llr = self.problem.llr
         decided = np.zeros_like(hard)
-        found = LsdOut(decided, status, norm, np.full(S, np.inf), np.zeros(S, dtype=np.uint64), np.full(S, np.inf))
+        found = LsdOut(decided, status, work, norm, np.full(S, np.inf), np.zeros(S, dtype=np.uint64),
+                       np.full(S, np.inf))
         self._lsd(s, post, np.ones(S, dtype=bool), self.lsd_order, found, LsdGapWeights(self._col_code, llr))
         failed = ~conv
         hard[failed] = decided[failed]

@@ -51,6 +51,16 @@ tests one candidate: only the in-cluster search finds other classes.
 0: every unowned neighbouring bit, the Tanner-graph neighbourhood, which with BP posteriors is the
 belief-find decoder of Higgott et al., arXiv:2203.04948, in its matrix-inversion form: Delfosse,
 Londe and Beverland's union-find for LDPC codes, arXiv:2103.08049).
+
+Work clock: each shot counts its work (:class:`LsdOut` ``work``), a deterministic integer that grows
+with the time it takes, in elementary operations: one per Tanner-graph entry a growth step scans
+(per check of the cluster, its bits; ``2 c ceil(log2 c)`` more for sorting ``c`` candidates when
+``bits_per_step != 1``) and one per entry of an added bit's column; the 64-bit words of every row
+operation of the on-the-fly elimination (a column loaded, ``Wm - q + wn`` per pivot that reduces it,
+``Wm + wn`` per new basis vector; ``Wm``, ``wn``: words of m checks and of the slots so far) and of the
+validity tests (one per cluster check, the same per pivot); the in-cluster OSD's own count
+(:mod:`qdecode.kernels.osd`, "Work clock") plus the building of its subproblem; and the per-shot
+bookkeeping (the seed scan, one per live cluster each round, the reset: one per bit, check and word).
 """
 
 from __future__ import annotations
@@ -112,6 +122,7 @@ class LsdScratch(NamedTuple):
     mark: np.ndarray  # (n,) uint8: (candidate already listed)
     cllr: np.ndarray  # (m,) float64: a cluster's summed prior LLR, at its root (the cluster statistic)
     stat: np.ndarray  # (1,) float64: the last shot's cluster LLR norm (:func:`lsd_solve`)
+    ops: np.ndarray  # (1,) int64: the last shot's work (:func:`lsd_solve`; module docstring, "Work clock")
 
 
 class LsdOut(NamedTuple):
@@ -120,6 +131,7 @@ class LsdOut(NamedTuple):
 
     decision: np.ndarray  # (S, n) uint8: rows of the masked shots are overwritten
     status: np.ndarray  # (S,) uint8: 1 on success, 0 when s is outside H's column space
+    work: np.ndarray  # (S,) int64 LSD's work of each masked shot (module docstring, "Work clock"), or (0,)
     cluster_norm: np.ndarray  # (S,) float64 cluster LLR norm of each masked shot, or (0,): not wanted
     weight: np.ndarray  # (S,) float64 V1: least V of a found correction (inf: none), or (0,)
     code: np.ndarray  # (S,) uint64 code1: the class code of that correction, or (0,)
@@ -169,7 +181,8 @@ def lsd_scratch(m, n):
         cand=np.zeros(n, dtype=np.int64),
         mark=np.zeros(n, dtype=np.uint8),
         cllr=np.zeros(m, dtype=np.float64),
-        stat=np.zeros(1, dtype=np.float64))
+        stat=np.zeros(1, dtype=np.float64),
+        ops=np.zeros(1, dtype=np.int64))
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -181,31 +194,38 @@ def _root(cparent, c):
 
 
 @numba.njit(cache=True, nogil=True)
-def _reduce_syndrome(root, syndrome, chk_next, c_head, pivot_of, vec, comb, v, cv, wn):
+def _reduce_syndrome(root, syndrome, chk_next, c_head, pivot_of, vec, comb, v, cv, wn, ops):
     """Reduce ``s[U_root]`` by the pivots; ``cv`` receives the combination. Returns True if it vanishes.
+    Adds its work to ``ops[0]`` (module docstring, "Work clock").
 
     The growth helpers (this one, :func:`_grow`, :func:`_add_bit`) take the arrays themselves, not
     :class:`LsdProblem`: they run once per growth step or added bit, and unpacking named tuples on every
     call of such a helper cost GDG 4 % (its ``_set_value``, measured)."""
-    for q in range(v.shape[0]):
+    Wm = v.shape[0]
+    for q in range(Wm):
         v[q] = 0
     for q in range(wn):
         cv[q] = 0
+    work = Wm + wn
     i = c_head[root]
     while i >= 0:
+        work += 1
         if syndrome[i]:
             v[i >> 6] |= _ONE << np.uint64(i & 63)
         i = chk_next[i]
-    for q in range(v.shape[0]):
+    for q in range(Wm):
         while v[q] != 0:
             i = (q << 6) + ctz64(v[q])
             b = pivot_of[i]
             if b < 0:
+                ops[0] += work
                 return False
-            for r in range(q, v.shape[0]):  # a pivot is its vector's lowest bit: words below q are 0
+            work += Wm - q + wn
+            for r in range(q, Wm):  # a pivot is its vector's lowest bit: words below q are 0
                 v[r] ^= vec[b, r]
             for r in range(wn):
                 cv[r] ^= comb[b, r]
+    ops[0] += work
     return True
 
 
@@ -219,19 +239,24 @@ def _grow(c, col_ptr, row_idx, chk_ptr, chk_var, colbits, key, bits_per_step, st
         best = -1
         bk = np.inf
         i = c_head[c]
+        scanned = 0
         while i >= 0:
+            scanned += 1 + chk_ptr[i + 1] - chk_ptr[i]
             for e in range(chk_ptr[i], chk_ptr[i + 1]):
                 j = chk_var[e]
                 if bit_owner[j] < 0 and (best < 0 or key[j] < bk or (key[j] == bk and j < best)):
                     bk = key[j]
                     best = j
             i = chk_next[i]
+        st.ops[0] += scanned
         if best < 0:
             return -1, nb, nslot
         return _add_bit(best, c, col_ptr, row_idx, colbits, st, nb, nslot)
     nc = 0
     i = c_head[c]
+    scanned = 0
     while i >= 0:  # list the candidates first: the bits added below extend this check list
+        scanned += 1 + chk_ptr[i + 1] - chk_ptr[i]
         for e in range(chk_ptr[i], chk_ptr[i + 1]):
             j = chk_var[e]
             if bit_owner[j] < 0 and not mark[j]:
@@ -239,8 +264,13 @@ def _grow(c, col_ptr, row_idx, chk_ptr, chk_var, colbits, key, bits_per_step, st
                 cand[nc] = j
                 nc += 1
         i = chk_next[i]
+    st.ops[0] += scanned
     if nc == 0:
         return -1, nb, nslot
+    lg = 1
+    while (1 << lg) < nc:
+        lg += 1
+    st.ops[0] += 2 * nc * lg  # the two sorts of the candidates
     picked = np.sort(cand[:nc])
     for t in range(nc):
         mark[picked[t]] = 0
@@ -291,11 +321,13 @@ def _add_bit(j, c, col_ptr, row_idx, colbits, st, nb, nslot):
     for q in range(wn):
         cv[q] = 0
     cv[slot >> 6] = _ONE << np.uint64(slot & 63)
+    work = col_ptr[j + 1] - col_ptr[j] + Wm + wn
     for q in range(Wm):
         while v[q] != 0:
             i = (q << 6) + ctz64(v[q])
             b = pivot_of[i]
             if b < 0:
+                work += Wm + wn
                 pivot_of[i] = nb
                 for r in range(Wm):
                     vec[nb, r] = v[r]
@@ -306,10 +338,12 @@ def _add_bit(j, c, col_ptr, row_idx, colbits, st, nb, nslot):
                 for r in range(Wm):
                     v[r] = 0
                 break
+            work += Wm - q + wn
             for r in range(q, Wm):
                 v[r] ^= vec[b, r]
             for r in range(wn):
                 cv[r] ^= comb[b, r]
+    st.ops[0] += work
     return root, nb, nslot
 
 
@@ -326,6 +360,7 @@ def lsd_solve(problem, syndrome, key, params, out, st, gap):
     OSD has that many non-pivot columns to sweep); ``st``: :func:`lsd_scratch`, whose ``stat[0]``
     receives the shot's cluster statistic; ``gap``: an :class:`LsdGapTrack` whose ``top_w`` / ``top_code``
     receive the shot's ``[V1, V2]`` and ``code1`` (module docstring), or ``None`` (pruned at compile time).
+    ``st.ops[0]`` receives the shot's work (module docstring, "Work clock").
     """
     col_ptr, row_idx, chk_ptr, chk_var, colbits, weights = problem
     bits_per_step, order, grow = params.bits_per_step, params.order, params.grow
@@ -335,6 +370,8 @@ def lsd_solve(problem, syndrome, key, params, out, st, gap):
     chk_local = st.chk_local
     m = syndrome.shape[0]
     Wm = v.shape[0]
+    ops = st.ops
+    ops[0] = m
     nseed = 0
     for i in range(m):
         if syndrome[i]:
@@ -354,6 +391,7 @@ def lsd_solve(problem, syndrome, key, params, out, st, gap):
     while True:
         # invalid roots, smallest first (insertion sort by (size, id))
         ninv = 0
+        ops[0] += nseed
         for t in range(nseed):
             c = seeds[t]
             if cparent[c] == c and not cvalid[c]:
@@ -375,7 +413,7 @@ def lsd_solve(problem, syndrome, key, params, out, st, gap):
                 ok = False
                 break
             wn = (nslot + 63) >> 6
-            cvalid[root] = _reduce_syndrome(root, syndrome, chk_next, c_head, pivot_of, vec, comb, v, cv, wn)
+            cvalid[root] = _reduce_syndrome(root, syndrome, chk_next, c_head, pivot_of, vec, comb, v, cv, wn, ops)
         if not ok:
             break
     st.stat[0] = _cluster_llr_norm(weights, nseed, nslot, st) if ok else np.nan
@@ -395,6 +433,7 @@ def lsd_solve(problem, syndrome, key, params, out, st, gap):
         gap.top_w[0] = np.inf
         gap.top_w[1] = np.inf
     # reset what this shot touched
+    ops[0] += nslot + nseed + nb * (Wm + wn)
     for t in range(nslot):
         bit_owner[bit_of_slot[t]] = -1
     for t in range(nseed):
@@ -402,6 +441,7 @@ def lsd_solve(problem, syndrome, key, params, out, st, gap):
         if cparent[c] == c:
             i = c_head[c]
             while i >= 0:
+                ops[0] += 1
                 nx = chk_next[i]
                 pivot_of[i] = -1
                 chk_owner[i] = -1
@@ -433,7 +473,8 @@ def _solve_clusters(problem, syndrome, key, params, st, nseed, nslot, out, gap):
         c = st.seeds[t]
         if cparent[c] != c:
             continue
-        _reduce_syndrome(c, syndrome, chk_next, c_head, pivot_of, vec, comb, v, cv, wn)
+        _reduce_syndrome(c, syndrome, chk_next, c_head, pivot_of, vec, comb, v, cv, wn, st.ops)
+        st.ops[0] += wn
         vc = 0.0
         cc = _ZERO
         for q in range(wn):
@@ -464,6 +505,7 @@ def _cluster_llr_norm(weights, nseed, nslot, st):
     ``weights`` are ``ln(1/p_j)``, so ``lambda_j = w_j + ln(1 - e^{-w_j})`` (= ``ln((1 - p_j) / p_j)``).
     """
     cparent, seeds, cllr = st.cparent, st.seeds, st.cllr
+    st.ops[0] += 2 * nseed + nslot
     for t in range(nseed):
         cllr[seeds[t]] = 0.0
     for t in range(nslot):
@@ -534,9 +576,11 @@ def _cluster_osd(c, problem, syndrome, key, method, order, rank, st, nslot, out,
     lout = np.zeros(nc, dtype=np.uint8)
     lout0 = np.zeros(nc, dtype=np.uint8)
     result = (np.nan, _ZERO, np.nan)
+    scratch = osd_scratch(mc, nc, rank, order)
+    # the subproblem built (the slots scanned twice, its entries, its checks twice) and written back
+    st.ops[0] += 2 * nslot + nnz + nc * Wl + 2 * mc + 2 * nc
     if gap is None:
-        osd_solve(lptr, lrow, lbits, lw, rank, method, order, ls, lkey, lout, lout0,
-                  osd_scratch(mc, nc, rank, order))
+        osd_solve(lptr, lrow, lbits, lw, rank, method, order, ls, lkey, lout, lout0, scratch)
     else:
         lcode = np.empty(nc, dtype=np.uint64)
         lwgap = np.empty(nc, dtype=np.float64)
@@ -544,9 +588,10 @@ def _cluster_osd(c, problem, syndrome, key, method, order, rank, st, nslot, out,
             lcode[a] = gap.class_code[bits[a]]
             lwgap[a] = gap.wgap[bits[a]]
         track = osd_gap_track(lcode, lwgap, rank)
-        osd_gap_solve(OsdMatrix(lptr, lrow, lbits, lw, rank), method, order, ls, lkey, lout, lout0,
-                      osd_scratch(mc, nc, rank, order), track)
+        osd_gap_solve(OsdMatrix(lptr, lrow, lbits, lw, rank), method, order, ls, lkey, lout, lout0, scratch, track)
         result = (track.top_w[0], track.top_code[0], track.top_w[1])
+        st.ops[0] += 2 * nc
+    st.ops[0] += scratch.work[0]
     for a in range(nc):
         out[bits[a]] = lout[a]
         bit_local[bits[a]] = -1
@@ -573,12 +618,15 @@ def _lsd_shots(problem, syndromes, keys, mask, params, out, track, start, stop):
     n = problem.col_ptr.shape[0] - 1
     st = lsd_scratch(m, n)
     want_norm = out.cluster_norm.shape[0] > 0
+    want_work = out.work.shape[0] > 0
     for s in range(start, stop):
         if not mask[s]:
             continue
         for j in range(n):
             out.decision[s, j] = 0
         out.status[s] = 1 if lsd_solve(problem, syndromes[s], keys[s], params, out.decision[s], st, track) else 0
+        if want_work:
+            out.work[s] = st.ops[0] + n  # the decision cleared
         if want_norm:
             out.cluster_norm[s] = st.stat[0]
         if track is not None:
