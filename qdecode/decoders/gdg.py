@@ -40,7 +40,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from qdecode.decoders.base import DecodeInfo, Decoder, DecoderInputError, check_syndromes, observables_from_errors
-from qdecode.decoders.osd import OsdPostProcessor, normalize_osd_method
+from qdecode.decoders.osd import OPERATIONS_UNIT, OsdPostProcessor, bp_operations, normalize_osd_method
 from qdecode.decoders.params import DecoderEntry, Param, uses_params
 from qdecode.kernels.gdg import (
     GdgGraph,
@@ -165,7 +165,18 @@ class GdgDecoder(Decoder):
     first step boundary where the shot's iterations reach ``max_iters``. With ``osd_method``
     (default ``"none"``) a shot may add one OSD as in :class:`~qdecode.decoders.bposd.BpOsdDecoder`
     (``osd_order`` default 10) and, in batches, one more pre-BP run to rebuild its ordering key.
+
+    Work clock (:attr:`work_unit`): the min-sum iterations of each shot, pre-BP and every step of every
+    branch (``last_info.iterations``; 0 on a zero syndrome): the same count in both schedules, whatever
+    ``branch_threads``. With ``osd_method`` the unit is elementary operations instead
+    (:data:`~qdecode.decoders.osd.OPERATIONS_UNIT`): ``nnz(H)`` per min-sum iteration (the whole problem's edges,
+    which the shortened residual graph never exceeds) plus the OSD's 64-bit word operations
+    (:mod:`qdecode.kernels.osd`, "Work clock") on the shots it runs on. The batch path's rerun of pre-BP to
+    rebuild an OSD key (the one-shot paths keep it) is not counted: it is the batch's bookkeeping, not the
+    shot's decoding. Wall clock: one call per shot (:attr:`wall_method` ``"call"``).
     """
+
+    work_unit = "min-sum iterations (pre-BP and every step of every branch)"
 
     def __init__(self, problem: DecodingProblem, *, pre_iter: int, step_iter: int, max_step: int,
                  max_tree_depth: int, max_side_depth: int, side_step: int, new_n: int, low_error_mode: bool,
@@ -208,6 +219,8 @@ class GdgDecoder(Decoder):
                 raise DecoderInputError(str(exc)) from None
         if self.osd is None and self.osd_after >= 0:
             raise DecoderInputError(f"osd_after={self.osd_after} needs an OSD: set osd_method (osd0 | osd_e | osd_cs)")
+        if self.osd is not None:
+            self.work_unit = OPERATIONS_UNIT  # min-sum iterations and OSD's word operations in one unit
         # snapshot capacity of the authors' single-thread schedule
         self.max_guess = max(1, (2 ** self.max_tree_depth - 1) * 2 + self.max_side_depth - self.max_tree_depth)
         self.graph = csr_csc_graph(problem.H)
@@ -254,7 +267,7 @@ class GdgDecoder(Decoder):
         self._local = threading.local()
 
     def _run(self, s: np.ndarray):
-        """Decode ``s`` (S, m) -> (out, converged, iterations, branches, OSD mask or None)."""
+        """Decode ``s`` (S, m) -> (out, converged, iterations, branches, OSD mask or None, work int64 (S,))."""
         S, n = s.shape[0], self.problem.num_errors
         out = np.zeros((S, n), dtype=np.uint8)
         conv = np.zeros(S, dtype=np.bool_)
@@ -278,7 +291,8 @@ class GdgDecoder(Decoder):
             else:
                 run_dynamic(gdg_decode_range, (graph, s, params, self.max_guess, res), S, self.threads)
         if self.osd is None:
-            return out, conv, iters, branches, None
+            return out, conv, iters, branches, None, iters.astype(np.int64)
+        work = bp_operations(iters, self.problem.H)
         idx = np.flatnonzero(self._wants_osd(conv, iters))
         decided = np.zeros(S, dtype=np.bool_)  # shots whose returned estimate is OSD's
         if idx.size:
@@ -295,13 +309,14 @@ class GdgDecoder(Decoder):
                 reliability_keys(graph, s, idx[rerun].astype(np.int64), params, self._own_work(), rerun_keys)
                 keys[rerun] = rerun_keys
             cand = self.osd.solve_batch(s[idx], keys)
+            work[idx] += self.osd.last_work
             take = ~conv[idx]  # flagged: OSD's estimate; converged: the lighter of the two (ties: GDG's)
             rival = np.flatnonzero(conv[idx])
             if rival.size:
                 take[rival] = cand[rival] @ self.llr < out[idx[rival]] @ self.llr
             out[idx[take]] = cand[take]
             decided[idx[take]] = True
-        return out, conv, iters, branches, decided
+        return out, conv, iters, branches, decided, work
 
     def _wants_osd(self, conv, iters):
         """Shots OSD runs on (bool, like ``conv``): no branch converged, or (``osd_after >= 0``) one
@@ -316,11 +331,11 @@ class GdgDecoder(Decoder):
         reliability_key(work, key)
         return key
 
-    def _info(self, conv, iters, br, osd) -> GdgDecodeInfo:
+    def _info(self, conv, iters, br, osd, work) -> GdgDecodeInfo:
         extra = {"branches": br}
         if osd is not None:
             extra["osd"] = osd
-        return GdgDecodeInfo(converged=conv, iterations=iters, extra=extra)
+        return GdgDecodeInfo(converged=conv, iterations=iters, extra=extra, work=work)
 
     def _chunks(self, S: int):
         step = max(1, _CHUNK_ENTRIES // max(1, self.problem.num_errors))
@@ -328,8 +343,8 @@ class GdgDecoder(Decoder):
 
     def decode_batch(self, syndromes: np.ndarray) -> np.ndarray:
         s = check_syndromes(syndromes, self.problem.num_detectors)
-        out, conv, iters, br, osd = self._run(s)
-        self.last_info = self._info(conv, iters, br, osd)
+        out, conv, iters, br, osd, work = self._run(s)
+        self.last_info = self._info(conv, iters, br, osd, work)
         return out
 
     def predict_observables_batch(self, syndromes: np.ndarray) -> np.ndarray:
@@ -337,11 +352,11 @@ class GdgDecoder(Decoder):
         pred = np.zeros((s.shape[0], self.problem.num_observables), dtype=np.uint8)
         parts = []
         for a, b in self._chunks(s.shape[0]):
-            out, conv, iters, br, osd = self._run(s[a:b])
+            out, conv, iters, br, osd, work = self._run(s[a:b])
             pred[a:b] = observables_from_errors(out, self.problem)
-            parts.append((conv, iters, br, np.zeros(0, np.bool_) if osd is None else osd))
-        conv, iters, br, osd = (np.concatenate(x) for x in zip(*parts))
-        self.last_info = self._info(conv, iters, br, osd if self.osd is not None else None)
+            parts.append((conv, iters, br, np.zeros(0, np.bool_) if osd is None else osd, work))
+        conv, iters, br, osd, work = (np.concatenate(x) for x in zip(*parts))
+        self.last_info = self._info(conv, iters, br, osd if self.osd is not None else None, work)
         return pred
 
 
