@@ -41,6 +41,13 @@ per-shot numeric ``extra`` counter of the inner decoder summed over windows (Rel
 BP+OSD's ``osd`` = windows that needed OSD).
 ``last_window_seconds`` float64 ``(K,)``: wall time of each window step of the latest batch.
 
+Work clock (``work_unit``, ``last_info.work``): the sum over the windows of the inner decoder's work clock on
+each shot, in the inner decoder's unit (0 for a window it did not decode), where the inner decoder has one;
+with a fallback, only where the fallback (``bposd``) counts in the same unit (an inner ``bposd`` or
+``bposd-e``, whose operations it adds); otherwise none. ``last_info.work`` is None after a batch in which
+an inner decode reported no work (PyMatching's ``decode_batch``, the per-column path the windows call,
+reports none).
+
 Fallback (``fallback="last"`` or ``"all"``; default ``"none"``): where the inner decoder reports a
 non-converged window (GDG's flagged shots, BP that did not converge), that window is decoded
 again with BP+OSD-CS (registry ``bposd`` defaults: min-sum 80 iterations, OSD-CS10), whose
@@ -148,6 +155,8 @@ class _State:
         self.fallback = np.zeros((S, K), dtype=np.bool_) if fallback else None  # windows redone by BP+OSD
         self.seconds = np.zeros(K, dtype=np.float64)
         self.inner_extra: dict[str, np.ndarray] = {}
+        self.work: np.ndarray | None = None  # int64 (S,): the inner work clocks summed (WindowDecoder.work_unit)
+        self.work_missing = False  # an inner decode reported no work clock: the batch has none
 
     def add_inner_extra(self, shots: np.ndarray, extra) -> None:
         """Sum the inner decoder's per-shot numeric counters into ``(S,)`` accumulators."""
@@ -157,8 +166,24 @@ class _State:
                 acc = self.inner_extra.setdefault(str(key), np.zeros(self.residual.shape[0], dtype=np.float64))
                 acc[shots] += arr
 
-    def info(self) -> WindowDecodeInfo:
+    def add_work(self, shots: np.ndarray, info) -> None:
+        """Add an inner decode's work clock (``info.work``, int ``(len(shots),)``) to the shots' totals; an info
+        without one (None, or no ``work``) leaves the batch without a work clock."""
+        work = None if info is None else info.work
+        if work is None:
+            self.work_missing = True
+            return
+        if self.work is None:
+            self.work = np.zeros(self.residual.shape[0], dtype=np.int64)
+        self.work[shots] += np.asarray(work, dtype=np.int64)
+
+    def info(self, counts_work: bool = False) -> WindowDecodeInfo:
+        """The batch's :class:`WindowDecodeInfo`; with ``counts_work`` its work clock (zeros where no window ran)."""
+        work = None
+        if counts_work and not self.work_missing:
+            work = self.work if self.work is not None else np.zeros(self.residual.shape[0], dtype=np.int64)
         return WindowDecodeInfo(
+            work=work,
             converged=self.converged.all(axis=1),
             iterations=self.iterations.sum(axis=1, dtype=np.int64).astype(np.int32),
             extra={"window_converged": self.converged, "window_iterations": self.iterations,
@@ -210,6 +235,12 @@ class WindowDecoder(Decoder):
     (default ``"none"``) a shot gets at most one more decode per window by BP+OSD-CS (``bposd``
     defaults: at most 80 BP iterations, then OSD-CS of order 10). Committing a window is one sparse
     product over its committed columns. No loop depends on convergence.
+
+    Work clock (:attr:`work_unit`): the inner decoder's, summed over the windows a shot was decoded in (0
+    where its window syndrome was zero): e.g. BP+OSD's operations for the default ``bposd``, min-sum
+    iterations for ``relay-bp`` or ``gdg``, growth steps for ``uf``. None where the inner decoder has no work
+    clock, or with a ``fallback`` whose unit (``bposd``'s operations) differs from the inner decoder's. Wall
+    clock: one call per shot (:attr:`wall_method` ``"call"``).
 
     Raises:
         DecoderInputError: bad ``W`` / ``F`` / ``per_round``, unknown rounds, an inner decoder
@@ -268,6 +299,7 @@ class WindowDecoder(Decoder):
         self.r_min, self.r_max = column_first_round(work.H, self.layout)
         plans = plan_windows(self.layout, self.r_min, self.W, self.F)
         self.windows = [self._compile(plan, k == len(plans) - 1) for k, plan in enumerate(plans)]
+        self.work_unit = self._work_unit()
         self.round_detectors = [self.layout.detectors_of_round(r) for r in range(self.layout.num_rounds)]
         self.last_window_seconds = np.zeros(len(self.windows), dtype=np.float64)
 
@@ -292,6 +324,12 @@ class WindowDecoder(Decoder):
         fwd_rows = np.flatnonzero(np.diff(Hc.indptr))
         return _Window(plan, decoder, fwd_rows, Hc[fwd_rows], work.L[:, plan.commit_cols].astype(np.int32).tocsr(),
                        backup)
+
+    def _work_unit(self) -> str | None:
+        """The inner decoders' common work unit (every window and fallback decoder's), or None (module docstring)."""
+        units = {w.decoder.work_unit for w in self.windows}
+        units |= {w.backup.work_unit for w in self.windows if w.backup is not None}
+        return units.pop() if len(units) == 1 else None
 
     @property
     def num_windows(self) -> int:
@@ -318,12 +356,17 @@ class WindowDecoder(Decoder):
             w.decoder.last_info = None
             est = w.decoder.decode_batch(s_win[shots])
             info = w.decoder.last_info
+            counts_work = self.work_unit is not None
+            if counts_work:
+                state.add_work(shots, info)
             if info is not None and info.converged is not None:
                 state.converged[shots, k] = info.converged
                 if w.backup is not None and not info.converged.all():
                     redo = np.flatnonzero(~info.converged)
                     est = est.copy()
                     est[redo] = w.backup.decode_batch(s_win[shots[redo]])
+                    if counts_work:
+                        state.add_work(shots[redo], w.backup.last_info)
                     state.converged[shots[redo], k] = True  # OSD satisfies the window syndrome
                     state.fallback[shots[redo], k] = True
             if info is not None and info.iterations is not None:
@@ -358,7 +401,7 @@ class WindowDecoder(Decoder):
         state.residual[:] = s
         for k in range(len(self.windows)):
             self._step(k, state)
-        self.last_info = state.info()
+        self.last_info = state.info(self.work_unit is not None)
         self.last_window_seconds = state.seconds
         return state
 
@@ -450,7 +493,7 @@ class WindowStream:
             commit = self.decoder._step(self.next_window, self._state)
             self.next_window += 1
         self.finished = True
-        self.decoder.last_info = self._state.info()
+        self.decoder.last_info = self._state.info(self.decoder.work_unit is not None)
         self.decoder.last_window_seconds = self._state.seconds
         assert commit is not None
         return commit
@@ -477,7 +520,7 @@ class WindowStream:
     @property
     def info(self) -> WindowDecodeInfo:
         """Per-shot diagnostics (after :meth:`finish`)."""
-        return self._done().info()
+        return self._done().info(self.decoder.work_unit is not None)
 
 
 def _window_factory(problem, *, specs, inner, W, F, per_round, fallback, **inner_params):
