@@ -37,7 +37,8 @@ or the parameter raised). Measured (``benchmarks/class_escalate_observables.py``
 at k = 1 to 8 it took 4-15x ``relay-bp``'s time, at k = 12 ([[72,12,6]]) 364x for the same failures.
 
 ``last_info``: ``converged`` (the returned correction satisfies the syndrome), ``extra =
-{"flagged": bool, "switched": bool (escalation replaced the winner), "weight": W}``.
+{"flagged": bool, "switched": bool (escalation replaced the winner), "weight": W}``, ``work`` (the work clock,
+:class:`ClassEscalateDecoder`).
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ import scipy.sparse as sp
 
 from qdecode.decoders.base import DecodeInfo, Decoder, DecoderInputError, check_syndromes
 from qdecode.decoders.bposd import BpOsdDecoder
+from qdecode.decoders.osd import OPERATIONS_UNIT, bp_operations
 from qdecode.decoders.params import DecoderEntry, Param, uses_params
 from qdecode.decoders.relay_bp import RelayBpDecoder
 from qdecode.problem import DecodingProblem
@@ -116,7 +118,15 @@ class ClassEscalateDecoder(Decoder):
     at most ``forced_pre_iter`` + ``forced_legs`` * ``forced_leg_iter`` iterations (defaults
     40 + 100 * 30) on ``[H; L_i]``, O(n + m + nnz(H) + nnz(L_i)) each. Construction decodes
     ``calib_shots`` shots the same way without escalation. Nothing else loops.
+
+    Work clock (:attr:`work_unit`): the stages' work summed in one unit, elementary operations
+    (:data:`~qdecode.decoders.osd.OPERATIONS_UNIT`): the candidate Relay-BP's min-sum iterations (all its legs)
+    x ``nnz(H)``, the BP+OSD candidate's own count (``nnz(H)`` per BP iteration plus OSD's 64-bit word
+    operations), and on a flagged shot each escalation Relay-BP's iterations x ``nnz([H; L_i])``. The
+    construction's calibration is not counted. Wall clock: one call per shot (:attr:`wall_method` ``"call"``).
     """
+
+    work_unit = OPERATIONS_UNIT
 
     def __init__(self, problem: DecodingProblem, *, stop_after: int, osd: int, flag_frac: float,
                  forced_pre_iter: int, forced_legs: int, forced_leg_iter: int, forced_stop_after: int,
@@ -148,20 +158,27 @@ class ClassEscalateDecoder(Decoder):
                                  stop_after=forced_stop_after, threads=threads)
             self.forced.append((ext.H.tocsr(), dec))
         self.L = L
+        relays = [self.relay, *(dec for _, dec in self.forced)]
+        if any(dec.work_unit != RelayBpDecoder.work_unit for dec in relays):
+            self.work_unit = None  # a Relay-BP that does not count min-sum iterations: no common unit
         self.threshold = self._calibrate(int(calib_shots), int(calib_seed))
 
     # ------------------------------------------------------------ candidates
-    def _candidates(self, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The lightest syndrome-satisfying candidate ``(S, n)`` and its weight ``(S,)`` (inf: none)."""
+    def _candidates(self, s: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """The lightest syndrome-satisfying candidate ``(S, n)``, its weight ``(S,)`` (inf: none) and the candidates'
+        work (int64 ``(S,)``, :attr:`work_unit`; None without a work clock)."""
         best = self.relay.decode_batch(s)
+        work = None if self.work_unit is None else bp_operations(self.relay.last_info.work, self.H)
         wbest = np.where(syndrome_ok(self.H, best, s), best @ self.weights, np.inf)
         if self.bposd is not None:
             e = self.bposd.decode_batch(s)
+            if work is not None:
+                work += self.bposd.last_info.work
             w = np.where(syndrome_ok(self.H, e, s), e @ self.weights, np.inf)
             use = w < wbest
             best[use] = e[use]
             wbest = np.where(use, w, wbest)
-        return best, wbest
+        return best, wbest, work
 
     def _calibrate(self, shots: int, seed: int) -> float:
         if self.flag_frac <= 0.0:
@@ -171,13 +188,13 @@ class ClassEscalateDecoder(Decoder):
         rng = np.random.default_rng(seed)
         errs = (rng.random((shots, self.problem.num_errors)) < self.problem.priors).astype(np.uint8)
         synd = ((sp.csr_matrix(errs, dtype=np.int32) @ self.H.T.astype(np.int32)).toarray() & 1).astype(np.uint8)
-        _, w = self._candidates(synd)
+        _, w, _ = self._candidates(synd)
         return float(np.quantile(w, 1.0 - self.flag_frac, method="lower"))
 
     # ---------------------------------------------------------------- decode
     def decode_batch(self, syndromes: np.ndarray) -> np.ndarray:
         s = check_syndromes(syndromes, self.problem.num_detectors)
-        best, wbest = self._candidates(s)
+        best, wbest, work = self._candidates(s)
         flagged = wbest >= self.threshold
         switched = np.zeros(s.shape[0], dtype=bool)
         idx = np.flatnonzero(flagged)
@@ -188,6 +205,8 @@ class ClassEscalateDecoder(Decoder):
                 target = 1 - ((sp.csr_matrix(sub, dtype=np.int32) @ self.L[i].T.astype(np.int32)).toarray() & 1)
                 ext_s = np.hstack([ssub, target.astype(np.uint8)])
                 x = dec.decode_batch(ext_s)
+                if work is not None:
+                    work[idx] += bp_operations(dec.last_info.work, ext_H)
                 wx = np.where(syndrome_ok(ext_H, x, ext_s), x @ self.weights, np.inf)
                 fin = np.isfinite(wx)  # a solution of the extended system; only a strictly lighter one moves
                 use = fin & (wx < wsub - 1e-9 * np.maximum(1.0, np.abs(np.where(fin, wx, 0.0))))
@@ -196,7 +215,7 @@ class ClassEscalateDecoder(Decoder):
                 moved |= use
             best[idx], wbest[idx], switched[idx] = sub, wsub, moved
         self.last_info = DecodeInfo(converged=np.isfinite(wbest),
-                                    extra={"flagged": flagged, "switched": switched, "weight": wbest})
+                                    extra={"flagged": flagged, "switched": switched, "weight": wbest}, work=work)
         return best
 
 
