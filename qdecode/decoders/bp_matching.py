@@ -126,6 +126,11 @@ class BpMatchingDecoder(Decoder):
     number of detection events; it has no iteration cap and no search. With ``mode`` ``"accurate"``
     (default ``"fast"``) a matching graph is built for each shot with a nonzero residual, O(edges).
     With ``time_full`` (default False) each shot's full syndrome is matched once more.
+
+    Work clock (:attr:`work_unit`): none. BP's iterations are counted (``last_info.iterations``) but the
+    matching is PyMatching's, which reports no count of its work; BP's edge updates and a residual's
+    detection events (``pymatching``'s size proxy) are no common unit, so only the wall clock
+    (:meth:`predict_observables_timed`) measures a whole shot.
     """
 
     def __init__(

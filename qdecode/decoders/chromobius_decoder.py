@@ -81,6 +81,11 @@ class ChromobiusDecoder(PackedDecoder):
     polynomial in the size of the mobius graph and the number of detection events; neither step
     searches or waits for convergence. No parameter sets the bound.
 
+    Work clock (:attr:`work_unit`): none. Chromobius' Python API (``predict_obs_flips_from_dets_bit_packed``,
+    ``predict_weighted_obs_flips_from_dets_bit_packed``) returns the predictions and the solution's weight, no
+    count of its matching or lifting work, so there is nothing deterministic to read; the wall clock alone
+    (:meth:`predict_observables_timed`, one call per shot).
+
     Raises:
         DecoderInputError: the problem has no DEM, or Chromobius rejects it (Chromobius' reason,
             on one line).

@@ -92,6 +92,10 @@ class MleDecoder(Decoder):
     ``k`` more per distinct syndrome, the zero one included). HiGHS stops each program at
     ``time_limit`` seconds (default 60.0). The bound is solver time, not a node count.
 
+    Work clock (:attr:`work_unit`): none. HiGHS's node and simplex-iteration counts are not read, and a
+    program stopped by ``time_limit`` stops after a machine-dependent amount of work, so no count would be
+    reproducible; the wall clock alone (:meth:`predict_observables_timed`).
+
     Raises:
         DecoderInputError: a syndrome that no combination of mechanisms produces (the program is
             infeasible), naming the shot.

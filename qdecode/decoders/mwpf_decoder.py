@@ -110,6 +110,10 @@ class MwpfDecoder(Decoder):
     (not run by ``union_find``) adds dual variables to a cluster only while the cluster holds fewer
     than ``cluster_node_limit`` of them (0 = 50), then keeps that cluster's valid parity factor.
 
+    Work clock (:attr:`work_unit`): none. mwpf's solver API (``solve``, ``subgraph``, ``snapshot``,
+    ``dual_report``) reports no count of its growth steps or tuning work per solve, so there is nothing
+    deterministic to read; the wall clock alone (:meth:`predict_observables_timed`, one call per shot).
+
     Raises:
         DecoderInputError: a parameter out of range, or a syndrome that no set of the model's
             mechanisms produces (at decode time; mwpf cannot solve it).

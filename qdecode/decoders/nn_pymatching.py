@@ -89,6 +89,10 @@ class NnPymatchingDecoder(Decoder):
     With ``mode`` ``"reweight"`` or ``"both"`` (default ``"commit"``) a matching graph is built
     for each shot with a nonzero residual, O(edges). No loop depends on convergence.
 
+    Work clock (:attr:`work_unit`): none. The network's cost is the same for every shot and the residual
+    matching is PyMatching's, which reports no count of its work; the wall clock alone
+    (:meth:`predict_observables_timed`).
+
     Raises:
         qdecode.neural.predecoder_runtime.PredecoderLoadError: missing or corrupt model (a
             ``ValueError``).

@@ -117,6 +117,11 @@ class TesseractDecoder(PackedDecoder):
     the limit returns its best answer so far. :meth:`predict_with_confidence`: ``k + 1`` such
     searches per distinct syndrome (``k`` observables; one per observable the detectors do not fix).
 
+    Work clock (:attr:`work_unit`): none. Tesseract's Python API (``TesseractDecoder``: ``decode``,
+    ``decode_to_errors``, ``low_confidence_flag``) reports no count of the states it pushed or searched per
+    shot (only its ``verbose`` log prints one), so there is nothing deterministic to read; the wall clock
+    alone (:meth:`predict_observables_timed`, one call per shot).
+
     ``last_info``: ``None`` after the observable paths; after :meth:`predict_with_confidence`,
     ``extra["weight_best"]`` and ``extra["weight_other"]`` (float64 ``(S,)``, module docstring).
 
