@@ -298,6 +298,22 @@ def relay_ensemble_targets() -> str:
                 "LER, no deadline"], rows)
 
 
+def deadline_bp() -> str:
+    """BP's LER under a work-clock and a wall-clock deadline on [[144,12,12]], miss against anytime policy."""
+    from qdecode.cli.deadline import group_report
+    from qdecode.sims.store import merge_rows, read_rows
+
+    (row,) = merge_rows(read_rows(str(RESULTS / "deadline_bp_bb144.csv"))).values()
+    reports = {policy: group_report(row, [5e6], [10, 20, 50], policy) for policy in ("miss", "anytime")}
+    rows = []
+    for clock, fmt in (("work", lambda d: f"{d:g} iterations"), ("wall", lambda d: f"{d / 1e6:g} ms")):
+        miss, anytime = (reports[p][clock]["deadlines"] for p in ("miss", "anytime"))
+        for m, a in zip(miss, anytime):
+            rows.append([fmt(m["deadline"]), f"{m['late']:,}", f"{m['error_rate']:.3f}", f"{a['error_rate']:.3f}"])
+    rows.append(["none", "0", f"{row.errors / row.shots:.3f}", f"{row.errors / row.shots:.3f}"])
+    return _md(["deadline", "late shots", "LER, miss", "LER, anytime"], rows)
+
+
 def streaming() -> str:
     import streaming as m
 
@@ -380,6 +396,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "relay-lanes": relay_lanes,
     "relay-ensemble": relay_ensemble,
     "relay-ensemble-targets": relay_ensemble_targets,
+    "deadline-bp": deadline_bp,
     "streaming": streaming,
     "bm-vs-galois": bm_vs_galois,
     "polar-speed": polar_speed,

@@ -134,7 +134,7 @@ def group_report(row, wall_deadlines: Sequence[float], work_deadlines: Sequence[
             if trails != decoded:
                 raise ValueError(f"--policy anytime: row {row.strong_id[:12]} ({row.decoder}) recorded the trail of "
                                  f"its answers for {trails} of its {decoded} decoded shots on the {clock} clock "
-                                 f"(decoders that record it: relay-bp with at most 64 observables)")
+                                 f"(decoders that record it: bp and relay-bp, with at most 64 observables)")
         points = deadline_curve(hist, decoded, [*deadlines, math.inf], rescued=rescued)
         out[clock] = {
             "policy": policy,

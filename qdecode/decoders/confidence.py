@@ -44,7 +44,8 @@ Which decoders give one: the registry entries with ``has_confidence=True``
   ``chromobius`` gives none (its module says why);
 * ``relay-bp``: the gap between the lightest converged legs of two classes, among the legs it
   ran (:mod:`qdecode.decoders.relay_bp`); ``inf`` when all its converged legs found one class
-  (no other class *found*), ``nan`` when none converged;
+  (no other class *found*), ``nan`` when none converged. ``relay-bp[ensemble=N]`` takes the same gap
+  over the legs of all its chains;
 * ``bposd`` / ``bposd-e``: the gap between the returned decision (BP's where it converged, else
   OSD's) and the lightest OSD candidate of another class among those the search tests; OSD then
   runs on every shot (:mod:`qdecode.decoders.bposd`). ``inf`` when every tested candidate is in
