@@ -47,12 +47,14 @@ from typing import IO, Union
 import numpy as np
 import scipy.sparse as sp
 
+from qdecode.errors import InputError
+
 __all__ = ["AlistFormatError", "read_alist", "write_alist"]
 
 _INT = re.compile(r"[0-9]+\Z")
 
 
-class AlistFormatError(ValueError):
+class AlistFormatError(InputError):
     """An ``.alist`` file is malformed. ``line`` is the 1-based line number, or None."""
 
     def __init__(self, message: str, line: int | None = None):
@@ -300,13 +302,13 @@ def _as_binary_csc(H) -> sp.csc_matrix:
         M.sum_duplicates()
         M.eliminate_zeros()
         if M.data.size and not np.all(M.data == 1):
-            raise ValueError("write_alist: H must be binary (entries 0 or 1)")
+            raise InputError("write_alist: H must be binary (entries 0 or 1)")
     else:
         A = np.asarray(H)
         if A.ndim != 2:
-            raise ValueError(f"write_alist: H must be 2-D, got shape {A.shape}")
+            raise InputError(f"write_alist: H must be 2-D, got shape {A.shape}")
         if not np.isin(A, (0, 1)).all():
-            raise ValueError("write_alist: H must be binary (entries 0 or 1)")
+            raise InputError("write_alist: H must be binary (entries 0 or 1)")
         M = sp.csc_matrix(A.astype(np.uint8))
         M.eliminate_zeros()
     M.data = np.ones_like(M.data, dtype=np.uint8)

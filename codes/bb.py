@@ -19,6 +19,8 @@ from typing import Sequence, Union
 
 import numpy as np
 
+from qdecode.errors import InputError
+
 from .css import CSSCode
 
 __all__ = ["Monomial", "BBSpec", "parse_monomial", "monomial_matrix", "bb_matrices", "bb_code"]
@@ -38,17 +40,17 @@ def parse_monomial(term: MonomialLike) -> Monomial:
     if not isinstance(term, str):
         a, b = (int(v) for v in term)
         if a < 0 or b < 0:
-            raise ValueError(f"monomial exponents must be >= 0, got {tuple(term)!r}")
+            raise InputError(f"monomial exponents must be >= 0, got {tuple(term)!r}")
         return a, b
     m = _TERM.match(term)
     if not m:
-        raise ValueError(f"cannot parse monomial {term!r}; use forms like 'x^3', 'y', 'x^2y', '1'")
+        raise InputError(f"cannot parse monomial {term!r}; use forms like 'x^3', 'y', 'x^2y', '1'")
     exps = {"x": 0, "y": 0}
     for var, e in ((m.group(1), m.group(2)), (m.group(3), m.group(4))):
         if var is None:
             continue
         if exps[var]:
-            raise ValueError(f"variable {var!r} appears twice in monomial {term!r}")
+            raise InputError(f"variable {var!r} appears twice in monomial {term!r}")
         exps[var] = int(e) if e is not None else 1
     return exps["x"], exps["y"]
 
@@ -109,16 +111,16 @@ def bb_matrices(
         ValueError: ``l`` or ``m`` < 1, or A / B is not exactly three distinct monomials.
     """
     if int(l) < 1 or int(m) < 1:
-        raise ValueError(f"l and m must be positive, got l={l}, m={m}")
+        raise InputError(f"l and m must be positive, got l={l}, m={m}")
     l, m = int(l), int(m)
     parsed = []
     for name, terms in (("A", A_terms), ("B", B_terms)):
         ts = tuple(parse_monomial(t) for t in terms)
         if len(ts) != 3:
-            raise ValueError(f"{name} must have exactly 3 monomials, got {len(ts)}: {list(terms)!r}")
+            raise InputError(f"{name} must have exactly 3 monomials, got {len(ts)}: {list(terms)!r}")
         reduced = {(a % l, b % m) for a, b in ts}
         if len(reduced) != 3:
-            raise ValueError(f"{name}'s monomials {list(terms)!r} are not distinct modulo (l={l}, m={m})")
+            raise InputError(f"{name}'s monomials {list(terms)!r} are not distinct modulo (l={l}, m={m})")
         parsed.append(ts)
     A = tuple(monomial_matrix(l, m, t) for t in parsed[0])
     B = tuple(monomial_matrix(l, m, t) for t in parsed[1])

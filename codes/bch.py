@@ -33,6 +33,8 @@ from typing import Any
 
 import numpy as np
 
+from qdecode.errors import InputError
+
 from .gf2m import GF2m, cyclotomic_coset, gf2m, poly_mul_gf2, poly_to_int, systematic_matrices
 from .gf2m import check_int as _int
 
@@ -136,17 +138,17 @@ class BCHCode:
         nm = field.n_max
         t = _int(self.t, "t")
         if t < 1:
-            raise ValueError(f"t must be >= 1, got t={self.t!r}")
+            raise InputError(f"t must be >= 1, got t={self.t!r}")
         if 2 * t + 1 > nm:
-            raise ValueError(f"designed distance 2t+1 = {2 * t + 1} exceeds the length {nm} "
+            raise InputError(f"designed distance 2t+1 = {2 * t + 1} exceeds the length {nm} "
                              f"of BCH codes over GF(2^{field.m})")
         g, t_eff = bch_generator_poly(field, t)
         km = nm - (g.size - 1)
         if km < 1:
-            raise ValueError(f"BCH code of length {nm} with t={t} has dimension {km} < 1")
+            raise InputError(f"BCH code of length {nm} with t={t} has dimension {km} < 1")
         s = _int(self.shorten, "shorten")
         if not 0 <= s < km:
-            raise ValueError(f"shorten must be in [0, {km}) for the ({nm}, {km}) BCH code, "
+            raise InputError(f"shorten must be in [0, {km}) for the ({nm}, {km}) BCH code, "
                              f"got shorten={self.shorten!r}")
         n, k = nm - s, km - s
         P = _systematic_parity_gf2(g, n, k)
@@ -262,7 +264,7 @@ def bch_code(n: int, t: int, *, shorten: int = 0, prim_poly: int | None = None, 
     ni = _int(n, "n")
     m = (ni + 1).bit_length() - 1
     if ni < 3 or (1 << m) - 1 != ni:
-        raise ValueError(f"primitive BCH codes need n = 2^m - 1 (3, 7, 15, ..., 65535), got n={n!r}; "
+        raise InputError(f"primitive BCH codes need n = 2^m - 1 (3, 7, 15, ..., 65535), got n={n!r}; "
                          f"use shorten= for other lengths")
     return BCHCode(m=m, t=t, shorten=shorten, prim_poly=prim_poly, name=name)
 
@@ -270,7 +272,7 @@ def bch_code(n: int, t: int, *, shorten: int = 0, prim_poly: int | None = None, 
 def _as_bits(a: Any, width: int, name: str) -> np.ndarray:
     x = np.asarray(a)
     if x.ndim != 2 or x.shape[1] != width:
-        raise ValueError(f"{name} must have shape (S, {width}), got {x.shape}")
+        raise InputError(f"{name} must have shape (S, {width}), got {x.shape}")
     if x.size and not np.all((x == 0) | (x == 1)):
-        raise ValueError(f"{name} must be binary (0/1)")
+        raise InputError(f"{name} must be binary (0/1)")
     return np.ascontiguousarray(x, dtype=np.uint8)

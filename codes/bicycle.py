@@ -21,6 +21,8 @@ from typing import Sequence
 
 import numpy as np
 
+from qdecode.errors import InputError
+
 from .css import CSSCode
 
 __all__ = ["circulant", "exponents", "gb_code", "gb_dimension", "GBInstance", "GB_INSTANCES", "gb_instance"]
@@ -35,11 +37,11 @@ def exponents(poly: Sequence[int], l: int, what: str = "polynomial") -> tuple[in
     (coefficients are in F2). ``what`` names the polynomial in the ``ValueError`` a bad entry raises.
     Shared with :mod:`qdecode.codes.lifted_product` (ring entries)."""
     if isinstance(poly, (str, bytes)):
-        raise ValueError(f"{what} must be a list of exponents such as (0, 2, 8), got {poly!r}")
+        raise InputError(f"{what} must be a list of exponents such as (0, 2, 8), got {poly!r}")
     odd: set[int] = set()
     for e in poly:
         if isinstance(e, bool) or int(e) != e:
-            raise ValueError(f"{what}: exponents must be integers, got {e!r}")
+            raise InputError(f"{what}: exponents must be integers, got {e!r}")
         odd ^= {int(e) % l}
     return tuple(sorted(odd))
 
@@ -59,7 +61,7 @@ def circulant(poly: Sequence[int], l: int) -> np.ndarray:
     """
     l = int(l)
     if l < 1:
-        raise ValueError(f"ring size l must be >= 1, got {l}")
+        raise InputError(f"ring size l must be >= 1, got {l}")
     coeff = np.zeros(l, dtype=np.uint8)
     coeff[list(exponents(poly, l))] = 1
     r, c = np.indices((l, l))
@@ -170,5 +172,5 @@ def gb_instance(name: str) -> CSSCode:
     try:
         g = GB_INSTANCES[name]
     except KeyError:
-        raise ValueError(f"unknown GB instance {name!r}; known: {', '.join(GB_INSTANCES)}") from None
+        raise InputError(f"unknown GB instance {name!r}; known: {', '.join(GB_INSTANCES)}") from None
     return gb_code(g.a, g.b, g.l, name=name, d=g.d, provenance=g.provenance)

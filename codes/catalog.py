@@ -24,6 +24,8 @@ import functools
 import re
 from typing import Any, Callable
 
+from qdecode.errors import InputError
+
 from .bb import bb_code
 from .bicycle import GB_INSTANCES, gb_instance
 from .color import PROVENANCE as COLOR_PROVENANCE
@@ -38,8 +40,9 @@ __all__ = [
 ]
 
 
-class UnknownCodeError(KeyError, ValueError):
-    """An unknown code name (a ``KeyError`` and a ``ValueError``); the message lists valid names."""
+class UnknownCodeError(InputError, KeyError):
+    """An unknown code name (an :class:`~qdecode.errors.InputError` and a ``KeyError``); the message lists valid
+    names."""
 
     def __str__(self) -> str:  # KeyError would repr() the message
         return str(self.args[0]) if self.args else ""
@@ -83,12 +86,12 @@ class CatalogEntry:
         """Build the code (``d`` is required for parametrised entries)."""
         if self.parametrised:
             if d is None:
-                raise ValueError(f"code {self.name!r} needs a distance d (e.g. d=5)")
+                raise InputError(f"code {self.name!r} needs a distance d (e.g. d=5)")
             return self.builder(d)
         if d is not None and self.d is None:
-            raise ValueError(f"code {self.name!r} has no known distance, so d={d} cannot be checked; leave d out")
+            raise InputError(f"code {self.name!r} has no known distance, so d={d} cannot be checked; leave d out")
         if d is not None and int(d) != self.d:
-            raise ValueError(f"code {self.name!r} has fixed distance {self.d}; got d={d}")
+            raise InputError(f"code {self.name!r} has fixed distance {self.d}; got d={d}")
         return self.builder()
 
     def n_at(self, d: int | None = None) -> int | None:
@@ -270,8 +273,8 @@ def is_code_spec(name: object) -> bool:
     return isinstance(name, str) and "[" in name
 
 
-def _spec_error(spec: str, why: str) -> ValueError:
-    return ValueError(f"bad code spec {spec!r}: {why} (expected e.g. {_SPEC_EXAMPLE})")
+def _spec_error(spec: str, why: str) -> InputError:
+    return InputError(f"bad code spec {spec!r}: {why} (expected e.g. {_SPEC_EXAMPLE})")
 
 
 def _spec_int(spec: str, key: str, value: str) -> int:

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from qdecode.codes.css import CSSCode
+from qdecode.errors import InputError
 
 __all__ = ["DIRECTIONS", "ColorLayout", "color_layout", "triangular_color_code"]
 
@@ -72,9 +73,9 @@ def _check_d(d: Any) -> int:
     try:
         di = int(d)
     except (TypeError, ValueError):
-        raise ValueError(f"colour-code distance d must be an odd integer >= 3, got d={d!r}") from None
+        raise InputError(f"colour-code distance d must be an odd integer >= 3, got d={d!r}") from None
     if di != d or di < 3 or di % 2 == 0:
-        raise ValueError(f"colour-code distance d must be an odd integer >= 3, got d={d!r}")
+        raise InputError(f"colour-code distance d must be an odd integer >= 3, got d={d!r}")
     return di
 
 

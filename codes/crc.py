@@ -36,6 +36,8 @@ import functools
 
 import numpy as np
 
+from qdecode.errors import InputError
+
 __all__ = ["CRC_POLYNOMIALS", "Crc"]
 
 # name -> (degree r, generator without its leading D^r term)
@@ -69,11 +71,11 @@ class Crc:
 
     def __post_init__(self) -> None:
         if not (isinstance(self.degree, (int, np.integer)) and 1 <= self.degree <= 32):
-            raise ValueError(f"CRC degree must be an integer in 1..32, got {self.degree!r}")
+            raise InputError(f"CRC degree must be an integer in 1..32, got {self.degree!r}")
         if not (isinstance(self.poly, (int, np.integer)) and 0 <= self.poly < (1 << self.degree)):
-            raise ValueError(f"CRC poly {self.poly!r} must be an integer below 2^degree = {1 << self.degree}")
+            raise InputError(f"CRC poly {self.poly!r} must be an integer below 2^degree = {1 << self.degree}")
         if not self.poly & 1:
-            raise ValueError(f"CRC poly {self.poly:#x} has g_0 = 0; the generator must have a constant term")
+            raise InputError(f"CRC poly {self.poly:#x} has g_0 = 0; the generator must have a constant term")
 
     @classmethod
     def from_name(cls, name: str) -> "Crc":
@@ -84,7 +86,7 @@ class Crc:
         """
         key = str(name).strip().lower().replace("-", "").replace("_", "")
         if key not in CRC_POLYNOMIALS:
-            raise ValueError(f"unknown CRC {name!r}; use one of {', '.join(CRC_POLYNOMIALS)}")
+            raise InputError(f"unknown CRC {name!r}; use one of {', '.join(CRC_POLYNOMIALS)}")
         r, p = CRC_POLYNOMIALS[key]
         return cls(key, r, p)
 
@@ -92,7 +94,7 @@ class Crc:
     def parity_matrix(self, k: int) -> np.ndarray:
         """``(k, r)`` uint8 ``P`` with ``crc(a) = a @ P mod 2`` for ``k``-bit messages (read-only)."""
         if k < 0:
-            raise ValueError(f"message length must be >= 0, got {k}")
+            raise InputError(f"message length must be >= 0, got {k}")
         r, g = self.degree, self.poly
         top = 1 << (r - 1)
         mask = (1 << r) - 1
@@ -122,14 +124,14 @@ class Crc:
         w = _bits2d(words, "words")
         r = self.degree
         if w.shape[1] < r:
-            raise ValueError(f"words must have at least {r} columns (the CRC bits), got {w.shape[1]}")
+            raise InputError(f"words must have at least {r} columns (the CRC bits), got {w.shape[1]}")
         return np.all(self.compute(w[:, : w.shape[1] - r]) == w[:, w.shape[1] - r :], axis=1)
 
 
 def _bits2d(a: np.ndarray, name: str) -> np.ndarray:
     x = np.asarray(a)
     if x.ndim != 2:
-        raise ValueError(f"{name} must be 2-D (rows, bits), got shape {x.shape}")
+        raise InputError(f"{name} must be 2-D (rows, bits), got shape {x.shape}")
     if x.size and not np.all((x == 0) | (x == 1)):
-        raise ValueError(f"{name} must be binary (0/1)")
+        raise InputError(f"{name} must be binary (0/1)")
     return np.ascontiguousarray(x, dtype=np.uint8)

@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from qdecode.errors import InputError
+
 from . import gf2
 
 __all__ = ["CSSCode", "logical_operators", "search_min_logical_weight"]
@@ -34,7 +36,7 @@ def logical_operators(hx: np.ndarray, hz: np.ndarray) -> tuple[np.ndarray, np.nd
     lx = gf2.independent_rows_modulo(hx, gf2.nullspace(hz))
     lz = gf2.independent_rows_modulo(hz, gf2.nullspace(hx))
     if lx.shape[0] != lz.shape[0]:  # pragma: no cover - impossible for a valid CSS code
-        raise ValueError(f"found {lx.shape[0]} X logicals but {lz.shape[0]} Z logicals")
+        raise InputError(f"found {lx.shape[0]} X logicals but {lz.shape[0]} Z logicals")
     if lx.shape[0] == 0:
         return lx, lz
     # Pairing: with M = lx lz^T (invertible), lz' = M^{-T} lz gives lx lz'^T = I.
@@ -82,24 +84,24 @@ class CSSCode:
         hx = gf2.as_gf2(self.hx, "hx")
         hz = gf2.as_gf2(self.hz, "hz")
         if hx.shape[1] != hz.shape[1]:
-            raise ValueError(f"hx has {hx.shape[1]} columns but hz has {hz.shape[1]}; both must count the qubits")
+            raise InputError(f"hx has {hx.shape[1]} columns but hz has {hz.shape[1]}; both must count the qubits")
         comm = (hx.astype(np.int64) @ hz.T.astype(np.int64)) % 2
         if comm.any():
             i, j = (int(v) for v in np.argwhere(comm)[0])
-            raise ValueError(
+            raise InputError(
                 f"hx @ hz.T != 0 (mod 2): X check {i} and Z check {j} anticommute "
                 f"({int(comm.sum())} anticommuting pairs); not a CSS code"
             )
         if self.lx is None or self.lz is None:
             if (self.lx is None) != (self.lz is None):
-                raise ValueError("give both lx and lz, or neither (they are computed together)")
+                raise InputError("give both lx and lz, or neither (they are computed together)")
             lx, lz = logical_operators(hx, hz)
         else:
             lx = gf2.as_gf2(self.lx, "lx")
             lz = gf2.as_gf2(self.lz, "lz")
             _check_logicals(hx, hz, lx, lz)
         if self.d is not None and (int(self.d) != self.d or self.d < 1):
-            raise ValueError(f"d must be a positive integer or None, got {self.d!r}")
+            raise InputError(f"d must be a positive integer or None, got {self.d!r}")
         for arr in (hx, hz, lx, lz):
             arr.flags.writeable = False
         object.__setattr__(self, "hx", hx)
@@ -143,25 +145,25 @@ class CSSCode:
 def _basis(basis: str) -> str:
     b = str(basis).upper()
     if b not in ("X", "Z"):
-        raise ValueError(f"basis must be 'X' or 'Z', got {basis!r}")
+        raise InputError(f"basis must be 'X' or 'Z', got {basis!r}")
     return b
 
 
 def _check_logicals(hx: np.ndarray, hz: np.ndarray, lx: np.ndarray, lz: np.ndarray) -> None:
     n = hx.shape[1]
     if lx.shape[1] != n or lz.shape[1] != n or lx.shape[0] != lz.shape[0]:
-        raise ValueError(f"lx {lx.shape} and lz {lz.shape} must both be (k, {n})")
+        raise InputError(f"lx {lx.shape} and lz {lz.shape} must both be (k, {n})")
     mul = lambda a, b: (a.astype(np.int64) @ b.T.astype(np.int64)) % 2  # noqa: E731
     if mul(lx, hz).any():
-        raise ValueError("lx @ hz.T != 0: an X logical anticommutes with a Z stabiliser")
+        raise InputError("lx @ hz.T != 0: an X logical anticommutes with a Z stabiliser")
     if mul(lz, hx).any():
-        raise ValueError("lz @ hx.T != 0: a Z logical anticommutes with an X stabiliser")
+        raise InputError("lz @ hx.T != 0: a Z logical anticommutes with an X stabiliser")
     k = lx.shape[0]
     if not np.array_equal(mul(lx, lz), np.eye(k, dtype=np.int64)):
-        raise ValueError("lx @ lz.T must be the identity (paired logicals)")
+        raise InputError("lx @ lz.T must be the identity (paired logicals)")
     expected = n - gf2.rank(hx) - gf2.rank(hz)
     if k != expected:
-        raise ValueError(f"given {k} logical pairs but n - rank(hx) - rank(hz) = {expected}")
+        raise InputError(f"given {k} logical pairs but n - rank(hx) - rank(hz) = {expected}")
 
 
 def search_min_logical_weight(

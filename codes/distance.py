@@ -34,6 +34,8 @@ import time
 
 import numpy as np
 
+from qdecode.errors import InputError
+
 from .css import CSSCode
 
 __all__ = ["DistanceResult", "css_distance", "brute_force_distance", "logical_distance"]
@@ -70,7 +72,7 @@ class DistanceResult:
 def _basis_arg(basis: str) -> str:
     b = str(basis).upper()
     if b not in ("X", "Z", "BOTH"):
-        raise ValueError(f"basis must be 'X', 'Z' or 'both', got {basis!r}")
+        raise InputError(f"basis must be 'X', 'Z' or 'both', got {basis!r}")
     return "both" if b == "BOTH" else b
 
 
@@ -154,9 +156,9 @@ def css_distance(
     """
     b = _basis_arg(basis)
     if method not in ("indicator", "per-logical"):
-        raise ValueError(f"method must be 'indicator' or 'per-logical', got {method!r}")
+        raise InputError(f"method must be 'indicator' or 'per-logical', got {method!r}")
     if code.k == 0:
-        raise ValueError(f"code {code.name!r} encodes no logical qubit: its distance is undefined")
+        raise InputError(f"code {code.name!r} encodes no logical qubit: its distance is undefined")
     start = time.perf_counter()
     deadline = math.inf if time_limit is None else start + float(time_limit)
     best, lower, witness, witness_basis, solves, timed_out = code.n + 1, code.n + 1, None, None, 0, False
@@ -196,7 +198,7 @@ def brute_force_distance(code: CSSCode, basis: str = "both", *, max_combinations
     """
     b = _basis_arg(basis)
     if code.k == 0:
-        raise ValueError(f"code {code.name!r} encodes no logical qubit: its distance is undefined")
+        raise InputError(f"code {code.name!r} encodes no logical qubit: its distance is undefined")
     n = code.n
     types = ("X", "Z") if b == "both" else (b,)
     keys = []
@@ -209,7 +211,7 @@ def brute_force_distance(code: CSSCode, basis: str = "both", *, max_combinations
     for w in range(1, n + 1):
         count += math.comb(n, w)
         if count > max_combinations:
-            raise ValueError(f"brute force would enumerate more than {max_combinations} supports; use css_distance")
+            raise InputError(f"brute force would enumerate more than {max_combinations} supports; use css_distance")
         for cols, check_mask in keys:
             for support in itertools.combinations(range(n), w):
                 acc = 0
@@ -234,7 +236,7 @@ def logical_distance(check: np.ndarray, duals: np.ndarray, *, time_limit: float 
     check = np.asarray(check, dtype=np.uint8)
     duals = np.asarray(duals, dtype=np.uint8)
     if duals.shape[0] == 0:
-        raise ValueError("no logical observable: the distance is undefined")
+        raise InputError("no logical observable: the distance is undefined")
     n = check.shape[1]
     keep = duals.any(axis=0) | check.any(axis=0)  # a column that flips nothing cannot help
     start = time.perf_counter()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from qdecode.errors import InputError
 from qdecode.kernels import gf2 as _kernel
 
 __all__ = [
@@ -42,13 +43,13 @@ def as_gf2(matrix: object, name: str = "matrix") -> np.ndarray:
     if arr.ndim == 1:
         arr = arr.reshape(1, -1)
     if arr.ndim != 2:
-        raise ValueError(f"{name} must be 2-D, got shape {arr.shape}")
+        raise InputError(f"{name} must be 2-D, got shape {arr.shape}")
     if arr.dtype.kind == "f":
         if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
-            raise ValueError(f"{name} must hold integers, got non-integer entries")
+            raise InputError(f"{name} must hold integers, got non-integer entries")
         arr = arr.astype(np.int64)
     elif arr.dtype.kind not in "biu":
-        raise ValueError(f"{name} must be an integer or boolean array, got dtype {arr.dtype}")
+        raise InputError(f"{name} must be an integer or boolean array, got dtype {arr.dtype}")
     return (arr.astype(np.int64) & 1).astype(np.uint8)
 
 
@@ -102,10 +103,10 @@ def inverse(matrix: object) -> np.ndarray:
     A = as_gf2(matrix)
     k, k2 = A.shape
     if k != k2:
-        raise ValueError(f"inverse needs a square matrix, got shape {A.shape}")
+        raise InputError(f"inverse needs a square matrix, got shape {A.shape}")
     R, piv = row_reduce(np.hstack([A, np.eye(k, dtype=np.uint8)]))
     if len(piv) < k or piv[k - 1] >= k:
-        raise ValueError(f"matrix is singular over GF(2): rank {rank(A)} < {k}")
+        raise InputError(f"matrix is singular over GF(2): rank {rank(A)} < {k}")
     return R[:, k:].copy()
 
 

@@ -30,6 +30,8 @@ from typing import Any
 
 import numpy as np
 
+from qdecode.errors import InputError
+
 __all__ = [
     "MIN_M",
     "MAX_M",
@@ -70,9 +72,9 @@ def _check_m(m: Any) -> int:
     try:
         mi = int(m)
     except (TypeError, ValueError):
-        raise ValueError(f"field degree m must be an integer in [{MIN_M}, {MAX_M}], got m={m!r}") from None
+        raise InputError(f"field degree m must be an integer in [{MIN_M}, {MAX_M}], got m={m!r}") from None
     if mi != m or not MIN_M <= mi <= MAX_M:
-        raise ValueError(
+        raise InputError(
             f"unsupported field size GF(2^{m}): m must be an integer in [{MIN_M}, {MAX_M}] "
             f"(fields GF(4) .. GF(65536))"
         )
@@ -110,9 +112,9 @@ class GF2m:
         try:
             poly = int(poly)
         except (TypeError, ValueError):
-            raise ValueError(f"prim_poly must be an integer bit mask, got {self.prim_poly!r}") from None
+            raise InputError(f"prim_poly must be an integer bit mask, got {self.prim_poly!r}") from None
         if poly.bit_length() - 1 != m:
-            raise ValueError(
+            raise InputError(
                 f"prim_poly={poly:#x} has degree {poly.bit_length() - 1}, but GF(2^{m}) needs degree {m}"
             )
         q = 1 << m
@@ -121,14 +123,14 @@ class GF2m:
         a = 1
         for i in range(q - 1):
             if log[a] != -1:  # alpha's order divides i < q - 1: not primitive
-                raise ValueError(f"prim_poly={poly:#x} is not primitive over GF(2) (x has order {i})")
+                raise InputError(f"prim_poly={poly:#x} is not primitive over GF(2) (x has order {i})")
             exp[i] = a
             log[a] = i
             a <<= 1
             if a & q:
                 a ^= poly
         if a != 1:  # x^(q-1) != 1: p(x) is reducible with x dividing it, or similar
-            raise ValueError(f"prim_poly={poly:#x} is not primitive over GF(2)")
+            raise InputError(f"prim_poly={poly:#x} is not primitive over GF(2)")
         exp[q - 1 :] = exp[: q - 1]
         exp.flags.writeable = False
         log.flags.writeable = False
@@ -154,7 +156,7 @@ class GF2m:
     def _arr(self, a: Any, name: str) -> np.ndarray:
         x = np.asarray(a)
         if x.size and (not np.issubdtype(x.dtype, np.integer) or x.min() < 0 or x.max() >= self.order):
-            raise ValueError(f"{name} must hold integers in [0, {self.order}) for GF(2^{self.m})")
+            raise InputError(f"{name} must hold integers in [0, {self.order}) for GF(2^{self.m})")
         return x.astype(np.int64)
 
     def mul(self, a: Any, b: Any) -> np.ndarray:
@@ -244,9 +246,9 @@ class GF2m:
         """Inverse of :meth:`symbols_to_bits`: ``(..., n m)`` 0/1 -> ``(..., n)`` int64 symbols."""
         b = np.asarray(bits)
         if b.shape[-1] % self.m:
-            raise ValueError(f"bit vectors of length {b.shape[-1]} are not a whole number of {self.m}-bit symbols")
+            raise InputError(f"bit vectors of length {b.shape[-1]} are not a whole number of {self.m}-bit symbols")
         if b.size and not np.all((b == 0) | (b == 1)):
-            raise ValueError("bits must be 0/1")
+            raise InputError("bits must be 0/1")
         b = b.reshape(*b.shape[:-1], b.shape[-1] // self.m, self.m).astype(np.int64)
         return (b << np.arange(self.m, dtype=np.int64)).sum(axis=-1)
 
@@ -341,7 +343,7 @@ def check_int(value: Any, name: str) -> int:
     try:
         iv = int(value)
     except (TypeError, ValueError):
-        raise ValueError(f"{name} must be an integer, got {name}={value!r}") from None
+        raise InputError(f"{name} must be an integer, got {name}={value!r}") from None
     if iv != value:
-        raise ValueError(f"{name} must be an integer, got {name}={value!r}")
+        raise InputError(f"{name} must be an integer, got {name}={value!r}")
     return iv

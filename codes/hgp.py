@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from qdecode.errors import InputError
+
 from . import gf2
 from .css import CSSCode
 
@@ -33,7 +35,7 @@ def hamming_parity_check(r: int = 3) -> np.ndarray:
     """
     r = int(r)
     if r < 2:
-        raise ValueError(f"Hamming code needs r >= 2, got r={r}")
+        raise InputError(f"Hamming code needs r >= 2, got r={r}")
     cols = np.arange(1, 2**r)
     return ((cols[None, :] >> np.arange(r)[:, None]) & 1).astype(np.uint8)
 
@@ -48,7 +50,7 @@ def repetition_parity_check(n: int, *, cyclic: bool = False) -> np.ndarray:
     """
     n = int(n)
     if n < 2:
-        raise ValueError(f"repetition code needs length n >= 2, got n={n}")
+        raise InputError(f"repetition code needs length n >= 2, got n={n}")
     rows = n if cyclic else n - 1
     H = np.zeros((rows, n), dtype=np.uint8)
     i = np.arange(rows)

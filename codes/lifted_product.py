@@ -25,6 +25,8 @@ from typing import Sequence, Union
 
 import numpy as np
 
+from qdecode.errors import InputError
+
 from .bicycle import circulant, exponents
 from .css import CSSCode
 
@@ -56,7 +58,7 @@ def poly_matrix(entries: Sequence[Sequence[Entry]], l: int) -> np.ndarray:
     """
     rows = [list(r) for r in entries]
     if not rows or not rows[0] or any(len(r) != len(rows[0]) for r in rows):
-        raise ValueError("a polynomial matrix needs at least one entry and rows of equal length")
+        raise InputError("a polynomial matrix needs at least one entry and rows of equal length")
     P = np.zeros((len(rows), len(rows[0]), int(l)), dtype=np.uint8)
     for i, r in enumerate(rows):
         for j, e in enumerate(r):
@@ -121,7 +123,7 @@ def lifted_product_code(
     PA = A if isinstance(A, np.ndarray) else poly_matrix(A, l)
     PB = B if isinstance(B, np.ndarray) else poly_matrix(B, l)
     if PA.ndim != 3 or PB.ndim != 3 or PA.shape[2] != int(l) or PB.shape[2] != int(l):
-        raise ValueError(f"A and B must be (rows, cols, l={l}) coefficient arrays, got {PA.shape} and {PB.shape}")
+        raise InputError(f"A and B must be (rows, cols, l={l}) coefficient arrays, got {PA.shape} and {PB.shape}")
     (mA, nA), (mB, nB) = PA.shape[:2], PB.shape[:2]
     hx = np.hstack([lift(_kron_eye(PA, mB, left=False)), lift(_kron_eye(PB, mA, left=True))])
     hz = np.hstack([lift(_kron_eye(conjugate_transpose(PB), nA, left=True)),
@@ -182,5 +184,5 @@ def lp_instance(name: str) -> CSSCode:
     try:
         g = LP_INSTANCES[name]
     except KeyError:
-        raise ValueError(f"unknown LP instance {name!r}; known: {', '.join(LP_INSTANCES)}") from None
+        raise InputError(f"unknown LP instance {name!r}; known: {', '.join(LP_INSTANCES)}") from None
     return lifted_product_code(g.A, g.B, g.l, name=name, d=g.d, provenance=g.provenance)

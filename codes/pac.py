@@ -35,6 +35,8 @@ import dataclasses
 
 import numpy as np
 
+from qdecode.errors import InputError
+
 from .crc import Crc
 from .polar import PolarCode, info_set
 
@@ -53,10 +55,10 @@ def poly_coefficients(poly: int) -> tuple[int, ...]:
         ValueError: not a positive integer, or wider than 64 bits.
     """
     if isinstance(poly, bool) or not isinstance(poly, (int, np.integer)) or poly < 1:
-        raise ValueError(f"PAC polynomial must be a positive integer (e.g. 0o133), got {poly!r}")
+        raise InputError(f"PAC polynomial must be a positive integer (e.g. 0o133), got {poly!r}")
     poly = int(poly)
     if poly.bit_length() > 64:
-        raise ValueError(f"PAC polynomial {poly:#o} has memory above 63")
+        raise InputError(f"PAC polynomial {poly:#o} has memory above 63")
     return tuple((poly >> b) & 1 for b in range(poly.bit_length() - 1, -1, -1))
 
 
@@ -74,7 +76,7 @@ class PacCode(PolarCode):
     def __post_init__(self) -> None:
         coeffs = poly_coefficients(self.poly)
         if tuple(self.conv) not in ((1,), coeffs):
-            raise ValueError(f"conv {tuple(self.conv)} does not match poly {self.poly:#o}")
+            raise InputError(f"conv {tuple(self.conv)} does not match poly {self.poly:#o}")
         object.__setattr__(self, "conv", coeffs)
         super().__post_init__()
 
@@ -107,9 +109,9 @@ class PacCode(PolarCode):
         crc_obj = Crc.from_name(crc) if isinstance(crc, str) else crc
         r = crc_obj.degree if crc_obj is not None else 0
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-            raise ValueError(f"k must be a positive integer, got {k!r}")
+            raise InputError(f"k must be a positive integer, got {k!r}")
         if k + r > N:
-            raise ValueError(f"k + crc bits = {k} + {r} exceeds the length N = {N}")
+            raise InputError(f"k + crc bits = {k} + {r} exceeds the length N = {N}")
         A = info_set(N, k + r, profile, design_ebn0_db=design_ebn0_db)
         label = f"{str(profile).lower()} profile, g={int(poly):#o}" + (f"+{crc_obj.name}" if crc_obj else "")
         return cls(N, A, crc=crc_obj, conv=coeffs, name=name, construction=label, poly=int(poly))

@@ -50,6 +50,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from qdecode.errors import InputError
+
 from . import gf2
 from .crc import Crc
 
@@ -70,12 +72,12 @@ _MAX_5G = 1024
 
 def _log2_length(N: Any) -> int:
     if isinstance(N, bool) or not isinstance(N, (int, np.integer)):
-        raise ValueError(f"polar length N must be an integer power of two, got {N!r}")
+        raise InputError(f"polar length N must be an integer power of two, got {N!r}")
     N = int(N)
     if N < 2 or N & (N - 1):
-        raise ValueError(f"polar length N must be a power of two >= 2, got {N}")
+        raise InputError(f"polar length N must be a power of two >= 2, got {N}")
     if N > 1 << 20:
-        raise ValueError(f"polar length N = {N} is above the supported 2^20")
+        raise InputError(f"polar length N = {N} is above the supported 2^20")
     return N.bit_length() - 1
 
 
@@ -101,7 +103,7 @@ def reliability_5g(N: int = 1024) -> np.ndarray:
     """
     _log2_length(N)
     if N > _MAX_5G:
-        raise ValueError(f"the 5G reliability sequence covers N <= 1024, got N = {N}")
+        raise InputError(f"the 5G reliability sequence covers N <= 1024, got N = {N}")
     q = _sequence_1024()
     return q[q < N].copy()
 
@@ -119,13 +121,13 @@ def bhattacharyya_log_z(N: int, z0: float | None = None, *, log_z0: float | None
     """
     m = _log2_length(N)
     if (z0 is None) == (log_z0 is None):
-        raise ValueError("give exactly one of z0 or log_z0")
+        raise InputError("give exactly one of z0 or log_z0")
     if log_z0 is None:
         if not (0.0 < z0 <= 1.0):
-            raise ValueError(f"Bhattacharyya parameter z0 must be in (0, 1], got {z0}")
+            raise InputError(f"Bhattacharyya parameter z0 must be in (0, 1], got {z0}")
         log_z0 = math.log(z0)
     if not (-math.inf < log_z0 <= 0.0):
-        raise ValueError(f"log_z0 must be finite and <= 0, got {log_z0}")
+        raise InputError(f"log_z0 must be finite and <= 0, got {log_z0}")
     lz = np.array([float(log_z0)])
     for _ in range(m):
         # Entry j holds the channel reached by the index bits decided so far (most
@@ -152,15 +154,15 @@ def info_set(N: int, K: int, construction: str = "5g", *, design_ebn0_db: float 
     """
     _log2_length(N)
     if isinstance(K, bool) or not isinstance(K, (int, np.integer)) or not 0 <= K <= N:
-        raise ValueError(f"K must be an integer with 0 <= K <= N = {N}, got {K!r}")
+        raise InputError(f"K must be an integer with 0 <= K <= N = {N}, got {K!r}")
     key = str(construction).strip().lower()
     if key not in CONSTRUCTIONS:
-        raise ValueError(f"unknown polar construction {construction!r}; use one of {', '.join(CONSTRUCTIONS)}")
+        raise InputError(f"unknown polar construction {construction!r}; use one of {', '.join(CONSTRUCTIONS)}")
     if key == "5g":
         order = reliability_5g(N)  # least reliable first
         return np.sort(order[N - K:])
     if not math.isfinite(design_ebn0_db):
-        raise ValueError(f"design_ebn0_db must be finite, got {design_ebn0_db}")
+        raise InputError(f"design_ebn0_db must be finite, got {design_ebn0_db}")
     rate = max(K, 1) / N
     lz = bhattacharyya_log_z(N, log_z0=-rate * 10.0 ** (design_ebn0_db / 10.0))
     idx = np.arange(N)
@@ -181,7 +183,7 @@ def polar_transform(u: np.ndarray) -> np.ndarray:
     """
     x = np.array(u, dtype=np.uint8, copy=True, order="C")
     if x.ndim != 2:
-        raise ValueError(f"u must be 2-D (rows, N), got shape {x.shape}")
+        raise InputError(f"u must be 2-D (rows, N), got shape {x.shape}")
     N = x.shape[1]
     _log2_length(N)
     S = x.shape[0]
@@ -205,7 +207,7 @@ def weight_enumerator(G: np.ndarray, *, max_codewords: int = 1 << 22) -> np.ndar
     G = gf2.as_gf2(G, "G")
     k, n = G.shape
     if (1 << k) > max_codewords:
-        raise ValueError(f"2^k = 2^{k} codewords exceed max_codewords = {max_codewords}")
+        raise InputError(f"2^k = 2^{k} codewords exceed max_codewords = {max_codewords}")
     W = (n + 63) // 64
     pad = np.zeros((k, W * 64), dtype=np.uint8)
     pad[:, :n] = G
@@ -255,21 +257,21 @@ class PolarCode:
         m = _log2_length(self.N)
         a = np.asarray(self.info_positions)
         if a.ndim != 1 or (a.size and not np.issubdtype(a.dtype, np.integer)):
-            raise ValueError(f"info_positions must be a 1-D integer array, got {a.dtype} {a.shape}")
+            raise InputError(f"info_positions must be a 1-D integer array, got {a.dtype} {a.shape}")
         a = np.sort(a.astype(np.int64))
         if a.size and (a[0] < 0 or a[-1] >= self.N):
-            raise ValueError(f"info_positions must lie in 0..{self.N - 1}")
+            raise InputError(f"info_positions must lie in 0..{self.N - 1}")
         if np.unique(a).size != a.size:
-            raise ValueError("info_positions must be distinct")
+            raise InputError("info_positions must be distinct")
         if self.crc is not None and not isinstance(self.crc, Crc):
-            raise ValueError(f"crc must be a Crc or None, got {type(self.crc).__name__}")
+            raise InputError(f"crc must be a Crc or None, got {type(self.crc).__name__}")
         r = self.crc.degree if self.crc is not None else 0
         if a.size < r + 1:
-            raise ValueError(f"need at least {r + 1} information positions for a {r}-bit CRC and one message bit, "
+            raise InputError(f"need at least {r + 1} information positions for a {r}-bit CRC and one message bit, "
                              f"got {a.size}")
         c = np.asarray(self.conv, dtype=np.int64)
         if c.ndim != 1 or c.size < 1 or c.size > 64 or not np.all((c == 0) | (c == 1)) or c[0] != 1:
-            raise ValueError("conv must be 1..64 binary coefficients (c_0, ..., c_M) with c_0 = 1")
+            raise InputError("conv must be 1..64 binary coefficients (c_0, ..., c_M) with c_0 = 1")
         a.flags.writeable = False
         object.__setattr__(self, "info_positions", a)
         object.__setattr__(self, "conv", tuple(int(v) for v in c))
@@ -301,9 +303,9 @@ class PolarCode:
         r = crc_obj.degree if crc_obj is not None else 0
         _log2_length(N)
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-            raise ValueError(f"k must be a positive integer, got {k!r}")
+            raise InputError(f"k must be a positive integer, got {k!r}")
         if k + r > N:
-            raise ValueError(f"k + crc bits = {k} + {r} exceeds the length N = {N}")
+            raise InputError(f"k + crc bits = {k} + {r} exceeds the length N = {N}")
         A = info_set(N, k + r, construction, design_ebn0_db=design_ebn0_db)
         label = str(construction).lower() + (f"+{crc_obj.name}" if crc_obj is not None else "")
         return cls(N, A, crc=crc_obj, name=name, construction=label)
@@ -390,9 +392,9 @@ class PolarCode:
     def _check_msgs(self, msgs: Any) -> np.ndarray:
         a = np.asarray(msgs)
         if a.ndim != 2 or a.shape[1] != self.k:
-            raise ValueError(f"msgs must have shape (S, k={self.k}), got {a.shape}")
+            raise InputError(f"msgs must have shape (S, k={self.k}), got {a.shape}")
         if a.size and not np.all((a == 0) | (a == 1)):
-            raise ValueError("msgs must be binary (0/1)")
+            raise InputError("msgs must be binary (0/1)")
         return np.ascontiguousarray(a, dtype=np.uint8)
 
     def place(self, msgs: Any) -> np.ndarray:
@@ -430,7 +432,7 @@ class PolarCode:
         """
         x = np.asarray(codewords)
         if x.ndim != 2 or x.shape[1] != self.N:
-            raise ValueError(f"codewords must have shape (S, N={self.N}), got {x.shape}")
+            raise InputError(f"codewords must have shape (S, N={self.N}), got {x.shape}")
         u = polar_transform(x)
         if self.conv != (1,):
             v = u.copy()

@@ -30,6 +30,8 @@ from typing import Any
 
 import numpy as np
 
+from qdecode.errors import InputError
+
 from .gf2m import GF2m, gf2m, systematic_matrices
 from .gf2m import check_int as _int
 
@@ -106,9 +108,9 @@ class RSCode:
         n = _int(self.n, "n")
         k = _int(self.k, "k")
         if not 2 <= n <= field.n_max:
-            raise ValueError(f"n must be in [2, {field.n_max}] for RS codes over GF(2^{field.m}), got n={self.n!r}")
+            raise InputError(f"n must be in [2, {field.n_max}] for RS codes over GF(2^{field.m}), got n={self.n!r}")
         if not 1 <= k < n:
-            raise ValueError(f"need 1 <= k < n for an RS code, got k={self.k!r}, n={n}")
+            raise InputError(f"need 1 <= k < n for an RS code, got k={self.k!r}, n={n}")
         r = n - k
         g = field.poly_from_roots(field.alpha_power(np.arange(1, r + 1)))
         P = _systematic_parity(field, g, n, k)
@@ -194,7 +196,7 @@ class RSCode:
         """Binary-image encoding: uint8 ``(S, k m)`` -> uint8 ``(S, n m)`` (same bit order as ``G_bin``)."""
         b = np.asarray(message_bits)
         if b.ndim != 2 or b.shape[1] != self.k_bits:
-            raise ValueError(f"message_bits must have shape (S, {self.k_bits}), got {b.shape}")
+            raise InputError(f"message_bits must have shape (S, {self.k_bits}), got {b.shape}")
         return self.to_bits(self.encode(self.from_bits(b)))
 
     def to_bits(self, symbols: Any) -> np.ndarray:
@@ -220,9 +222,9 @@ class RSCode:
     def _symbols(self, a: Any, width: int, name: str) -> np.ndarray:
         x = np.asarray(a)
         if x.ndim != 2 or x.shape[1] != width:
-            raise ValueError(f"{name} must have shape (S, {width}), got {x.shape}")
+            raise InputError(f"{name} must have shape (S, {width}), got {x.shape}")
         if x.size and (not np.issubdtype(x.dtype, np.integer) or x.min() < 0 or x.max() >= self.field.order):
-            raise ValueError(f"{name} must hold GF(2^{self.m}) symbols, integers in [0, {self.field.order})")
+            raise InputError(f"{name} must hold GF(2^{self.m}) symbols, integers in [0, {self.field.order})")
         return np.ascontiguousarray(x, dtype=np.int64)
 
 

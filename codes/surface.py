@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from qdecode.errors import InputError
+
 from .css import CSSCode
 
 __all__ = ["rotated_surface_code", "rotated_surface_layout"]
@@ -44,9 +46,9 @@ def _check_d(d: object) -> int:
     try:
         di = int(d)  # type: ignore[arg-type]
     except (TypeError, ValueError):
-        raise ValueError(f"surface code distance d must be an integer >= 2, got {d!r}") from None
+        raise InputError(f"surface code distance d must be an integer >= 2, got {d!r}") from None
     if di != d or di < 2:
-        raise ValueError(f"surface code distance d must be an integer >= 2, got {d!r}")
+        raise InputError(f"surface code distance d must be an integer >= 2, got {d!r}")
     return di
 
 

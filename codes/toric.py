@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from qdecode.errors import InputError
+
 from .css import CSSCode
 from .hgp import hypergraph_product, repetition_parity_check
 
@@ -26,9 +28,9 @@ def _size(value: object, what: str) -> int:
     try:
         iv = int(value)  # type: ignore[arg-type]
     except (TypeError, ValueError):
-        raise ValueError(f"{what} must be an integer >= 2, got {value!r}") from None
+        raise InputError(f"{what} must be an integer >= 2, got {value!r}") from None
     if iv != value or iv < 2:
-        raise ValueError(f"{what} must be an integer >= 2, got {value!r}")
+        raise InputError(f"{what} must be an integer >= 2, got {value!r}")
     return iv
 
 

@@ -55,6 +55,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from qdecode.errors import InputError
+
 KINDS = ("gru", "conv")
 INPUTS = ("raw", "cancel", "cancel+sc")
 
@@ -74,15 +76,15 @@ class CrispArch:
 
     def validate(self) -> "CrispArch":
         if self.kind not in KINDS:
-            raise ValueError(f"CRISP kind must be one of {KINDS}, got {self.kind!r}")
+            raise InputError(f"CRISP kind must be one of {KINDS}, got {self.kind!r}")
         if self.inputs not in INPUTS:
-            raise ValueError(f"CRISP inputs must be one of {INPUTS}, got {self.inputs!r}")
+            raise InputError(f"CRISP inputs must be one of {INPUTS}, got {self.inputs!r}")
         if self.inputs != "raw" and self.kind != "gru":
-            raise ValueError(f"inputs={self.inputs!r} is implemented for the GRU only")
+            raise InputError(f"inputs={self.inputs!r} is implemented for the GRU only")
         if self.n < 2 or self.width < 1 or self.depth < 1 or self.kernel < 1:
-            raise ValueError(f"bad CRISP architecture {self}")
+            raise InputError(f"bad CRISP architecture {self}")
         if not (self.input_scale > 0 and self.llr_clip > 0):
-            raise ValueError("input_scale and llr_clip must be positive")
+            raise InputError("input_scale and llr_clip must be positive")
         return self
 
     def to_dict(self) -> dict[str, Any]:
@@ -93,7 +95,7 @@ class CrispArch:
         names = {f.name for f in dataclasses.fields(cls)}
         unknown = set(d) - names
         if unknown:
-            raise ValueError(f"unknown CRISP architecture fields {sorted(unknown)}")
+            raise InputError(f"unknown CRISP architecture fields {sorted(unknown)}")
         return cls(**d).validate()
 
 
@@ -162,7 +164,7 @@ class CrispGRU(_Base):
     def __init__(self, arch: CrispArch) -> None:
         super().__init__(arch)
         if arch.kind != "gru":
-            raise ValueError("CrispGRU needs kind='gru'")
+            raise InputError("CrispGRU needs kind='gru'")
         self.extra = 1 if arch.inputs == "cancel+sc" else 0
         self.gru = nn.GRU(arch.n + self.extra + 2, arch.width, num_layers=arch.depth, batch_first=True)
         self.head = nn.Linear(arch.width, 1)
@@ -218,7 +220,7 @@ class CrispConv(_Base):
     def __init__(self, arch: CrispArch) -> None:
         super().__init__(arch)
         if arch.kind != "conv":
-            raise ValueError("CrispConv needs kind='conv'")
+            raise InputError("CrispConv needs kind='conv'")
         w = arch.width
         self.inp = nn.Conv1d(arch.n + 2, w, 1)
         self.dilations = [2 ** i for i in range(arch.depth)]

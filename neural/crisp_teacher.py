@@ -37,6 +37,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from qdecode.errors import InputError
 from qdecode.neural.crisp_model import encode_v
 
 __all__ = ["MapTeacher"]
@@ -59,7 +60,7 @@ class MapTeacher:
         pos = np.sort(np.asarray(code.info_positions if positions is None else positions, dtype=np.int64))
         k = int(pos.size)
         if k > 22:
-            raise ValueError(f"MapTeacher enumerates 2^k codewords; k = {k} is too large")
+            raise InputError(f"MapTeacher enumerates 2^k codewords; k = {k} is too large")
         self.N, self.k, self.positions, self.chunk = int(code.N), k, pos, max(1, int(chunk))
         m = np.arange(2**k, dtype=np.int64)
         bits = ((m[:, None] >> np.arange(k)[None, :]) & 1).astype(np.uint8)

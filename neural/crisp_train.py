@@ -56,6 +56,7 @@ import torch
 import torch.nn.functional as F
 
 from qdecode.decoders.crisp import torch_decode_v
+from qdecode.errors import InputError
 from qdecode.neural import train_common
 from qdecode.neural.crisp_model import (  # noqa: F401 - encode_v .. with_sc_column: part of this module's API
     CrispArch,
@@ -120,15 +121,15 @@ class CrispConfig(train_common.JsonConfig):
 
     def validate(self) -> "CrispConfig":
         if self.curriculum not in CURRICULA:
-            raise ValueError(f"curriculum must be one of {CURRICULA}, got {self.curriculum!r}")
+            raise InputError(f"curriculum must be one of {CURRICULA}, got {self.curriculum!r}")
         if self.targets not in TARGETS:
-            raise ValueError(f"targets must be one of {TARGETS}, got {self.targets!r}")
+            raise InputError(f"targets must be one of {TARGETS}, got {self.targets!r}")
         if not 0.0 <= self.target_mix <= 1.0:
-            raise ValueError(f"target_mix must be in [0, 1], got {self.target_mix}")
+            raise InputError(f"target_mix must be in [0, 1], got {self.target_mix}")
         if self.steps < 1 or self.batch < 1 or self.stage_steps < 1 or self.k_start < 1:
-            raise ValueError("steps, batch, stage_steps and k_start must be >= 1")
+            raise InputError("steps, batch, stage_steps and k_start must be >= 1")
         if not self.ebn0_min <= self.ebn0_max:
-            raise ValueError("ebn0_min must be <= ebn0_max")
+            raise InputError("ebn0_min must be <= ebn0_max")
         self.arch(2)
         return self
 
@@ -144,9 +145,9 @@ def load_code(name: str):
 
     code = get_code(name)
     if not hasattr(code, "info_positions"):
-        raise ValueError(f"CRISP needs a polar or PAC code, got {name!r}")
+        raise InputError(f"CRISP needs a polar or PAC code, got {name!r}")
     if getattr(code, "crc", None) is not None:
-        raise ValueError(f"CRISP training supports codes without CRC, {name!r} has one")
+        raise InputError(f"CRISP training supports codes without CRC, {name!r} has one")
     return code
 
 

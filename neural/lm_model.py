@@ -48,6 +48,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from qdecode.errors import InputError
+
 
 @dataclasses.dataclass
 class LmArch:
@@ -65,11 +67,11 @@ class LmArch:
 
     def validate(self) -> "LmArch":
         if self.context < 1 or self.nb < 1 or self.layers < 1 or self.heads < 1 or self.ff < 1:
-            raise ValueError(f"bad LM architecture {self}")
+            raise InputError(f"bad LM architecture {self}")
         if self.d_model % self.heads:
-            raise ValueError(f"d_model ({self.d_model}) must be a multiple of heads ({self.heads})")
+            raise InputError(f"d_model ({self.d_model}) must be a multiple of heads ({self.heads})")
         if not (0.0 <= self.dropout < 1.0 and self.input_scale > 0 and self.llr_clip > 0):
-            raise ValueError("need 0 <= dropout < 1 and positive input_scale, llr_clip")
+            raise InputError("need 0 <= dropout < 1 and positive input_scale, llr_clip")
         return self
 
     def to_dict(self) -> dict:

@@ -41,6 +41,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from qdecode.errors import InputError
 from qdecode.language_model.corpus import lm_split, lm_text_hash
 from qdecode.language_model.ngram import fit_inverse_temperature
 from qdecode.neural import train_common
@@ -89,9 +90,9 @@ class LmConfig(train_common.JsonConfig, LmArch):
 
     def validate(self) -> "LmConfig":
         if self.steps < 1 or self.batch < 1 or self.align < 1 or self.val_blocks < 1:
-            raise ValueError("steps, batch, align and val_blocks must be >= 1")
+            raise InputError("steps, batch, align and val_blocks must be >= 1")
         if not self.ebn0_min <= self.ebn0_max or not 0 < self.rate <= 1 or not 0 <= self.p_short <= 1:
-            raise ValueError("need ebn0_min <= ebn0_max, 0 < rate <= 1, 0 <= p_short <= 1")
+            raise InputError("need ebn0_min <= ebn0_max, 0 < rate <= 1, 0 <= p_short <= 1")
         self.arch()
         return self
 

@@ -17,6 +17,8 @@ from typing import Any, Sequence
 import numpy as np
 import scipy.sparse as sp
 
+from qdecode.errors import InputError
+
 
 @dataclasses.dataclass
 class MechanismBatch:
@@ -37,12 +39,12 @@ class MechanismSampler:
 
     def __init__(self, grid: Sequence[tuple[float, Any]]):
         if not grid:
-            raise ValueError("the sampler needs at least one (p, problem) pair")
+            raise InputError("the sampler needs at least one (p, problem) pair")
         grid = sorted(grid, key=lambda item: item[0])
         first = grid[0][1]
         for _, pr in grid[1:]:
             if pr.H.shape != first.H.shape or (pr.H != first.H).nnz or (pr.L != first.L).nnz:
-                raise ValueError("grid problems must share H and L (one circuit at several p)")
+                raise InputError("grid problems must share H and L (one circuit at several p)")
         self.problem = first
         self.p_grid = np.array([p for p, _ in grid], dtype=np.float64)
         self.prior_grid = np.stack([np.asarray(pr.priors, dtype=np.float64) for _, pr in grid])

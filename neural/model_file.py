@@ -18,6 +18,8 @@ from pathlib import Path
 
 import torch
 
+from qdecode.errors import InputError
+
 
 def read_model_blob(path: str | os.PathLike, fmt: str, version: int, what: str) -> dict:
     """The checked dict of model file ``path`` of family ``fmt`` / ``version``.
@@ -29,16 +31,16 @@ def read_model_blob(path: str | os.PathLike, fmt: str, version: int, what: str) 
     """
     p = Path(path)
     if not p.exists():
-        raise ValueError(f"{what} file not found: {p}")
+        raise InputError(f"{what} file not found: {p}")
     try:
         blob = torch.load(p, map_location="cpu", weights_only=True)
     except Exception as exc:  # noqa: BLE001 - any unpickling failure is a corrupt file
-        raise ValueError(f"cannot read {what} {p}: {type(exc).__name__}: {exc}") from None
+        raise InputError(f"cannot read {what} {p}: {type(exc).__name__}: {exc}") from None
     if not isinstance(blob, dict) or blob.get("format") != fmt:
         found = blob.get("format") if isinstance(blob, dict) else None
-        raise ValueError(f"{p} is not a {what} file (format {found!r}, expected {fmt!r})")
+        raise InputError(f"{p} is not a {what} file (format {found!r}, expected {fmt!r})")
     if blob.get("format_version") != version:
-        raise ValueError(f"{p}: unsupported {what} format version {blob.get('format_version')}")
+        raise InputError(f"{p}: unsupported {what} format version {blob.get('format_version')}")
     return blob
 
 
@@ -51,7 +53,7 @@ def load_weights(net: torch.nn.Module, blob: dict, path: str | os.PathLike) -> t
     try:
         net.load_state_dict(blob["state_dict"])
     except (KeyError, RuntimeError) as exc:
-        raise ValueError(f"{Path(path)}: weights do not match the declared architecture ({exc})") from None
+        raise InputError(f"{Path(path)}: weights do not match the declared architecture ({exc})") from None
     return net.eval()
 
 
@@ -68,11 +70,11 @@ def read_checkpoint(ckpt: str | os.PathLike, config: dict, key: Callable[[dict],
         state = torch.load(ckpt, map_location="cpu", weights_only=True)
         saved = json.loads(state["config"])
     except Exception as exc:  # noqa: BLE001
-        raise ValueError(f"cannot read checkpoint {ckpt}: {type(exc).__name__}: {exc} "
+        raise InputError(f"cannot read checkpoint {ckpt}: {type(exc).__name__}: {exc} "
                          "(delete it or pass --no-resume)") from None
     if key(saved) != key(config):
         diff = sorted(k for k in key(saved) if saved.get(k) != config.get(k))
-        raise ValueError(f"checkpoint {ckpt} was trained with a different config (differs in {diff}); "
+        raise InputError(f"checkpoint {ckpt} was trained with a different config (differs in {diff}); "
                          "use another --out or --no-resume")
     return state
 

@@ -34,12 +34,14 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from qdecode.errors import InputError
+
 Footprint = tuple[tuple[int, int, int], ...]
 
 NUM_INPUT_CHANNELS = 3
 
 
-class LayoutError(ValueError):
+class LayoutError(InputError):
     """A problem that cannot be laid out on the detector volume, or a class-table mismatch."""
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from qdecode.errors import InputError, MissingPackageError
 from qdecode.neural import runtime
 from qdecode.neural.predecoder_layout import Footprint, classes_from_json
 
@@ -30,7 +31,7 @@ BACKENDS = runtime.BACKENDS
 DEVICES = ("cpu", "cuda")
 
 
-class PredecoderLoadError(ValueError):
+class PredecoderLoadError(InputError):
     """A missing, corrupt or incompatible pre-decoder model file."""
 
 
@@ -122,7 +123,7 @@ class _TorchRunner(PredecoderRunner):
         try:
             import torch
         except ImportError as exc:
-            raise ImportError("backend=torch needs torch: pip install 'qdecode[neural]'") from exc
+            raise MissingPackageError("backend=torch needs torch: pip install 'qdecode[neural]'") from exc
         from qdecode.neural.predecoder_model import ModelArch, PredecoderNet
 
         if device == "cuda" and not torch.cuda.is_available():

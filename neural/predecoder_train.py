@@ -35,6 +35,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from qdecode.errors import InputError
 from qdecode.neural import train_common
 from qdecode.neural.mechanism_sampler import MechanismSampler
 from qdecode.neural.predecoder_layout import PredecoderLayout, classes_from_json, classes_to_json
@@ -292,7 +293,7 @@ def train(cfg: TrainConfig, out_dir: str | os.PathLike, *, resume: bool = True, 
         saved = dict(state["config"])
         if saved != cfg.to_dict():
             diff = sorted(k for k in saved if saved.get(k) != cfg.to_dict().get(k))
-            raise ValueError(f"{ckpt} was written with a different config (differs in {diff}); "
+            raise InputError(f"{ckpt} was written with a different config (differs in {diff}); "
                              f"use another --out or --no-resume")
         net.load_state_dict(state["model"])
         ema.load_state_dict(state["ema"])

@@ -31,6 +31,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from qdecode.errors import InputError, MissingPackageError
+
 __all__ = [
     "MODELS_DIR", "BACKENDS", "CRISP_FORMAT", "CRISP_FORMAT_VERSION", "LM_FORMAT", "LM_FORMAT_VERSION",
     "PREDECODER_FORMAT", "PREDECODER_FORMAT_VERSION", "models_dir", "shipped_models", "resolve_model_file",
@@ -109,7 +111,7 @@ def read_card(model_path: str | os.PathLike, *, what: str, error: type[Exception
     try:
         card = json.loads(cp.read_text(encoding="utf-8"))
         if not isinstance(card, dict):
-            raise ValueError("not a JSON object")
+            raise InputError("not a JSON object")
     except (OSError, ValueError) as exc:
         raise error(f"{what} card {cp} is unreadable or corrupt ({exc})") from None
     return card
@@ -120,7 +122,7 @@ def _ort(who: str):
     try:
         import onnxruntime as ort
     except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError(f"{who} needs onnxruntime: pip install 'qdecode[neural]' ({exc})") from None
+        raise MissingPackageError(f"{who} needs onnxruntime: pip install 'qdecode[neural]' ({exc})") from None
     return ort
 
 
@@ -173,7 +175,7 @@ def _torch(who: str):
     try:
         import torch
     except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError(f"{who} needs torch: pip install 'qdecode[neural]' ({exc})") from None
+        raise MissingPackageError(f"{who} needs torch: pip install 'qdecode[neural]' ({exc})") from None
     return torch
 
 

@@ -24,6 +24,7 @@ from typing import Any
 
 import torch
 
+from qdecode.errors import InputError
 from qdecode.neural.model_file import read_checkpoint
 
 __all__ = [
@@ -59,7 +60,7 @@ class JsonConfig:
         names = {f.name for f in dataclasses.fields(cls)}
         unknown = set(d) - names - {"comment"}
         if unknown:
-            raise ValueError(f"unknown {cls.KIND} config keys: {sorted(unknown)}")
+            raise InputError(f"unknown {cls.KIND} config keys: {sorted(unknown)}")
         return cls(**{k: v for k, v in d.items() if k in names})
 
     def to_dict(self) -> dict:

@@ -28,8 +28,10 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from qdecode.errors import InputError
 
-class ProblemError(ValueError):
+
+class ProblemError(InputError):
     """An invalid decoding problem (bad shape, non-binary matrix, prior outside (0, 1))."""
 
 

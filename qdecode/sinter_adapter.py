@@ -159,6 +159,7 @@ from qdecode.decoders.registry import (
     get_entry,
     split_label,
 )
+from qdecode.errors import InputError
 from qdecode.problem import DecodingProblem, decoding_dem
 from qdecode.sims.gap_bins import gap_bin_counts
 
@@ -205,10 +206,10 @@ class SinterDecoder(sinter.Decoder):
 def _sinter_spec(spec: DecoderSpec) -> DecoderSpec:
     """``spec``, refused unless sinter can run it: a quantum decoder, and not ``auto``."""
     if spec.name == "auto":
-        raise ValueError("decoder 'auto' resolves per model, and sinter would record 'qd-auto' for whatever it "
+        raise InputError("decoder 'auto' resolves per model, and sinter would record 'qd-auto' for whatever it "
                          "chose; name the decoder (qdecode sweep --decoder auto records the concrete one)")
     if spec.kind != "quantum":
-        raise ValueError(f"decoder {spec.name!r} is a {spec.kind} decoder; sinter decodes detector error models")
+        raise InputError(f"decoder {spec.name!r} is a {spec.kind} decoder; sinter decodes detector error models")
     return spec
 
 
@@ -431,13 +432,14 @@ def sinter_decoders(*labels: str | Iterable[str], env: bool = True) -> SinterDec
         except ValueError as exc:
             if source is None:
                 raise
-            raise ValueError(f"{source}: bad decoder label {label!r}: {exc}") from None
+            raise InputError(f"{source}: bad decoder label {label!r}: {exc}") from None
     if env:
         for name in collect_command_line_names():
             try:
                 if name_spec(name) is not None:
                     names.append(name)
             except ValueError as exc:
+                # a ValueError: sinter prints its type
                 raise ValueError(f"sinter collect --decoders: bad decoder name {name!r}: {exc}") from None
     out = SinterDecoders()
     shared: dict[DecoderSpec, SinterDecoder] = {}
@@ -475,10 +477,10 @@ def _confident_spec(label: str | DecoderSpec) -> DecoderSpec:
         except ValueError:
             name = None  # malformed: parse_label says how
         if name is not None and name not in decoder_names():
-            raise ValueError(f"unknown decoder {name!r}; decoders with a confidence: {', '.join(CONFIDENCE_DECODERS)}")
+            raise InputError(f"unknown decoder {name!r}; decoders with a confidence: {', '.join(CONFIDENCE_DECODERS)}")
         spec = parse_label(bare)
     if spec.kind != "quantum":
-        raise ValueError(f"decoder {spec.name!r} is a {spec.kind} decoder; sinter decodes detector error models")
+        raise InputError(f"decoder {spec.name!r} is a {spec.kind} decoder; sinter decodes detector error models")
     if not get_entry(spec.name).has_confidence:
         raise no_confidence_error(spec.name)
     return spec
@@ -500,9 +502,9 @@ class SinterCompiledGapSampler(sinter.CompiledSampler):
 
     def __init__(self, decoder, task: sinter.Task, *, max_batch_shots: int = MAX_BATCH_SHOTS):
         if task.circuit is None:
-            raise ValueError("SinterGapSampler needs the task's circuit (sinter.collect loads circuit_path itself)")
+            raise InputError("SinterGapSampler needs the task's circuit (sinter.collect loads circuit_path itself)")
         if max_batch_shots < 1:
-            raise ValueError(f"max_batch_shots must be positive, got {max_batch_shots}")
+            raise InputError(f"max_batch_shots must be positive, got {max_batch_shots}")
         self.decoder = decoder
         self.task = task
         self.circuit = task.circuit
@@ -548,7 +550,7 @@ class SinterCompiledGapSampler(sinter.CompiledSampler):
             predicted = np.asarray(predicted)
             gaps = np.asarray(gaps)
             if predicted.dtype != np.uint8 or predicted.shape != actual.shape or gaps.shape != (dets.shape[0],):
-                raise ValueError(f"decoder returned predictions {predicted.dtype}{predicted.shape} and gaps "
+                raise InputError(f"decoder returned predictions {predicted.dtype}{predicted.shape} and gaps "
                                  f"{gaps.shape}, expected uint8{actual.shape} and ({dets.shape[0]},)")
             obs_mask = self.task.postselected_observables_mask
             if obs_mask is not None:  # sinter's rule: mispredicting a postselected observable discards the shot
@@ -582,7 +584,7 @@ class SinterGapSampler(sinter.Sampler):
 
     def __init__(self, label: str | DecoderSpec, *, max_batch_shots: int = MAX_BATCH_SHOTS):
         if max_batch_shots < 1:
-            raise ValueError(f"max_batch_shots must be positive, got {max_batch_shots}")
+            raise InputError(f"max_batch_shots must be positive, got {max_batch_shots}")
         self.spec = _confident_spec(label)
         self.max_batch_shots = max_batch_shots
 
@@ -592,7 +594,7 @@ class SinterGapSampler(sinter.Sampler):
         dem = task.detector_error_model
         if dem is None:  # sinter's workers always fill it in; as they do, for a direct call
             if task.circuit is None:
-                raise ValueError("SinterGapSampler needs the task's circuit (sinter.collect loads circuit_path "
+                raise InputError("SinterGapSampler needs the task's circuit (sinter.collect loads circuit_path "
                                  "itself)")
             dem = decoding_dem(task.circuit)
         decoder = self.spec.build(DecodingProblem.from_dem(dem))
@@ -654,7 +656,7 @@ def sinter_gap_samplers(*labels: str | Iterable[str], env: bool = True) -> Sinte
             continue  # a label for sinter_decoders only
         except ValueError as exc:
             prefix = sinter_gap_name(label) if source is None else f"{source}: bad decoder label {label!r}"
-            raise ValueError(f"{prefix}: {exc}") from None
+            raise InputError(f"{prefix}: {exc}") from None
         for name in (sinter_gap_name(label), GAP_PREFIX + re.sub(r"\s+", "", gap_bare_label(label)),
                      GAP_PREFIX + sampler.spec.label()):
             out[name] = sampler
@@ -664,5 +666,6 @@ def sinter_gap_samplers(*labels: str | Iterable[str], env: bool = True) -> Sinte
                 try:
                     out[name] = SinterGapSampler(name)
                 except ValueError as exc:
+                    # a ValueError: sinter prints its type
                     raise ValueError(f"sinter collect --decoders: bad decoder name {name!r}: {exc}") from None
     return out

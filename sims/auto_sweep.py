@@ -31,6 +31,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Callable, Mapping, Sequence
 
+from qdecode.errors import InputError
 from qdecode.sims.tasks import SweepTask, describe_task, strong_id
 
 #: The placeholder decoder a task is described with before its kind is known (no decoder is built).
@@ -106,7 +107,7 @@ def resolve_auto_tasks(tasks: Sequence[SweepTask], existing: Mapping[str, Any],
         try:
             ct = describe_task(dataclasses.replace(task, decoder=DecoderSpec.create(_PLACEHOLDER)))
         except ValueError as exc:
-            raise ValueError(f"task {task.describe()}: {exc}") from None
+            raise InputError(f"task {task.describe()}: {exc}") from None
         problem = DecodingProblem.from_dem(ct.dem)
         kind = model_kind(problem, DecoderSpec)
         params = tuple(sorted(dict(task.decoder.params).items()))

@@ -38,6 +38,8 @@ from typing import Any
 
 import numpy as np
 
+from qdecode.errors import InputError
+
 __all__ = [
     "ebn0_to_sigma2",
     "BpskAwgn",
@@ -53,9 +55,9 @@ def _finite(value: Any, name: str) -> float:
     try:
         v = float(value)
     except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a real number, got {name}={value!r}") from None
+        raise InputError(f"{name} must be a real number, got {name}={value!r}") from None
     if not math.isfinite(v):
-        raise ValueError(f"{name} must be finite, got {name}={value!r}")
+        raise InputError(f"{name} must be finite, got {name}={value!r}")
     return v
 
 
@@ -64,39 +66,39 @@ def finite_array(value: Any, name: str) -> np.ndarray:
     try:
         a = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a finite number or array, got {value!r}") from None
+        raise InputError(f"{name} must be a finite number or array, got {value!r}") from None
     if not np.all(np.isfinite(a)):
-        raise ValueError(f"{name} must be finite, got {value!r}")
+        raise InputError(f"{name} must be finite, got {value!r}")
     return a
 
 
 def _open_unit(value: Any, name: str) -> float:
     v = _finite(value, name)
     if not 0.0 < v < 1.0:
-        raise ValueError(f"{name} must be a probability strictly between 0 and 1, got {name}={value!r}")
+        raise InputError(f"{name} must be a probability strictly between 0 and 1, got {name}={value!r}")
     return v
 
 
 def _transition(value: Any, name: str) -> float:
     v = _finite(value, name)
     if not 0.0 < v <= 1.0:
-        raise ValueError(f"{name} must be a transition probability in (0, 1], got {name}={value!r}")
+        raise InputError(f"{name} must be a transition probability in (0, 1], got {name}={value!r}")
     return v
 
 
 def _rate(value: Any) -> float:
     v = _finite(value, "rate")
     if not 0.0 < v <= 1.0:
-        raise ValueError(f"rate must be the code rate k/n in (0, 1], got rate={value!r}")
+        raise InputError(f"rate must be the code rate k/n in (0, 1], got rate={value!r}")
     return v
 
 
 def _codewords(codewords: Any) -> np.ndarray:
     c = np.asarray(codewords)
     if c.ndim != 2:
-        raise ValueError(f"codewords must be 2-D (shots, n), got shape {c.shape}")
+        raise InputError(f"codewords must be 2-D (shots, n), got shape {c.shape}")
     if c.size and not np.all((c == 0) | (c == 1)):
-        raise ValueError("codewords must be binary (0/1)")
+        raise InputError("codewords must be binary (0/1)")
     return c.astype(np.uint8, copy=False)
 
 
@@ -316,12 +318,12 @@ class GilbertElliottAwgn(_GeMarkov):
         object.__setattr__(self, "rate", _rate(self.rate))
         delta = _finite(self.delta_db, "delta_db")
         if delta < 0:
-            raise ValueError(f"delta_db must be >= 0 (the bad state is the noisier one), "
+            raise InputError(f"delta_db must be >= 0 (the bad state is the noisier one), "
                              f"got delta_db={self.delta_db!r}")
         object.__setattr__(self, "delta_db", delta)
         object.__setattr__(self, "csi", bool(self.csi))
         if self.reference not in ("average", "good"):
-            raise ValueError(f"reference must be 'average' or 'good', got reference={self.reference!r}")
+            raise InputError(f"reference must be 'average' or 'good', got reference={self.reference!r}")
 
     @property
     def sigma2_good(self) -> float:

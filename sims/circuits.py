@@ -30,6 +30,8 @@ from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 
+from qdecode.errors import InputError
+
 from .color_circuit import COLOR_NOISE, XYZ_NOISE, color_memory_circuit, xyz_memory_circuit
 from .css_circuit import CSS_NOISE, SCHEDULES, SX_ORDER, SZ_ORDER, css_memory_circuit
 from .noise import (
@@ -70,7 +72,7 @@ def _basis(basis: Any, family: str = "") -> str:
     if b == "XYZ":
         if family == "color":
             return b
-        raise ValueError(f"basis must be 'X' or 'Z' ('XYZ' for the colour code), got basis={basis!r}")
+        raise InputError(f"basis must be 'X' or 'Z' ('XYZ' for the colour code), got basis={basis!r}")
     return check_basis(basis)
 
 
@@ -80,13 +82,13 @@ def _resolve(code: str, d: Any, rounds: Any, noise: str, p: Any, basis: Any, sch
 
     entry = get_entry(code)  # UnknownCodeError lists the names
     if not entry.kind.startswith("quantum"):
-        raise ValueError(
+        raise InputError(
             f"code {code!r} is a {entry.kind} code: it has no memory-experiment circuit; sweep it over a "
             f"channel instead (qdecode sweep --code {code} --noise awgn --ebn0 ...)"
         )
     family = entry.family
     if schedule is not None and schedule not in SCHEDULES:
-        raise ValueError(f"unknown schedule {schedule!r}; valid names: {', '.join(SCHEDULES)}")
+        raise InputError(f"unknown schedule {schedule!r}; valid names: {', '.join(SCHEDULES)}")
     if schedule is None and family not in SUPPORTED_NOISE:
         schedule = "coloration"  # no dedicated circuit: the generic one
     supported = COLORATION_NOISE if schedule is not None else SUPPORTED_NOISE[family]
@@ -94,39 +96,39 @@ def _resolve(code: str, d: Any, rounds: Any, noise: str, p: Any, basis: Any, sch
         from .classical_points import CHANNELS
 
         if noise in CHANNELS:
-            raise ValueError(f"{noise!r} is a channel for classical codes, not a circuit noise model; "
+            raise InputError(f"{noise!r} is a channel for classical codes, not a circuit noise model; "
                              f"code {code!r} takes one of: {', '.join(supported)}")
-        raise ValueError(f"unknown noise model {noise!r}; valid names: {', '.join(NOISE_MODELS)}")
+        raise InputError(f"unknown noise model {noise!r}; valid names: {', '.join(NOISE_MODELS)}")
     if noise not in supported:
         hint = " (or schedule='coloration' for the generic circuit)" if noise in COLORATION_NOISE else ""
-        raise ValueError(
+        raise InputError(
             f"noise model {noise!r} is not available for code {code!r}; use one of: {', '.join(supported)}{hint}"
         )
     pf = check_p(p)
     b = _basis(basis, family if schedule is None else "")
     if b == "XYZ" and noise not in XYZ_NOISE:
-        raise ValueError(f"noise model {noise!r} is not available for the XYZ colour-code circuit; use one of: "
+        raise InputError(f"noise model {noise!r} is not available for the XYZ colour-code circuit; use one of: "
                          f"{', '.join(XYZ_NOISE)}")
     if entry.parametrised:
         if d is None:
-            raise ValueError(f"code {code!r} needs a distance: pass d (e.g. d=5)")
+            raise InputError(f"code {code!r} needs a distance: pass d (e.g. d=5)")
         dv = check_positive_int(d, "d")
         if dv < 2:
-            raise ValueError(f"d must be >= 2 for code {code!r}, got d={d!r}")
+            raise InputError(f"d must be >= 2 for code {code!r}, got d={d!r}")
     elif entry.d is None:  # no known distance (e.g. a user's bb[...] spec without d)
         if d is not None:
-            raise ValueError(f"code {code!r} has no known distance, so d={d!r} cannot be checked; leave d out "
+            raise InputError(f"code {code!r} has no known distance, so d={d!r} cannot be checked; leave d out "
                              f"(or state it in the spec, bb[...,d=N])")
         dv = None
     else:
         if d is not None and int(d) != entry.d:
-            raise ValueError(f"code {code!r} has fixed distance {entry.d}; got d={d!r}")
+            raise InputError(f"code {code!r} has fixed distance {entry.d}; got d={d!r}")
         dv = int(entry.d)
     if noise == "code-capacity":
         r = 1
     elif rounds is None:
         if dv is None:
-            raise ValueError(f"code {code!r} has no known distance, so rounds has no default: "
+            raise InputError(f"code {code!r} has no known distance, so rounds has no default: "
                              f"pass rounds (e.g. --rounds 6)")
         r = dv
     else:
@@ -270,7 +272,7 @@ def _surface_circuit(d: int, rounds: int, noise: str, p: float, basis: str, memo
             noiseless = keep_detectors_of_basis(noiseless, basis)
         return insert_noise(to_cz_circuit(noiseless), si1000_rules(p))
     else:  # pragma: no cover - filtered by _resolve
-        raise ValueError(f"noise {noise!r} not available for the surface code")
+        raise InputError(f"noise {noise!r} not available for the surface code")
     circ = stim.Circuit.generated(task, distance=d, rounds=rounds, **kw)
     return keep_detectors_of_basis(circ, basis) if memory_basis_only else circ
 
@@ -439,7 +441,7 @@ def _bb_cycle(spec: Any, basis: str, sx: Sequence[Any], sz: Sequence[Any]) -> _B
     layers = [cx_layer(t) for t in range(7)]
     for t in range(1, 6):
         if layers[t][1].size:
-            raise ValueError(f"schedule leaves data qubits idle in CX layer {t + 1}; not a valid depth-8 cycle")
+            raise InputError(f"schedule leaves data qubits idle in CX layer {t + 1}; not a valid depth-8 cycle")
     return _BBCycle(data, xq, zq, layers, first_used, np.setdiff1d(data, first_used), "R" if basis == "Z" else "RX")
 
 
@@ -566,11 +568,11 @@ def bb_memory_circuit(
 
     spec = code.meta
     if spec is None or not hasattr(spec, "A"):
-        raise ValueError(f"bb_memory_circuit needs a BB code (with BBSpec meta), got {code!r}")
+        raise InputError(f"bb_memory_circuit needs a BB code (with BBSpec meta), got {code!r}")
     rounds = check_positive_int(rounds, "rounds")
     b = _basis(basis)
     if len(sx) != 7 or len(sz) != 7 or sx[0] != "idle" or sz[6] != "idle":
-        raise ValueError(f"schedules must have 7 entries with sx[0] = sz[6] = 'idle'; got sx={sx}, sz={sz}")
+        raise InputError(f"schedules must have 7 entries with sx[0] = sz[6] = 'idle'; got sx={sx}, sz={sz}")
     cyc = _bb_cycle(spec, b, sx, sz)
     coords = _bb_coords(spec)
     c = stim.Circuit()

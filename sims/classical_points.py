@@ -40,6 +40,8 @@ from typing import Any
 
 import numpy as np
 
+from qdecode.errors import InputError
+
 CHANNELS = ("awgn", "bsc", "ge", "ge-awgn")
 _GE_BSC_KEYS = ("p_gb", "p_bg", "eps_good", "eps_bad", "csi")
 _GE_AWGN_KEYS = ("p_gb", "p_bg", "delta_db", "csi", "reference")
@@ -78,27 +80,27 @@ class BinaryCode:
 
 def _check_channel(noise: str, ebn0: float | None, p: float | None, channel: dict[str, Any]) -> None:
     if noise not in CHANNELS:
-        raise ValueError(f"unknown channel {noise!r} for a classical code (known: {', '.join(CHANNELS)})")
+        raise InputError(f"unknown channel {noise!r} for a classical code (known: {', '.join(CHANNELS)})")
     if noise in ("awgn", "ge-awgn"):
         if ebn0 is None or p is not None:
-            raise ValueError(f"channel {noise!r} takes ebn0 (dB), not p")
+            raise InputError(f"channel {noise!r} takes ebn0 (dB), not p")
         if not math.isfinite(ebn0):
-            raise ValueError(f"ebn0 must be a finite number of dB, got {ebn0!r}")
+            raise InputError(f"ebn0 must be a finite number of dB, got {ebn0!r}")
     elif noise == "bsc":
         if p is None or ebn0 is not None:
-            raise ValueError("channel 'bsc' takes p, not ebn0")
+            raise InputError("channel 'bsc' takes p, not ebn0")
     if noise == "ge":
         if p is not None or ebn0 is not None:
-            raise ValueError("channel 'ge' takes its parameters in channel = {p_gb, p_bg, eps_good, eps_bad, csi}")
+            raise InputError("channel 'ge' takes its parameters in channel = {p_gb, p_bg, eps_good, eps_bad, csi}")
     known = {"ge": _GE_BSC_KEYS, "ge-awgn": _GE_AWGN_KEYS}.get(noise, ())
     unknown = sorted(set(channel) - set(known))
     if unknown:
-        raise ValueError(f"channel {noise!r} has no parameter {unknown[0]!r}"
+        raise InputError(f"channel {noise!r} has no parameter {unknown[0]!r}"
                          + (f" (known: {', '.join(known)})" if known else ""))
     missing = [key for key in _GE_REQUIRED if key not in channel] if known else []
     if missing:
         optional = ", ".join(k for k in known if k not in _GE_REQUIRED)
-        raise ValueError(
+        raise InputError(
             f"channel {noise!r} (Gilbert-Elliott) needs the transition probabilities {' and '.join(missing)}; "
             f"give them in a recipe task's channel table, e.g. channel = {{ p_gb = 0.01, p_bg = 0.2 }} "
             f"(optional: {optional})"
@@ -132,9 +134,9 @@ class ClassicalRecipe:
 
         entry = get_entry(self.code)  # UnknownCodeError lists the names
         if not entry.kind.startswith("classical"):
-            raise ValueError(f"code {self.code!r} is a {entry.kind} code; classical channels need a classical code")
+            raise InputError(f"code {self.code!r} is a {entry.kind} code; classical channels need a classical code")
         if self.source not in SOURCES:
-            raise ValueError(f"unknown message source {self.source!r} (known: {', '.join(SOURCES)})")
+            raise InputError(f"unknown message source {self.source!r} (known: {', '.join(SOURCES)})")
         _check_channel(self.noise, self.ebn0, self.p, dict(self.channel))
         self.build_channel(0.5)  # parameter values validated by the channel classes
 
@@ -143,7 +145,7 @@ class ClassicalRecipe:
 
         entry = get_entry(self.code)
         if not entry.kind.startswith("classical"):
-            raise ValueError(f"code {self.code!r} is a {entry.kind} code; classical channels need a classical code")
+            raise InputError(f"code {self.code!r} is a {entry.kind} code; classical channels need a classical code")
         return BinaryCode.of(get_code(self.code))
 
     def build_channel(self, rate: float):
@@ -212,10 +214,10 @@ def run_classical_batch(code: BinaryCode, channel, decoder, seed: int | np.rando
     extra: dict[str, int] = {}
     text = source == "text"
     if text and code.k % 8:
-        raise ValueError(f"a text source needs whole message bytes, but k = {code.k}")
+        raise InputError(f"a text source needs whole message bytes, but k = {code.k}")
     genie = bool(getattr(decoder, "needs_true_context", False))
     if genie and not text:
-        raise ValueError("a genie-context decoder needs a text source (the true previous bytes)")
+        raise InputError("a genie-context decoder needs a text source (the true previous bytes)")
     Ht = np.ascontiguousarray(code.H.T, dtype=np.float32)
     left = shots
     while left > 0:
@@ -240,7 +242,7 @@ def run_classical_batch(code: BinaryCode, channel, decoder, seed: int | np.rando
             for key, v in info.counts().items():
                 extra[key] = extra.get(key, 0) + int(v)
         if dec.shape != cw.shape:
-            raise ValueError(f"decoder returned shape {dec.shape}, expected {cw.shape}")
+            raise InputError(f"decoder returned shape {dec.shape}, expected {cw.shape}")
         wrong = dec != cw
         block = wrong.any(axis=1)
         errors += int(block.sum())

@@ -68,6 +68,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from qdecode.codes.color import ColorLayout, color_layout
+from qdecode.errors import InputError
 
 from .noise import NoiseRules, check_basis, check_p, check_positive_int, insert_noise, si1000_rules, to_cz_circuit
 
@@ -122,7 +123,7 @@ def cx_layers(d: int, schedule: Schedule | None = None) -> list[list[tuple[int, 
     sched = SCHEDULE if schedule is None else schedule
     bad = _check_schedule_shape(sched)
     if bad:
-        raise ValueError(bad[0])
+        raise InputError(bad[0])
     tx, tz = (tuple(int(t) for t in half) for half in sched)
     lay = color_layout(d)
     n = lay.n
@@ -203,7 +204,7 @@ def _noise(noise: Any, p: Any) -> tuple[str | None, float]:
     if noise is None:
         return None, 0.0
     if noise not in COLOR_NOISE:
-        raise ValueError(f"unknown noise model {noise!r} for a colour-code circuit; valid names: "
+        raise InputError(f"unknown noise model {noise!r} for a colour-code circuit; valid names: "
                          f"{', '.join(COLOR_NOISE)}")
     return str(noise), check_p(p)
 
@@ -281,11 +282,11 @@ def superdense_memory_circuit(
     b = check_basis(basis)
     nz, pf = _noise(noise, p)
     if nz == "code-capacity":
-        raise ValueError("code-capacity noise has no syndrome-extraction circuit; use color_code_capacity_circuit")
+        raise InputError("code-capacity noise has no syndrome-extraction circuit; use color_code_capacity_circuit")
     sched = SCHEDULE if schedule is None else schedule
     bad = schedule_violations(d, sched)
     if bad:
-        raise ValueError(f"invalid superdense schedule: {bad[0]} ({len(bad)} problems)")
+        raise InputError(f"invalid superdense schedule: {bad[0]} ({len(bad)} problems)")
     n, m = lay.n, lay.m
     data = list(range(n))
     anc_a = [n + 2 * i for i in range(m)]
@@ -422,7 +423,7 @@ def xyz_memory_circuit(d: int, *, rounds: int, noise: str, p: float) -> Any:
     lay = color_layout(d)
     r = check_positive_int(rounds, "rounds")
     if noise not in XYZ_NOISE:
-        raise ValueError(f"noise model {noise!r} is not available for the XYZ colour-code circuit; valid names: "
+        raise InputError(f"noise model {noise!r} is not available for the XYZ colour-code circuit; valid names: "
                          f"{', '.join(XYZ_NOISE)}")
     pf = check_p(p)
     knobs = {"before_round_data_depolarization": pf, "before_measure_flip_probability": pf}

@@ -76,6 +76,8 @@ from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 
+from qdecode.errors import InputError
+
 from .noise import (
     NoiseRules,
     bb_uniform_rules,
@@ -111,10 +113,10 @@ def _noise(noise: Any, p: Any) -> tuple[str | None, float]:
     if noise is None:
         return None, 0.0
     if noise == "code-capacity":
-        raise ValueError("code-capacity noise has no syndrome-extraction circuit; use "
+        raise InputError("code-capacity noise has no syndrome-extraction circuit; use "
                          "qdecode.sims.circuits.bb_code_capacity_circuit (any CSS code)")
     if noise not in CSS_NOISE:
-        raise ValueError(f"unknown noise model {noise!r} for a coloration circuit; valid names: {', '.join(CSS_NOISE)}")
+        raise InputError(f"unknown noise model {noise!r} for a coloration circuit; valid names: {', '.join(CSS_NOISE)}")
     return str(noise), check_p(p)
 
 
@@ -224,19 +226,19 @@ def edge_coloring(H: Any, *, num_colors: int | None = None, preferred: Any = Non
     """
     Hb = np.asarray(H) != 0
     if Hb.ndim != 2:
-        raise ValueError(f"H must be a 2-D array, got shape {Hb.shape}")
+        raise InputError(f"H must be a 2-D array, got shape {Hb.shape}")
     m, n = Hb.shape
     delta = int(max(Hb.sum(axis=1).max(initial=0), Hb.sum(axis=0).max(initial=0)))
     K = delta if num_colors is None else int(num_colors)
     if K < delta:
-        raise ValueError(f"num_colors={num_colors} is below the maximum degree {delta}")
+        raise InputError(f"num_colors={num_colors} is below the maximum degree {delta}")
     at_row = np.full((m, K), -1, dtype=np.int64)  # at_row[i, c]: column of row i's edge of colour c
     at_col = np.full((n, K), -1, dtype=np.int64)  # at_col[j, c]: row of column j's edge of colour c
     rows, cols = np.nonzero(Hb)
     pending: list[tuple[int, int]] = []
     pref = None if preferred is None else np.asarray(preferred, dtype=np.int64)
     if pref is not None and pref.shape != Hb.shape:
-        raise ValueError(f"preferred has shape {pref.shape}, H has {Hb.shape}")
+        raise InputError(f"preferred has shape {pref.shape}, H has {Hb.shape}")
     for i, j in zip(rows.tolist(), cols.tolist()):
         c = -1 if pref is None else int(pref[i, j])
         if 0 <= c < K and at_row[i, c] < 0 and at_col[j, c] < 0:
@@ -342,7 +344,7 @@ def coloration_schedule(code: Any, schedule: str = "coloration", *,
             condition (:func:`schedule_violations`).
     """
     if schedule not in SCHEDULES:
-        raise ValueError(f"unknown schedule {schedule!r}; valid names: {', '.join(SCHEDULES)}")
+        raise InputError(f"unknown schedule {schedule!r}; valid names: {', '.join(SCHEDULES)}")
     lay = css_layout(code) if layout is None else layout
     hx, hz = np.asarray(code.hx, dtype=np.uint8), np.asarray(code.hz, dtype=np.uint8)
     px, pz = _preferred_times(code, lay)
@@ -356,7 +358,7 @@ def coloration_schedule(code: Any, schedule: str = "coloration", *,
     bad = schedule_violations(hx, hz, tx, tz)
     if bad:
         a, b = bad[0]
-        raise ValueError(f"the interleaved colouring of {getattr(code, 'name', '') or 'this code'} does not measure "
+        raise InputError(f"the interleaved colouring of {getattr(code, 'name', '') or 'this code'} does not measure "
                          f"the stabilisers ({len(bad)} X/Z check pairs, e.g. X{a}/Z{b}, have an odd number of X-first "
                          f"shared qubits); use schedule='coloration'")
     return tx, tz
@@ -395,16 +397,16 @@ def schedule_violations(hx: Any, hz: Any, tx: Any, tz: Any) -> list[tuple[int, i
 def _check_matchings(hx: np.ndarray, hz: np.ndarray, tx: np.ndarray, tz: np.ndarray) -> None:
     for name, H, T in (("tx", hx, tx), ("tz", hz, tz)):
         if T.shape != H.shape:
-            raise ValueError(f"{name} has shape {T.shape}, expected {H.shape}")
+            raise InputError(f"{name} has shape {T.shape}, expected {H.shape}")
         if not np.array_equal(T >= 0, H != 0):
-            raise ValueError(f"{name} must be >= 0 exactly on the support of its check matrix")
+            raise InputError(f"{name} must be >= 0 exactly on the support of its check matrix")
     T = np.vstack([tx, tz])
     for axis, what in ((1, "a check"), (0, "a qubit")):
         M = T if axis == 1 else T.T
         for idx, row in enumerate(M):
             v = row[row >= 0]
             if np.unique(v).size != v.size:
-                raise ValueError(f"layer used twice by {what} ({'row' if axis == 1 else 'column'} {idx}); "
+                raise InputError(f"layer used twice by {what} ({'row' if axis == 1 else 'column'} {idx}); "
                                  f"every layer must be a matching")
 
 
@@ -450,12 +452,12 @@ def css_memory_circuit(
         try:
             tx, tz = (np.asarray(t, dtype=np.int64) for t in schedule)
         except (TypeError, ValueError):
-            raise ValueError(f"schedule must be one of {', '.join(SCHEDULES)} or a (tx, tz) pair, "
+            raise InputError(f"schedule must be one of {', '.join(SCHEDULES)} or a (tx, tz) pair, "
                              f"got {schedule!r}") from None
         _check_matchings(np.asarray(code.hx), np.asarray(code.hz), tx, tz)
         bad = schedule_violations(code.hx, code.hz, tx, tz)
         if bad:
-            raise ValueError(f"schedule does not measure the stabilisers: {len(bad)} X/Z check pairs, e.g. "
+            raise InputError(f"schedule does not measure the stabilisers: {len(bad)} X/Z check pairs, e.g. "
                              f"X{bad[0][0]}/Z{bad[0][1]}, have an odd number of X-first shared qubits")
     return circuit_from_schedule(code, tx, tz, rounds=r, noise=nz, p=pf if nz else None, basis=b,
                                  memory_basis_only=memory_basis_only, layout=lay)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from qdecode.codes.distance import DistanceResult, logical_distance
+from qdecode.errors import InputError
 from qdecode.problem import unmerged_matrices
 
 __all__ = ["circuit_distance"]
@@ -25,5 +26,5 @@ def circuit_distance(dem: Any, *, time_limit: float | None = 60.0) -> DistanceRe
     """
     H, L = unmerged_matrices(dem)
     if L.shape[0] == 0:
-        raise ValueError("the DEM has no logical observable: its circuit distance is undefined")
+        raise InputError("the DEM has no logical observable: its circuit distance is undefined")
     return logical_distance(H, L, time_limit=time_limit)

@@ -22,6 +22,8 @@ import os
 import time
 from typing import Any, Callable
 
+from qdecode.errors import InputError, MissingPackageError
+
 
 class SweepExecutor:
     """Minimal executor interface used by :func:`qdecode.sims.sweep.run_sweep`."""
@@ -135,7 +137,7 @@ class DaskExecutor(SweepExecutor):
         try:
             from distributed import Client, LocalCluster
         except ImportError as exc:
-            raise ImportError("Dask sweeps need the 'dist' extra: pip install 'qdecode[dist]'") from exc
+            raise MissingPackageError("Dask sweeps need the 'dist' extra: pip install 'qdecode[dist]'") from exc
         self._cluster = None
         self._quiet = False
         if scheduler:
@@ -177,7 +179,7 @@ def make_executor(
 ) -> SweepExecutor:
     """Executor for the CLI flags ``--workers`` / ``--dask-workers`` / ``--scheduler``."""
     if scheduler and dask_workers:
-        raise ValueError("give either --scheduler or --dask-workers, not both")
+        raise InputError("give either --scheduler or --dask-workers, not both")
     if scheduler or dask_workers:
         return DaskExecutor(scheduler, n_workers=dask_workers or 2)
     if workers == 0:

@@ -29,6 +29,7 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import log_ndtr
 
+from qdecode.errors import InputError
 from qdecode.sims.channels import ebn0_to_sigma2, finite_array
 
 __all__ = ["biawgn_capacity_dispersion", "na_bler", "na_ebn0"]
@@ -60,11 +61,11 @@ def biawgn_capacity_dispersion(sigma2: Any, points: int = 200) -> tuple[float, f
     try:
         s2 = float(sigma2)
     except (TypeError, ValueError):
-        raise ValueError(f"sigma2 must be a positive number, got sigma2={sigma2!r}") from None
+        raise InputError(f"sigma2 must be a positive number, got sigma2={sigma2!r}") from None
     if not (math.isfinite(s2) and s2 > 0):
-        raise ValueError(f"sigma2 must be positive and finite, got sigma2={sigma2!r}")
+        raise InputError(f"sigma2 must be positive and finite, got sigma2={sigma2!r}")
     if int(points) < 2:
-        raise ValueError(f"points must be >= 2, got points={points!r}")
+        raise InputError(f"points must be >= 2, got points={points!r}")
     z, w = _hermite(int(points))
     llr = 2.0 / s2 + (2.0 / math.sqrt(s2)) * z
     dens = 1.0 - np.logaddexp(0.0, -llr) / _LN2
@@ -77,11 +78,11 @@ def _check_nk(n: Any, k: Any) -> tuple[int, int]:
     try:
         ni, ki = int(n), int(k)
     except (TypeError, ValueError):
-        raise ValueError(f"n and k must be integers, got n={n!r}, k={k!r}") from None
+        raise InputError(f"n and k must be integers, got n={n!r}, k={k!r}") from None
     if ni != n or ki != k or ni < 1 or ki < 1:
-        raise ValueError(f"n and k must be positive integers, got n={n!r}, k={k!r}")
+        raise InputError(f"n and k must be positive integers, got n={n!r}, k={k!r}")
     if ki > ni:
-        raise ValueError(f"k must not exceed n, got k={k!r} > n={n!r}")
+        raise InputError(f"k must not exceed n, got k={k!r} > n={n!r}")
     return ni, ki
 
 
@@ -136,16 +137,16 @@ def na_ebn0(n: int, k: int, bler: float, lo: float = -5.0, hi: float = 15.0, poi
     try:
         target = float(bler)
     except (TypeError, ValueError):
-        raise ValueError(f"bler must be a number in (0, 1), got bler={bler!r}") from None
+        raise InputError(f"bler must be a number in (0, 1), got bler={bler!r}") from None
     if not 0.0 < target < 1.0:
-        raise ValueError(f"bler must be in (0, 1), got bler={bler!r}")
+        raise InputError(f"bler must be in (0, 1), got bler={bler!r}")
 
     def gap(e: float) -> float:
         return float(_log_na_bler(n, k, e, points)) - math.log(target)
 
     g_lo, g_hi = gap(lo), gap(hi)
     if not (g_lo >= 0 >= g_hi):
-        raise ValueError(
+        raise InputError(
             f"NA BLER {target:g} for (n={n}, k={k}) is not reached between {lo} and {hi} dB "
             f"(BLER there: {na_bler(n, k, lo, points):.3g} .. {na_bler(n, k, hi, points):.3g})"
         )

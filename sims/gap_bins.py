@@ -51,6 +51,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from qdecode.errors import InputError
 from qdecode.sims.stats import Fit, fit_binomial
 
 __all__ = ["GAP_CAP_DB", "GAP_BINS_TAG", "GAP_BINS_KEY", "gap_bin_counts", "has_gap_bins", "DiscardPoint",
@@ -85,7 +86,7 @@ def gap_bin_counts(gaps: np.ndarray, errors: np.ndarray) -> dict[str, int]:
     g = np.asarray(gaps, dtype=np.float64).reshape(-1)
     e = np.asarray(errors, dtype=bool).reshape(-1)
     if g.shape != e.shape:
-        raise ValueError(f"gaps {g.shape} and errors {e.shape} must have one entry per shot")
+        raise InputError(f"gaps {g.shape} and errors {e.shape} must have one entry per shot")
     index = np.empty(g.shape, dtype=np.int64)  # 0: nan, 1: negative, 2 + i: g<i>
     nan = np.isnan(g)
     index[nan] = 0
@@ -154,7 +155,7 @@ def discard_curve(shots: int, errors: int, discards: int, custom_counts: Mapping
     hist_shots, hist_errors = _histogram(custom_counts)
     decoded = shots - discards
     if int(hist_shots.sum()) != decoded or int(hist_errors.sum()) != errors:
-        raise ValueError(f"the gap histogram holds {int(hist_shots.sum())} shots and {int(hist_errors.sum())} "
+        raise InputError(f"the gap histogram holds {int(hist_shots.sum())} shots and {int(hist_errors.sum())} "
                          f"errors, but the row has {decoded} decoded shots and {errors} errors "
                          f"(not a --gap-histogram row?)")
     # kept at bin j = everything from bin j up: suffix sums (index 0 = gnan keeps all decoded shots)
@@ -185,8 +186,8 @@ def at_max_discard(points: Sequence[DiscardPoint], max_discard: float) -> Discar
         ValueError: ``max_discard`` outside ``[0, 1]``, or no point at all.
     """
     if not 0.0 <= max_discard <= 1.0:
-        raise ValueError(f"the discard fraction must lie in [0, 1], got {max_discard:g}")
+        raise InputError(f"the discard fraction must lie in [0, 1], got {max_discard:g}")
     if not points:
-        raise ValueError("no post-selection point (no kept shots)")
+        raise InputError("no post-selection point (no kept shots)")
     ok = [p for p in points if p.discard_rate <= max_discard]
     return ok[-1] if ok else points[0]

@@ -64,6 +64,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from qdecode.errors import InputError
 from qdecode.sims.stats import Fit, fit_binomial
 
 __all__ = ["BINS_PER_OCTAVE", "CLOCKS", "LATENCY_BINS_KEY", "LATENCY_BINS_TAG", "DeadlinePoint", "LatencyHistogram",
@@ -88,7 +89,7 @@ def bin_index(values: np.ndarray) -> np.ndarray:
     """int64 bin of each value: ``ceil(8 log2 v)`` for ``v > 1``, 0 for ``v <= 1`` (NaN is refused)."""
     v = np.asarray(values, dtype=np.float64)
     if np.isnan(v).any():
-        raise ValueError("a latency or work value is NaN")
+        raise InputError("a latency or work value is NaN")
     k = np.ceil(BINS_PER_OCTAVE * np.log2(np.maximum(v, 1.0)))
     return k.astype(np.int64)
 
@@ -113,7 +114,7 @@ def latency_bin_counts(wall_ns: np.ndarray | None, work: np.ndarray | None, erro
             continue
         k = bin_index(values)
         if k.shape != errors.shape:
-            raise ValueError(f"{clock} clock has shape {k.shape}, errors {errors.shape}")
+            raise InputError(f"{clock} clock has shape {k.shape}, errors {errors.shape}")
         bins, shots = np.unique(k, return_counts=True)
         wrong = np.bincount(np.searchsorted(bins, k[errors]), minlength=bins.size)
         for b, n, e in zip(bins.tolist(), shots.tolist(), wrong.tolist()):
@@ -152,7 +153,7 @@ class LatencyHistogram:
     def quantile(self, q: float) -> float:
         """Nearest-rank quantile ``0 < q <= 1``: the upper edge of the bin holding the ``ceil(q n)``-th shot."""
         if not 0 < q <= 1:
-            raise ValueError(f"quantile must lie in (0, 1], got {q!r}")
+            raise InputError(f"quantile must lie in (0, 1], got {q!r}")
         rank = max(1, math.ceil(q * self.total - 1e-9))
         return float(self.edges[int(np.searchsorted(np.cumsum(self.shots), rank))])
 
@@ -165,7 +166,7 @@ class LatencyHistogram:
 def histogram(custom_counts: Mapping[str, int], clock: str) -> LatencyHistogram | None:
     """The ``clock`` histogram (``"wall"`` or ``"work"``) of a row's ``custom_counts``, None if it has none."""
     if clock not in CLOCKS:
-        raise ValueError(f"clock must be one of {CLOCKS}, got {clock!r}")
+        raise InputError(f"clock must be one of {CLOCKS}, got {clock!r}")
     shots: dict[int, int] = {}
     errors: dict[int, int] = {}
     for key, value in custom_counts.items():
@@ -195,7 +196,7 @@ def check_histogram(hist: LatencyHistogram, decoded: int, errors: int, where: st
     """Refuse a histogram that does not cover its row: every decoded shot and every error, once."""
     got_errors = int(hist.errors.sum())
     if hist.total != decoded or got_errors != errors:
-        raise ValueError(f"{where}: the {hist.clock} histogram holds {hist.total} shots and {got_errors} errors but "
+        raise InputError(f"{where}: the {hist.clock} histogram holds {hist.total} shots and {got_errors} errors but "
                          f"the row has {decoded} decoded shots and {errors} errors (rows recorded without "
                          f"--latency pooled in, or an edited file)")
 

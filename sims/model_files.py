@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import os
 
+from qdecode.errors import InputError
 
-class ModelFileError(ValueError):
+
+class ModelFileError(InputError):
     """A circuit or detector-error-model file that cannot be used; the message names the file."""
 
 

@@ -54,6 +54,8 @@ from typing import Any
 
 import numpy as np
 
+from qdecode.errors import InputError
+
 __all__ = [
     "NoiseModel",
     "NoiseRules",
@@ -127,14 +129,14 @@ def get_noise_model(name: str) -> NoiseModel:
     try:
         return NOISE_MODELS[name]
     except (KeyError, TypeError):
-        raise ValueError(f"unknown noise model {name!r}; valid names: {', '.join(NOISE_MODELS)}") from None
+        raise InputError(f"unknown noise model {name!r}; valid names: {', '.join(NOISE_MODELS)}") from None
 
 
 def check_basis(basis: Any) -> str:
     """A memory basis, ``"X"`` or ``"Z"`` (any case), else a one-line ``ValueError``."""
     b = str(basis).upper()
     if b not in ("X", "Z"):
-        raise ValueError(f"basis must be 'X' or 'Z', got basis={basis!r}")
+        raise InputError(f"basis must be 'X' or 'Z', got basis={basis!r}")
     return b
 
 
@@ -143,9 +145,9 @@ def check_positive_int(value: Any, name: str) -> int:
     try:
         iv = int(value)
     except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a positive integer, got {name}={value!r}") from None
+        raise InputError(f"{name} must be a positive integer, got {name}={value!r}") from None
     if iv != value or iv < 1:
-        raise ValueError(f"{name} must be a positive integer, got {name}={value!r}")
+        raise InputError(f"{name} must be a positive integer, got {name}={value!r}")
     return iv
 
 
@@ -158,9 +160,9 @@ def check_p(p: Any) -> float:
     try:
         pf = float(p)
     except (TypeError, ValueError):
-        raise ValueError(f"p must be a number in (0, 1), got p={p!r}") from None
+        raise InputError(f"p must be a number in (0, 1), got p={p!r}") from None
     if not (0.0 < pf < 1.0):
-        raise ValueError(f"p must lie strictly inside (0, 1), got p={p!r}")
+        raise InputError(f"p must lie strictly inside (0, 1), got p={p!r}")
     return pf
 
 
@@ -323,7 +325,7 @@ def insert_noise(circuit: Any, rules: NoiseRules) -> Any:
                 new.append(inst)
                 continue
             if name in _NOISE:
-                raise ValueError(f"insert_noise needs a noiseless circuit; found {name} in moment {mi}")
+                raise InputError(f"insert_noise needs a noiseless circuit; found {name} in moment {mi}")
             qs = _qubits(inst)
             touched.update(qs)
             noiseless = _NOISELESS_TAG in inst.tag.split(",") if inst.tag else False
@@ -336,7 +338,7 @@ def insert_noise(circuit: Any, rules: NoiseRules) -> Any:
                 continue
             if name in _ANY_MEASURE:
                 if args and args[0] > 0:
-                    raise ValueError(f"insert_noise needs noiseless measurements; "
+                    raise InputError(f"insert_noise needs noiseless measurements; "
                                      f"found {name}({args[0]}) in moment {mi}")
                 targets = inst.targets_copy()
                 new.append(stim.CircuitInstruction(name, targets, [rules.measure_flip] if rules.measure_flip else []))
@@ -364,7 +366,7 @@ def insert_noise(circuit: Any, rules: NoiseRules) -> Any:
                 if rules.after_1q:
                     new.append(stim.CircuitInstruction("DEPOLARIZE1", qs, [rules.after_1q]))
             else:
-                raise ValueError(f"insert_noise does not know how to add noise to {name!r} (moment {mi})")
+                raise InputError(f"insert_noise does not know how to add noise to {name!r} (moment {mi})")
             last_gate_pos = len(new) - 1
         idle: list[int] = []
         if use_idle:
@@ -433,7 +435,7 @@ def to_cz_circuit(circuit: Any) -> Any:
         for inst in mom:
             name = inst.name
             if name not in allowed:
-                raise ValueError(f"to_cz_circuit cannot convert {name!r} (moment {mi})")
+                raise InputError(f"to_cz_circuit cannot convert {name!r} (moment {mi})")
             qs = _qubits(inst)
             args = inst.gate_args_copy()
             if name == "CX":

@@ -64,6 +64,8 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
+from qdecode.errors import InputError
+
 P_MIN = 1e-12
 P_MAX = 0.5 - 1e-12
 MIXED_POLICIES = ("fit", "geomean")
@@ -146,7 +148,7 @@ def _normalise_sectors(sectors: Any, dem: Any) -> tuple[list[np.ndarray], list[s
 
             sectors = detector_bases(sectors)
             if len(sectors) != m:
-                raise ValueError(f"the circuit has {len(sectors)} detectors, the DEM {m}")
+                raise InputError(f"the circuit has {len(sectors)} detectors, the DEM {m}")
         seq = list(sectors)
         if len(seq) == m and all(isinstance(x, str) for x in seq):
             out = sectors_from_labels(seq)
@@ -156,10 +158,10 @@ def _normalise_sectors(sectors: Any, dem: Any) -> tuple[list[np.ndarray], list[s
     seen = np.zeros(m, dtype=np.int64)
     for s in out:
         if s.size and (s.min() < 0 or s.max() >= m):
-            raise ValueError(f"sector detector index out of range for a DEM with {m} detectors")
+            raise InputError(f"sector detector index out of range for a DEM with {m} detectors")
         np.add.at(seen, s, 1)
     if np.any(seen > 1):
-        raise ValueError(f"detector {int(np.flatnonzero(seen > 1)[0])} is in more than one sector")
+        raise InputError(f"detector {int(np.flatnonzero(seen > 1)[0])} is in more than one sector")
     return out, names or [str(k) for k in range(len(out))]
 
 
@@ -282,7 +284,7 @@ class NoiseClasses:
         not in ``totals``).
         """
         if dem.num_detectors != self.num_detectors:
-            raise ValueError(f"DEM has {dem.num_detectors} detectors, the classes {self.num_detectors}")
+            raise InputError(f"DEM has {dem.num_detectors} detectors, the classes {self.num_detectors}")
         logs = np.zeros(self.num_classes)
         unmatched = 0
         for inst in dem.flattened():
@@ -331,7 +333,7 @@ class MomentAccumulator:
         self.num_detectors = int(num_detectors)
         pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
         if pairs.size and (pairs.min() < 0 or pairs.max() >= self.num_detectors):
-            raise ValueError(f"pair detector index out of range for {self.num_detectors} detectors")
+            raise InputError(f"pair detector index out of range for {self.num_detectors} detectors")
         self.pairs = pairs
         self.shots = 0
         self.ones = np.zeros(self.num_detectors, dtype=np.int64)
@@ -342,12 +344,12 @@ class MomentAccumulator:
         (stim's layout: detector ``k`` is bit ``k % 8`` of byte ``k // 8``)."""
         a = np.asarray(dets)
         if a.ndim != 2:
-            raise ValueError(f"detection events must be a 2-D (shots, detectors) array, got shape {a.shape}")
+            raise InputError(f"detection events must be a 2-D (shots, detectors) array, got shape {a.shape}")
         m = self.num_detectors
         width = (m + 7) // 8 if bit_packed else m
         if a.shape[1] != width:
             what = f"{width} bytes per bit-packed shot" if bit_packed else f"{m} detectors per shot"
-            raise ValueError(f"detection events have {a.shape[1]} columns, expected {what}")
+            raise InputError(f"detection events have {a.shape[1]} columns, expected {what}")
         for start in range(0, a.shape[0], CHUNK_SHOTS):
             chunk = a[start:start + CHUNK_SHOTS]
             if bit_packed:
@@ -355,7 +357,7 @@ class MomentAccumulator:
             else:
                 x = chunk.astype(np.uint8, copy=False)
                 if x.size and x.max() > 1:
-                    raise ValueError("unpacked detection events must be 0/1")
+                    raise InputError("unpacked detection events must be 0/1")
             self._add_unpacked(x)
 
     def _add_unpacked(self, x: np.ndarray) -> None:
@@ -380,7 +382,7 @@ class MomentAccumulator:
     def means(self) -> tuple[np.ndarray, np.ndarray]:
         """``(<x_i> for all i, <x_i x_j> for the pairs)``."""
         if self.shots == 0:
-            raise ValueError("no shots accumulated")
+            raise InputError("no shots accumulated")
         return self.ones / self.shots, self.pair_ones / self.shots
 
 
@@ -445,9 +447,9 @@ def estimate_classes(classes: NoiseClasses, acc: MomentAccumulator) -> ClassEsti
     (pair or single) in the same sector.
     """
     if acc.num_detectors != classes.num_detectors:
-        raise ValueError(f"moments have {acc.num_detectors} detectors, the reference DEM {classes.num_detectors}")
+        raise InputError(f"moments have {acc.num_detectors} detectors, the reference DEM {classes.num_detectors}")
     if not np.array_equal(acc.pairs, classes.pairs):
-        raise ValueError("the accumulator does not count the classes' pairs")
+        raise InputError("the accumulator does not count the classes' pairs")
     x, xx = acc.means()
     c = classes.num_classes
     ref = classes.reference_totals()
@@ -507,7 +509,7 @@ def rescale(classes: NoiseClasses, p_hat: np.ndarray, *, mixed: str = "fit",
         max_iter, tol: iteration limit and relative tolerance of ``"fit"``.
     """
     if mixed not in MIXED_POLICIES:
-        raise ValueError(f"mixed must be one of {MIXED_POLICIES}, got {mixed!r}")
+        raise InputError(f"mixed must be one of {MIXED_POLICIES}, got {mixed!r}")
     e_count = len(classes.p_ref)
     p_hat = np.asarray(p_hat, dtype=np.float64)
     ref = classes.reference_totals()
@@ -650,13 +652,13 @@ def learn_noise(
         ValueError: shape mismatch, too few shots, bad sectors or policy.
     """
     if mixed not in MIXED_POLICIES:
-        raise ValueError(f"mixed must be one of {MIXED_POLICIES}, got {mixed!r}")
+        raise InputError(f"mixed must be one of {MIXED_POLICIES}, got {mixed!r}")
     classes = NoiseClasses.from_dem(reference_dem, sectors)
     acc = MomentAccumulator(classes.num_detectors, classes.pairs)
     for batch in _batches(detection_events):
         acc.add(batch, bit_packed=bit_packed)
     if acc.shots < min_shots:
-        raise ValueError(f"only {acc.shots} shots of detection events; noise learning needs at least {min_shots}")
+        raise InputError(f"only {acc.shots} shots of detection events; noise learning needs at least {min_shots}")
     est = estimate_classes(classes, acc)
     res = rescale(classes, est.p_hat, mixed=mixed)
     dem = build_dem(classes, res.probs)

@@ -39,6 +39,7 @@ from typing import Any, Iterable, Mapping, NamedTuple, Sequence
 import numpy as np
 
 from qdecode.decoders.registry import SINTER_PREFIX, split_label
+from qdecode.errors import InputError
 from qdecode.sims.gap_bins import GAP_BINS_KEY, discard_curve, has_gap_bins
 from qdecode.sims.seed_streams import is_seed_key
 from qdecode.sims.stats import Fit, fit_binomial, metadata_number, rounds_of, shot_error_rate_to_per_round
@@ -85,7 +86,7 @@ def parse_y(y: str) -> tuple[str, str | None]:
     key = y[len("custom:"):] if isinstance(y, str) and y.startswith("custom:") else y
     parts = key.split("/") if isinstance(key, str) else []
     if not parts or len(parts) > 2 or not all(p and not any(c.isspace() for c in p) for p in parts):
-        raise ValueError(f"unknown y quantity {y!r}; use error_rate, discard_rate, a custom_counts KEY "
+        raise InputError(f"unknown y quantity {y!r}; use error_rate, discard_rate, a custom_counts KEY "
                          f"(or custom:KEY) or NUM/DEN, a ratio of two custom_counts keys")
     return "custom", key
 
@@ -175,7 +176,7 @@ def _check_pooled(rows: Sequence[StatsRow], key: str, y: str) -> None:
         entry[0 if key in (row.custom_counts or {}) else 1] += row.shots
     for carried, lacking, row in shots.values():
         if carried and lacking:
-            raise ValueError(
+            raise InputError(
                 f"the custom count {key!r} of y={y} is missing from {lacking} of the {carried + lacking} shots "
                 f"pooled into one task ({_row_text(row)}): rows that record it were pooled with rows that do not "
                 f"(e.g. sinter collect beside qdecode sweep), so its pooled total covers only part of the shots; "
@@ -218,15 +219,15 @@ def check_custom_key(rows: Iterable[StatsRow], y: str) -> None:
     num, den = _ratio(key)
     for name in (num, den):
         if name is not None and is_seed_key(name):
-            raise ValueError(f"y={y!r}: {name!r} is a seed-stream record (the shots a sweep drew from one random "
+            raise InputError(f"y={y!r}: {name!r} is a seed-stream record (the shots a sweep drew from one random "
                              f"stream), not a per-shot statistic ({_known_keys(present)})")
     if num not in present:
         if y.startswith("custom:"):
-            raise ValueError(f"no row has the custom count {num!r} asked for by y={y!r} ({_known_keys(present)})")
-        raise ValueError(f"unknown y quantity {y!r}: not error_rate, discard_rate or a custom_counts key of the "
+            raise InputError(f"no row has the custom count {num!r} asked for by y={y!r} ({_known_keys(present)})")
+        raise InputError(f"unknown y quantity {y!r}: not error_rate, discard_rate or a custom_counts key of the "
                          f"rows ({_known_keys(present)})")
     if den is not None and den not in present:
-        raise ValueError(f"no row has the custom count {den!r} that y={y!r} divides by ({_known_keys(present)})")
+        raise InputError(f"no row has the custom count {den!r} that y={y!r} divides by ({_known_keys(present)})")
     for name in (num, den or y_denominator(rows, y)):
         if name is not None:
             _check_pooled(rows, name, y)
@@ -234,7 +235,7 @@ def check_custom_key(rows: Iterable[StatsRow], y: str) -> None:
 
 def _check_limits(name: str, low: float | None, high: float | None) -> None:
     if low is not None and high is not None and not low < high:
-        raise ValueError(f"--{name}min ({low:g}) must be below --{name}max ({high:g})")
+        raise InputError(f"--{name}min ({low:g}) must be below --{name}max ({high:g})")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -266,7 +267,7 @@ class PlotOptions:
     def __post_init__(self) -> None:
         parse_y(self.y)
         if self.yscale not in SCALES:
-            raise ValueError(f"yscale must be one of {', '.join(SCALES)}, got {self.yscale!r}")
+            raise InputError(f"yscale must be one of {', '.join(SCALES)}, got {self.yscale!r}")
         _check_limits("x", self.xmin, self.xmax)
         _check_limits("y", self.ymin, self.ymax)
 
@@ -334,23 +335,23 @@ def _usable_rows(merged, x_key: str, y: str, per: str | None, xscale: str) -> li
             continue
         x = metadata_number(row, x_key, "the x axis")
         if xscale == "log" and not x > 0:
-            raise ValueError(
+            raise InputError(
                 f"{x_key}={x} cannot be drawn on a log x axis (row {row.strong_id[:12]}); use a linear one "
                 f"(--xscale linear; xscale='linear' in Python)"
             )
         out.append((row, x, hits, trials))
     if not out:
-        raise ValueError(f"nothing to plot: no row has {x_key!r} in json_metadata and trials > 0 for {y}")
+        raise InputError(f"nothing to plot: no row has {x_key!r} in json_metadata and trials > 0 for {y}")
     return out
 
 
 def _check_per_round(y: str, per: str | None, counting: bool) -> None:
     if parse_y(y)[0] == "discard_rate":
-        raise ValueError("--per-round does not apply to discard_rate (a discard is not a parity of rounds)")
+        raise InputError("--per-round does not apply to discard_rate (a discard is not a parity of rounds)")
     if per is not None:
-        raise ValueError(f"--per-round does not apply to y={y} (a fraction of {per}, not of shots)")
+        raise InputError(f"--per-round does not apply to y={y} (a fraction of {per}, not of shots)")
     if counting:
-        raise ValueError(f"--per-round does not apply to y={y}: some rows count more than one per shot, so it "
+        raise InputError(f"--per-round does not apply to y={y}: some rows count more than one per shot, so it "
                          f"is drawn as a mean count per kept shot")
 
 
@@ -376,7 +377,7 @@ def _collect_points(
         group = tuple(_group_value(row, k) for k in group_keys)
         points = curves.setdefault(group, {})
         if x in points:
-            raise ValueError(
+            raise InputError(
                 f"two rows of the curve {dict(zip(group_keys, group))} share {x_key}={x}; add the metadata key "
                 f"that tells them apart to group_keys or filter the rows"
             )
@@ -944,7 +945,7 @@ def _apply_limits(ax, options: PlotOptions, xscale: str, y_data: Sequence[float]
     for name, value, scale in (("xmin", options.xmin, xscale), ("xmax", options.xmax, xscale),
                                ("ymin", options.ymin, options.yscale), ("ymax", options.ymax, options.yscale)):
         if value is not None and scale == "log" and not value > 0:
-            raise ValueError(f"--{name} {value:g} cannot be used on a log axis")
+            raise InputError(f"--{name} {value:g} cannot be used on a log axis")
     y = np.array([v for v in y_data if v > 0])
     if options.yscale == "log" and len(y):
         refs = np.array([v for v in y_refs if v > 0])
@@ -960,7 +961,7 @@ def _apply_limits(ax, options: PlotOptions, xscale: str, y_data: Sequence[float]
         ax.set_ylim(bottom=options.ymin, top=options.ymax)
     for axis, (lo, hi) in (("x", ax.get_xlim()), ("y", ax.get_ylim())):
         if not lo < hi:
-            raise ValueError(f"the {axis} limits [{lo:g}, {hi:g}] are empty; give both --{axis}min and --{axis}max")
+            raise InputError(f"the {axis} limits [{lo:g}, {hi:g}] are empty; give both --{axis}min and --{axis}max")
 
 
 def _integer_ticks(ax, xs: Iterable[float], xscale: str) -> None:
@@ -1245,7 +1246,7 @@ def figure_path(out_path: str | os.PathLike) -> str:
         return path.rstrip(".") + ".png"
     formats = FigureCanvasBase.get_supported_filetypes()
     if ext[1:].lower() not in formats:
-        raise ValueError(f"{path}: {ext!r} is not an image format matplotlib writes (use one of "
+        raise InputError(f"{path}: {ext!r} is not an image format matplotlib writes (use one of "
                          f"{', '.join('.' + f for f in sorted(formats))})")
     return path
 
@@ -1280,10 +1281,10 @@ def _plot_spec(rows: Iterable[StatsRow] | Mapping[str, StatsRow], *, x_key: str,
     """Check :func:`plot_threshold`'s arguments, merge the rows and collect the points, styles and labels."""
     options = options or PlotOptions()
     if xscale not in SCALES:
-        raise ValueError(f"xscale must be one of {', '.join(SCALES)}, got {xscale!r}")
+        raise InputError(f"xscale must be one of {', '.join(SCALES)}, got {xscale!r}")
     band = 1.0 if factor is None else float(factor)
     if not band >= 1:
-        raise ValueError(f"highlight_max_likelihood_factor must be >= 1, got {factor}")
+        raise InputError(f"highlight_max_likelihood_factor must be >= 1, got {factor}")
     group_keys = tuple(group_keys)
     rows = list(rows.values() if isinstance(rows, Mapping) else rows)
     if check_keys:
@@ -1509,7 +1510,7 @@ def _discard_points(rows: Sequence[StatsRow], xscale: str, group_keys: tuple) ->
             if pt.kept_errors == 0:
                 break
     if not out and not zero:
-        raise ValueError("no row has a gap histogram (sweep with --gap-histogram, or gap_histogram = true in a "
+        raise InputError("no row has a gap histogram (sweep with --gap-histogram, or gap_histogram = true in a "
                          "recipe, with a decoder that gives a confidence)")
     return out, zero
 
@@ -1570,7 +1571,7 @@ def plot_discard_vs_error(
                 ler = shot_error_rate_to_per_round(ler, rounds_of(row))
             refs.append(Reference(label, span, [ler, ler], "no post-selection (0 % discarded)", group))
     if not points:
-        raise ValueError("every gap-histogram row discards nothing at its first threshold with errors; "
+        raise InputError("every gap-histogram row discards nothing at its first threshold with errors; "
                          "use a linear x axis to draw the 0 % points (--xscale linear; xscale='linear' in Python)")
     options = dataclasses.replace(options or PlotOptions(), y="error_rate")
     note = "discard the shots whose gap is below t dB; one point per t = 0, 1, 2, ... (1 dB bins)"
@@ -1618,7 +1619,7 @@ def _deadline_points(rows: Sequence[StatsRow], clock: str, group_keys: tuple,
             rate = (deadline_failures(hist, decoded, t) - rescued.get(grid_index(t, clock), 0)) / decoded
             marks.append((kind, t * scale, rate))
     if not out:
-        raise ValueError(f"no row has a {clock}-clock latency histogram" + (
+        raise InputError(f"no row has a {clock}-clock latency histogram" + (
             " with a trail of answers (--policy anytime: bp, relay-bp)" if policy == "anytime" else
             " (sweep with --latency, or latency = true in a recipe task; the work clock needs a decoder that has one)"))
     refs = []
@@ -1664,7 +1665,7 @@ def plot_deadline(
     rows = list(rows.values() if isinstance(rows, Mapping) else rows)
     group_keys = tuple(group_keys)
     if policy not in ("miss", "anytime"):
-        raise ValueError(f"policy must be 'miss' or 'anytime', got {policy!r}")
+        raise InputError(f"policy must be 'miss' or 'anytime', got {policy!r}")
     points, marks = _deadline_points(list(merge_rows(rows).values()), clock, group_keys, policy)
     options = dataclasses.replace(options or PlotOptions(), y="error_rate")
     xlabel = ("Deadline t (us of wall time per shot)" if clock == "wall"

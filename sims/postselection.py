@@ -27,8 +27,10 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from qdecode.errors import InputError
 
-class PostselectionError(ValueError):
+
+class PostselectionError(InputError):
     """A postselection rule that cannot be parsed or does not fit the model."""
 
 

@@ -63,12 +63,13 @@ except ModuleNotFoundError:  # pragma: no cover - Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
 from qdecode.decoders.registry import SINTER_PREFIX, DecoderSpec, split_label
+from qdecode.errors import InputError
 from qdecode.sims.classical_points import ClassicalRecipe
 from qdecode.sims.sweep import SweepOptions
 from qdecode.sims.tasks import CircuitRecipe, SweepTask
 
 
-class RecipeError(ValueError):
+class RecipeError(InputError):
     """A recipe that cannot be used; the message names the file and the bad key or value."""
 
 
@@ -154,11 +155,11 @@ def compose_decoders(texts: list[str], shared: list[str]) -> list[DecoderSpec]:
     common: dict[str, str] = {}
     for item in shared:
         if "=" not in item:
-            raise ValueError(f"--param {item!r} must look like key=value")
+            raise InputError(f"--param {item!r} must look like key=value")
         key, value = item.split("=", 1)
         key = key.strip()
         if key in common:
-            raise ValueError(f"--param {key} is given twice ({key}={common[key]} and {item.strip()})")
+            raise InputError(f"--param {key} is given twice ({key}={common[key]} and {item.strip()})")
         common[key] = value.strip()
     used: set[str] = set()
     specs = []
@@ -173,7 +174,7 @@ def compose_decoders(texts: list[str], shared: list[str]) -> list[DecoderSpec]:
         specs.append(DecoderSpec.create(name, {**take, **own}))
     unused = sorted(set(common) - used)
     if unused:
-        raise ValueError(f"--param {unused[0]}: none of the decoders {', '.join(texts)} has this parameter")
+        raise InputError(f"--param {unused[0]}: none of the decoders {', '.join(texts)} has this parameter")
     return specs
 
 

@@ -53,6 +53,7 @@ from typing import Any
 
 import numpy as np
 
+from qdecode.errors import InputError
 from qdecode.problem import DecodingProblem
 from qdecode.sims.classical_points import run_classical_batch
 from qdecode.sims.gap_bins import gap_bin_counts
@@ -139,7 +140,7 @@ class _DemShots:
     def sample(self, shots: int, *, separate_observables: bool = True, bit_packed: bool = True):
         """(packed detection events, packed observables): the only output the sweep asks for."""
         if not (separate_observables and bit_packed):
-            raise ValueError("a DEM task's sampler returns bit-packed, separated observables only")
+            raise InputError("a DEM task's sampler returns bit-packed, separated observables only")
         dets, obs, _ = self._sampler.sample(shots, bit_packed=True)
         return dets, obs
 
@@ -171,7 +172,7 @@ def compiled(task: SweepTask) -> tuple[CompiledTask, Any]:
 def failed_shots(predicted: np.ndarray, actual: np.ndarray) -> np.ndarray:
     """bool ``(S,)``: the shots whose bit-packed predicted observables differ from the actual ones in any bit."""
     if predicted.shape != actual.shape:
-        raise ValueError(f"decoder returned predictions of shape {predicted.shape}, expected {actual.shape}")
+        raise InputError(f"decoder returned predictions of shape {predicted.shape}, expected {actual.shape}")
     return np.any(predicted != actual, axis=1)
 
 
@@ -262,7 +263,7 @@ def decode_chunks(ct: CompiledTask, dets: np.ndarray, obs: np.ndarray,
     task = ct.task
     bounds = np.concatenate([[0], np.cumsum(sizes, dtype=np.int64)])
     if bounds[-1] != dets.shape[0]:
-        raise ValueError(f"chunk sizes sum to {bounds[-1]} but {dets.shape[0]} shots were given")
+        raise InputError(f"chunk sizes sum to {bounds[-1]} but {dets.shape[0]} shots were given")
     counts = [collections.Counter() for _ in sizes]
     m = ct.dem.num_detectors
     if task.count_detection_events:  # before postselection, as sinter counts them
@@ -341,7 +342,7 @@ def trail_counts(info, shots: slice, actual: np.ndarray) -> dict[str, int]:
     if "trail_len" not in extra:
         return {}
     if actual.shape[1] > 8:
-        raise ValueError(f"a trail of answers covers at most 64 observables, got {8 * actual.shape[1]} bits")
+        raise InputError(f"a trail of answers covers at most 64 observables, got {8 * actual.shape[1]} bits")
     code = np.zeros((actual.shape[0], 8), dtype=np.uint8)
     code[:, :actual.shape[1]] = actual
     right = extra["trail_obs"][shots] == code.view("<u8")[:, :1]

@@ -25,6 +25,8 @@ from __future__ import annotations
 import os
 import re
 
+from qdecode.errors import InputError
+
 __all__ = ["FORMATS", "check_shot_file", "check_b8_padding", "count_shots", "check_shot_count", "read_shots"]
 
 #: stim's shot data formats.
@@ -51,7 +53,7 @@ def _text_guess(path: str) -> str | None:
 def _not_text(path: str, fmt: str) -> None:
     guess = _text_guess(path)
     if guess is not None:
-        raise ValueError(f"{path}: looks like {guess} text, not {fmt} data (pass --dets-format {guess})")
+        raise InputError(f"{path}: looks like {guess} text, not {fmt} data (pass --dets-format {guess})")
 
 
 def _b8_width(num_dets: int) -> int:
@@ -72,7 +74,7 @@ def check_b8_padding(path: str, data, num_dets: int, first_shot: int = 0) -> Non
     pad = 0xFF & ~((1 << (num_dets % 8)) - 1)
     bad = np.flatnonzero(data[:, -1] & pad)
     if bad.size:
-        raise ValueError(
+        raise InputError(
             f"{path}: b8 shot {first_shot + int(bad[0])} has bits set past detector {num_dets - 1} "
             f"(not a b8 file for this DEM's {num_dets} detectors?)"
         )
@@ -88,11 +90,11 @@ def check_shot_file(path: str, fmt: str, num_dets: int) -> None:
     docstring and :func:`check_shot_count`.
     """
     if os.path.isdir(path):
-        raise ValueError(f"{path}: is a directory, expected a shot file")
+        raise InputError(f"{path}: is a directory, expected a shot file")
     if not os.path.exists(path):
-        raise ValueError(f"{path}: no such shot file")
+        raise InputError(f"{path}: no such shot file")
     if num_dets == 0:
-        raise ValueError(f"{path}: the detector error model has no detectors, so there is nothing to decode")
+        raise InputError(f"{path}: the detector error model has no detectors, so there is nothing to decode")
     size = os.path.getsize(path)
     if size == 0:
         return
@@ -100,7 +102,7 @@ def check_shot_file(path: str, fmt: str, num_dets: int) -> None:
         width = _b8_width(num_dets)
         _not_text(path, fmt)
         if size % width:
-            raise ValueError(
+            raise InputError(
                 f"{path}: {size} bytes is not a whole number of b8 shots of {width} bytes "
                 f"({num_dets} detectors in the DEM)"
             )
@@ -108,7 +110,7 @@ def check_shot_file(path: str, fmt: str, num_dets: int) -> None:
         width = num_dets * 8  # 64 shots: one 8-byte word per detector
         _not_text(path, fmt)
         if size % width:
-            raise ValueError(
+            raise InputError(
                 f"{path}: {size} bytes is not a whole number of ptb64 groups of {width} bytes "
                 f"(64 shots of {num_dets} detectors)"
             )
@@ -118,14 +120,14 @@ def check_shot_file(path: str, fmt: str, num_dets: int) -> None:
                 line = raw.rstrip(b"\r\n")
                 if line.strip(b"01"):
                     if any(b < 0x20 or b > 0x7E for b in line.strip(b"01")):
-                        raise ValueError(f"{path}:{lineno}: not 01 text (binary data; is it b8? pass --dets-format)")
-                    raise ValueError(f"{path}:{lineno}: 01-format line contains characters other than 0/1")
+                        raise InputError(f"{path}:{lineno}: not 01 text (binary data; is it b8? pass --dets-format)")
+                    raise InputError(f"{path}:{lineno}: 01-format line contains characters other than 0/1")
                 if len(line) != num_dets:
-                    raise ValueError(
+                    raise InputError(
                         f"{path}:{lineno}: line has {len(line)} bits but the DEM has {num_dets} detectors"
                     )
                 if not raw.endswith(b"\n"):
-                    raise ValueError(f"{path}:{lineno}: last line of the 01 file does not end with a newline")
+                    raise InputError(f"{path}:{lineno}: last line of the 01 file does not end with a newline")
 
 
 def count_shots(path: str, fmt: str, num_dets: int) -> int:
@@ -151,7 +153,7 @@ def check_shot_count(path: str, fmt: str, num_dets: int, expected: int, found: i
     caller has already read the shots; otherwise it is counted with :func:`count_shots`.
     """
     if expected < 0:
-        raise ValueError(f"--num-shots must be >= 0, got {expected}")
+        raise InputError(f"--num-shots must be >= 0, got {expected}")
     found = count_shots(path, fmt, num_dets) if found is None else found
     if found == expected:
         return
@@ -162,7 +164,7 @@ def check_shot_count(path: str, fmt: str, num_dets: int, expected: int, found: i
             per_shot = size // expected
             why = (f"; {expected} shots would be {per_shot} bytes each ({8 * per_shot - 7} to {8 * per_shot} "
                    f"detectors), so the file was probably written for another circuit")
-    raise ValueError(
+    raise InputError(
         f"{path}: holds {found} {fmt} shots of {num_dets} detectors, but --num-shots says {expected}{why}"
     )
 
@@ -182,4 +184,4 @@ def read_shots(path: str, fmt: str, num_dets: int):
         return stim.read_shot_data_file(path=path, format=fmt, num_detectors=num_dets, bit_packed=True)
     except (ValueError, RuntimeError) as exc:
         first = " ".join(str(exc).split("\n")[0].split())
-        raise ValueError(f"{path}: cannot read {fmt} shots for {num_dets} detectors: {first}") from None
+        raise InputError(f"{path}: cannot read {fmt} shots for {num_dets} detectors: {first}") from None

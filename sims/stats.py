@@ -28,6 +28,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from qdecode.errors import InputError
 from qdecode.sims.store import StatsRow, merge_rows
 
 log = logging.getLogger("qdecode.sims.stats")
@@ -142,11 +143,11 @@ def fit_binomial(*, num_shots: int, num_hits: int, max_likelihood_factor: float 
         ValueError: ``max_likelihood_factor < 1``, negative counts or ``hits > shots``.
     """
     if not max_likelihood_factor >= 1:
-        raise ValueError(f"max_likelihood_factor={max_likelihood_factor} must be >= 1")
+        raise InputError(f"max_likelihood_factor={max_likelihood_factor} must be >= 1")
     num_shots = int(num_shots)
     num_hits = int(num_hits)
     if num_shots < 0 or num_hits < 0 or num_hits > num_shots:
-        raise ValueError(f"need 0 <= num_hits <= num_shots, got num_hits={num_hits}, num_shots={num_shots}")
+        raise InputError(f"need 0 <= num_hits <= num_shots, got num_hits={num_hits}, num_shots={num_shots}")
     if num_shots == 0:
         return Fit(low=0.0, best=0.5, high=1.0)
     n, hits = num_shots, num_hits
@@ -185,10 +186,10 @@ def binomial_likelihood_interval(*, num_shots: int, num_hits: int, max_likelihoo
     from scipy.special import xlog1py, xlogy
 
     if not max_likelihood_factor >= 1:
-        raise ValueError(f"max_likelihood_factor={max_likelihood_factor} must be >= 1")
+        raise InputError(f"max_likelihood_factor={max_likelihood_factor} must be >= 1")
     n, h = int(num_shots), int(num_hits)
     if n < 0 or h < 0 or h > n:
-        raise ValueError(f"need 0 <= num_hits <= num_shots, got num_hits={h}, num_shots={n}")
+        raise InputError(f"need 0 <= num_hits <= num_shots, got num_hits={h}, num_shots={n}")
     if n == 0:
         return Fit(low=0.0, best=0.5, high=1.0)
     best = h / n
@@ -258,11 +259,11 @@ def shot_error_rate_to_per_round(p_shot: Any, rounds: Any, *, values: float = 1)
     r = np.asarray(rounds, dtype=np.float64)
     if np.any(~((s >= 0) & (s <= 1))):
         bad = s[~((s >= 0) & (s <= 1))] if s.ndim else s
-        raise ValueError(f"shot error rate must be in [0, 1], got {np.ravel(bad)[:5].tolist()}")
+        raise InputError(f"shot error rate must be in [0, 1], got {np.ravel(bad)[:5].tolist()}")
     if np.any(~(r > 0)):
-        raise ValueError(f"rounds must be > 0, got {np.ravel(r[~(r > 0)] if r.ndim else r)[:5].tolist()}")
+        raise InputError(f"rounds must be > 0, got {np.ravel(r[~(r > 0)] if r.ndim else r)[:5].tolist()}")
     if not values > 0:
-        raise ValueError(f"values must be > 0, got {values}")
+        raise InputError(f"values must be > 0, got {values}")
     s, r = np.broadcast_arrays(s, r)
     if values != 1:
         with np.errstate(divide="ignore"):
@@ -320,7 +321,7 @@ class Curve:
             return shot_rate
         if np.any(np.isnan(self.rounds)):
             missing = self.p[np.isnan(self.rounds)]
-            raise ValueError(
+            raise InputError(
                 f"per-round rates need 'r' or 'rounds' in json_metadata; {self.group} d={self.d} "
                 f"has none at p={missing[:5].tolist()}"
             )
@@ -380,7 +381,7 @@ def metadata_number(row: StatsRow, key: str, use: str) -> float:
     try:
         return float(value)
     except (TypeError, ValueError):
-        raise ValueError(
+        raise InputError(
             f"json_metadata {key}={value!r} (row {row.strong_id[:12]}, decoder {row.decoder}) is not a number, "
             f"so it cannot be used as {use}; keep numeric rows with --filter, or use another key"
         ) from None
@@ -399,7 +400,7 @@ def rounds_of(row: StatsRow) -> float:
     """
     key = _rounds_key(row)
     if key is None:
-        raise ValueError(f"per-round rates need 'r' or 'rounds' in json_metadata; row {row.strong_id[:12]} "
+        raise InputError(f"per-round rates need 'r' or 'rounds' in json_metadata; row {row.strong_id[:12]} "
                          f"({row.decoder}, {_metadata(row)}) has neither")
     return metadata_number(row, key, "the number of rounds of a per-round rate")
 
@@ -461,7 +462,7 @@ def rows_to_curves(
                 for k in sorted(set(md) | set(_metadata(other)))
                 if _metadata(other).get(k) != md.get(k)
             }
-            raise ValueError(
+            raise InputError(
                 f"two rows share {dict(zip(group_keys, group))}, {d_key}={d}, {x_key}={x} but differ in "
                 f"{diff or 'nothing but strong_id'}; add the distinguishing key to group_keys "
                 f"(e.g. group_keys={tuple(group_keys) + tuple(diff)[:1]!r}) or filter the rows"
@@ -470,7 +471,7 @@ def rows_to_curves(
     if skipped:
         log.info("skipped %d row(s) without %r/%r metadata or with no kept shots", skipped, x_key, d_key)
     if not points:
-        raise ValueError(f"no rows with both {x_key!r} and {d_key!r} in json_metadata and shots > discards")
+        raise InputError(f"no rows with both {x_key!r} and {d_key!r} in json_metadata and shots > discards")
     result: dict[tuple, list[Curve]] = {}
     for group, by_d in points.items():
         curves = []

@@ -41,6 +41,8 @@ import os
 from collections import Counter
 from typing import Any, Iterable, Mapping
 
+from qdecode.errors import InputError
+
 log = logging.getLogger("qdecode.sims.store")
 
 BASE_COLUMNS = ("shots", "errors", "discards", "seconds", "decoder", "strong_id", "json_metadata")
@@ -106,9 +108,9 @@ class StatsRow:
 
     def __post_init__(self) -> None:
         if self.shots < 0 or self.errors < 0 or self.discards < 0 or self.seconds < 0:
-            raise ValueError(f"negative count in {self!r}")
+            raise InputError(f"negative count in {self!r}")
         if self.errors + self.discards > self.shots:
-            raise ValueError(
+            raise InputError(
                 f"errors + discards > shots: errors={self.errors}, "
                 f"discards={self.discards}, shots={self.shots}"
             )
@@ -117,9 +119,9 @@ class StatsRow:
 
     def __add__(self, other: "StatsRow") -> "StatsRow":
         if other.strong_id != self.strong_id:
-            raise ValueError(f"cannot add rows of different tasks: {self.strong_id} vs {other.strong_id}")
+            raise InputError(f"cannot add rows of different tasks: {self.strong_id} vs {other.strong_id}")
         if other.decoder != self.decoder or _compact_json(other.json_metadata) != _compact_json(self.json_metadata):
-            raise ValueError(f"rows share strong_id {self.strong_id[:16]}... but differ in {_difference(self, other)}; "
+            raise InputError(f"rows share strong_id {self.strong_id[:16]}... but differ in {_difference(self, other)}; "
                              f"a strong_id must identify one task")
         counts = Counter(self.custom_counts)
         counts.update(other.custom_counts)  # not `+`, which drops a count that sums to 0: "0 recorded" is not "absent"
@@ -164,7 +166,7 @@ def _difference(a: StatsRow, b: StatsRow) -> str:
     return ", ".join(parts)
 
 
-class CsvFormatError(ValueError):
+class CsvFormatError(InputError):
     """A stats CSV that cannot be read (missing columns, unparsable row)."""
 
 
@@ -264,7 +266,7 @@ def merge_rows(rows: Iterable[StatsRow]) -> dict[str, StatsRow]:
     return total
 
 
-class CsvLockedError(ValueError):
+class CsvLockedError(InputError):
     """Another process holds the write lock of a stats CSV."""
 
 

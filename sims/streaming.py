@@ -75,6 +75,7 @@ import scipy.sparse as sp
 from qdecode.decoders.base import Decoder, DecoderInputError
 from qdecode.decoders.window import GRAPHLIKE_INNER, UNSUPPORTED_INNER
 from qdecode.decoders.window_layout import RoundLayout, check_window_sizes, column_first_round, plan_windows
+from qdecode.errors import InputError
 from qdecode.problem import DecodingProblem
 from qdecode.sims.stats import Fit, fit_binomial, shot_error_rate_to_per_round
 
@@ -497,7 +498,7 @@ def schedule(need_round: np.ndarray, service_ns: np.ndarray, period_ns: float) -
         ([9.0, 10.0, 11.0], [5.0, 4.0, 3.0])
     """
     if not period_ns > 0:
-        raise ValueError(f"the round period must be > 0, got {period_ns}")
+        raise InputError(f"the round period must be > 0, got {period_ns}")
     service = np.asarray(service_ns, dtype=np.float64)
     arrival = np.broadcast_to(np.asarray(need_round, dtype=np.float64) * float(period_ns), service.shape)
     done = np.cumsum(service, axis=-1)

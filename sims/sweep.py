@@ -65,6 +65,7 @@ import os
 from collections import Counter
 from typing import Callable, Sequence
 
+from qdecode.errors import InputError
 from qdecode.sims.auto_sweep import resolve_auto_tasks
 from qdecode.sims.executors import InlineExecutor, SweepExecutor
 from qdecode.sims.sampling import BatchResult, run_batch
@@ -99,13 +100,13 @@ class SweepOptions:
         # 0 would stop every task before its first shot: a sweep that does nothing and says "0 tasks".
         for name in ("max_shots", "max_errors"):
             if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+                raise InputError(f"{name} must be >= 1, got {getattr(self, name)}")
         if not 1 <= self.min_batch_size <= self.max_batch_size:
-            raise ValueError(
+            raise InputError(
                 f"need 1 <= min_batch_size <= max_batch_size, got {self.min_batch_size}, {self.max_batch_size}"
             )
         if self.seed is not None and self.seed < 0:
-            raise ValueError(f"seed must be a non-negative integer, got {self.seed}")
+            raise InputError(f"seed must be a non-negative integer, got {self.seed}")
 
 
 @dataclasses.dataclass
@@ -259,7 +260,7 @@ def prepare(tasks: Sequence[SweepTask], existing: dict[str, StatsRow], opts: Swe
         try:
             ct = describe_task(task)
         except ValueError as exc:  # e.g. stim refusing p=0.9 for sd6: say which of many tasks it was
-            raise ValueError(f"task {task.describe()}: {exc}") from None
+            raise InputError(f"task {task.describe()}: {exc}") from None
         if ct.strong_id in seen:
             continue  # the same task listed twice would double its stopping budget
         seen.add(ct.strong_id)
@@ -293,7 +294,7 @@ def check_decoders(states: Sequence[TaskProgress]) -> None:
         try:
             compiled(st.compiled.task)
         except ValueError as exc:
-            raise ValueError(f"task {st.compiled.task.describe()}: {exc}") from None
+            raise InputError(f"task {st.compiled.task.describe()}: {exc}") from None
 
 
 def warm_up(states: Sequence[TaskProgress]) -> None:

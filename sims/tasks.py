@@ -19,6 +19,7 @@ from typing import Any
 
 from qdecode.decoders.confidence import no_confidence_error
 from qdecode.decoders.registry import DecoderSpec, get_entry
+from qdecode.errors import InputError
 from qdecode.problem import decoding_dem
 from qdecode.sims.gap_bins import GAP_BINS_KEY, GAP_BINS_TAG
 from qdecode.sims.latency_bins import LATENCY_BINS_KEY, LATENCY_BINS_TAG
@@ -112,26 +113,26 @@ class SweepTask:
     def __post_init__(self) -> None:
         given = sum(x is not None for x in (self.recipe, self.circuit_text, self.dem_text, self.classical))
         if given != 1:
-            raise ValueError("a SweepTask needs exactly one of recipe=, circuit_text=, dem_text= or classical=")
+            raise InputError("a SweepTask needs exactly one of recipe=, circuit_text=, dem_text= or classical=")
         want = "classical" if self.classical is not None else "quantum"
         if self.decoder.kind != want:
             what = "a classical code" if want == "classical" else "a circuit"
-            raise ValueError(f"decoder {self.decoder.name!r} is a {self.decoder.kind} decoder and cannot decode {what}")
+            raise InputError(f"decoder {self.decoder.name!r} is a {self.decoder.kind} decoder and cannot decode {what}")
         if self.classical is not None and (self.decoder_dem is not None or self.postselect is not None):
-            raise ValueError("a decoder DEM and postselection apply to circuits and DEMs, not to classical codes")
+            raise InputError("a decoder DEM and postselection apply to circuits and DEMs, not to classical codes")
         if self.gap_histogram:
             if self.classical is not None:
-                raise ValueError("a gap histogram applies to circuits and DEMs, not to classical codes")
+                raise InputError("a gap histogram applies to circuits and DEMs, not to classical codes")
             if not get_entry(self.decoder.name).has_confidence:
                 raise no_confidence_error(self.decoder.name)
         if self.latency_histogram:
             if self.classical is not None:
-                raise ValueError("a latency histogram applies to circuits and DEMs, not to classical codes")
+                raise InputError("a latency histogram applies to circuits and DEMs, not to classical codes")
             if self.gap_histogram:
-                raise ValueError("a latency histogram and a gap histogram cannot be recorded together: the timed "
+                raise InputError("a latency histogram and a gap histogram cannot be recorded together: the timed "
                                  "decoding path gives no confidence")
         if self.decoder_dem_key not in ("decoder_dem", "learned_noise"):
-            raise ValueError(f"decoder_dem_key must be 'decoder_dem' or 'learned_noise', got {self.decoder_dem_key!r}")
+            raise InputError(f"decoder_dem_key must be 'decoder_dem' or 'learned_noise', got {self.decoder_dem_key!r}")
 
     def describe(self) -> str:
         """The task in a few words for error messages: what is sampled and the decoder.
@@ -196,7 +197,7 @@ def learned_decoding_dem(model, dem_text: str, *, what: str = "learned noise"):
     got = (dem.num_detectors, dem.num_observables)
     if got != want:
         source = "circuit" if hasattr(model, "compile_detector_sampler") else "sampled DEM"
-        raise ValueError(
+        raise InputError(
             f"{what}: the DEM has {got[0]} detectors and {got[1]} observables, but the {source} "
             f"has {want[0]} and {want[1]}"
         )

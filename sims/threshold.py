@@ -25,6 +25,7 @@ from typing import Any, Iterable, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
+from qdecode.errors import InputError
 from qdecode.sims.stats import Curve, rows_to_curves, shot_error_rate_to_per_round
 from qdecode.sims.store import StatsRow
 
@@ -206,10 +207,10 @@ def _check_distances(curves: Sequence[Curve], need: int, what: str) -> list[Curv
     curves = sorted((c for c in curves if len(c.p)), key=lambda c: c.d)
     ds = [c.d for c in curves]
     if len(set(ds)) != len(ds):
-        raise ValueError(f"{what}: curves of one group must have distinct distances, got d={ds}")
+        raise InputError(f"{what}: curves of one group must have distinct distances, got d={ds}")
     if len(curves) < need:
         group = curves[0].group if curves else ()
-        raise ValueError(
+        raise InputError(
             f"{what} needs at least {need} distances with data, got {len(curves)} (d={ds}) for group {group!r}"
         )
     return curves
@@ -262,7 +263,7 @@ def _percentile_interval(samples: np.ndarray, confidence: float) -> tuple[float,
 
 def _check_confidence(confidence: float) -> None:
     if not 0 < confidence < 1:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+        raise InputError(f"confidence must be in (0, 1), got {confidence}")
 
 
 def pairwise_threshold(
@@ -388,7 +389,7 @@ def _fss_centre(crossings: Sequence[Crossing], p_window: tuple[float, float] | N
     found = [c.p for c in crossings if c.p is not None]
     if p_window is not None:
         if not 0 < p_window[0] < p_window[1]:
-            raise ValueError(f"p_window must be (p_min, p_max) with 0 < p_min < p_max, got {p_window}")
+            raise InputError(f"p_window must be (p_min, p_max) with 0 < p_min < p_max, got {p_window}")
         inside = [p for p in found if p_window[0] <= p <= p_window[1]]
         return float(np.exp(np.median(np.log(inside)))) if inside else math.sqrt(p_window[0] * p_window[1])
     if found:
@@ -414,7 +415,7 @@ def _fss_points(curves: Sequence[Curve], p0: float, window_factor: float, p_wind
     group = curves[0].group
     used = _select_window(curves, p0, window_factor, p_window)
     if len(used) < 3:
-        raise ValueError(
+        raise InputError(
             f"finite-size-scaling threshold fit needs at least 3 distances in the window, got "
             f"d={[c.d for c in used]} for group {group!r} (window around p0={p0:.4g})"
         )
@@ -428,7 +429,7 @@ def _fss_points(curves: Sequence[Curve], p0: float, window_factor: float, p_wind
         sigma=np.concatenate([c.rate_sigma(per_round) for c in used]),
     )
     if len(pts.p) < 6:
-        raise ValueError(
+        raise InputError(
             f"finite-size-scaling threshold fit needs at least 6 points in the window (5 parameters), got "
             f"{len(pts.p)} at p in [{pts.p.min():.4g}, {pts.p.max():.4g}] for group {group!r}; widen "
             f"p_window/window_factor or sample more p values near the crossing"
@@ -450,7 +451,7 @@ def _fss_best_fit(pts: _FssPoints, p0: float, nu_guess: float) -> tuple[np.ndarr
             if chi2 < best_chi2:
                 best, best_chi2 = params, chi2
     if best is None:
-        raise ValueError(
+        raise InputError(
             f"finite-size-scaling fit did not converge for group {pts.used[0].group!r} ({len(p)} points, "
             f"d={[c.d for c in pts.used]}, p in [{p.min():.4g}, {p.max():.4g}]); try p_window or nu_guess"
         )
@@ -533,7 +534,7 @@ def fss_threshold(
     """
     _check_confidence(confidence)
     if not window_factor > 1:
-        raise ValueError(f"window_factor must be > 1, got {window_factor}")
+        raise InputError(f"window_factor must be > 1, got {window_factor}")
     curves = _check_distances(curves, 3, "finite-size-scaling threshold fit")
     group = curves[0].group
     crossings = _pairwise(curves, per_round, None)
@@ -655,7 +656,7 @@ def suppression_factors(
         e = np.array(errors, dtype=np.int64)
         r = np.array(rounds, dtype=np.float64)
         if per_round and np.any(np.isnan(r)):
-            raise ValueError(f"per-round rates need 'r' or 'rounds' in json_metadata; group {group!r} p={p} lacks it")
+            raise InputError(f"per-round rates need 'r' or 'rounds' in json_metadata; group {group!r} p={p} lacks it")
 
         def fit(err: np.ndarray) -> np.ndarray:
             shot_rate = err / n
@@ -722,7 +723,7 @@ def estimate_thresholds(
     """
     fn = {"fss": fss_threshold, "pairwise": pairwise_threshold}.get(method)
     if fn is None:
-        raise ValueError(f"unknown threshold method {method!r}; use 'fss' or 'pairwise'")
+        raise InputError(f"unknown threshold method {method!r}; use 'fss' or 'pairwise'")
     curves = rows_to_curves(rows, x_key=x_key, d_key=d_key, group_keys=group_keys)
     return {g: fn(cs, per_round=per_round, **kwargs) for g, cs in curves.items()}
 

@@ -36,8 +36,11 @@ CSV_READERS = ("qdecode.sims.store", "qdecode.sims.stats", "qdecode.sims.thresho
                "qdecode.sims.latency_bins")
 #: The text source's leaves: the corpus (bytes, splits, hashes) and the n-gram fitting on it.
 TEXT = ("qdecode.language_model",)
+#: The error taxonomy (what went wrong, and its exit status): the standard library only, usable everywhere
+#: above the kernels.
+ERRORS = ("qdecode.errors",)
 #: The layers below the simulation harness, usable by everything above them.
-CORE = ("qdecode.decoders", "qdecode.kernels", "qdecode.codes", "qdecode.problem", *TEXT)
+CORE = ("qdecode.decoders", "qdecode.kernels", "qdecode.codes", "qdecode.problem", *TEXT, *ERRORS)
 
 
 @dataclass(frozen=True)
@@ -59,6 +62,8 @@ RULES: list[Rule] = [
     # Numba's cache directory, keyed on the jitted sources: the standard library only (it runs
     # inside `import qdecode`, which must stay light, and must not import numba).
     Rule(("qdecode.compile_cache*",), ok=("qdecode.compile_cache",)),
+    # The error taxonomy: the standard library only (the CLI imports it before anything heavy).
+    Rule(ERRORS),
     # Kernels are the numba bottom layer: numpy and numba only, nothing else of qdecode, so they
     # can be read, compiled and benchmarked alone. (scipy belongs in the layer that builds inputs.)
     # llvmlite is numba's own code generator: kernels.clock emits the counter read with it.
@@ -66,15 +71,15 @@ RULES: list[Rule] = [
     Rule(("qdecode.kernels*",), ok=("qdecode.kernels", "numpy", "numba")),
     # Codes are data (matrices, generator polynomials, catalogues): nothing above kernels, no
     # circuits (stim), plots or models; a code can be built and inspected without any decoder.
-    Rule(("qdecode.codes*",), ok=("qdecode.codes", "qdecode.kernels", "numpy", "scipy")),
+    Rule(("qdecode.codes*",), ok=("qdecode.codes", "qdecode.kernels", *ERRORS, "numpy", "scipy")),
     # The language model (sem-OSD's priors): the text corpus is data (stdlib + numpy); the n-gram fit
     # on it uses the sem-OSD kernels only.
     # Both sit beside codes, below decoders (lm_prior), sims (text_source) and trainers (lm_train).
-    Rule(("qdecode.language_model.corpus",), ok=("numpy",)),
-    Rule(("qdecode.language_model*",), ok=("qdecode.language_model.corpus", "qdecode.kernels", "numpy")),
+    Rule(("qdecode.language_model.corpus",), ok=(*ERRORS, "numpy")),
+    Rule(("qdecode.language_model*",), ok=("qdecode.language_model.corpus", "qdecode.kernels", *ERRORS, "numpy")),
     # DecodingProblem is the currency between sims and decoders: numpy/scipy only; stim lazily in
     # from_dem, because decoders (and `import qdecode`) must work without stim.
-    Rule(("qdecode.problem",), ok=("numpy", "scipy"), lazy=("stim",)),
+    Rule(("qdecode.problem",), ok=(*ERRORS, "numpy", "scipy"), lazy=("stim",)),
     # Decoders never see circuits, the harness, the CLI, plots or trainers: they take a
     # DecodingProblem or a code. Optional backends (torch, onnxruntime, pymatching, chromobius,
     # tesseract, mwpf) and the neural *runtime* (model files, inference) load lazily, when such a
@@ -92,18 +97,18 @@ RULES: list[Rule] = [
     # must not import decoders, the harness or the trainers back ("trainers import the runtime,
     # never the other way round").
     Rule(("qdecode.neural*",), ok=("qdecode.neural", "qdecode.kernels", "qdecode.codes", "qdecode.problem",
-                                   "numpy", "scipy", "torch", "onnx", "onnxruntime"),
+                                   *ERRORS, "numpy", "scipy", "torch", "onnx", "onnxruntime"),
          never=TRAINERS),
     # Hardware export and latency measure decoders on problems or codes; no harness, no models.
     Rule(("qdecode.hw*",), ok=("qdecode.hw", *CORE, "numpy", "scipy")),
     # Old stats CSVs must stay readable and analysable without stim, numba or matplotlib (lazy
     # imports included): the CSV readers import only each other, numpy and scipy.
-    Rule(CSV_READERS, ok=(*CSV_READERS, "numpy", "scipy")),
+    Rule(CSV_READERS, ok=(*CSV_READERS, *ERRORS, "numpy", "scipy")),
     # Plots read CSVs only (no circuits, no decoders; the registry for the label grammar, which
     # imports no decoder; seed_streams, standard library only, to keep its provenance keys off the
     # y axis); matplotlib loads when a figure is drawn.
     Rule(("qdecode.sims.plots",), ok=(*CSV_READERS, "qdecode.sims.seed_streams", "qdecode.decoders.registry",
-                                      "numpy", "scipy"),
+                                      *ERRORS, "numpy", "scipy"),
          lazy=("matplotlib",)),
     # The harness runs decoders on circuits; it never imports the CLI (the top), models (reached
     # through decoders) or torch; stim only lazily, so recipes and task lists parse without it;
@@ -111,12 +116,12 @@ RULES: list[Rule] = [
     Rule(("qdecode.sims*",), ok=("qdecode.sims", *CORE, "numpy", "scipy"), lazy=("stim",),
          never=("qdecode.sims.plots", "torch", "numba", "matplotlib"), external="any"),
     # The sinter plug-in wraps registry decoders; it is imported by sinter, not by qdecode.
-    Rule(("qdecode.sinter_adapter",), ok=("qdecode.decoders", "qdecode.problem", "qdecode.sims.gap_bins", "numpy",
-                                          "sinter")),
+    Rule(("qdecode.sinter_adapter",), ok=("qdecode.decoders", "qdecode.problem", "qdecode.sims.gap_bins", *ERRORS,
+                                          "numpy", "sinter")),
     # The CLI is the top: it may use everything, but only lazily, so that `qdecode --help` and
     # argument errors answer without loading numba, stim, torch or matplotlib. Nothing imports it
     # (no other row lists it).
-    Rule(("qdecode.cli*",), ok=("qdecode.cli", "numpy"), lazy=("qdecode",), external="lazy"),
+    Rule(("qdecode.cli*",), ok=("qdecode.cli", *ERRORS, "numpy"), lazy=("qdecode",), external="lazy"),
 ]
 # fmt: on
 

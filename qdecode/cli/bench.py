@@ -14,6 +14,7 @@ from typing import Any
 
 from qdecode.cli.common import add_problem_args, check_shots, load_problem
 from qdecode.cli.help_text import QUANTUM_DECODER_NAMES, HelpFormatter
+from qdecode.errors import InputError
 
 CSV_COLUMNS = (
     "decoder", "code", "d", "rounds", "noise", "p", "basis", "shots", "seed",
@@ -65,9 +66,9 @@ def set_threads(threads: int | None) -> int:
 
     if threads is not None:
         if threads < 1:
-            raise ValueError(f"--threads must be >= 1, got {threads}")
+            raise InputError(f"--threads must be >= 1, got {threads}")
         if threads > numba.config.NUMBA_NUM_THREADS:
-            raise ValueError(f"--threads {threads} exceeds the {numba.config.NUMBA_NUM_THREADS} "
+            raise InputError(f"--threads {threads} exceeds the {numba.config.NUMBA_NUM_THREADS} "
                              f"threads numba started with")
         numba.set_num_threads(threads)
     return int(numba.get_num_threads())
@@ -125,9 +126,9 @@ def run(args) -> int:
 
     shots = check_shots(args.shots)
     if args.latency_shots is not None and args.latency_shots < 1:
-        raise ValueError(f"--latency-shots must be >= 1, got {args.latency_shots}")
+        raise InputError(f"--latency-shots must be >= 1, got {args.latency_shots}")
     if args.warmup < 0:
-        raise ValueError(f"--warmup must be >= 0, got {args.warmup}")
+        raise InputError(f"--warmup must be >= 0, got {args.warmup}")
     from qdecode.cli.progress import Stages
 
     spec = DecoderSpec.parse(args.decoder, args.param)

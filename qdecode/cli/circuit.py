@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 from qdecode.cli.help_text import HelpFormatter
+from qdecode.errors import InputError
 
 
 def add_parser(sub) -> None:
@@ -34,7 +35,7 @@ def run(args) -> int:
     from qdecode.sims.tasks import CircuitRecipe
 
     if not 0 < args.p < 1:
-        raise ValueError(f"--p must lie strictly inside (0, 1), got {args.p}")
+        raise InputError(f"--p must lie strictly inside (0, 1), got {args.p}")
     rounds = resolve_rounds(int(args.rounds) if args.rounds and args.rounds.isdigit() else args.rounds,
                             args.d, "--rounds")
     recipe = CircuitRecipe(

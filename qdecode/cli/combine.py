@@ -21,6 +21,8 @@ import re
 import sys
 from typing import Any, Sequence
 
+from qdecode.errors import InputError
+
 ORDERS = ("preserve", "metadata", "error")
 
 
@@ -81,7 +83,7 @@ def combine_files(paths: Sequence[str], *, allow_shared_streams: bool = False) -
         shared = shared_streams({f"{path} (argument {i + 1})" if paths.count(path) > 1 else path: rows
                                  for i, (path, rows) in enumerate(per_file)})
         if shared:
-            raise ValueError(f"{describe_shared(shared)}; combine refuses duplicated samples "
+            raise InputError(f"{describe_shared(shared)}; combine refuses duplicated samples "
                              f"(--allow-shared-streams pools them anyway)")
     total: dict[str, Any] = {}
     origin: dict[str, str] = {}
@@ -92,7 +94,7 @@ def combine_files(paths: Sequence[str], *, allow_shared_streams: bool = False) -
                 total[row.strong_id], origin[row.strong_id] = row, path
                 continue
             if not _same_task(first, row):
-                raise ValueError(
+                raise InputError(
                     f"strong_id {row.strong_id[:16]}... is {first.decoder!r} {json.dumps(first.json_metadata)} in "
                     f"{origin[row.strong_id]} but {row.decoder!r} {json.dumps(row.json_metadata)} in {path}; "
                     f"a strong_id must identify one task"
@@ -147,7 +149,7 @@ def order_rows(rows: list, order: str) -> list:
         return sorted(rows, key=_metadata_key)
     if order == "error":
         return sorted(rows, key=_error_key)
-    raise ValueError(f"--order must be one of {', '.join(ORDERS)}, got {order!r}")
+    raise InputError(f"--order must be one of {', '.join(ORDERS)}, got {order!r}")
 
 
 def combined_csv(rows: Sequence, *, strip_custom_counts: bool = False) -> str:
@@ -163,7 +165,7 @@ def combined_csv(rows: Sequence, *, strip_custom_counts: bool = False) -> str:
 
 def run(args) -> int:
     if args.order not in ORDERS:
-        raise ValueError(f"--order must be one of {', '.join(ORDERS)}, got {args.order!r}")
+        raise InputError(f"--order must be one of {', '.join(ORDERS)}, got {args.order!r}")
     rows = order_rows(combine_files(args.csv, allow_shared_streams=args.allow_shared_streams), args.order)
     text = combined_csv(rows, strip_custom_counts=args.strip_custom_counts)
     if args.out:

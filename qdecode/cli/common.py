@@ -17,6 +17,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from qdecode.errors import InputError
+
 
 def add_problem_args(p, *, alist: bool = False) -> None:
     """Problem options: ``--code/--d/--rounds/--noise/--p/--basis``, ``--circuit``, ``--dem`` (and ``--alist``)."""
@@ -61,11 +63,11 @@ def load_problem(args) -> LoadedProblem:
                                   ("--alist", alist)) if v]
     if len(given) != 1:
         choices = "--code, --circuit, --dem or --alist" if hasattr(args, "alist") else "--code, --circuit or --dem"
-        raise ValueError(f"give exactly one of {choices}" + (f" (got {', '.join(given)})" if given else ""))
+        raise InputError(f"give exactly one of {choices}" + (f" (got {', '.join(given)})" if given else ""))
     if args.code:
         missing = [f for f, v in (("--noise", args.noise), ("--p", args.p)) if v is None]
         if missing:
-            raise ValueError(f"--code needs {' and '.join(missing)}")
+            raise InputError(f"--code needs {' and '.join(missing)}")
         from qdecode.problem import decoding_dem
         from qdecode.sims.circuits import build_circuit, circuit_metadata
 
@@ -85,7 +87,7 @@ def load_problem(args) -> LoadedProblem:
         return LoadedProblem(problem, sample, desc, int(meta["rounds"]))
     for flag, v in (("--d", args.d), ("--noise", args.noise)):
         if v is not None:
-            raise ValueError(f"{flag} applies to --code only")
+            raise InputError(f"{flag} applies to --code only")
     if circuit_path:
         return _circuit_problem(args, circuit_path)
     if args.dem:
@@ -93,7 +95,7 @@ def load_problem(args) -> LoadedProblem:
 
         dem = read_dem(args.dem)
         if args.p is not None:
-            raise ValueError("--p applies to --code and --alist, not --dem (the DEM holds the probabilities)")
+            raise InputError("--p applies to --code and --alist, not --dem (the DEM holds the probabilities)")
         problem = DecodingProblem.from_dem(dem)
 
         def sample(shots, seed):
@@ -108,9 +110,9 @@ def load_problem(args) -> LoadedProblem:
     from qdecode.codes.alist import read_alist
 
     if args.p is None:
-        raise ValueError("--alist needs --p (the iid error probability)")
+        raise InputError("--alist needs --p (the iid error probability)")
     if args.rounds is not None:
-        raise ValueError("--rounds does not apply to --alist (code capacity)")
+        raise InputError("--rounds does not apply to --alist (code capacity)")
     H = read_alist(alist)
     problem = DecodingProblem.from_check_matrix(H, args.p)
     Hc = problem.H.tocsr()
@@ -133,7 +135,7 @@ def _circuit_problem(args, path: str) -> LoadedProblem:
     from qdecode.sims.model_files import read_circuit
 
     if args.p is not None:
-        raise ValueError("--p applies to --code and --alist, not --circuit (the circuit holds the probabilities)")
+        raise InputError("--p applies to --code and --alist, not --circuit (the circuit holds the probabilities)")
     circuit = read_circuit(path)
     problem = DecodingProblem.from_dem(decoding_dem(circuit))
 
@@ -150,7 +152,7 @@ def _circuit_problem(args, path: str) -> LoadedProblem:
 def check_shots(shots: int) -> int:
     """``--shots`` as an int, checked to be at least 1 (``ValueError`` otherwise)."""
     if shots is None or shots < 1:
-        raise ValueError(f"--shots must be >= 1, got {shots}")
+        raise InputError(f"--shots must be >= 1, got {shots}")
     return int(shots)
 
 
@@ -165,7 +167,7 @@ def time_budget_params(ms: float | None, decoders: Sequence[str]) -> list[str]:
 
     if ms is not None and not any(split_label(text)[0] == "auto" for text in decoders):
         given = " --decoder ".join(decoders)
-        raise ValueError(f"--time-budget applies to --decoder auto only (got --decoder {given}); drop "
+        raise InputError(f"--time-budget applies to --decoder auto only (got --decoder {given}); drop "
                          f"--time-budget, or decode with --decoder auto")
     return time_budget_param(ms)
 
@@ -178,11 +180,11 @@ def check_input_file(path: str, what: str = "a stats CSV file") -> str:
     ``<path>: not a regular file, expected <what>`` or ``<path>: permission denied``.
     """
     if os.path.isdir(path):
-        raise ValueError(f"{path}: is a directory, expected {what}")
+        raise InputError(f"{path}: is a directory, expected {what}")
     if not os.path.exists(path):
-        raise ValueError(f"{path}: no such file")
+        raise InputError(f"{path}: no such file")
     if not os.path.isfile(path):
-        raise ValueError(f"{path}: not a regular file, expected {what}")
+        raise InputError(f"{path}: not a regular file, expected {what}")
     if not os.access(path, os.R_OK):
-        raise ValueError(f"{path}: permission denied")
+        raise InputError(f"{path}: permission denied")
     return path

@@ -17,6 +17,8 @@ import re
 import sys
 from typing import Any, Sequence
 
+from qdecode.errors import InputError
+
 _UNITS_NS = {"ns": 1.0, "us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9}
 _TIME = re.compile(r"\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(ns|us|µs|ms|s)\s*")
 
@@ -70,10 +72,10 @@ def parse_times_ns(text: str) -> list[float]:
     for item in filter(None, (t.strip() for t in text.split(","))):
         m = _TIME.fullmatch(item)
         if not m:
-            raise ValueError(f"--at: {item!r} is not a time with a unit (e.g. 500us, 1ms, 2s)")
+            raise InputError(f"--at: {item!r} is not a time with a unit (e.g. 500us, 1ms, 2s)")
         value = float(m.group(1)) * _UNITS_NS[m.group(2)]
         if not value > 0:
-            raise ValueError(f"--at: deadlines must be positive, got {item!r}")
+            raise InputError(f"--at: deadlines must be positive, got {item!r}")
         out.append(value)
     return out
 
@@ -85,9 +87,9 @@ def parse_work(text: str) -> list[float]:
         try:
             value = float(item)
         except ValueError:
-            raise ValueError(f"--at-work: {item!r} is not a number") from None
+            raise InputError(f"--at-work: {item!r} is not a number") from None
         if not (value > 0 and math.isfinite(value)):
-            raise ValueError(f"--at-work: deadlines must be positive and finite, got {item!r}")
+            raise InputError(f"--at-work: deadlines must be positive and finite, got {item!r}")
         out.append(value)
     return out
 
@@ -114,7 +116,7 @@ def group_report(row, wall_deadlines: Sequence[float], work_deadlines: Sequence[
 
     hists = row_histograms(row)
     if not hists:
-        raise ValueError(f"row {row.strong_id[:12]} ({row.decoder}) has no latency histogram")
+        raise InputError(f"row {row.strong_id[:12]} ({row.decoder}) has no latency histogram")
     decoded = row.shots - row.discards
     out: dict[str, Any] = {"decoder": row.decoder, "strong_id": row.strong_id, "json_metadata": row.json_metadata,
                            "shots": row.shots, "discards": row.discards, "decoded": decoded, "errors": row.errors,
@@ -132,7 +134,7 @@ def group_report(row, wall_deadlines: Sequence[float], work_deadlines: Sequence[
                 out[clock] = None
                 continue
             if trails != decoded:
-                raise ValueError(f"--policy anytime: row {row.strong_id[:12]} ({row.decoder}) recorded the trail of "
+                raise InputError(f"--policy anytime: row {row.strong_id[:12]} ({row.decoder}) recorded the trail of "
                                  f"its answers for {trails} of its {decoded} decoded shots on the {clock} clock "
                                  f"(decoders that record it: bp and relay-bp, with at most 64 observables)")
         points = deadline_curve(hist, decoded, [*deadlines, math.inf], rescued=rescued)
@@ -162,9 +164,9 @@ def rtl_clock(directory: str, fmax_mhz: float | None) -> dict[str, Any]:
             mf = json.load(f)
         cpi = int(mf["cycles_per_iteration"])
     except OSError as exc:
-        raise ValueError(f"--rtl: cannot read {path}: {exc.strerror or exc}") from None
+        raise InputError(f"--rtl: cannot read {path}: {exc.strerror or exc}") from None
     except (json.JSONDecodeError, KeyError, TypeError, ValueError):
-        raise ValueError(f"--rtl: {path} is not an export-rtl manifest (no cycles_per_iteration)") from None
+        raise InputError(f"--rtl: {path} is not an export-rtl manifest (no cycles_per_iteration)") from None
     if fmax_mhz is None:
         for report in sorted(glob.glob(os.path.join(directory, "pnr_*.json"))):
             with open(report, encoding="utf-8") as f:
@@ -174,9 +176,9 @@ def rtl_clock(directory: str, fmax_mhz: float | None) -> dict[str, Any]:
                 fmax_mhz = float(clk["achieved"])
                 break
         else:
-            raise ValueError(f"--rtl: no place-and-route report (pnr_*.json) in {directory}: give --fmax-mhz")
+            raise InputError(f"--rtl: no place-and-route report (pnr_*.json) in {directory}: give --fmax-mhz")
     if not (fmax_mhz > 0 and math.isfinite(fmax_mhz)):
-        raise ValueError(f"--fmax-mhz must be positive, got {fmax_mhz}")
+        raise InputError(f"--fmax-mhz must be positive, got {fmax_mhz}")
     return {"cpi": cpi, "fmax_mhz": fmax_mhz, "manifest": mf}
 
 
@@ -240,7 +242,7 @@ def run(args) -> int:
     from qdecode.sims.store import merge_rows, read_rows
 
     if args.policy not in ("miss", "anytime"):
-        raise ValueError(f"--policy must be miss or anytime, got {args.policy!r}")
+        raise InputError(f"--policy must be miss or anytime, got {args.policy!r}")
     wall = parse_times_ns(args.at)
     work = parse_work(args.at_work)
     rows = []
@@ -248,25 +250,25 @@ def run(args) -> int:
         rows.extend(read_rows(check_input_file(path)))
     rows = apply_filters(rows, args.filter)
     if not rows:
-        raise ValueError(f"no stats rows in {', '.join(args.csv)}" + (" pass the --filter" if args.filter else ""))
+        raise InputError(f"no stats rows in {', '.join(args.csv)}" + (" pass the --filter" if args.filter else ""))
     from qdecode.sims.latency_bins import has_latency_bins
 
     groups = list(merge_rows(rows).values())
     merged = [r for r in groups if has_latency_bins(r.custom_counts or {})]
     if not merged:
-        raise ValueError("no row has a latency histogram (sweep with --latency, or latency = true in a recipe task)")
+        raise InputError("no row has a latency histogram (sweep with --latency, or latency = true in a recipe task)")
     if len(merged) < len(groups):
         print(f"qdecode deadline: {len(groups) - len(merged)} row group(s) without a latency histogram left out",
               file=sys.stderr)
     rtl = rtl_clock(args.rtl, args.fmax_mhz) if args.rtl else None
     if args.fmax_mhz is not None and rtl is None:
-        raise ValueError("--fmax-mhz applies with --rtl")
+        raise InputError("--fmax-mhz applies with --rtl")
     reports = [group_report(r, wall, work, args.policy) for r in merged]
     if rtl is not None:
         for rep, row in zip(reports, merged):
             rep["rtl"] = rtl_report(row, rtl, wall)
         if all(rep["rtl"] is None for rep in reports):
-            raise ValueError("--rtl: no row is a latency sweep of the design's decoder (bp with schedule=flooding, "
+            raise InputError("--rtl: no row is a latency sweep of the design's decoder (bp with schedule=flooding, "
                              + ", ".join(f"{k}={rtl['manifest'].get(k)}" for k in _RTL_PARAMS) + ")")
     if args.json:
         json.dump(reports, sys.stdout, indent=1, default=float)

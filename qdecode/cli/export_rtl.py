@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import sys
 
+from qdecode.errors import InputError
+
 _DEFAULTS = {"bits": 8, "frac_bits": 3, "alpha": 0.625, "beta": 0.0, "max_iter": 50}
 
 
@@ -60,16 +62,16 @@ def run(args) -> int:
     from qdecode.hw.vectors import load_vectors
 
     if args.parallelism is not None and args.parallelism < 1:
-        raise ValueError(f"--parallelism must be >= 1, got {args.parallelism}")
+        raise InputError(f"--parallelism must be >= 1, got {args.parallelism}")
     if args.simulate and not args.vectors:
-        raise ValueError("--simulate needs --vectors DIR")
+        raise InputError("--simulate needs --vectors DIR")
     targets = [t.strip() for t in args.synth.split(",") if t.strip()] if args.synth else []
     for t in targets:
         if t not in TARGETS:
-            raise ValueError(f"unknown --synth target {t!r}; known: {', '.join(TARGETS)}")
+            raise InputError(f"unknown --synth target {t!r}; known: {', '.join(TARGETS)}")
     if args.pnr:
         if args.pnr not in ICE40_DEVICES:
-            raise ValueError(f"unknown --pnr device {args.pnr!r}; known: {', '.join(ICE40_DEVICES)}")
+            raise InputError(f"unknown --pnr device {args.pnr!r}; known: {', '.join(ICE40_DEVICES)}")
         if "ice40" not in targets:
             targets.append("ice40")
     vs = load_vectors(args.vectors) if args.vectors else None
@@ -78,13 +80,13 @@ def run(args) -> int:
     if vs is not None and not (args.code or args.dem or args.alist):
         given = [k for k in _DEFAULTS if getattr(args, k) is not None]
         if given:
-            raise ValueError(f"--vectors without a problem option takes the configuration from the vector set; "
+            raise InputError(f"--vectors without a problem option takes the configuration from the vector set; "
                              f"drop --{given[0].replace('_', '-')}")
         H, cfg = design_from_vectors(vs)
     else:
         opts = {k: (getattr(args, k) if getattr(args, k) is not None else v) for k, v in _DEFAULTS.items()}
         if opts["bits"] < 2:
-            raise ValueError(f"--bits must be >= 2 (fixed point), got {opts['bits']}")
+            raise InputError(f"--bits must be >= 2 (fixed point), got {opts['bits']}")
         lp = load_problem(args)
         decoder = BpDecoder(lp.problem, method="minsum", max_iter=opts["max_iter"], alpha=opts["alpha"],
                             beta=opts["beta"], schedule="flooding", bits=opts["bits"], frac_bits=opts["frac_bits"])
@@ -106,12 +108,12 @@ def _run_relay(args, targets: list[str]) -> int:
     from qdecode.hw.rtl.relay_top import TOP, generate_relay, relay_config_from_vectors
 
     if args.code or args.dem or args.alist:
-        raise ValueError("a relay-bp vector set defines the decoder: drop the problem options")
+        raise InputError("a relay-bp vector set defines the decoder: drop the problem options")
     given = [k for k in _DEFAULTS if getattr(args, k) is not None]
     if given:
-        raise ValueError(f"a relay-bp vector set defines the configuration; drop --{given[0].replace('_', '-')}")
+        raise InputError(f"a relay-bp vector set defines the configuration; drop --{given[0].replace('_', '-')}")
     if args.parallelism is not None:
-        raise ValueError("--parallelism is not implemented for the Relay-BP design (fully parallel only)")
+        raise InputError("--parallelism is not implemented for the Relay-BP design (fully parallel only)")
     vs, relay = load_relay_vectors(args.vectors)
     cfg = relay_config_from_vectors(vs, relay)
     files = generate_relay(vs.H, cfg, vectors=vs, relay=relay)

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import sys
 
+from qdecode.errors import InputError
+
 
 def add_parser(sub) -> None:
     from qdecode.cli.common import add_problem_args
@@ -64,7 +66,7 @@ def run(args) -> int:
 
     if args.replay:
         if args.out or args.code or args.dem or args.alist:
-            raise ValueError("--replay DIR takes no problem or --out options")
+            raise InputError("--replay DIR takes no problem or --out options")
         from qdecode.hw.relay_vectors import RELAY_DECODER, replay_relay_vectors
         from qdecode.hw.vectors import load_vectors
 
@@ -73,12 +75,12 @@ def run(args) -> int:
         print(report.summary())
         return 0 if report.ok else 1
     if not args.out:
-        raise ValueError("--out DIR is required")
+        raise InputError("--out DIR is required")
     shots = check_shots(args.shots)
     if args.dump_messages < 0:
-        raise ValueError(f"--dump-messages must be >= 0, got {args.dump_messages}")
+        raise InputError(f"--dump-messages must be >= 0, got {args.dump_messages}")
     if args.bits < 2:
-        raise ValueError(f"--bits must be >= 2 (fixed point), got {args.bits}")
+        raise InputError(f"--bits must be >= 2 (fixed point), got {args.bits}")
     if args.decoder == "relay-bp":
         return _run_relay(args, shots)
     lp = load_problem(args)
@@ -106,13 +108,13 @@ def _run_relay(args, shots: int) -> int:
     from qdecode.hw.relay_vectors import export_relay_vectors, gamma_table
 
     if args.dump_messages:
-        raise ValueError("--dump-messages is not supported with --decoder relay-bp")
+        raise InputError("--dump-messages is not supported with --decoder relay-bp")
     if args.schedule != "flooding" or args.beta:
-        raise ValueError("--decoder relay-bp is flooding min-sum without offset: drop --schedule / --beta")
+        raise InputError("--decoder relay-bp is flooding min-sum without offset: drop --schedule / --beta")
     if args.gamma_rows < 1:
-        raise ValueError(f"--gamma-rows must be >= 1, got {args.gamma_rows}")
+        raise InputError(f"--gamma-rows must be >= 1, got {args.gamma_rows}")
     if not args.gamma_lo < args.gamma_hi:
-        raise ValueError(f"--gamma-lo must be < --gamma-hi, got {args.gamma_lo} and {args.gamma_hi}")
+        raise InputError(f"--gamma-lo must be < --gamma-hi, got {args.gamma_lo} and {args.gamma_hi}")
     lp = load_problem(args)
     n = lp.problem.num_errors
     gammas = gamma_table(n, args.gamma_rows, args.gamma_lo, args.gamma_hi, args.gamma_seed)

@@ -29,6 +29,8 @@ import itertools
 import json
 import sys
 
+from qdecode.errors import InputError
+
 BATCH_SHOTS = 65536
 
 
@@ -137,9 +139,9 @@ def _from_file(args):
                                   ("--noise", args.noise), ("--p", args.p), ("--reference-p", args.reference_p),
                                   ("--shots", args.shots), ("--seed", args.seed)) if v is not None]
     if study:
-        raise ValueError(f"{study[0]} belongs to sampling on the fly; with --dets give only the reference")
+        raise InputError(f"{study[0]} belongs to sampling on the fly; with --dets give only the reference")
     if (args.reference_dem is None) == (args.reference_circuit is None):
-        raise ValueError("with --dets give exactly one of --reference-dem FILE or --reference-circuit FILE")
+        raise InputError("with --dets give exactly one of --reference-dem FILE or --reference-circuit FILE")
     if args.reference_dem:
         reference, sectors = read_dem(args.reference_dem), None
     else:
@@ -147,7 +149,7 @@ def _from_file(args):
         reference = decoding_dem(sectors)
     m = reference.num_detectors
     if m == 0:
-        raise ValueError(f"{args.reference_dem or args.reference_circuit}: the reference has no detectors")
+        raise InputError(f"{args.reference_dem or args.reference_circuit}: the reference has no detectors")
     check_shot_file(args.dets, args.dets_format, m)
     if args.num_shots is not None:
         check_shot_count(args.dets, args.dets_format, m, args.num_shots)
@@ -173,16 +175,16 @@ def _from_sampling(args):
     from qdecode.sims.recipe import resolve_rounds
 
     if args.reference_dem or args.reference_circuit:
-        raise ValueError("--reference-dem / --reference-circuit go with --dets; on the fly, give --reference-p")
+        raise InputError("--reference-dem / --reference-circuit go with --dets; on the fly, give --reference-p")
     missing = [flag for flag, v in (("--noise", args.noise), ("--p", args.p), ("--reference-p", args.reference_p),
                                     ("--shots", args.shots)) if v is None]
     if missing:
-        raise ValueError(f"sampling on the fly needs {', '.join(missing)}")
+        raise InputError(f"sampling on the fly needs {', '.join(missing)}")
     for flag, v in (("--p", args.p), ("--reference-p", args.reference_p)):
         if not 0 < v < 1:
-            raise ValueError(f"{flag} must lie strictly inside (0, 1), got {v}")
+            raise InputError(f"{flag} must lie strictly inside (0, 1), got {v}")
     if args.shots < args.min_shots:
-        raise ValueError(f"--shots {args.shots} is below --min-shots {args.min_shots}")
+        raise InputError(f"--shots {args.shots} is below --min-shots {args.min_shots}")
     rounds = args.rounds
     if rounds is not None:
         rounds = resolve_rounds(int(rounds) if rounds.strip().isdigit() else rounds, args.d, "--rounds")
@@ -196,11 +198,11 @@ def run(args) -> int:
     from qdecode.sims.noise_learning import learn_noise
 
     if (args.dets is None) == (args.code is None):
-        raise ValueError("give --dets FILE (with a reference) or --code ... to sample on the fly")
+        raise InputError("give --dets FILE (with a reference) or --code ... to sample on the fly")
     if args.num_shots is not None and args.dets is None:
-        raise ValueError("--num-shots checks a --dets file; to sample on the fly give --shots")
+        raise InputError("--num-shots checks a --dets file; to sample on the fly give --shots")
     if args.min_shots < 1:
-        raise ValueError(f"--min-shots must be >= 1, got {args.min_shots}")
+        raise InputError(f"--min-shots must be >= 1, got {args.min_shots}")
     from qdecode.cli.progress import ProgressBar
 
     reference, sectors, batches, packed, total = _from_file(args) if args.dets else _from_sampling(args)

@@ -8,8 +8,7 @@ import sys
 from typing import Sequence
 
 from qdecode import __version__
-
-EXIT_BAD_INPUT = 2
+from qdecode.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, internal_error_report, is_user_error, one_line
 
 _COMMANDS = ("sweep", "plot", "threshold", "combine", "deadline", "circuit", "predict", "codes", "bench",
              "export-vectors", "export-rtl", "tune", "train", "learn-noise", "stream")
@@ -124,13 +123,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("qdecode: interrupted (finished batches are saved; run again to resume)", file=sys.stderr)
         return 130
-    except (ValueError, KeyError, OSError, ImportError) as exc:
+    except Exception as exc:  # noqa: BLE001 - every failure is reported as one of qdecode.errors' kinds
         if args.verbose:
             raise
-        message = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
-        message = " ".join(message.split())  # one line, whatever the source message looked like
-        print(f"qdecode {args.command}: error: {message}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+        if is_user_error(exc):
+            print(f"qdecode {args.command}: error: {one_line(exc)}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        print(internal_error_report(exc), file=sys.stderr)  # a bug: never reported as bad input
+        return EXIT_INTERNAL
 
 
 if __name__ == "__main__":  # pragma: no cover

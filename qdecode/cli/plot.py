@@ -13,6 +13,8 @@ from __future__ import annotations
 import sys
 from typing import Any, Iterable, Mapping, Sequence
 
+from qdecode.errors import InputError
+
 _AXIS_KEYS = {"d", "p", "r", "rounds", "ebn0", "n", "k"}
 _SCALES = ("linear", "log")
 DEFAULT_FACTOR = 1000.0
@@ -167,7 +169,7 @@ def _read(paths: Sequence[str], y: str | None = None, filters: Sequence[str] = (
     for path in paths:
         rows.extend(read_rows(check_input_file(path)))
     if not rows:
-        raise ValueError(f"no stats rows in {', '.join(paths)}")
+        raise InputError(f"no stats rows in {', '.join(paths)}")
     rows = apply_filters(rows, filters)
     if y is not None:
         check_custom_key(rows, y)
@@ -194,7 +196,7 @@ def parse_filters(specs: Sequence[str]) -> dict[str, list[Any]]:
     for spec in specs:
         key, sep, value = spec.partition("=")
         if not sep or not key.strip():
-            raise ValueError(f"--filter expects KEY=VALUE (e.g. d=5 or decoder=pymatching), got {spec!r}")
+            raise InputError(f"--filter expects KEY=VALUE (e.g. d=5 or decoder=pymatching), got {spec!r}")
         key = key.strip()
         filters.setdefault(key, []).append(value if key == "decoder" else parse_filter_value(value))
     return filters
@@ -220,7 +222,7 @@ def apply_filters(rows: Iterable, specs: Sequence[str]) -> list:
         present = "; ".join(
             f"{k} takes {', '.join(sorted({repr(_field(r, k)) for r in rows}))}" for k in filters
         )
-        raise ValueError(f"no rows match --filter {' '.join(specs)} (in the files, {present})")
+        raise InputError(f"no rows match --filter {' '.join(specs)} (in the files, {present})")
     return kept
 
 
@@ -327,7 +329,7 @@ def draw(rows, *, out_path: str, per_round: bool = False, threshold: bool = True
     estimates = None
     if classical:
         if per_round:
-            raise ValueError("--per-round does not apply to classical block codes")
+            raise InputError("--per-round does not apply to classical block codes")
         curve_keys = _unique((() if "code" in keys else ("code",)) + keys)
         if x_key == "ebn0":
             extra = dict(xlabel="Eb/N0 (dB)")
@@ -391,7 +393,7 @@ def show_figure(fig) -> bool:
 
 def _scale(name: str, value: str | None) -> str | None:
     if value is not None and value not in _SCALES:
-        raise ValueError(f"--{name} must be linear or log, got {value!r}")
+        raise InputError(f"--{name} must be linear or log, got {value!r}")
     return value
 
 
@@ -435,7 +437,7 @@ def _run_discard_plot(args, factor: float) -> int:
 
     for flag, value in (("--x", args.x_key), ("--fit", args.fit)):
         if value:
-            raise ValueError(f"{flag} does not apply to --y discard_vs_error (x is the discard rate)")
+            raise InputError(f"{flag} does not apply to --y discard_vs_error (x is the discard rate)")
     options = PlotOptions(yscale=_scale("yscale", args.yscale), xmin=args.xmin, xmax=args.xmax, ymin=args.ymin,
                           ymax=args.ymax)
     out = _out_path(args.out)
@@ -453,10 +455,10 @@ def _run_deadline_plot(args, factor: float) -> int:
 
     clock = args.x_key or "wall"
     if clock not in ("wall", "work"):
-        raise ValueError(f"--y deadline takes --x wall or --x work (the clock), got --x {clock}")
+        raise InputError(f"--y deadline takes --x wall or --x work (the clock), got --x {clock}")
     for flag, value in (("--fit", args.fit), ("--per-round", args.per_round), ("--xscale", args.xscale)):
         if value:
-            raise ValueError(f"{flag} does not apply to --y deadline")
+            raise InputError(f"{flag} does not apply to --y deadline")
     options = PlotOptions(yscale=_scale("yscale", args.yscale), xmin=args.xmin, xmax=args.xmax, ymin=args.ymin,
                           ymax=args.ymax)
     out = _out_path(args.out)
@@ -479,19 +481,19 @@ def _out_path(out: str) -> str:
     try:
         return figure_path(out)
     except ValueError as exc:
-        raise ValueError(f"--out {exc}") from None
+        raise InputError(f"--out {exc}") from None
 
 
 def run_plot(args) -> int:
     factor = args.highlight_max_likelihood_factor
     if not factor >= 1:
-        raise ValueError(f"--highlight-max-likelihood-factor must be >= 1, got {factor:g}")
+        raise InputError(f"--highlight-max-likelihood-factor must be >= 1, got {factor:g}")
     if args.y == "discard_vs_error":
         return _run_discard_plot(args, factor)
     if args.y == "deadline":
         return _run_deadline_plot(args, factor)
     if args.policy != "miss":
-        raise ValueError("--policy applies to --y deadline")
+        raise InputError("--policy applies to --y deadline")
     options = _plot_options(args)
     xscale = _scale("xscale", args.xscale)
     out = _out_path(args.out)
@@ -533,7 +535,7 @@ def max_discard_lines(rows, max_discard: float, keys: Sequence[str], per_round: 
     from qdecode.sims.stats import rounds_of, shot_error_rate_to_per_round
 
     if not 0.0 <= max_discard <= 1.0:
-        raise ValueError(f"--max-discard must be a fraction in [0, 1], got {max_discard:g}")
+        raise InputError(f"--max-discard must be a fraction in [0, 1], got {max_discard:g}")
     ler = "LER_per_round" if per_round else "LER"
     lines = [f"# post-selection on the decoder's gap, at most {max_discard:.4g} of shots discarded (1 dB bins: "
              f"the fraction discarded is the largest reachable at or below it); interval: likelihood within 1000x"
@@ -557,7 +559,7 @@ def max_discard_lines(rows, max_discard: float, keys: Sequence[str], per_round: 
     if len(lines) == 2:
         from qdecode.cli.help_text import decoder_choices_help
 
-        raise ValueError("no row has a gap histogram (sweep with --gap-histogram and a decoder that gives a "
+        raise InputError("no row has a gap histogram (sweep with --gap-histogram and a decoder that gives a "
                          f"confidence: {decoder_choices_help('confidence')})")
     return lines
 

@@ -40,6 +40,7 @@ import math
 from typing import Iterable
 
 from qdecode.cli.help_text import CONFIDENCE_DECODER_NAMES, NUM_SHOTS_HELP, QUANTUM_DECODER_NAMES, HelpFormatter
+from qdecode.errors import InputError
 
 
 def add_parser(sub) -> None:
@@ -105,19 +106,19 @@ def run(args) -> int:
         if not get_entry(spec.name).has_confidence:  # refused before reading or decoding anything
             raise no_confidence_error(spec.name)
         if args.latency_out is not None:
-            raise ValueError("--latency-out and --gap-out cannot be combined: the timed decoding path gives no "
+            raise InputError("--latency-out and --gap-out cannot be combined: the timed decoding path gives no "
                              "confidence")
     dem = read_dem(args.dem)
     decoding = dem
     if args.learned_noise:
         decoding = read_dem(args.learned_noise)
         if (decoding.num_detectors, decoding.num_observables) != (dem.num_detectors, dem.num_observables):
-            raise ValueError(
+            raise InputError(
                 f"{args.learned_noise}: the learned DEM has {decoding.num_detectors} detectors and "
                 f"{decoding.num_observables} observables, --dem has {dem.num_detectors} and {dem.num_observables}"
             )
     if (args.postselect is None) != (args.discards_out is None):
-        raise ValueError("--postselect and --discards-out go together (the predictions cover the kept shots only)")
+        raise InputError("--postselect and --discards-out go together (the predictions cover the kept shots only)")
     dets = read_shots(args.dets, args.dets_format, dem.num_detectors)
     if args.num_shots is not None:
         check_shot_count(args.dets, args.dets_format, dem.num_detectors, args.num_shots, found=len(dets))

@@ -20,6 +20,7 @@ import sys
 from typing import Any
 
 from qdecode.cli.help_text import QUANTUM_DECODER_NAMES, HelpFormatter
+from qdecode.errors import InputError
 
 #: Columns of the ``--out`` CSV (one row per window per shot).
 OUT_COLUMNS = ("shot", "window", "need_round", "decoded", "service_ns", "inner_ns")
@@ -78,13 +79,13 @@ def _experiment(args):
     from qdecode.sims import streaming
 
     if (args.code is None) == (args.circuit is None):
-        raise ValueError("give exactly one of --code and --circuit")
+        raise InputError("give exactly one of --code and --circuit")
     if args.circuit is not None:
         from qdecode.problem import DecodingProblem, decoding_dem
         from qdecode.sims.model_files import read_circuit
 
         if args.p is not None or args.noise is not None or args.d is not None:
-            raise ValueError("--p, --noise and --d apply to --code, not --circuit (the circuit holds them)")
+            raise InputError("--p, --noise and --d apply to --code, not --circuit (the circuit holds them)")
         circuit = read_circuit(args.circuit)
         W, C = args.window or 3, args.commit or 1
         plan = streaming.plan_stream(DecodingProblem.from_dem(decoding_dem(circuit)), args.decoder, W, C)
@@ -93,9 +94,9 @@ def _experiment(args):
     from qdecode.sims.circuits import build_circuit
 
     if args.noise is None or args.p is None or args.rounds is None:
-        raise ValueError("--code needs --noise, --p and --rounds")
+        raise InputError("--code needs --noise, --p and --rounds")
     if args.rounds < 1:
-        raise ValueError(f"--rounds must be >= 1, got {args.rounds}")
+        raise InputError(f"--rounds must be >= 1, got {args.rounds}")
     build_circuit(args.code, d=args.d, rounds=1, noise=args.noise, p=args.p, basis=args.basis)  # checks the options
     d = args.d
     if d is None:
@@ -103,7 +104,7 @@ def _experiment(args):
 
         d = get_entry(args.code).d
     if d is None and (args.window is None or args.commit is None):
-        raise ValueError(f"code {args.code!r} has no known distance: give --window and --commit")
+        raise InputError(f"code {args.code!r} has no known distance: give --window and --commit")
     W = args.window if args.window is not None else 2 * int(d)
     C = args.commit if args.commit is not None else int(d)
 
@@ -122,14 +123,14 @@ def stream_report(args) -> dict[str, Any]:
 
     shots = check_shots(args.shots)
     if args.repeats < 1:
-        raise ValueError(f"--repeats must be >= 1, got {args.repeats}")
+        raise InputError(f"--repeats must be >= 1, got {args.repeats}")
     if not args.round_us > 0:
-        raise ValueError(f"--round-us must be > 0, got {args.round_us}")
+        raise InputError(f"--round-us must be > 0, got {args.round_us}")
     for flag, v in (("--window", args.window), ("--commit", args.commit)):
         if v is not None and v < 1:
-            raise ValueError(f"{flag} must be >= 1, got {v}")
+            raise InputError(f"{flag} must be >= 1, got {v}")
     if args.window is not None and args.commit is not None and args.commit > args.window:
-        raise ValueError(f"--commit must not exceed --window: C={args.commit} > W={args.window}")
+        raise InputError(f"--commit must not exceed --window: C={args.commit} > W={args.window}")
     stages = Stages("stream", quiet=args.quiet)
     with stages.step("planning the windows and compiling the inner decoders"):
         plan, circuit, rounds, desc = _experiment(args)

@@ -14,6 +14,8 @@ import dataclasses
 import os
 import sys
 
+from qdecode.errors import InputError
+
 
 def _list(kind):
     def parse(text: str):
@@ -142,7 +144,7 @@ def _parse_metadata(items: list[str]) -> dict:
     for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
-            raise ValueError(f"--metadata {item!r} must look like key=value")
+            raise InputError(f"--metadata {item!r} must look like key=value")
         out[key.strip()] = parse_metadata_value(value.strip())
     return out
 
@@ -174,7 +176,7 @@ def _check_confidence(decoders) -> None:
 
     for dec in decoders:
         if not get_entry(dec.name).has_confidence:
-            raise ValueError(f"--gap-histogram: {no_confidence_error(dec.name)}")
+            raise InputError(f"--gap-histogram: {no_confidence_error(dec.name)}")
 
 
 def _inline_recipe(args):
@@ -182,22 +184,22 @@ def _inline_recipe(args):
     from qdecode.sims.recipe import compose_decoders, is_classical, parse_recipe
 
     if not args.decoder:
-        raise ValueError("an inline sweep needs --decoder")
+        raise InputError("an inline sweep needs --decoder")
     decoders = compose_decoders(args.decoder, args.param + time_budget_params(args.time_budget, args.decoder))
     if args.gap_histogram:
         _check_confidence(decoders)
         if args.latency:
-            raise ValueError("--latency and --gap-histogram cannot be combined: the timed decoding path gives no "
+            raise InputError("--latency and --gap-histogram cannot be combined: the timed decoding path gives no "
                              "confidence")
     if args.circuit or args.dem:
         catalogue = [f for f, v in (("--code", args.code), ("--d", args.d), ("--rounds", args.rounds),
                                     ("--noise", args.noise), ("--p", args.p), ("--ebn0", args.ebn0),
                                     ("--source", args.source)) if v is not None]
         if catalogue:
-            raise ValueError(f"{catalogue[0]} describes a catalogue code; with --circuit / --dem put such facts "
+            raise InputError(f"{catalogue[0]} describes a catalogue code; with --circuit / --dem put such facts "
                              f"in the file name (d=5,p=0.001.stim) or --metadata")
         if args.circuit and args.dem:
-            raise ValueError("give --circuit or --dem, not both")
+            raise InputError("give --circuit or --dem, not both")
         task = {"decoders": decoders, **_task_options(args)}
         if args.circuit:
             task["circuit"] = args.circuit
@@ -207,9 +209,9 @@ def _inline_recipe(args):
     point = ("--p", args.p) if args.ebn0 is None else ("--ebn0", args.ebn0)
     missing = [flag for flag, v in (("--noise", args.noise), point) if not v]
     if missing and not (args.noise == "ge" and missing == ["--p"]):
-        raise ValueError(f"an inline sweep needs {', '.join(missing)}")
+        raise InputError(f"an inline sweep needs {', '.join(missing)}")
     if args.ebn0 is not None and args.p is not None:
-        raise ValueError("give --p or --ebn0, not both")
+        raise InputError("give --p or --ebn0, not both")
     task = {"code": args.code, "noise": args.noise, "decoders": decoders, **_task_options(args)}
     if args.ebn0 is not None:
         task["ebn0"] = args.ebn0
@@ -217,7 +219,7 @@ def _inline_recipe(args):
         task["p"] = args.p
     if args.source is not None:
         if not is_classical(args.code):
-            raise ValueError("--source applies to classical codes only")
+            raise InputError("--source applies to classical codes only")
         task["source"] = args.source
     if not is_classical(args.code):
         task["basis"] = args.basis
@@ -234,17 +236,17 @@ def _with_learned_noise(recipe, path: str, *, inline: bool):
     from qdecode.sims.tasks import describe_task
 
     if not inline:
-        raise ValueError("--learned-noise applies to an inline sweep (--code / --circuit / --dem), not to a recipe")
+        raise InputError("--learned-noise applies to an inline sweep (--code / --circuit / --dem), not to a recipe")
     text = str(read_dem(path))
     tasks = []
     for task in recipe.tasks:
         if task.classical is not None:
-            raise ValueError(f"--learned-noise needs a circuit; {task.classical.code!r} is a classical code")
+            raise InputError(f"--learned-noise needs a circuit; {task.classical.code!r} is a classical code")
         task = dataclasses.replace(task, decoder_dem=text, decoder_dem_key="learned_noise")
         try:
             describe_task(task)
         except ValueError as exc:
-            raise ValueError(f"{path}: {exc}") from None
+            raise InputError(f"{path}: {exc}") from None
         tasks.append(task)
     return dataclasses.replace(recipe, tasks=tuple(tasks))
 
@@ -267,14 +269,14 @@ def _options(base, args):
         if value is None:
             continue
         if value < least:
-            raise ValueError(f"{flag} must be >= {least}, got {value}")
+            raise InputError(f"{flag} must be >= {least}, got {value}")
         overrides[field] = value
     if "max_batch_size" in overrides and "min_batch_size" not in overrides:
         overrides["min_batch_size"] = min(base.min_batch_size, overrides["max_batch_size"])
     if "min_batch_size" in overrides and "max_batch_size" not in overrides:
         overrides["max_batch_size"] = max(base.max_batch_size, overrides["min_batch_size"])
     if overrides.get("min_batch_size", 1) > overrides.get("max_batch_size", overrides.get("min_batch_size", 1)):
-        raise ValueError(f"--start-batch-size {overrides['min_batch_size']} exceeds --max-batch-size "
+        raise InputError(f"--start-batch-size {overrides['min_batch_size']} exceeds --max-batch-size "
                          f"{overrides['max_batch_size']}")
     return dataclasses.replace(base, **overrides)
 
@@ -286,9 +288,9 @@ def _existing_rows(paths: list[str], out: str) -> list:
     rows = []
     for path in paths:
         if not os.path.exists(path):
-            raise ValueError(f"--existing-data-filepaths {path}: no such file")
+            raise InputError(f"--existing-data-filepaths {path}: no such file")
         if os.path.exists(out) and os.path.samefile(path, out):
-            raise ValueError(f"--existing-data-filepaths {path}: that is --out itself, whose rows already count")
+            raise InputError(f"--existing-data-filepaths {path}: that is --out itself, whose rows already count")
         rows += read_rows(path)
     return rows
 
@@ -317,15 +319,15 @@ def _announce(line: str) -> None:
 def _check_progress_interval(seconds: float) -> None:
     """``--progress-interval`` is a number of seconds >= 0 (0: a table after every batch)."""
     if not seconds >= 0:  # also refuses nan
-        raise ValueError(f"--progress-interval must be >= 0 seconds, got {seconds:g}")
+        raise InputError(f"--progress-interval must be >= 0 seconds, got {seconds:g}")
 
 
 def _check_workers(args) -> None:
     """``--workers`` counts processes (0 runs inline); ``--dask-workers`` starts at least one."""
     if args.workers is not None and args.workers < 0:
-        raise ValueError(f"--workers must be >= 0 (0 runs inline, in this process), got {args.workers}")
+        raise InputError(f"--workers must be >= 0 (0 runs inline, in this process), got {args.workers}")
     if args.dask_workers is not None and args.dask_workers < 1:
-        raise ValueError(f"--dask-workers must be >= 1, got {args.dask_workers}")
+        raise InputError(f"--dask-workers must be >= 1, got {args.dask_workers}")
 
 
 def _warn_oversubscribed(workers: int | None, source: str) -> None:
@@ -349,7 +351,7 @@ def run(args) -> int:
 
     inline = bool(args.code or args.circuit or args.dem)
     if inline and args.recipe:
-        raise ValueError("give a recipe file or an inline sweep (--code / --circuit / --dem), not both")
+        raise InputError("give a recipe file or an inline sweep (--code / --circuit / --dem), not both")
     if not inline:
         used = [f for f, v in (("--decoder", args.decoder), ("--param", args.param), ("--metadata", args.metadata),
                                ("--postselect", args.postselect), ("--decoder-dem", args.decoder_dem),
@@ -358,10 +360,10 @@ def run(args) -> int:
                                ("--gap-histogram", args.gap_histogram), ("--latency", args.latency),
                                ("--time-budget", args.time_budget is not None)) if v]
         if used:
-            raise ValueError(f"{used[0]} applies to an inline sweep (--code / --circuit / --dem); "
+            raise InputError(f"{used[0]} applies to an inline sweep (--code / --circuit / --dem); "
                              f"put it in the recipe's task table instead")
     if args.learned_noise and args.decoder_dem:
-        raise ValueError("give --learned-noise or --decoder-dem, not both")
+        raise InputError("give --learned-noise or --decoder-dem, not both")
     _check_workers(args)
     _check_progress_interval(args.progress_interval)
     recipe = _inline_recipe(args) if inline else load_recipe(args.recipe)

@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 from qdecode.cli.help_text import HelpFormatter
+from qdecode.errors import InputError, MissingPackageError
 
 
 def add_parser(sub) -> None:
@@ -70,7 +71,7 @@ def _import_trainer(module: str):
     try:
         return importlib.import_module(f"qdecode.neural.{module}")
     except ImportError as exc:
-        raise ImportError(f"training needs torch: pip install 'qdecode[neural]' ({exc})") from None
+        raise MissingPackageError(f"training needs torch: pip install 'qdecode[neural]' ({exc})") from None
 
 
 def _override(cfg, args, keys) -> None:
@@ -118,12 +119,12 @@ def run_predecoder(args) -> int:
     cfg = trainer.TrainConfig.from_json(args.config) if args.config else trainer.TrainConfig()
     _override(cfg, args, ("name", "distance", "steps", "batch", "seed", "threads", "init_from"))
     if cfg.distance < 3 or cfg.steps < 1 or cfg.batch < 1:
-        raise ValueError("--d must be >= 3, --steps and --batch >= 1")
+        raise InputError("--d must be >= 3, --steps and --batch >= 1")
     if cfg.init_from and not Path(cfg.init_from).exists():
-        raise ValueError(f"--init-from file not found: {cfg.init_from}")
+        raise InputError(f"--init-from file not found: {cfg.init_from}")
     if args.export_checkpoint:
         if not (Path(args.out) / "checkpoint.pt").exists():
-            raise ValueError(f"no checkpoint.pt in {args.out}")
+            raise InputError(f"no checkpoint.pt in {args.out}")
         card = trainer.export_checkpoint(cfg, args.out)
         print(json.dumps({"step": card["steps"], "temperature": card["temperature"], "val": card["val"]}, indent=2))
         return 0
@@ -194,7 +195,7 @@ def run_lm(args) -> int:
     cfg.validate()
     if args.export_checkpoint:
         if not (Path(args.out) / "checkpoint.pt").exists():
-            raise ValueError(f"no checkpoint.pt in {args.out}")
+            raise InputError(f"no checkpoint.pt in {args.out}")
         card = trainer.export_checkpoint(cfg, args.out)
     else:
         card = trainer.train(cfg, args.out, resume=not args.no_resume, progress=_progress(args),

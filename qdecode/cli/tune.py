@@ -15,15 +15,16 @@ import json
 
 from qdecode.cli.common import add_problem_args, check_shots, load_problem
 from qdecode.cli.help_text import HelpFormatter
+from qdecode.errors import InputError
 
 
 def _floats(text: str, flag: str) -> list[float]:
     try:
         vals = [float(x) for x in text.split(",") if x.strip()]
     except ValueError:
-        raise ValueError(f"{flag} must be a comma-separated list of numbers, got {text!r}") from None
+        raise InputError(f"{flag} must be a comma-separated list of numbers, got {text!r}") from None
     if not vals:
-        raise ValueError(f"{flag} is empty")
+        raise InputError(f"{flag} is empty")
     return vals
 
 
@@ -64,9 +65,9 @@ def run(args) -> int:
     for flag, v, lo in (("--budget", args.budget, 1), ("--legs", args.legs, 0), ("--pre-iter", args.pre_iter, 1),
                         ("--leg-iter", args.leg_iter, 1)):
         if v < lo:
-            raise ValueError(f"{flag} must be >= {lo}, got {v}")
+            raise InputError(f"{flag} must be >= {lo}, got {v}")
     if args.threads is not None and args.threads < 1:
-        raise ValueError(f"--threads must be >= 1, got {args.threads}")
+        raise InputError(f"--threads must be >= 1, got {args.threads}")
     grids = {
         "gamma0_grid": _floats(args.gamma0_grid, "--gamma0-grid") if args.gamma0_grid else rt.DEFAULT_GAMMA0_GRID,
         "lo_grid": _floats(args.lo_grid, "--lo-grid") if args.lo_grid else rt.DEFAULT_LO_GRID,
@@ -80,7 +81,7 @@ def run(args) -> int:
     with stages.step(f"sampling {shots} shots (seed {args.seed})"):
         dets, obs = lp.sample(shots, args.seed)
     if obs is None or obs.shape[1] == 0:
-        raise ValueError("tuning needs observables to score logical failures; this problem has none")
+        raise InputError("tuning needs observables to score logical failures; this problem has none")
 
     bar = ProgressBar(len(grids["gamma0_grid"]) + args.budget, desc="tune relay-bp", unit="eval", quiet=args.quiet)
 

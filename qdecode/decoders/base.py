@@ -33,11 +33,24 @@ import numpy as np
 import scipy.sparse as sp
 
 from qdecode.decoders.confidence import ConfidentPrediction, no_confidence_error
+from qdecode.errors import CapabilityError, InputError, ModelRefusedError
 from qdecode.problem import DecodingProblem
 
 
-class DecoderInputError(ValueError):
-    """Syndromes of the wrong shape, dtype or values."""
+class DecoderInputError(InputError):
+    """Bad input to a decoder: syndromes of the wrong shape, dtype or values, a parameter out of range
+    (:mod:`qdecode.errors`, kind 1). Its two subclasses are the decoder's refusal of a model and a
+    capability it lacks."""
+
+
+class DecoderRefusedError(DecoderInputError, ModelRefusedError):
+    """The decoder cannot decode this model (:mod:`qdecode.errors`, kind 2); the registry prefixes the
+    decoder's name."""
+
+
+class DecoderCapabilityError(DecoderInputError, CapabilityError):
+    """The decoder lacks what was asked (:mod:`qdecode.errors`, kind 3): e.g. error vectors from a decoder
+    that predicts observables only (:attr:`Decoder.gives_errors` is False)."""
 
 
 @dataclasses.dataclass
@@ -229,6 +242,12 @@ class Decoder(abc.ABC):
     #: Whether :meth:`predict_with_confidence` gives a gap (the registry entry says the same:
     #: ``DecoderEntry.has_confidence``).
     has_confidence: bool = False
+    #: Whether :meth:`decode_batch` gives error vectors (one bit per mechanism). False for the decoders
+    #: that predict observable flips only (``tesseract``, ``chromobius``, ``bp-pymatching``,
+    #: ``nn-pymatching``); per instance for those that decode a graphlike form of a hypergraph model
+    #: (``pymatching``, ``uf``, ``window``). Where it is False, :meth:`decode_batch` raises
+    #: :class:`DecoderCapabilityError`: ask first; :meth:`predict_observables_batch` always works.
+    gives_errors: bool = True
 
     #: What :attr:`DecodeInfo.work` counts per shot (the deterministic work clock), e.g. ``"min-sum
     #: iterations"``; None: the decoder has no work clock. Each decoder's docstring says the same.
@@ -254,7 +273,10 @@ class Decoder(abc.ABC):
 
         PyMatching's ``Matching.decode_batch`` returns *observable flips* instead; that is
         :meth:`predict_observables_batch` here (and sinter's ``decode_shots_bit_packed`` is
-        :meth:`predict_observables_packed`)."""
+        :meth:`predict_observables_packed`).
+
+        Raises:
+            DecoderCapabilityError: :attr:`gives_errors` is False (the decoder predicts observables only)."""
 
     def decode(self, syndrome: np.ndarray) -> np.ndarray:
         """One shot: uint8 ``(m,)`` -> uint8 ``(n,)``; the batch path with S = 1."""

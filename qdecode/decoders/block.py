@@ -53,6 +53,7 @@ from typing import Any
 import numpy as np
 
 from qdecode.decoders.base import DecodeInfo, DecoderInputError
+from qdecode.errors import InputError
 
 __all__ = ["BlockDecoder", "LinearCode", "check_block_llr", "message_map"]
 
@@ -115,7 +116,7 @@ def message_map(G: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         cols.append(c)
         r += 1
     if r < k:
-        raise ValueError(f"the generator matrix has rank {r} < {k} rows")
+        raise InputError(f"the generator matrix has rank {r} < {k} rows")
     # rows of M[:, :n] = R = B G with R[:, cols] = I, so G[:, cols] = B^{-1} and u = (u G)[:, cols] B
     return np.asarray(cols, dtype=np.int64), np.ascontiguousarray(M[:, n:])
 

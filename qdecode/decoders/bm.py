@@ -32,6 +32,7 @@ import numpy as np
 from qdecode.decoders.base import DecodeInfo, DecoderInputError
 from qdecode.decoders.block import BlockDecoder
 from qdecode.decoders.params import uses_params
+from qdecode.errors import InputError
 from qdecode.kernels.bm import bch_decode_range, bch_syndrome_table, rs_decode_range
 from qdecode.kernels.threads import run_ranges
 
@@ -75,7 +76,7 @@ class BmDecoder(BlockDecoder):
     def __init__(self, code: Any, threads: int | None = None) -> None:
         kind = getattr(code, "kind", None)
         if kind not in ("bch", "rs"):
-            raise ValueError(f"BmDecoder needs a BCH or Reed-Solomon code (kind 'bch' or 'rs'), "
+            raise InputError(f"BmDecoder needs a BCH or Reed-Solomon code (kind 'bch' or 'rs'), "
                              f"got {type(code).__name__}")
         self.code = code
         self.kind = kind

@@ -32,7 +32,7 @@ import time
 
 import numpy as np
 
-from qdecode.decoders.base import DecodeInfo, Decoder, DecoderInputError, check_syndromes
+from qdecode.decoders.base import DecodeInfo, Decoder, DecoderCapabilityError, DecoderInputError, check_syndromes
 from qdecode.decoders.bp import BpDecoder
 from qdecode.decoders.graphlike import graphlike_problem
 from qdecode.decoders.params import DecoderEntry, Param, uses_params
@@ -133,6 +133,9 @@ class BpMatchingDecoder(Decoder):
     (:meth:`predict_observables_timed`) measures a whole shot.
     """
 
+    #: Observable flips only: :meth:`decode_batch` raises :class:`DecoderCapabilityError`.
+    gives_errors = False
+
     def __init__(
         self,
         problem: DecodingProblem,
@@ -226,9 +229,9 @@ class BpMatchingDecoder(Decoder):
         """Not available: matching returns observable flips, not hyperedge columns.
 
         Raises:
-            DecoderInputError: always; use :meth:`predict_observables_batch`.
+            DecoderCapabilityError: always; use :meth:`predict_observables_batch`.
         """
-        raise DecoderInputError(
+        raise DecoderCapabilityError(
             "bp-pymatching predicts observables only (the matcher returns observable flips, "
             "not the hyperedge columns of H); use predict_observables_batch"
         )

@@ -37,6 +37,7 @@ import re
 import numpy as np
 
 from qdecode.decoders.base import (
+    DecoderCapabilityError,
     DecoderInputError,
     PackedDecoder,
     check_packed,
@@ -46,6 +47,7 @@ from qdecode.decoders.base import (
 )
 from qdecode.decoders.graphlike import unmatchable_syndromes_refused
 from qdecode.decoders.params import DecoderEntry, uses_params
+from qdecode.errors import MissingPackageError
 from qdecode.problem import DecodingProblem
 
 _REASON_CHARS = 300  # Chromobius' messages quote DEM lines; keep the refusal one readable line
@@ -55,7 +57,7 @@ def _import_chromobius():
     try:
         import chromobius
     except ImportError as exc:  # pragma: no cover - chromobius is a core dependency
-        raise ImportError("the 'chromobius' decoder needs Chromobius: pip install chromobius") from exc
+        raise MissingPackageError("the 'chromobius' decoder needs Chromobius: pip install chromobius") from exc
     return chromobius
 
 
@@ -90,6 +92,9 @@ class ChromobiusDecoder(PackedDecoder):
         DecoderInputError: the problem has no DEM, or Chromobius rejects it (Chromobius' reason,
             on one line).
     """
+
+    #: Observable flips only: :meth:`decode_batch` raises :class:`DecoderCapabilityError`.
+    gives_errors = False
 
     def __init__(self, problem: DecodingProblem):
         chromobius = _import_chromobius()
@@ -163,10 +168,10 @@ class ChromobiusDecoder(PackedDecoder):
         """Not available: Chromobius predicts observable flips, not per-column error estimates.
 
         Raises:
-            DecoderInputError: always (after validating ``syndromes``).
+            DecoderCapabilityError: always (after validating ``syndromes``).
         """
         check_syndromes(syndromes, self.problem.num_detectors)
-        raise DecoderInputError(
+        raise DecoderCapabilityError(
             "chromobius predicts observable flips only, not per-column error estimates; "
             "use predict_observables_batch / predict_observables_packed"
         )

@@ -25,6 +25,7 @@ from qdecode.decoders.osd import OSD_BLOCK_PARAMS, OsdBlockDecoder
 from qdecode.decoders.params import DecoderEntry
 from qdecode.decoders.sc_scl import SCL_PARAMS, ScDecoder, SclDecoder
 from qdecode.decoders.sem_osd import SEM_OSD_PARAMS
+from qdecode.errors import InputError
 
 
 def binary_generator(code: Any) -> np.ndarray:
@@ -33,13 +34,13 @@ def binary_generator(code: Any) -> np.ndarray:
     if G is None:
         G = getattr(code, "G", None)
     if G is None:
-        raise ValueError(f"{type(code).__name__} has no generator matrix (G or G_bin)")
+        raise InputError(f"{type(code).__name__} has no generator matrix (G or G_bin)")
     return np.asarray(G, dtype=np.uint8)
 
 
 def _polar_only(code: Any, name: str) -> Any:
     if not hasattr(code, "info_positions"):  # qdecode.codes.polar.PolarCode (PAC codes are PolarCodes too)
-        raise ValueError(f"decoder {name!r} needs a polar or PAC code, "
+        raise InputError(f"decoder {name!r} needs a polar or PAC code, "
                          f"got {getattr(code, 'name', '') or type(code).__name__}")
     return code
 

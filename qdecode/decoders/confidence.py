@@ -83,6 +83,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from qdecode.errors import CapabilityError
+
 #: Decibels per neper of likelihood ratio: ``10 / ln(10)`` (a weight difference of ``ln 10`` is 10 dB).
 DB_PER_NEPER = 10.0 / math.log(10.0)
 
@@ -92,8 +94,9 @@ CONFIDENCE_DECODERS = ("mle", "pymatching", "pymatching-correlated", "tesseract"
                        "bp", "bp-ps", "bplsd", "bpuf")
 
 
-class NoConfidenceError(ValueError):
-    """The decoder has no confidence (``predict_with_confidence`` on a decoder without a gap)."""
+class NoConfidenceError(CapabilityError):
+    """The decoder has no confidence (``predict_with_confidence`` on a decoder without a gap; ask
+    ``has_confidence`` first)."""
 
 
 class ConfidentPrediction(NamedTuple):

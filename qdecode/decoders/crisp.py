@@ -43,6 +43,7 @@ import numpy as np
 from qdecode.decoders.base import DecodeInfo
 from qdecode.decoders.block import BlockDecoder
 from qdecode.decoders.params import DecoderEntry, Param, uses_params
+from qdecode.errors import InputError, MissingPackageError
 
 __all__ = ["CrispDecoder", "CrispModelError", "models_dir", "shipped_models", "resolve_model", "torch_decode_v",
            "CRISP_PARAMS"]
@@ -55,7 +56,7 @@ def _runtime():
     return runtime
 
 
-class CrispModelError(ValueError):
+class CrispModelError(InputError):
     """A missing, corrupt or mismatched CRISP model file."""
 
 
@@ -142,7 +143,7 @@ class CrispDecoder(BlockDecoder):
                  beam: int) -> None:
         for attr in ("N", "k", "info_positions", "frozen_mask", "conv", "pretransform"):
             if not hasattr(code, attr):
-                raise ValueError(f"CRISP needs a polar or PAC code, got {type(code).__name__}")
+                raise InputError(f"CRISP needs a polar or PAC code, got {type(code).__name__}")
         self.code = code
         self.N = int(code.N)
         self.k = int(code.k)
@@ -150,11 +151,11 @@ class CrispDecoder(BlockDecoder):
         self.backend = backend
         self.threads = int(threads)
         if self.threads < 0:
-            raise ValueError(f"threads must be >= 0, got {threads}")
+            raise InputError(f"threads must be >= 0, got {threads}")
         self.chunk = max(1, int(chunk))
         self.beam = int(beam)
         if self.beam < 1:
-            raise ValueError(f"beam must be >= 1, got {beam}")
+            raise InputError(f"beam must be >= 1, got {beam}")
         self.path = resolve_model(model, code, backend)
         self.last_info: DecodeInfo | None = None
         if backend == "onnx":
@@ -184,7 +185,7 @@ class CrispDecoder(BlockDecoder):
         try:
             import torch
         except ImportError as exc:  # pragma: no cover
-            raise ImportError(f"backend='torch' needs torch: pip install 'qdecode[neural]' ({exc})") from None
+            raise MissingPackageError(f"backend='torch' needs torch: pip install 'qdecode[neural]' ({exc})") from None
         if self.threads:
             torch.set_num_threads(self.threads)
         try:
@@ -334,7 +335,7 @@ def torch_decode_v(net: Any, llr: np.ndarray, frozen: np.ndarray, rows: np.ndarr
         import torch
         import torch.nn.functional as F
     except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError(f"backend='torch' needs torch: pip install 'qdecode[neural]' ({exc})") from None
+        raise MissingPackageError(f"backend='torch' needs torch: pip install 'qdecode[neural]' ({exc})") from None
     from qdecode.neural.crisp_model import with_sc_column
 
     with torch.no_grad():
@@ -348,7 +349,7 @@ def torch_decode_v(net: Any, llr: np.ndarray, frozen: np.ndarray, rows: np.ndarr
             cancel = net.arch.inputs in ("cancel", "cancel+sc")
             if cancel:
                 if rows is None:
-                    raise ValueError("inputs='cancel' needs the code's rows (code_rows(code))")
+                    raise InputError("inputs='cancel' needs the code's rows (code_rows(code))")
                 part = np.zeros((S, N), dtype=np.uint8)
             for t in range(N):
                 xin = x * torch.as_tensor(1.0 - 2.0 * part, dtype=torch.float32) if cancel else x

@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from qdecode.errors import InputError
 from qdecode.kernels import sem_osd as ksem
 from qdecode.kernels.threads import run_ranges
 from qdecode.language_model import ngram
@@ -152,9 +153,9 @@ class NgramPrior(BatchedPrior):
 
     def __init__(self, order: int = 4, beam: int = 8, model: KneserNey | None = None, prune: float = 1e-12) -> None:
         if not 2 <= int(order) <= 6:
-            raise ValueError(f"n-gram order must be in 2..6, got {order}")
+            raise InputError(f"n-gram order must be in 2..6, got {order}")
         if not 1 <= int(beam) <= 256:
-            raise ValueError(f"beam must be in 1..256, got {beam}")
+            raise InputError(f"beam must be in 1..256, got {beam}")
         self.model = model if model is not None else _model(int(order))
         self.order = self.model.order
         self.beam = int(beam)
@@ -170,12 +171,12 @@ class NgramPrior(BatchedPrior):
         (``contexts[s, :lengths[s]]``, most recent last)."""
         x = np.ascontiguousarray(llr, dtype=np.float64)
         if x.ndim != 2 or x.shape[1] % 8 or x.shape[1] == 0:
-            raise ValueError(f"llr must have shape (blocks, 8 nb), got {x.shape}")
+            raise InputError(f"llr must have shape (blocks, 8 nb), got {x.shape}")
         S, nb = x.shape[0], x.shape[1] // 8
         ctx = np.ascontiguousarray(contexts, dtype=np.uint8)
         ln = np.ascontiguousarray(lengths, dtype=np.int64)
         if ctx.ndim != 2 or ctx.shape[0] != S or ln.shape != (S,) or np.any(ln < 0) or np.any(ln > ctx.shape[1]):
-            raise ValueError("contexts must be (S, c) uint8 with lengths (S,) in 0..c")
+            raise InputError("contexts must be (S, c) uint8 with lengths (S,) in 0..c")
         if ctx.shape[1] == 0:
             ctx = np.zeros((S, 1), dtype=np.uint8)
         out = np.empty((S, nb, 256))

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from qdecode.decoders.lm_prior import BatchedPrior, LmPriorError
+from qdecode.errors import InputError
 
 __all__ = ["TransformerPrior", "resolve_lm_model", "lm_models_dir"]
 
@@ -68,7 +69,7 @@ class TransformerPrior(BatchedPrior):
         self.path = resolve_lm_model(model)
         self.threads = int(threads)
         if self.threads < 0:
-            raise ValueError(f"threads must be >= 0, got {threads}")
+            raise InputError(f"threads must be >= 0, got {threads}")
         self.chunk = max(1, int(chunk))
         rt = _runtime()
         card_path = rt.card_path(self.path)
@@ -96,15 +97,15 @@ class TransformerPrior(BatchedPrior):
     def _inputs(self, contexts: Any, lengths: Any, llr: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         x = np.asarray(llr, dtype=np.float64)
         if x.ndim != 2 or x.shape[1] != 8 * self.nb:
-            raise ValueError(f"llr must have shape (blocks, {8 * self.nb}) for this model (nb = {self.nb}), "
+            raise InputError(f"llr must have shape (blocks, {8 * self.nb}) for this model (nb = {self.nb}), "
                              f"got {x.shape}")
         if not np.all(np.isfinite(x)):
-            raise ValueError("llr must be finite")
+            raise InputError("llr must be finite")
         S = x.shape[0]
         ctx = np.asarray(contexts)
         ln = np.asarray(lengths, dtype=np.int64)
         if ctx.ndim != 2 or ctx.shape[0] != S or ln.shape != (S,) or np.any(ln < 0) or np.any(ln > ctx.shape[1]):
-            raise ValueError("contexts must be (S, c) uint8 with lengths (S,) in 0..c")
+            raise InputError("contexts must be (S, c) uint8 with lengths (S,) in 0..c")
         C = self.context_len
         m = np.minimum(ln, C)
         ar = np.arange(C)

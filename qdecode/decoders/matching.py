@@ -14,10 +14,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from qdecode.decoders.base import DecodeInfo, Decoder, DecoderInputError, check_packed, check_syndromes
+from qdecode.decoders.base import (
+    DecodeInfo,
+    Decoder,
+    DecoderCapabilityError,
+    DecoderInputError,
+    check_packed,
+    check_syndromes,
+)
 from qdecode.decoders.confidence import ConfidentPrediction, gap_db
 from qdecode.decoders.graphlike import unmatchable_syndromes_refused
 from qdecode.decoders.params import DecoderEntry, uses_params
+from qdecode.errors import MissingPackageError
 from qdecode.problem import DecodingProblem
 
 
@@ -25,7 +33,7 @@ def _import_pymatching():
     try:
         import pymatching
     except ImportError as exc:  # pragma: no cover - pymatching is a core dependency
-        raise ImportError("the 'pymatching' decoder needs PyMatching: pip install pymatching") from exc
+        raise MissingPackageError("the 'pymatching' decoder needs PyMatching: pip install pymatching") from exc
     return pymatching
 
 
@@ -203,12 +211,17 @@ class MatchingDecoder(Decoder):
                                     work=s.sum(axis=1, dtype=np.int64))
         return ConfidentPrediction(obs, gap_db(weight_best, weight_other))
 
+    @property
+    def gives_errors(self) -> bool:
+        """Error estimates per column only for a graphlike H (<= 2 detectors per column)."""
+        return self.problem.is_graphlike()
+
     def decode_batch(self, syndromes: np.ndarray) -> np.ndarray:
-        """Error estimates per merged column; needs a graphlike H (<= 2 detectors per column)."""
+        """Error estimates per merged column; needs a graphlike H (:attr:`gives_errors`)."""
         s = check_syndromes(syndromes, self.problem.num_detectors)
         if self._error_matching is None:
-            if not self.problem.is_graphlike():
-                raise DecoderInputError(
+            if not self.gives_errors:
+                raise DecoderCapabilityError(
                     "matching can return per-column error estimates only for graphlike H; "
                     "use predict_observables_batch for circuit DEMs with hyperedges"
                 )

@@ -54,6 +54,7 @@ import numpy as np
 
 from qdecode.decoders.base import Decoder, DecoderInputError, check_syndromes, constant_prediction
 from qdecode.decoders.params import DecoderEntry, Param, uses_params
+from qdecode.errors import MissingPackageError
 from qdecode.problem import DecodingProblem
 
 #: ``solver`` parameter -> mwpf's solver class.
@@ -79,7 +80,7 @@ def _import_mwpf():
     try:
         import mwpf
     except ImportError as exc:  # pragma: no cover - mwpf is a core dependency
-        raise ImportError("the 'mwpf' decoder needs mwpf: pip install mwpf") from exc
+        raise MissingPackageError("the 'mwpf' decoder needs mwpf: pip install mwpf") from exc
     return mwpf
 
 

@@ -36,7 +36,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from qdecode.decoders.base import DecodeInfo, Decoder, DecoderInputError, check_syndromes, constant_prediction
+from qdecode.decoders.base import (
+    DecodeInfo,
+    Decoder,
+    DecoderCapabilityError,
+    DecoderInputError,
+    check_syndromes,
+    constant_prediction,
+)
 from qdecode.decoders.params import DecoderEntry, Param, uses_params
 from qdecode.problem import DecodingProblem
 
@@ -99,6 +106,9 @@ class NnPymatchingDecoder(Decoder):
         DecoderInputError: a problem the model cannot read (detector layout, or a distance
             other than the model's without ``any_distance``), a bad ``mode`` / ``rule`` / ``tau``.
     """
+
+    #: Observable flips only: :meth:`decode_batch` raises :class:`DecoderCapabilityError`.
+    gives_errors = False
 
     def __init__(self, problem: DecodingProblem, *, model: str, mode: str, tau: float, backend: str, device: str,
                  batch: int, any_distance: bool, threads: int, rule: str):
@@ -219,7 +229,7 @@ class NnPymatchingDecoder(Decoder):
         return (obs_c ^ obs_m).astype(np.uint8)
 
     def decode_batch(self, syndromes: np.ndarray) -> np.ndarray:
-        raise DecoderInputError(
+        raise DecoderCapabilityError(
             "nn-pymatching predicts observables only (circuit DEMs have hyperedges); use predict_observables_batch"
         )
 

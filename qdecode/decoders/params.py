@@ -20,10 +20,12 @@ import functools
 import inspect
 from typing import Any, Callable, Mapping
 
+from qdecode.errors import InputError
+
 __all__ = ["Param", "DecoderEntry", "UnknownDecoderError", "uses_params", "defaults"]
 
 
-class UnknownDecoderError(ValueError):
+class UnknownDecoderError(InputError):
     """A decoder name or parameter that the registry does not know, or a bad value."""
 
 
@@ -107,13 +109,13 @@ class Param:
                 if isinstance(value, str):
                     low = value.strip().lower()
                     if low not in ("1", "0", "true", "false", "yes", "no"):
-                        raise ValueError(value)
+                        raise InputError(value)
                     out: Any = low in ("1", "true", "yes")
                 else:
                     out = bool(value)
             elif self.type is int:
                 if isinstance(value, float) and not value.is_integer():
-                    raise ValueError(value)
+                    raise InputError(value)
                 out = int(value)
             elif self.type is float:
                 out = float(value)
@@ -159,10 +161,10 @@ class DecoderEntry:
 
     def __post_init__(self) -> None:
         if self.kind not in ("quantum", "classical"):
-            raise ValueError(f"decoder {self.name!r}: kind must be 'quantum' or 'classical', got {self.kind!r}")
+            raise InputError(f"decoder {self.name!r}: kind must be 'quantum' or 'classical', got {self.kind!r}")
         object.__setattr__(self, "params", dict(self.params))
         if self.nested is not None and (self.nested not in self.params or self.params[self.nested].type is not str):
-            raise ValueError(f"decoder {self.name!r}: nested parameter {self.nested!r} "
+            raise InputError(f"decoder {self.name!r}: nested parameter {self.nested!r} "
                              f"must be one of its str parameters")
 
 

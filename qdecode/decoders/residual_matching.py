@@ -39,6 +39,7 @@ import scipy.sparse as sp
 
 from qdecode.decoders.base import DecoderInputError, check_syndromes
 from qdecode.decoders.graphlike import dem_components, dem_errors, graphlike_problem, unmatchable_syndromes_refused
+from qdecode.errors import MissingPackageError
 from qdecode.problem import DecodingProblem
 
 _P_MIN = 1e-12  # edge probabilities are clipped into [_P_MIN, 1 - _P_MIN] before the log
@@ -48,7 +49,7 @@ def _import_pymatching():
     try:
         import pymatching
     except ImportError as exc:  # pragma: no cover - pymatching is a core dependency
-        raise ImportError("residual matching needs PyMatching: pip install pymatching") from exc
+        raise MissingPackageError("residual matching needs PyMatching: pip install pymatching") from exc
     return pymatching
 
 

@@ -48,6 +48,7 @@ from qdecode.decoders.base import DecodeInfo
 from qdecode.decoders.block import BlockDecoder
 from qdecode.decoders.block import check_block_llr as _check_llr
 from qdecode.decoders.params import Param, uses_params
+from qdecode.errors import InputError
 from qdecode.kernels import polar as kpolar
 from qdecode.kernels.threads import run_ranges
 
@@ -64,7 +65,7 @@ class _PolarLayout:
         needed = ("N", "k", "info_positions", "frozen_mask", "conv", "crc")
         missing = [a for a in needed if not hasattr(code, a)]
         if missing:
-            raise ValueError(
+            raise InputError(
                 f"{type(code).__name__} is not a polar/PAC code (missing {', '.join(missing)}); "
                 "build one with qdecode.codes.polar.PolarCode or qdecode.codes.pac.PacCode"
             )
@@ -75,10 +76,10 @@ class _PolarLayout:
         self.K = int(self.info_pos.size)
         self.frozen = np.ascontiguousarray(code.frozen_mask, dtype=np.uint8)
         if self.frozen.shape != (self.N,) or int(self.frozen.sum()) != self.N - self.K:
-            raise ValueError("frozen_mask must be the (N,) complement of info_positions")
+            raise InputError("frozen_mask must be the (N,) complement of info_positions")
         conv = tuple(int(c) for c in code.conv)
         if not conv or conv[0] != 1 or len(conv) > 64:
-            raise ValueError(f"pre-transform {conv} must start with c_0 = 1 and have memory <= 63")
+            raise InputError(f"pre-transform {conv} must start with c_0 = 1 and have memory <= 63")
         self.M = len(conv) - 1
         self.taps = np.uint64(sum(1 << (j - 1) for j, c in enumerate(conv) if j > 0 and c))
         self.crc = code.crc
@@ -107,7 +108,7 @@ def _threads(threads: Any) -> int | None:
         return None
     t = operator.index(threads)
     if t < 1:
-        raise ValueError(f"threads must be >= 1, got {t}")
+        raise InputError(f"threads must be >= 1, got {t}")
     return t
 
 
@@ -190,7 +191,7 @@ def _parse_crc(crc: Any) -> bool | None:
         return True
     if key in ("false", "no", "off", "0"):
         return False
-    raise ValueError(f"crc must be True, False or None/'auto', got {crc!r}")
+    raise InputError(f"crc must be True, False or None/'auto', got {crc!r}")
 
 
 #: Parameters of the registry's ``scl`` and of :class:`SclDecoder`.
@@ -234,7 +235,7 @@ class SclDecoder(_PolarDecoder):
         self.layout = _PolarLayout(code)
         self.code = code
         if isinstance(list_size, bool):
-            raise ValueError(f"list_size must be a positive integer, got {list_size!r}")
+            raise InputError(f"list_size must be a positive integer, got {list_size!r}")
         try:
             L = operator.index(list_size)
         except TypeError:
@@ -243,13 +244,13 @@ class SclDecoder(_PolarDecoder):
             elif isinstance(list_size, str) and list_size.strip().isdigit():
                 L = int(list_size)
             else:
-                raise ValueError(f"list_size must be a positive integer, got {list_size!r}") from None
+                raise InputError(f"list_size must be a positive integer, got {list_size!r}") from None
         if not 1 <= L <= MAX_LIST_SIZE:
-            raise ValueError(f"list_size must be in 1..{MAX_LIST_SIZE}, got {L}")
+            raise InputError(f"list_size must be in 1..{MAX_LIST_SIZE}, got {L}")
         self.list_size = L
         want = _parse_crc(crc)
         if want and self.layout.crc is None:
-            raise ValueError("crc=True but the code has no CRC; build it with crc='crc6'/'crc11'/...")
+            raise InputError("crc=True but the code has no CRC; build it with crc='crc6'/'crc11'/...")
         self.use_crc = self.layout.crc is not None if want is None else bool(want)
         self._setup(exact, threads, rate1=False)
 

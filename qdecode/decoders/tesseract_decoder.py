@@ -56,6 +56,7 @@ import scipy.sparse as sp
 
 from qdecode.decoders.base import (
     DecodeInfo,
+    DecoderCapabilityError,
     DecoderInputError,
     PackedDecoder,
     check_packed,
@@ -65,6 +66,7 @@ from qdecode.decoders.base import (
 )
 from qdecode.decoders.confidence import ConfidentPrediction, gap_db
 from qdecode.decoders.params import DecoderEntry, Param, uses_params
+from qdecode.errors import MissingPackageError
 from qdecode.problem import DecodingProblem, error_targets
 
 BEAMS = ("long", "short")
@@ -96,7 +98,8 @@ def _import_tesseract():
     try:
         import tesseract_decoder
     except ImportError as exc:  # pragma: no cover - tesseract-decoder is a core dependency
-        raise ImportError("the 'tesseract' decoder needs tesseract-decoder: pip install tesseract-decoder") from exc
+        raise MissingPackageError("the 'tesseract' decoder needs tesseract-decoder: "
+                                  "pip install tesseract-decoder") from exc
     return tesseract_decoder
 
 
@@ -128,6 +131,9 @@ class TesseractDecoder(PackedDecoder):
     Raises:
         DecoderInputError: the problem has no DEM, or a value out of range.
     """
+
+    #: Observable flips only: :meth:`decode_batch` raises :class:`DecoderCapabilityError`.
+    gives_errors = False
 
     has_confidence = True
 
@@ -314,10 +320,10 @@ class TesseractDecoder(PackedDecoder):
         """Not available: this wrapper returns observable flips only.
 
         Raises:
-            DecoderInputError: always (after validating ``syndromes``).
+            DecoderCapabilityError: always (after validating ``syndromes``).
         """
         check_syndromes(syndromes, self.problem.num_detectors)
-        raise DecoderInputError("tesseract predicts observable flips only here; use predict_observables_batch / "
+        raise DecoderCapabilityError("tesseract predicts observable flips only here; use predict_observables_batch / "
                                 "predict_observables_packed")
 
 

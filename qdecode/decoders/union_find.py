@@ -23,6 +23,7 @@ import scipy.sparse as sp
 from qdecode.decoders.base import (
     DecodeInfo,
     Decoder,
+    DecoderCapabilityError,
     DecoderInputError,
     check_syndromes,
     observables_from_errors,
@@ -30,6 +31,7 @@ from qdecode.decoders.base import (
 )
 from qdecode.decoders.graphlike import graphlike_problem
 from qdecode.decoders.params import DecoderEntry, Param, uses_params
+from qdecode.errors import InputError
 from qdecode.kernels.clock import ticks_per_ns
 from qdecode.kernels.threads import run_ranges
 from qdecode.kernels.union_find import UfGraph, UfOut, uf_decode_range
@@ -76,7 +78,7 @@ def edge_lengths(priors: np.ndarray, steps: int) -> np.ndarray:
     which no minimum-weight decoder would avoid, count as the lightest)."""
     p = np.asarray(priors, dtype=np.float64)
     if steps < 0 or steps > 254:
-        raise ValueError(f"length_steps must lie in 0..254, got {steps}")
+        raise InputError(f"length_steps must lie in 0..254, got {steps}")
     if steps == 0 or p.size == 0:
         return np.full(p.size, 2, dtype=np.uint8)
     w = np.log1p(-p) - np.log(p)
@@ -118,7 +120,7 @@ class UnionFindDecoder(Decoder):
 
     def __init__(self, problem: DecodingProblem, *, growth: str, threads: int, length_steps: int):
         if growth not in ("weighted", "uniform"):
-            raise ValueError(f"growth={growth!r} must be 'weighted' or 'uniform'")
+            raise InputError(f"growth={growth!r} must be 'weighted' or 'uniform'")
         self.problem = problem
         self.growth = growth
         self.threads = int(threads)
@@ -154,9 +156,14 @@ class UnionFindDecoder(Decoder):
         obs = observables_from_errors(self._decode_graph(s, timed=True), self._graph_problem)
         return np.packbits(obs, axis=1, bitorder="little")
 
+    @property
+    def gives_errors(self) -> bool:
+        """Error estimates per column only where the problem is its own graphlike form."""
+        return self._graph_problem is self.problem
+
     def decode_batch(self, syndromes: np.ndarray) -> np.ndarray:
-        if self._graph_problem is not self.problem:
-            raise DecoderInputError("uf returns per-column estimates only for graphlike H; use "
+        if not self.gives_errors:
+            raise DecoderCapabilityError("uf returns per-column estimates only for graphlike H; use "
                                     "predict_observables_batch for circuit DEMs with decomposed hyperedges")
         return self._decode_graph(syndromes)
 

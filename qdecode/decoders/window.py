@@ -69,7 +69,7 @@ from typing import Any, Mapping
 import numpy as np
 import scipy.sparse as sp
 
-from qdecode.decoders.base import DecodeInfo, Decoder, DecoderInputError, check_syndromes
+from qdecode.decoders.base import DecodeInfo, Decoder, DecoderCapabilityError, DecoderInputError, check_syndromes
 from qdecode.decoders.params import DecoderEntry, Param, UnknownDecoderError, uses_params
 from qdecode.decoders.window_layout import RoundLayout, WindowPlan, check_window_sizes, column_first_round, plan_windows
 from qdecode.problem import DecodingProblem
@@ -406,10 +406,15 @@ class WindowDecoder(Decoder):
         return state
 
     # ------------------------------------------------------------------ batch
+    @property
+    def gives_errors(self) -> bool:
+        """Per-column estimates only where the windows decode the problem itself, not its graphlike form."""
+        return self.per_column
+
     def decode_batch(self, syndromes: np.ndarray) -> np.ndarray:
         """uint8 ``(S, m)`` -> uint8 ``(S, n)``: the concatenated committed estimates."""
-        if not self.per_column:
-            raise DecoderInputError(
+        if not self.gives_errors:
+            raise DecoderCapabilityError(
                 f"window[inner={self.inner_spec.name}] decodes the graphlike form of this problem, "
                 "so it has no per-column estimate for it; use predict_observables_batch"
             )

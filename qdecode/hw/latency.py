@@ -26,6 +26,8 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from qdecode.errors import InputError
+
 __all__ = [
     "BenchReport",
     "LatencyReport",
@@ -48,7 +50,7 @@ def nearest_rank(values: np.ndarray, q: float) -> float:
     """
     x = np.sort(np.asarray(values, dtype=np.float64).ravel())
     if x.size == 0:
-        raise ValueError("percentile of an empty sample")
+        raise InputError("percentile of an empty sample")
     k = max(1, math.ceil(q / 100.0 * x.size))
     return float(x[min(k, x.size) - 1])
 
@@ -56,9 +58,9 @@ def nearest_rank(values: np.ndarray, q: float) -> float:
 def _check_shots(syndromes: np.ndarray, what: str = "syndromes") -> np.ndarray:
     s = np.asarray(syndromes)
     if s.ndim != 2:
-        raise ValueError(f"{what} must be 2-D (shots, detectors), got shape {s.shape}")
+        raise InputError(f"{what} must be 2-D (shots, detectors), got shape {s.shape}")
     if s.shape[0] < 1:
-        raise ValueError(f"need at least 1 shot, got {s.shape[0]}")
+        raise InputError(f"need at least 1 shot, got {s.shape[0]}")
     return np.ascontiguousarray(s, dtype=np.uint8)
 
 
@@ -206,7 +208,7 @@ def measure_latency(
     s = _check_shots(syndromes)
     S = s.shape[0] if max_shots is None else min(s.shape[0], int(max_shots))
     if S < 1:
-        raise ValueError(f"max_shots must be >= 1, got {max_shots}")
+        raise InputError(f"max_shots must be >= 1, got {max_shots}")
     call = decoder.predict_observables_batch
     for i in range(max(0, int(warmup))):
         call(s[i % s.shape[0]: i % s.shape[0] + 1])
@@ -346,7 +348,7 @@ def run_bench(
     if observables is not None:
         obs = np.asarray(observables, dtype=np.uint8)
         if obs.shape != tp.predictions.shape:
-            raise ValueError(f"observables have shape {obs.shape}, predictions {tp.predictions.shape}")
+            raise InputError(f"observables have shape {obs.shape}, predictions {tp.predictions.shape}")
         errors = int(np.count_nonzero(np.any(obs != tp.predictions, axis=1)))
     # determinism check on a few shots (cheap; the latency loop did not keep outputs)
     k = min(8, s.shape[0])
@@ -381,7 +383,7 @@ def append_csv(path: str | os.PathLike, row: Mapping[str, Any], columns: Sequenc
         with open(path, newline="", encoding="utf-8") as f:
             header = next(csv.reader(f), [])
         if header != cols:
-            raise ValueError(f"{path}: existing CSV header does not match the bench columns; use a new file")
+            raise InputError(f"{path}: existing CSV header does not match the bench columns; use a new file")
     with open(path, "a", newline="", encoding="utf-8") as f:
         w = csv.DictWriter(f, fieldnames=cols)
         if not exists:

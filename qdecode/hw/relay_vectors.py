@@ -38,6 +38,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from qdecode.decoders.relay_bp import GAMMA_FRAC_BITS, RelayBpDecoder
+from qdecode.errors import InputError
 from qdecode.hw.vectors import (
     FORMAT_NAME,
     FORMAT_VERSION,
@@ -77,7 +78,7 @@ def gamma_table(n: int, rows: int, lo: float, hi: float, seed: int) -> np.ndarra
     """A ``(rows, n)`` table of gammas ``~ U[lo, hi)`` (numpy ``default_rng(seed)``), rounded to
     multiples of 2^-8 so that the exported numerators are exactly what the kernel uses."""
     if rows < 1:
-        raise ValueError(f"gamma rows must be >= 1, got {rows}")
+        raise InputError(f"gamma rows must be >= 1, got {rows}")
     g = np.random.default_rng(seed).uniform(lo, hi, size=(rows, n))
     q = float(1 << GAMMA_FRAC_BITS)
     return np.rint(g * q) / q
@@ -85,11 +86,11 @@ def gamma_table(n: int, rows: int, lo: float, hi: float, seed: int) -> np.ndarra
 
 def _check_relay(decoder: Any) -> RelayBpDecoder:
     if not isinstance(decoder, RelayBpDecoder):
-        raise ValueError(f"relay vectors need a fixed-point RelayBpDecoder, got {type(decoder).__name__}")
+        raise InputError(f"relay vectors need a fixed-point RelayBpDecoder, got {type(decoder).__name__}")
     if not decoder.bits:
-        raise ValueError("relay vectors need a fixed-point decoder (bits > 0)")
+        raise InputError("relay vectors need a fixed-point decoder (bits > 0)")
     if decoder.gammas.shape[0] < 1:
-        raise ValueError("relay vectors need an explicit gamma table (explicit_gammas); per-shot draws are not "
+        raise InputError("relay vectors need an explicit gamma table (explicit_gammas); per-shot draws are not "
                          "hardware arithmetic")
     return decoder
 
@@ -117,7 +118,7 @@ def export_relay_vectors(problem: DecodingProblem, decoder: RelayBpDecoder, synd
     """
     dec = integer_weight_decoder(decoder)
     if dec.problem.H.shape != problem.H.shape or h_sha256(dec.problem.H) != h_sha256(problem.H):
-        raise ValueError("the decoder was built for a different check matrix than `problem`")
+        raise InputError("the decoder was built for a different check matrix than `problem`")
     s = np.ascontiguousarray(syndromes, dtype=np.uint8)
     hard, iters, conv, legs, weight = _decode(dec, s)
     S, m = s.shape
@@ -205,7 +206,7 @@ def load_relay_vectors(path: str | os.PathLike) -> tuple[VectorSet, dict[str, An
     def row(text):
         words = text.split()
         if len(words) != n:
-            raise ValueError(f"{len(words)} words, expected n = {n}")
+            raise InputError(f"{len(words)} words, expected n = {n}")
         return [int_from_hex(w, gb) for w in words]
 
     G = np.array(parse("gammas_q.hex", R, row), dtype=np.int64).reshape(R, n)

@@ -54,6 +54,7 @@ import scipy.sparse as sp
 
 from qdecode.codes.alist import read_alist, write_alist
 from qdecode.decoders.bp import ALPHA_SHIFT, BpDecoder
+from qdecode.errors import InputError
 from qdecode.kernels.answer_trail import no_answer_trail
 from qdecode.kernels.bp import bp_decode, make_work
 from qdecode.problem import DecodingProblem
@@ -85,7 +86,7 @@ H_SHA256_SPEC = (
 _HEX = np.array(list("0123456789abcdef"))
 
 
-class VectorFormatError(ValueError):
+class VectorFormatError(InputError):
     """A test-vector directory is incomplete or a file is malformed (message names file and line)."""
 
 
@@ -108,12 +109,12 @@ def int_to_hex(values: Iterable[int] | np.ndarray, bits: int) -> list[str]:
         ['3f', '1f']
     """
     if bits < 1:
-        raise ValueError(f"word width must be >= 1 bit, got {bits}")
+        raise InputError(f"word width must be >= 1 bit, got {bits}")
     v = np.asarray(list(values) if not isinstance(values, np.ndarray) else values, dtype=np.int64).ravel()
     lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
     if v.size and (v.min() < lo or v.max() > hi):
         bad = int(v[(v < lo) | (v > hi)][0])
-        raise ValueError(f"value {bad} does not fit a {bits}-bit two's-complement word [{lo}, {hi}]")
+        raise InputError(f"value {bad} does not fit a {bits}-bit two's-complement word [{lo}, {hi}]")
     mask = (1 << bits) - 1
     width = hex_digits(bits)
     return [format(int(x) & mask, f"0{width}x") for x in v]
@@ -128,13 +129,13 @@ def int_from_hex(text: str, bits: int) -> int:
     """
     width = hex_digits(bits)
     if len(text) != width:
-        raise ValueError(f"expected {width} hex digits for a {bits}-bit word, got {text!r}")
+        raise InputError(f"expected {width} hex digits for a {bits}-bit word, got {text!r}")
     try:
         u = int(text, 16)
     except ValueError:
-        raise ValueError(f"not a hex word: {text!r}") from None
+        raise InputError(f"not a hex word: {text!r}") from None
     if u >> bits:
-        raise ValueError(f"hex word {text!r} has bits set above bit {bits - 1}")
+        raise InputError(f"hex word {text!r} has bits set above bit {bits - 1}")
     return u - (1 << bits) if u >> (bits - 1) else u
 
 
@@ -170,13 +171,13 @@ def bits_from_hex(lines: Sequence[str], width: int) -> np.ndarray:
     out = np.zeros((len(lines), width), dtype=np.uint8)
     for s, line in enumerate(lines):
         if len(line) != digits:
-            raise ValueError(f"line {s}: expected {digits} hex digits for {width} bits, got {len(line)}")
+            raise InputError(f"line {s}: expected {digits} hex digits for {width} bits, got {len(line)}")
         try:
             u = int(line, 16)
         except ValueError:
-            raise ValueError(f"line {s}: not a hex word: {line!r}") from None
+            raise InputError(f"line {s}: not a hex word: {line!r}") from None
         if u >> width:
-            raise ValueError(f"line {s}: bits set above bit {width - 1} in {line!r}")
+            raise InputError(f"line {s}: bits set above bit {width - 1} in {line!r}")
         bits = np.frombuffer(u.to_bytes(digits // 2 + 1, "little"), dtype=np.uint8)
         out[s] = np.unpackbits(bits, bitorder="little")[:width]
     return out
@@ -199,11 +200,11 @@ def h_sha256(H) -> str:
 # ------------------------------------------------------------ the golden model
 def _check_decoder(decoder: Any) -> BpDecoder:
     if not isinstance(decoder, BpDecoder):
-        raise ValueError(f"test vectors need a fixed-point BpDecoder, got {type(decoder).__name__}")
+        raise InputError(f"test vectors need a fixed-point BpDecoder, got {type(decoder).__name__}")
     if not decoder.bits:
-        raise ValueError("test vectors need a fixed-point decoder (bits > 0)")
+        raise InputError("test vectors need a fixed-point decoder (bits > 0)")
     if decoder.method != 0:
-        raise ValueError("test vectors need the min-sum method (fixed point is min-sum only)")
+        raise InputError("test vectors need the min-sum method (fixed point is min-sum only)")
     return decoder
 
 
@@ -409,9 +410,9 @@ def export_vectors(
     """
     dec = _check_decoder(decoder)
     if dec.problem.H.shape != problem.H.shape or h_sha256(dec.problem.H) != h_sha256(problem.H):
-        raise ValueError("the decoder was built for a different check matrix than `problem`")
+        raise InputError("the decoder was built for a different check matrix than `problem`")
     if int(dump_messages) != dump_messages or dump_messages < 0:
-        raise ValueError(f"dump_messages must be an integer >= 0, got {dump_messages!r}")
+        raise InputError(f"dump_messages must be an integer >= 0, got {dump_messages!r}")
     hard = dec.decode_batch(syndromes)
     s = np.ascontiguousarray(syndromes, dtype=np.uint8)
     iters = np.asarray(dec.last_info.iterations, dtype=np.int64)
@@ -495,20 +496,20 @@ def _bitvec_line(width: int):
         try:
             return bits_from_hex([text], width)[0]
         except ValueError as exc:
-            raise ValueError(str(exc).removeprefix("line 0: ")) from None
+            raise InputError(str(exc).removeprefix("line 0: ")) from None
 
     return parse
 
 
 def _int01(text: str) -> bool:
     if text not in ("0", "1"):
-        raise ValueError(f"expected 0 or 1, got {text!r}")
+        raise InputError(f"expected 0 or 1, got {text!r}")
     return text == "1"
 
 
 def _decimal(text: str) -> int:
     if not text.isdigit():
-        raise ValueError(f"expected a non-negative decimal integer, got {text!r}")
+        raise InputError(f"expected a non-negative decimal integer, got {text!r}")
     return int(text)
 
 
@@ -569,7 +570,7 @@ def load_vectors(path: str | os.PathLike) -> VectorSet:
         def row(text, width=width):
             words = text.split()
             if len(words) != n:
-                raise ValueError(f"{len(words)} words, expected n = {n}")
+                raise InputError(f"{len(words)} words, expected n = {n}")
             return [int_from_hex(w, width) for w in words]
 
         dumps[k] = np.array(_parse_each(p, read_lines(p, int(info["lines"])), row), dtype=np.int64).reshape(-1, n)

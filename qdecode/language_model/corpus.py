@@ -22,6 +22,8 @@ import hashlib
 
 import numpy as np
 
+from qdecode.errors import InputError
+
 __all__ = ["CorpusError", "TRAIN_FRACTION", "HELDOUT_FRACTION", "corpus_bytes", "corpus_split", "lm_split",
            "lm_text_hash"]
 
@@ -29,7 +31,7 @@ TRAIN_FRACTION = 0.8
 HELDOUT_FRACTION = 0.1  # of the LM part: temperature fit and validation
 
 
-class CorpusError(ValueError):
+class CorpusError(InputError):
     """The corpus, or a cached model fitted on it, is missing or unreadable.
 
     :class:`qdecode.decoders.lm_prior.LmPriorError` is this class.

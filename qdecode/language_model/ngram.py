@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from qdecode.errors import InputError
 from qdecode.kernels import sem_osd as ksem
 from qdecode.language_model.corpus import CorpusError, lm_split, lm_text_hash
 
@@ -50,7 +51,7 @@ def count_kneser_ney(text: bytes, order: int) -> ksem.NgramModel:
         CorpusError: ``text`` is not longer than ``order``.
     """
     if order < 1:
-        raise ValueError(f"n-gram order must be >= 1, got {order}")
+        raise InputError(f"n-gram order must be >= 1, got {order}")
     t = np.frombuffer(text, dtype=np.uint8).astype(np.int64)
     if t.size <= order:
         raise CorpusError("training text shorter than the n-gram order")
@@ -197,7 +198,7 @@ def load_cache(path: Path, order: int, text_hash: str) -> tuple[ksem.NgramModel,
     try:
         with np.load(path, allow_pickle=False) as z:
             if int(z["version"]) != CACHE_VERSION or int(z["order"]) != order or str(z["text_hash"]) != text_hash:
-                raise ValueError("stale (version, order or corpus differ)")
+                raise InputError("stale (version, order or corpus differ)")
             model = ksem.NgramModel(**{f: np.ascontiguousarray(z[f]) for f in FIELDS})
             inv_temp = float(z["inv_temp"])
     except Exception as exc:  # noqa: BLE001 - report any unreadable cache the same way

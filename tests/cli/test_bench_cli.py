@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import csv
 
-import pytest
-
 from qdecode.cli.bench import CSV_COLUMNS
 from qdecode.cli.main import main
 
@@ -44,12 +42,6 @@ def test_bench_pymatching_csv(tmp_path, capsys):
 
 
 def test_bench_bp_registry(tmp_path, capsys):
-    from qdecode.decoders.registry import DecoderSpec
-
-    try:
-        DecoderSpec.create("bp")
-    except ValueError:
-        pytest.skip("decoder 'bp' not registered")
     path = tmp_path / "bench.csv"
     assert main(["bench", *SURFACE, "--decoder", "bp", "--param", "bits=8", "--param", "max_iter=30",
                  "--shots", "200", "--latency-shots", "50", "--warmup", "3", "--csv", str(path)]) == 0

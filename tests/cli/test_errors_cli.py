@@ -406,3 +406,43 @@ def test_text_metadata_from_a_file_name_is_kept(tmp_path, capsys, cli_error):
 
     assert read_rows(csv)[0].json_metadata == {"d": 3, "p": "abc"}
     assert "p='abc'" in cli_error(["plot", str(csv), "--out", str(tmp_path / "f.png")])
+
+
+# ------------------------------------------------------------------ internal errors
+@pytest.mark.parametrize("bug", [KeyError("d"), ValueError("math domain error"), TypeError("'NoneType'"),
+                                 IndexError("index 3 is out of bounds"), ImportError("cannot import name 'x'")])
+def test_an_internal_bug_is_never_called_bad_input(capsys, monkeypatch, bug):
+    """A bug (here injected into ``qdecode codes``) exits 1 as an internal error with its type and where it
+    happened, not 2 with a bare message: a KeyError from a bug used to print just ``error: d``."""
+    import qdecode.cli.codes as codes
+
+    def broken(args):
+        raise bug
+
+    monkeypatch.setattr(codes, "run", broken)
+    capsys.readouterr()
+    assert main(["codes"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"qdecode: internal error (please report): {type(bug).__name__}: "), err
+    assert "error: " not in err.splitlines()[0].split("report): ")[0]
+    assert "test_errors_cli.py" in err  # the frames that raised it
+
+
+@pytest.mark.parametrize("exc", ["input", "refused", "capability", "missing", "file"])
+def test_the_user_error_kinds_exit_2(capsys, monkeypatch, exc, cli_error):
+    """Each kind of :mod:`qdecode.errors` that is the user's doing exits 2 in one line."""
+    import qdecode.cli.codes as codes
+    from qdecode.decoders.base import DecoderCapabilityError, DecoderRefusedError
+    from qdecode.errors import InputError, MissingPackageError
+
+    raised = {"input": InputError("p must lie in (0, 1)"), "refused": DecoderRefusedError("uf: hyperedges"),
+              "capability": DecoderCapabilityError("tesseract predicts observable flips only"),
+              "missing": MissingPackageError("needs torch: pip install 'qdecode[neural]'"),
+              "file": FileNotFoundError(2, "No such file or directory", "x.dem")}[exc]
+
+    def broken(args):
+        raise raised
+
+    monkeypatch.setattr(codes, "run", broken)
+    err = cli_error(["codes"])
+    assert str(raised).split()[0] in err

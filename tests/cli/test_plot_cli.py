@@ -7,11 +7,9 @@ import re
 import numpy as np
 import pytest
 
-pytest.importorskip("matplotlib")
-
-from qdecode.cli.main import main  # noqa: E402
-from qdecode.cli.plot import apply_filters, parse_filters  # noqa: E402
-from qdecode.sims.store import StatsRow, StatsWriter  # noqa: E402
+from qdecode.cli.main import main
+from qdecode.cli.plot import apply_filters, parse_filters
+from qdecode.sims.store import StatsRow, StatsWriter
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 P_TH = 0.0075

@@ -14,12 +14,10 @@ import warnings
 import numpy as np
 import pytest
 
-pytest.importorskip("matplotlib")
-
-from qdecode.cli.main import main  # noqa: E402
-from qdecode.sims.gap_bins import GAP_BINS_KEY, GAP_BINS_TAG, discard_curve, gap_bin_counts  # noqa: E402
-from qdecode.sims.stats import shot_error_rate_to_per_round  # noqa: E402
-from qdecode.sims.store import StatsRow, StatsWriter  # noqa: E402
+from qdecode.cli.main import main
+from qdecode.sims.gap_bins import GAP_BINS_KEY, GAP_BINS_TAG, discard_curve, gap_bin_counts
+from qdecode.sims.stats import shot_error_rate_to_per_round
+from qdecode.sims.store import StatsRow, StatsWriter
 
 
 def _write(path, rows):

@@ -136,7 +136,7 @@ def test_sigkill_mid_sweep_then_resume_loses_nothing_and_double_counts_nothing(t
 
 def test_scheduler_address_and_dask_workers_give_pool_statistics(tmp_path):
     """--scheduler ADDRESS (a running cluster) and --dask-workers N match --workers N for a fixed seed."""
-    distributed = pytest.importorskip("distributed")
+    import distributed
     base = ["sweep", "--code", "surface", "--d", "3", "--noise", "sd6", "--p", "0.008", "--decoder", "pymatching",
             "--max-shots", "12000", "--max-errors", "100000000", "--max-batch-size", "3000", "--seed", "4", "--quiet"]
     results = {}
@@ -163,7 +163,6 @@ def test_bposd_sweep_on_a_bb_code_and_sinter_adapter(tmp_path):
 
 
 def test_dask_workers_keep_dask_logs_quiet_unless_verbose(tmp_path):
-    pytest.importorskip("distributed")
     argv = [sys.executable, "-m", "qdecode.cli.main", "sweep", "--code", "surface", "--d", "3", "--noise", "sd6",
             "--p", "0.01", "--decoder", "pymatching", "--max-shots", "2000", "--dask-workers", "2", "--quiet",
             "--out", str(tmp_path / "s.csv")]  # --quiet: no progress lines (it leaves Dask's log level alone)

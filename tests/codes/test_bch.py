@@ -53,7 +53,7 @@ def test_bch127_64_structure():
 
 @pytest.mark.parametrize("m,t,s", [(4, 2, 0), (7, 10, 4), (8, 4, 100)])
 def test_generator_matrix_and_encoding_match_galois(m, t, s):
-    galois = pytest.importorskip("galois")
+    import galois
     c = BCHCode(m=m, t=t, shorten=s)
     ref = galois.BCH(2**m - 1, d=c.d)
     assert ref.k == c.k_mother

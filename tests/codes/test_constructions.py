@@ -259,7 +259,6 @@ def test_bad_bb_specs_are_one_line_value_errors(spec, match):
 @pytest.mark.parametrize("name,d", [("toric", 3), ("repetition", 3), ("hgp58_16_3", None), ("gb48_6_8", None),
                                     ("cbb30_4_6", None), ("bb[l=6,m=6,A=x3+y+y2,B=y3+x+x2]", None)])
 def test_code_capacity_circuits(name, d):
-    pytest.importorskip("stim")
     from qdecode.sims.circuits import build_circuit, circuit_metadata
 
     code = get_code(name, d)
@@ -272,7 +271,6 @@ def test_code_capacity_circuits(name, d):
 
 
 def test_user_bb_spec_circuit_needs_rounds():
-    pytest.importorskip("stim")
     from qdecode.sims.circuits import build_circuit
 
     spec = "bb[l=6,m=6,A=x3+y+y2,B=y3+x+x2]"

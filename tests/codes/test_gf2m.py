@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import galois
 import numpy as np
 import pytest
 
@@ -15,8 +16,6 @@ from qdecode.codes.gf2m import (
     poly_mul_gf2,
     poly_to_int,
 )
-
-galois = pytest.importorskip("galois")
 
 
 def test_default_polynomials_are_galois_code_defaults():

@@ -68,8 +68,6 @@ CASES = [(name, code) for name in CLASSICAL for code in CODES.get(name, ["<none>
 
 @functools.cache
 def _decoder(name: str, code_name: str) -> BlockDecoder:
-    if name == "crisp":
-        pytest.importorskip("onnxruntime")
     return DecoderSpec.create(name, PARAMS.get((name, code_name), [])).build(get_code(code_name))
 
 

@@ -76,7 +76,7 @@ def test_prior_weights_reweighted_equals_plain_matching(d3):
 
 def test_accurate_without_commits_is_belief_matching(d3):
     """tau > 1, accurate mode == the beliefmatching package (product-sum BP, same iterations)."""
-    beliefmatching = pytest.importorskip("beliefmatching")
+    import beliefmatching
     dem, problem, dets, _ = d3
     ours = BpMatchingDecoder(problem, mode="accurate", tau=2.0, max_iter=20).predict_observables_batch(dets[:300])
     theirs = beliefmatching.BeliefMatching(dem, max_bp_iters=20).decode_batch(dets[:300])

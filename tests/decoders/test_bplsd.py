@@ -34,7 +34,7 @@ def test_every_lsd_correction_satisfies_the_syndrome(bb72, order):
 
 def test_lsd0_logical_error_rate_equals_ldpc_within_intervals(bb72):
     """Same shots, same BP (min-sum, alpha 1, 30 iterations): our LSD-0 against ldpc's BpLsdDecoder."""
-    ldpc = pytest.importorskip("ldpc")
+    import ldpc
     prob, dets, obs = bb72
     ours = DecoderSpec.create("bplsd", {"max_iter": 30, "lsd_order": 0, "lsd_key": "last"}).build(
         prob).predict_observables_batch(dets)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import chromobius
 import numpy as np
 import pytest
 import stim
@@ -10,8 +11,6 @@ from qdecode.decoders.base import DecoderInputError
 from qdecode.decoders.registry import decoder as build_decoder
 from qdecode.problem import DecodingProblem
 from qdecode.sims.color_circuit import superdense_memory_circuit
-
-chromobius = pytest.importorskip("chromobius")
 
 
 def _shots(circuit: stim.Circuit, shots: int, seed: int):

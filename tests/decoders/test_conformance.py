@@ -36,7 +36,7 @@ import numpy as np
 import pytest
 import stim
 
-from qdecode.decoders.base import DecoderInputError
+from qdecode.decoders.base import DecoderCapabilityError
 from qdecode.decoders.registry import DecoderSpec, decoder_names, get_entry
 from qdecode.problem import DecodingProblem
 from tests.stats_checks import assert_ratio_at_most
@@ -100,7 +100,7 @@ REFUSALS[("nn-pymatching", "fourcoord")] = "trained at d=5, rounds=5 but the pro
 
 _OBSERVABLES_ONLY = "predicts observable flips only"
 _NOT_GRAPHLIKE = "only for graphlike H"
-#: (decoder, kind) -> regex of the one-line DecoderInputError ``decode_batch`` raises: decoders that give
+#: (decoder, kind) -> regex of the one-line DecoderCapabilityError ``decode_batch`` raises: decoders that give
 #: observable predictions only (no per-column error estimate) on that kind. Every other decoded pair must
 #: give an estimate.
 NO_ESTIMATE = {
@@ -255,9 +255,10 @@ def ler_ratio(name: str) -> float:
 def _errors_or_none(dec, dets: np.ndarray, name: str, kind: str):
     """``decode_batch``'s estimate; ``None`` where :data:`NO_ESTIMATE` says there is none (checked)."""
     expected = NO_ESTIMATE.get((name, kind))
+    assert dec.gives_errors == (expected is None), f"{name} on {kind}: gives_errors is {dec.gives_errors}"
     if expected is None:
         return dec.decode_batch(dets)
-    with pytest.raises(DecoderInputError, match=expected) as info:
+    with pytest.raises(DecoderCapabilityError, match=expected) as info:  # declared above, raised alike
         dec.decode_batch(dets)
     assert "\n" not in str(info.value)
     return None

@@ -9,13 +9,10 @@ import pytest
 import stim
 
 from qdecode.decoders.base import DecoderInputError
+from qdecode.decoders.mwpf_decoder import ENTRIES, MWPF_PARAMS, SOLVERS, MwpfDecoder
 from qdecode.decoders.registry import DecoderSpec
 from qdecode.problem import DecodingProblem, decoding_dem
 from qdecode.sims.stats import fit_binomial
-
-mwpf = pytest.importorskip("mwpf")
-
-from qdecode.decoders.mwpf_decoder import ENTRIES, MWPF_PARAMS, SOLVERS, MwpfDecoder  # noqa: E402
 
 
 def _mwpf(problem: DecodingProblem, **params) -> MwpfDecoder:
@@ -67,7 +64,7 @@ def test_colour_code_corrections_satisfy_their_syndromes():
 
 
 def test_graphlike_ler_matches_pymatching_within_intervals():
-    pymatching = pytest.importorskip("pymatching")
+    import pymatching
     dem, problem, dets, obs = _surface()
     ours = _failures(_mwpf(problem).predict_observables_batch(dets), obs)
     theirs = _failures(pymatching.Matching.from_detector_error_model(dem).decode_batch(dets), obs)

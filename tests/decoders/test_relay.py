@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import relay_bp
 import scipy.sparse as sp
 
 from qdecode.decoders import DecoderInputError
@@ -15,8 +16,6 @@ from qdecode.decoders.base import observables_from_errors
 from qdecode.decoders.relay_bp import GAMMA_FRAC_BITS, RelayBpDecoder, mem_bp
 from qdecode.problem import DecodingProblem, decoding_dem
 from qdecode.sims.circuits import build_circuit
-
-relay_bp = pytest.importorskip("relay_bp")
 
 
 def _problem(code="bb72_12_6", p=0.004, rounds=3, shots=200, seed=1):

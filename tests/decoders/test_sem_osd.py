@@ -264,7 +264,6 @@ def test_decoded_context_reads_back_over_several_blocks():
 
 
 def test_transformer_prior_in_sem_osd():
-    pytest.importorskip("onnxruntime")
     from qdecode.decoders.lm_transformer import TransformerPrior
     from qdecode.decoders.registry import DecoderSpec
 

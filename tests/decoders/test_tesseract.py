@@ -5,12 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import stim
+import tesseract_decoder
 
 import qdecode
 from qdecode.decoders.base import DecoderInputError
 from qdecode.decoders.tesseract_decoder import BEAM_PRESETS, SPARSIFY_BASE_DEGREE
-
-tesseract_decoder = pytest.importorskip("tesseract_decoder")
 
 #: registry parameters -> the authors' sinter preset they reproduce
 PRESETS = {

@@ -15,8 +15,6 @@ from qdecode.decoders.tesseract_decoder import TesseractDecoder, free_observable
 from qdecode.problem import DecodingProblem
 from tests.decoders.decoder_problems import code_capacity
 
-tesseract_decoder = pytest.importorskip("tesseract_decoder")
-
 #: float32 gaps and Tesseract's merged costs against HiGHS' exact weights
 TOL_DB = 1e-4
 

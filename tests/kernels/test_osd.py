@@ -198,7 +198,7 @@ def test_gf2_helpers_agree_with_numpy_reference():
 
 
 def _ldpc_cases(prob, dets, method, order, max_iter):
-    ldpc = pytest.importorskip("ldpc")
+    import ldpc
     dec = ldpc.BpOsdDecoder(prob.H, error_channel=list(prob.priors), max_iter=max_iter, bp_method="ms",
                             osd_method=method, osd_order=order)
     S, K, D, D0 = [], [], [], []
@@ -215,7 +215,6 @@ def _ldpc_cases(prob, dets, method, order, max_iter):
 
 @pytest.fixture(scope="module")
 def ldpc_problems():
-    pytest.importorskip("ldpc")
     from qdecode.problem import decoding_dem
     from qdecode.sims.circuits import build_circuit
 

@@ -10,10 +10,11 @@ import numpy as np
 import pytest
 
 from qdecode.codes.catalog import get_code
+from tests.stats_checks import assert_ratio_at_most
 
 
 def _torch():
-    torch = pytest.importorskip("torch")
+    import torch
     torch.set_num_threads(1)
     return torch
 
@@ -31,7 +32,6 @@ def _tiny_cfg(**kw):
 def tiny_model(tmp_path_factory):
     """A 6-step GRU model for polar32_16, exported (``.pt`` + ``.onnx``)."""
     _torch()
-    pytest.importorskip("onnxruntime")
     from qdecode.neural.crisp_train import train
 
     out = tmp_path_factory.mktemp("crisp_tiny")
@@ -89,7 +89,6 @@ def test_curriculum_schedule_and_data():
 
 def test_train_smoke_resume_exact(tmp_path):
     torch = _torch()
-    pytest.importorskip("onnx")
     from qdecode.neural.crisp_train import train
 
     full = train(_tiny_cfg(steps=4), tmp_path / "a", resume=False, progress=False)
@@ -170,7 +169,6 @@ def test_cancel_inputs_match_sequential_decoding():
 def test_cancel_sc_model_with_zero_head_is_sc(tmp_path, cname):
     """A ``cancel+sc`` network whose learnt head is zero decides exactly like min-sum SC (ONNX path)."""
     torch = _torch()
-    pytest.importorskip("onnxruntime")
     from qdecode.decoders.crisp import CrispDecoder, _sc_llr_at
     from qdecode.decoders.sc_scl import ScDecoder
     from qdecode.neural.crisp_model import CrispArch, build_model
@@ -197,7 +195,6 @@ def test_cancel_sc_model_with_zero_head_is_sc(tmp_path, cname):
 
 def test_raw_gru_onnx_and_torch_agree(tmp_path):
     _torch()
-    pytest.importorskip("onnxruntime")
     from qdecode.decoders.crisp import CrispDecoder
     from qdecode.neural.crisp_train import train
 
@@ -210,7 +207,6 @@ def test_raw_gru_onnx_and_torch_agree(tmp_path):
 
 def test_conv_variant_exports_and_decodes(tmp_path):
     _torch()
-    pytest.importorskip("onnxruntime")
     from qdecode.decoders.crisp import CrispDecoder
     from qdecode.neural.crisp_train import train
 
@@ -225,7 +221,6 @@ def test_conv_variant_exports_and_decodes(tmp_path):
 
 
 def test_bad_model_files(tmp_path, tiny_model):
-    pytest.importorskip("onnxruntime")
     from qdecode.decoders.base import DecoderInputError
     from qdecode.decoders.crisp import CrispDecoder, CrispModelError
 
@@ -247,7 +242,6 @@ def test_bad_model_files(tmp_path, tiny_model):
         CrispDecoder(get_code("polar64_22"), str(out / "crisp_tiny.onnx"))
     badpt = tmp_path / "bad.pt"
     badpt.write_bytes(b"garbage")
-    pytest.importorskip("torch")
     with pytest.raises(CrispModelError, match="cannot read"):
         CrispDecoder(code, str(badpt), backend="torch")
     dec = CrispDecoder(code, str(out / "crisp_tiny.onnx"))
@@ -261,19 +255,18 @@ def _shipped(name: str):
     from qdecode.decoders.crisp import models_dir
 
     path = models_dir() / f"crisp_{name}.onnx"
-    if not path.exists():
-        pytest.skip(f"CRISP model {name} not shipped")
+    assert path.is_file(), f"shipped CRISP model {name} is missing: {path}"  # a missing model fails, never skips
     return path
 
 
 def test_shipped_polar32_16_matches_sc():
-    """The shipped Polar(32,16) model, onnxruntime only, at 3 dB on 4000 blocks.
+    """The shipped Polar(32,16) model, onnxruntime only, at 3 dB on 8000 blocks.
 
-    What holds for the first shipped model (cancel+sc GRU, 3000 steps): it decides like SC
-    (its BLER within 5 % of SC's); the target of the CRISP paper (arXiv:2210.00313) is strictly
-    below SC (not met yet). Tighten to ``crisp_err < sc_err`` when a model that beats SC is shipped.
+    What holds for the first shipped model (cancel+sc GRU, 3000 steps): it decides like SC (its BLER
+    at most 1.05x SC's at 99.9 %; 8000 blocks reject 1.5x); the target of the CRISP paper
+    (arXiv:2210.00313) is strictly below SC (not met yet). Tighten to ``crisp_err < sc_err`` when a model
+    that beats SC is shipped.
     """
-    pytest.importorskip("onnxruntime")
     _shipped("polar32_16")
     from qdecode.decoders.crisp import CrispDecoder
     from qdecode.decoders.registry import get_entry
@@ -282,14 +275,14 @@ def test_shipped_polar32_16_matches_sc():
 
     code = get_code("polar32_16")
     rng = np.random.default_rng(123)
-    msgs = rng.integers(0, 2, size=(4000, code.k), dtype=np.uint8)
+    msgs = rng.integers(0, 2, size=(8000, code.k), dtype=np.uint8)
     x = code.encode(msgs)
     llr = BpskAwgn(3.0, code.rate).transmit(x, rng)
     dec = get_entry("crisp").factory(code, model="auto", backend="onnx", threads=1)
     assert isinstance(dec, CrispDecoder)
     crisp_err = int(np.any(dec.decode_llr_batch(llr) != x, axis=1).sum())
     sc_err = int(np.any(ScDecoder(code).decode_llr_batch(llr) != x, axis=1).sum())
-    assert crisp_err <= 1.05 * sc_err + 3, (crisp_err, sc_err)
+    assert_ratio_at_most(crisp_err, len(x), sc_err, len(x), 1.05, detects=1.5, what="crisp polar32_16 vs SC")
     assert crisp_err < 0.1 * len(x)  # far from the trivial decoder (BLER ~1)
     assert np.array_equal(dec.message_bits(dec.decode_llr_batch(llr[:50])),
                           code.extract(dec.decode_llr_batch(llr[:50])))
@@ -313,7 +306,6 @@ def test_decoders_import_and_run_without_torch(tiny_model):
 
 def test_cli_train_crisp(tmp_path, capsys):
     _torch()
-    pytest.importorskip("onnx")
     from qdecode.cli.main import main
 
     cfg = _tiny_cfg(steps=2, name="cli").to_dict()
@@ -331,7 +323,6 @@ def test_cli_train_crisp(tmp_path, capsys):
 
 def test_cli_train_crisp_stops_early_and_resumes(tmp_path, capsys):
     _torch()
-    pytest.importorskip("onnx")
     from qdecode.cli.main import main
 
     (tmp_path / "c.json").write_text(json.dumps(_tiny_cfg(steps=2, name="cli").to_dict()))
@@ -358,7 +349,6 @@ def _blocks(code, ebn0, n, seed):
 def test_beam_of_one_path_is_the_greedy_decoder(tmp_path, inputs):
     """The beam search with one path makes exactly the greedy decisions (ties -> 0 in both)."""
     _torch()
-    pytest.importorskip("onnxruntime")
     from qdecode.decoders.crisp import CrispDecoder
     from qdecode.neural.crisp_train import train
 
@@ -374,7 +364,6 @@ def test_beam_of_one_path_is_the_greedy_decoder(tmp_path, inputs):
 def test_beam_search_on_the_shipped_model_beats_greedy_and_sc():
     """Shipped ``polar32_16_map`` at 2 dB, 3000 fixed blocks: beam 4 well below greedy and SC
     (measured 190 vs 389 / 391 errors; OSD-4 ~ ML ~165), through the registry with labels."""
-    pytest.importorskip("onnxruntime")
     _shipped("polar32_16_map")
     from qdecode.decoders.registry import DecoderSpec, get_entry
     from qdecode.decoders.sc_scl import ScDecoder
@@ -392,7 +381,6 @@ def test_beam_search_on_the_shipped_model_beats_greedy_and_sc():
 
 
 def test_beam_parameter_errors(tiny_model, tmp_path):
-    pytest.importorskip("onnxruntime")
     from qdecode.decoders.crisp import CrispDecoder, CrispModelError
 
     out, _ = tiny_model

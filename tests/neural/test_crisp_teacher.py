@@ -9,10 +9,11 @@ import numpy as np
 import pytest
 
 from qdecode.codes.catalog import get_code
+from tests.stats_checks import assert_ratio_at_most
 
 
 def _torch():
-    torch = pytest.importorskip("torch")
+    import torch
     torch.set_num_threads(1)
     return torch
 
@@ -79,7 +80,6 @@ def test_teacher_sequential_map_is_near_ml_on_polar32_16():
 
 def test_map_targets_training_smoke_and_config(tmp_path):
     _torch()
-    pytest.importorskip("onnx")
     from qdecode.neural.crisp_train import CrispConfig, _config_key, train
 
     cfg = CrispConfig(name="kd", code="pac32_16", inputs="cancel+sc", width=16, depth=1, batch=32, steps=4, warmup=2,
@@ -105,7 +105,6 @@ def test_map_targets_training_smoke_and_config(tmp_path):
 def test_shipped_crisp_configs_validate():
     from importlib.resources import files
 
-    pytest.importorskip("torch")
     from qdecode.neural.crisp_train import CrispConfig
 
     paths = sorted(p for p in files("qdecode.neural").joinpath("configs").iterdir() if p.name.startswith("crisp_"))
@@ -122,28 +121,27 @@ def test_shipped_crisp_configs_validate():
                                               ("polar64_22", "polar64_22", "polar32_16")])
 def test_shipped_map_models_load_through_registry(name, cname, other):
     """The distilled models (``model=polar32_16_map`` / ``pac32_16_map``) through the registry,
-    onnxruntime only, 3 dB, 4000 blocks.
+    onnxruntime only, 3 dB, 8000 blocks.
 
-    What holds for the shipped models (1700 / 1200 distillation steps): they decide like SC
-    (within 5 %); tighten to ``crisp_err < sc_err`` when a model that beats SC is shipped.
+    What holds for the shipped models (1700 / 1200 distillation steps): they decide like SC (a block
+    error rate at most 1.05x SC's at 99.9 %; 8000 blocks reject 1.5x); tighten to ``crisp_err < sc_err``
+    when a model that beats SC is shipped.
     """
-    pytest.importorskip("onnxruntime")
     from qdecode.decoders.crisp import CrispDecoder, models_dir, shipped_models
     from qdecode.decoders.registry import get_entry
     from qdecode.decoders.sc_scl import ScDecoder
     from qdecode.sims.channels import BpskAwgn
 
-    if not (models_dir() / f"crisp_{name}.onnx").exists():
-        pytest.skip(f"crisp_{name} not shipped")
+    assert (models_dir() / f"crisp_{name}.onnx").is_file(), f"shipped model crisp_{name} is missing"
     assert name in shipped_models()
     code = get_code(cname)
     rng = np.random.default_rng(321)
-    x = code.encode(rng.integers(0, 2, size=(4000, code.k), dtype=np.uint8))
+    x = code.encode(rng.integers(0, 2, size=(8000, code.k), dtype=np.uint8))
     llr = BpskAwgn(3.0, code.rate).transmit(x, rng)
     dec = get_entry("crisp").factory(code, model=name, backend="onnx", threads=1)
     assert isinstance(dec, CrispDecoder) and dec.path.name == f"crisp_{name}.onnx"
     crisp_err = int(np.any(dec.decode_llr_batch(llr) != x, axis=1).sum())
     sc_err = int(np.any(ScDecoder(code).decode_llr_batch(llr) != x, axis=1).sum())
-    assert crisp_err <= 1.05 * sc_err + 3, (crisp_err, sc_err)
+    assert_ratio_at_most(crisp_err, len(x), sc_err, len(x), 1.05, detects=1.5, what=f"crisp {name} vs SC")
     with pytest.raises(ValueError, match="trained for"):
         CrispDecoder(get_code(other), name)

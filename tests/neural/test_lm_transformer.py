@@ -17,7 +17,7 @@ TINY = dict(name="tiny", context=12, d_model=32, layers=1, heads=2, ff=64, batch
 
 
 def _torch():
-    torch = pytest.importorskip("torch")
+    import torch
     torch.set_num_threads(1)
     return torch
 
@@ -47,7 +47,6 @@ def _inputs(S: int, C: int, seed: int = 0):
 def tiny_lm(tmp_path_factory):
     """A 4-step tiny model trained through the CLI (``.pt``, ``.onnx``, cards)."""
     _torch()
-    pytest.importorskip("onnxruntime")
     from qdecode.cli.main import main
 
     tmp = tmp_path_factory.mktemp("lm_tiny")
@@ -132,7 +131,6 @@ def test_onnx_matches_torch_and_weights_only_checkpoint(tiny_lm):
 
 
 def test_shipped_model_prior_rows():
-    pytest.importorskip("onnxruntime")
     from qdecode.decoders.lm_prior import NgramPrior, corpus_split
     from qdecode.decoders.lm_transformer import TransformerPrior
 
@@ -187,7 +185,6 @@ def _copy_shipped(tmp_path):
 
 
 def test_missing_and_corrupt_files(tmp_path):
-    pytest.importorskip("onnxruntime")
     from qdecode.decoders.lm_transformer import TransformerPrior
 
     with pytest.raises(LmPriorError, match="not found"):

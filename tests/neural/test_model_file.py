@@ -1,10 +1,9 @@
 """The checked ``.pt`` model-file reader shared by the CRISP and byte-LM loaders."""
 
 import pytest
+import torch
 
-torch = pytest.importorskip("torch")
-
-from qdecode.neural.model_file import load_weights, read_model_blob  # noqa: E402
+from qdecode.neural.model_file import load_weights, read_model_blob
 
 
 def _save(path, **blob):

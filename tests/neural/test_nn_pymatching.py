@@ -8,11 +8,9 @@ import sys
 import numpy as np
 import pytest
 
-pytest.importorskip("onnxruntime")
-
-from qdecode.decoders.base import DecoderInputError  # noqa: E402
-from qdecode.decoders.nn_pymatching import NnPymatchingDecoder  # noqa: E402
-from qdecode.neural.predecoder_runtime import PredecoderLoadError, shipped_models  # noqa: E402
+from qdecode.decoders.base import DecoderInputError
+from qdecode.decoders.nn_pymatching import NnPymatchingDecoder
+from qdecode.neural.predecoder_runtime import PredecoderLoadError, shipped_models
 
 
 @pytest.fixture(scope="module")
@@ -112,7 +110,6 @@ def test_module_imports_without_torch():
 
 @pytest.mark.parametrize("name,d", [("d5", 5), ("d7", 7)])
 def test_shipped_onnx_matches_torch(name, d, sd6):
-    pytest.importorskip("torch")
     from qdecode.neural.predecoder_layout import PredecoderLayout
     from qdecode.neural.predecoder_runtime import load_predecoder
 

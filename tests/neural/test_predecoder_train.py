@@ -6,14 +6,11 @@ import json
 
 import numpy as np
 import pytest
+import torch
 
-torch = pytest.importorskip("torch")
-pytest.importorskip("onnxruntime")
-pytest.importorskip("onnx")
-
-from qdecode.neural.predecoder_layout import PredecoderLayout  # noqa: E402
-from qdecode.neural.predecoder_runtime import PredecoderLoadError, load_predecoder  # noqa: E402
-from qdecode.neural.predecoder_train import TrainConfig, train  # noqa: E402
+from qdecode.neural.predecoder_layout import PredecoderLayout
+from qdecode.neural.predecoder_runtime import PredecoderLoadError, load_predecoder
+from qdecode.neural.predecoder_train import TrainConfig, train
 
 
 def tiny(**kw) -> TrainConfig:

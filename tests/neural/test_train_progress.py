@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import pytest
-
-pytest.importorskip("torch")
-
-from qdecode.neural import train_common  # noqa: E402
+from qdecode.neural import train_common
 
 
 def test_plain_lines_without_a_terminal(tmp_path, capsys, monkeypatch):

@@ -11,15 +11,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from matplotlib.colors import to_rgba
 
-pytest.importorskip("matplotlib")
-
-from matplotlib.colors import to_rgba  # noqa: E402
-
-from qdecode.sims.gap_bins import GAP_BINS_KEY, GAP_BINS_TAG, gap_bin_counts  # noqa: E402
-from qdecode.sims.plots import OKABE_ITO, plot_discard_vs_error  # noqa: E402
-from qdecode.sims.store import StatsRow  # noqa: E402
-from tests.sims.figure_geometry import drawn_renderer, inside, overlap_area  # noqa: E402
+from qdecode.sims.gap_bins import GAP_BINS_KEY, GAP_BINS_TAG, gap_bin_counts
+from qdecode.sims.plots import OKABE_ITO, plot_discard_vs_error
+from qdecode.sims.store import StatsRow
+from tests.sims.figure_geometry import drawn_renderer, inside, overlap_area
 
 PYMATCHING = "pymatching"
 CORRELATED = "pymatching-correlated"

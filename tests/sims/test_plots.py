@@ -5,17 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-pytest.importorskip("matplotlib")
-
-from qdecode.sims.plots import LineFit, PlotOptions, fit_curves, hits_and_trials, plot_threshold  # noqa: E402
-from qdecode.sims.stats import (  # noqa: E402
+from qdecode.sims.plots import LineFit, PlotOptions, fit_curves, hits_and_trials, plot_threshold
+from qdecode.sims.stats import (
     Fit,
     fit_binomial,
-    rows_to_curves,  # noqa: E402
+    rows_to_curves,
     shot_error_rate_to_per_round,
 )
-from qdecode.sims.store import StatsRow  # noqa: E402
-from qdecode.sims.threshold import estimate_thresholds, suppression_factors  # noqa: E402
+from qdecode.sims.store import StatsRow
+from qdecode.sims.threshold import estimate_thresholds, suppression_factors
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

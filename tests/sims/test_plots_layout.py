@@ -14,12 +14,9 @@ import math
 
 import numpy as np
 import pytest
+from matplotlib.colors import to_rgba
 
-pytest.importorskip("matplotlib")
-
-from matplotlib.colors import to_rgba  # noqa: E402
-
-from qdecode.sims.plots import (  # noqa: E402
+from qdecode.sims.plots import (
     OKABE_ITO,
     PlotOptions,
     Reference,
@@ -28,9 +25,9 @@ from qdecode.sims.plots import (  # noqa: E402
     split_decoder_label,
     subtitle_text,
 )
-from qdecode.sims.store import StatsRow  # noqa: E402
-from qdecode.sims.threshold import ThresholdEstimate, threshold_report  # noqa: E402
-from tests.sims.figure_geometry import drawn_renderer, inside, overlap_area  # noqa: E402
+from qdecode.sims.store import StatsRow
+from qdecode.sims.threshold import ThresholdEstimate, threshold_report
+from tests.sims.figure_geometry import drawn_renderer, inside, overlap_area
 
 BPOSD = "bposd[alpha=1.0,beta=0.0,bits=0,frac_bits=3,max_iter=80,osd_order=10,schedule=flooding]"
 RELAY = ("relay-bp[alpha=1.0,bits=0,frac_bits=3,gamma0=0.15,gamma_hi=0.622,gamma_lo=-0.226,leg_iter=60,"

@@ -15,19 +15,17 @@ import warnings
 import numpy as np
 import pytest
 
-pytest.importorskip("matplotlib")
-
-from qdecode.sims.gap_bins import GAP_BINS_KEY, GAP_BINS_TAG, gap_bin_counts  # noqa: E402
-from qdecode.sims.plots import (  # noqa: E402
+from qdecode.sims.gap_bins import GAP_BINS_KEY, GAP_BINS_TAG, gap_bin_counts
+from qdecode.sims.plots import (
     PlotOptions,
     check_custom_key,
     figure_path,
     plot_discard_vs_error,
     plot_threshold,
 )
-from qdecode.sims.stats import rounds_of, shot_error_rate_to_per_round  # noqa: E402
-from qdecode.sims.store import StatsRow  # noqa: E402
-from qdecode.sims.threshold import threshold_report  # noqa: E402
+from qdecode.sims.stats import rounds_of, shot_error_rate_to_per_round
+from qdecode.sims.store import StatsRow
+from qdecode.sims.threshold import threshold_report
 
 
 def _gap_rows(shots=40_000, seed=3):

@@ -85,10 +85,7 @@ QUANTUM = ["bp", "bp-ps", "bp-pymatching", "bplsd", "bposd", "bposd-e", "bpuf", 
 
 def _build(name, recipe):
     task = SweepTask(decoder=DecoderSpec.parse(name), recipe=recipe)
-    try:
-        return task, compiled(task)[0]
-    except (ImportError, ValueError) as exc:  # an optional package, or a decoder refusing this model
-        pytest.skip(f"{name}: {exc}")
+    return task, compiled(task)[0]
 
 
 @pytest.mark.parametrize("name", QUANTUM)

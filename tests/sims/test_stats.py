@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+import sinter
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -17,9 +18,6 @@ from qdecode.sims.stats import (
     shot_error_rate_to_per_round,
 )
 from qdecode.sims.store import StatsRow
-
-sinter = pytest.importorskip("sinter")
-
 
 # ---------------------------------------------------------------------------------------
 # fit_binomial

@@ -88,7 +88,6 @@ def test_same_seed_same_statistics_across_executors(tmp_path):
 
 
 def test_dask_local_cluster_matches_process_pool():
-    pytest.importorskip("distributed")
     tasks = _tasks((3, 0.01), (5, 0.008))
     with LocalExecutor(2) as ex:
         pool = run_sweep(tasks, out_path=None, options=OPTS, executor=ex)

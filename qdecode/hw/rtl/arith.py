@@ -19,11 +19,13 @@ shifts, which loses up to one LSB per term).
 
 from __future__ import annotations
 
+from qdecode.errors import InputError
+
 
 def clog2(x: int) -> int:
     """``ceil(log2(x))`` for ``x >= 1`` (``clog2(1) = 0``)."""
     if x < 1:
-        raise ValueError(f"clog2 needs x >= 1, got {x}")
+        raise InputError(f"clog2 needs x >= 1, got {x}")
     return (int(x) - 1).bit_length()
 
 
@@ -61,7 +63,7 @@ def csd_terms(num: int) -> list[tuple[int, int]]:
         []
     """
     if num < 0:
-        raise ValueError(f"csd_terms needs num >= 0, got {num}")
+        raise InputError(f"csd_terms needs num >= 0, got {num}")
     digits: list[tuple[int, int]] = []
     x, k = int(num), 0
     while x:

@@ -21,6 +21,7 @@ Arithmetic (``qdecode.kernels.minsum.fold_min`` / ``check_magnitude``):
 
 from __future__ import annotations
 
+from qdecode.errors import InputError
 from qdecode.hw.rtl.arith import csd_terms, index_width
 from qdecode.hw.rtl.config import RtlConfig
 from qdecode.hw.rtl.graph import RtlGraph
@@ -89,7 +90,7 @@ def _scaled(out: str, src: str, cfg: RtlConfig) -> list[str]:
 def emit_cnu(degree: int, cfg: RtlConfig) -> str:
     """Verilog text of ``bp_cnu_d<degree>`` for ``cfg`` (``degree >= 1``)."""
     if degree < 1:
-        raise ValueError(f"check degree must be >= 1, got {degree}")
+        raise InputError(f"check degree must be >= 1, got {degree}")
     mw, xw, lim = cfg.mag_bits, index_width(degree), cfg.msg_lim
     lim_c = uconst(lim, mw)
     init2 = uconst(0, mw) if cfg.mutation == "min2-zero" else lim_c

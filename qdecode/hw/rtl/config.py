@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from qdecode.decoders.bp import ALPHA_SHIFT, BpDecoder
+from qdecode.errors import InputError
 
 #: name -> (observable, what the mutant does). Equivalent mutants must pass the bench.
 MUTATIONS: dict[str, tuple[bool, str]] = {
@@ -55,20 +56,20 @@ class RtlConfig:
 
     def __post_init__(self) -> None:
         if not 2 <= self.bits <= 24:
-            raise ValueError(f"RTL needs fixed-point messages with 2 <= bits <= 24, got {self.bits}")
+            raise InputError(f"RTL needs fixed-point messages with 2 <= bits <= 24, got {self.bits}")
         if not 0 <= self.frac_bits < self.bits:
-            raise ValueError(f"frac_bits must satisfy 0 <= frac_bits < bits={self.bits}, got {self.frac_bits}")
+            raise InputError(f"frac_bits must satisfy 0 <= frac_bits < bits={self.bits}, got {self.frac_bits}")
         if not 1 <= self.alpha_num <= 1 << ALPHA_SHIFT:
-            raise ValueError(f"alpha_num must lie in 1..{1 << ALPHA_SHIFT} (alpha in (0, 1]), got {self.alpha_num}")
+            raise InputError(f"alpha_num must lie in 1..{1 << ALPHA_SHIFT} (alpha in (0, 1]), got {self.alpha_num}")
         if self.beta_q < 0:
-            raise ValueError(f"beta_q must be >= 0, got {self.beta_q}")
+            raise InputError(f"beta_q must be >= 0, got {self.beta_q}")
         if self.max_iter < 1:
-            raise ValueError(f"max_iter must be >= 1, got {self.max_iter}")
+            raise InputError(f"max_iter must be >= 1, got {self.max_iter}")
         bad = [p for p in self.priors if abs(p) > self.msg_lim]
         if bad:
-            raise ValueError(f"prior {bad[0]} exceeds msg_lim {self.msg_lim} at {self.bits} bits")
+            raise InputError(f"prior {bad[0]} exceeds msg_lim {self.msg_lim} at {self.bits} bits")
         if self.mutation is not None and self.mutation not in MUTATIONS:
-            raise ValueError(f"unknown mutation {self.mutation!r}; known: {', '.join(MUTATIONS)}")
+            raise InputError(f"unknown mutation {self.mutation!r}; known: {', '.join(MUTATIONS)}")
 
     @property
     def msg_lim(self) -> int:
@@ -112,15 +113,15 @@ def config_from_decoder(decoder: Any, *, mutation: str | None = None) -> RtlConf
         ValueError: not a BpDecoder, floating point, product-sum, layered, or adaptive alpha.
     """
     if not isinstance(decoder, BpDecoder):
-        raise ValueError(f"RTL export needs a fixed-point BpDecoder, got {type(decoder).__name__}")
+        raise InputError(f"RTL export needs a fixed-point BpDecoder, got {type(decoder).__name__}")
     if not decoder.bits:
-        raise ValueError("RTL export needs a fixed-point decoder (bits > 0)")
+        raise InputError("RTL export needs a fixed-point decoder (bits > 0)")
     if decoder.method != 0:
-        raise ValueError("RTL export needs the min-sum method")
+        raise InputError("RTL export needs the min-sum method")
     if decoder.layered:
-        raise ValueError("RTL export implements the flooding schedule only (got layered)")
+        raise InputError("RTL export implements the flooding schedule only (got layered)")
     if decoder.adaptive:
-        raise ValueError("RTL export does not implement adaptive alpha (alpha = 0); give a fixed alpha in (0, 1]")
+        raise InputError("RTL export does not implement adaptive alpha (alpha = 0); give a fixed alpha in (0, 1]")
     priors = tuple(int(x) for x in np.asarray(decoder.prior_llr[0]).tolist())
     return RtlConfig(bits=decoder.bits, frac_bits=decoder.frac_bits, alpha=float(decoder.alpha),
                      alpha_num=int(decoder.alpha_num), beta_q=int(decoder.beta), max_iter=int(decoder.max_iter),

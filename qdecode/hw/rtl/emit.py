@@ -23,6 +23,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from qdecode.errors import InputError
 from qdecode.hw.rtl.arith import index_width, sum_width
 from qdecode.hw.rtl.cnu import emit_cnu
 from qdecode.hw.rtl.config import RtlConfig, config_from_decoder
@@ -109,7 +110,7 @@ def generate(H, cfg: RtlConfig, *, vectors: Any = None, parallelism: int | None 
     """
     g = build_graph(H)
     if len(cfg.priors) != g.n:
-        raise ValueError(f"{len(cfg.priors)} priors for {g.n} columns of H")
+        raise InputError(f"{len(cfg.priors)} priors for {g.n} columns of H")
     mf = manifest(H, g, cfg, parallelism)
     files = {
         "bp_top.v": verilog_text(g, cfg, parallelism),
@@ -133,7 +134,7 @@ def check_vectors(rtl_manifest: dict[str, Any], vs: Any) -> None:
 
     vm = vs.manifest
     if vm.get("decoder", "bp") != "bp":
-        raise ValueError(f"vector set {vs.path} is a {vm['decoder']} set; the min-sum design needs a bp vector set")
+        raise InputError(f"vector set {vs.path} is a {vm['decoder']} set; the min-sum design needs a bp vector set")
     problems = []
     if h_sha256(vs.H) != rtl_manifest["h_sha256"]:
         problems.append("check matrix (h_sha256)")
@@ -145,7 +146,7 @@ def check_vectors(rtl_manifest: dict[str, Any], vs: Any) -> None:
     if priors_sha256(vs.priors_q) != rtl_manifest["priors_sha256"]:
         problems.append("priors (priors_q.hex)")
     if problems:
-        raise ValueError(f"vector set {vs.path} does not match the design: {', '.join(problems)}")
+        raise InputError(f"vector set {vs.path} does not match the design: {', '.join(problems)}")
 
 
 def export_rtl(H, cfg: RtlConfig, out_dir: str | os.PathLike, *, vectors: Any = None,

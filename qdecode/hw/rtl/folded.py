@@ -37,6 +37,7 @@ time; ``bp_syndrome_test`` (an XOR per check, an m-input NOR) is the other non-r
 
 from __future__ import annotations
 
+from qdecode.errors import InputError
 from qdecode.hw.rtl.arith import index_width, unsigned_width
 from qdecode.hw.rtl.cnu import cnu_name
 from qdecode.hw.rtl.config import RtlConfig
@@ -52,7 +53,7 @@ def fold_shape(g: RtlGraph, parallelism: int) -> dict[str, int]:
         ValueError: ``parallelism < 1`` or not an integer.
     """
     if isinstance(parallelism, bool) or not isinstance(parallelism, int) or parallelism < 1:
-        raise ValueError(f"parallelism must be an integer >= 1, got {parallelism!r}")
+        raise InputError(f"parallelism must be an integer >= 1, got {parallelism!r}")
     p = parallelism
     fc, fv = -(-g.m // p), -(-g.n // p)
     dc = max([len(r) for r in g.rows] + [1])
@@ -150,7 +151,7 @@ def emit_syndrome_test(g: RtlGraph) -> str:
 def emit_folded_top(g: RtlGraph, cfg: RtlConfig, parallelism: int) -> str:
     """Verilog text of the folded ``bp_top`` (module docstring) for graph ``g`` and ``cfg``."""
     if len(cfg.priors) != g.n:
-        raise ValueError(f"{len(cfg.priors)} priors for {g.n} variables")
+        raise InputError(f"{len(cfg.priors)} priors for {g.n} variables")
     sh = fold_shape(g, parallelism)
     P, fc, fv = sh["parallelism"], sh["check_slots"], sh["var_slots"]
     mw, iw, w, cw, xw = cfg.mag_bits, cfg.iter_bits, cfg.bits, sh["slot_bits"], sh["index_bits"]
@@ -262,7 +263,7 @@ def emit_slice(g: RtlGraph, cfg: RtlConfig, parallelism: int, pe: int = 0) -> st
     sh = fold_shape(g, parallelism)
     P = sh["parallelism"]
     if not 0 <= pe < P:
-        raise ValueError(f"pe must lie in 0..{P - 1}, got {pe}")
+        raise InputError(f"pe must lie in 0..{P - 1}, got {pe}")
     mw, xw, cw, w = cfg.mag_bits, sh["index_bits"], sh["slot_bits"], cfg.bits
     dc, dv = sh["pe_check_degree"], sh["pe_var_degree"]
     edges, checks = set(), set()

@@ -14,6 +14,8 @@ import dataclasses
 import numpy as np
 import scipy.sparse as sp
 
+from qdecode.errors import InputError
+
 
 @dataclasses.dataclass(frozen=True)
 class RtlGraph:
@@ -53,7 +55,7 @@ def build_graph(H) -> RtlGraph:
     Hc.sort_indices()
     m, n = Hc.shape
     if m < 1 or n < 1:
-        raise ValueError(f"H must have at least one row and one column, got shape {(m, n)}")
+        raise InputError(f"H must have at least one row and one column, got shape {(m, n)}")
     rows = []
     cols: list[list[tuple[int, int, int]]] = [[] for _ in range(n)]
     for i in range(m):

@@ -42,6 +42,7 @@ from typing import Any
 
 import numpy as np
 
+from qdecode.errors import InputError
 from qdecode.hw.rtl.arith import index_width, signed_width, unsigned_width
 from qdecode.hw.rtl.cnu import cnu_instances, emit_cnu
 from qdecode.hw.rtl.config import RtlConfig
@@ -76,14 +77,14 @@ class RelayRtlConfig:
     def __post_init__(self) -> None:
         base = self.base  # validates bits, alpha_num, priors
         if self.mutation is not None and self.mutation not in RELAY_MUTATIONS:
-            raise ValueError(f"unknown relay mutation {self.mutation!r}; known: {', '.join(RELAY_MUTATIONS)}")
+            raise InputError(f"unknown relay mutation {self.mutation!r}; known: {', '.join(RELAY_MUTATIONS)}")
         if min(self.pre_iter, self.leg_iter, self.stop_after) < 1 or self.legs < 0:
-            raise ValueError("relay RTL needs pre_iter, leg_iter, stop_after >= 1 and legs >= 0")
+            raise InputError("relay RTL needs pre_iter, leg_iter, stop_after >= 1 and legs >= 0")
         if not self.gammas or any(len(r) != len(self.priors) for r in self.gammas):
-            raise ValueError(f"gamma table must have >= 1 rows of {len(self.priors)} numerators")
+            raise InputError(f"gamma table must have >= 1 rows of {len(self.priors)} numerators")
         lim = 1 << (self.gamma_bits - 1)
         if any(not -lim <= g < lim for g in (self.gamma0_num, *[x for r in self.gammas for x in r])):
-            raise ValueError(f"a gamma numerator does not fit {self.gamma_bits} signed bits")
+            raise InputError(f"a gamma numerator does not fit {self.gamma_bits} signed bits")
         del base
 
     @property
@@ -125,7 +126,7 @@ def relay_config_from_vectors(vs: Any, relay: dict[str, Any], *, mutation: str |
     (:func:`~qdecode.hw.relay_vectors.load_relay_vectors`)."""
     mf = vs.manifest
     if int(mf.get("beta_q", 0)) != 0 or mf.get("schedule") != "flooding":
-        raise ValueError("relay RTL implements flooding min-sum without offset")
+        raise InputError("relay RTL implements flooding min-sum without offset")
     G = np.asarray(relay["gammas_q"], dtype=np.int64)
     return RelayRtlConfig(bits=int(mf["bits"]), frac_bits=int(mf["frac_bits"]), alpha=float(mf["alpha"]),
                           alpha_num=int(mf["alpha_num"]), priors=tuple(int(x) for x in vs.priors_q.tolist()),
@@ -146,7 +147,7 @@ def _clip(name: str, src: str, width: int, lim: int) -> str:
 def emit_relay_vnu(degree: int, cfg: RelayRtlConfig) -> str:
     """Verilog text of ``relay_vnu_d<degree>`` (module docstring: memory prior, sum, messages, decision)."""
     if degree < 1:
-        raise ValueError(f"variable degree must be >= 1, got {degree}")
+        raise InputError(f"variable degree must be >= 1, got {degree}")
     b = cfg.base
     w, mw, ml, pl, gw = b.bits, b.mag_bits, b.msg_lim, b.post_lim, cfg.gamma_bits
     pw = w + 2
@@ -201,7 +202,7 @@ def emit_relay_top(g: RtlGraph, cfg: RelayRtlConfig) -> str:
     """Verilog text of ``relay_top`` (module docstring)."""
     b = cfg.base
     if len(cfg.priors) != g.n:
-        raise ValueError(f"{len(cfg.priors)} priors for {g.n} variables")
+        raise InputError(f"{len(cfg.priors)} priors for {g.n} variables")
     wd = cfg.widths(g.n)
     mw, w, pw, gw = b.mag_bits, b.bits, wd["post_bits"], cfg.gamma_bits
     iw, tw, lw, nw, rw, ww = (wd[k] for k in ("iter_bits", "leg_iter_bits", "legs_bits", "nconv_bits", "row_bits",
@@ -381,7 +382,7 @@ def generate_relay(H, cfg: RelayRtlConfig, *, vectors: Any = None, relay: Any = 
 
     g = build_graph(H)
     if len(cfg.priors) != g.n:
-        raise ValueError(f"{len(cfg.priors)} priors for {g.n} columns of H")
+        raise InputError(f"{len(cfg.priors)} priors for {g.n} columns of H")
     mf = relay_manifest(H, g, cfg)
     files = {f"{TOP}.v": relay_verilog_text(g, cfg), "rtl_manifest.json": json.dumps(mf, indent=2) + "\n",
              "README.md": relay_readme(g, cfg, mf), **synth_scripts(f"{TOP}.v", TOP),
@@ -414,4 +415,4 @@ def check_relay_vectors(rtl_manifest: dict[str, Any], vs: Any, relay: Any) -> No
         if got != rtl_manifest["gammas_sha256"]:
             problems.append("gamma table (gammas_q.hex)")
     if problems:
-        raise ValueError(f"vector set {vs.path} does not match the design: {', '.join(problems)}")
+        raise InputError(f"vector set {vs.path} does not match the design: {', '.join(problems)}")

@@ -18,6 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from qdecode.errors import InputError
 from qdecode.hw.rtl.emit import check_vectors
 from qdecode.hw.rtl.testbench import emit_testbench
 from qdecode.hw.vectors import load_vectors
@@ -81,7 +82,7 @@ def simulate(design_dir: str | Path, vectors_dir: str | Path, *, simulator: str 
         RuntimeError: compilation or simulation failed, or the bench printed no result.
     """
     if simulator not in SIMULATORS:
-        raise ValueError(f"unknown simulator {simulator!r}; known: {', '.join(SIMULATORS)}")
+        raise InputError(f"unknown simulator {simulator!r}; known: {', '.join(SIMULATORS)}")
     if not simulator_available(simulator):
         raise FileNotFoundError(f"{simulator} not installed: make rtl-tools")
     design = Path(design_dir).resolve()

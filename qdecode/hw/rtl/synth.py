@@ -21,6 +21,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from qdecode.errors import InputError
+
 #: target -> (yosys synth command with {top} and {json}, writes a netlist?)
 TARGETS: dict[str, tuple[str, bool]] = {
     "ice40": ("synth_ice40 -top {top} -json {json}", True),
@@ -62,7 +64,7 @@ def resources(target: str, cells: dict[str, int]) -> dict[str, int]:
              "bram": _count(cells, "DP16KD"), "dsp": _count(cells, "MULT18X18D"),
              "muxf": _count(cells, "PFUMX", "L6MUX21")}
     else:
-        raise ValueError(f"unknown target {target!r}; known: {', '.join(TARGETS)}")
+        raise InputError(f"unknown target {target!r}; known: {', '.join(TARGETS)}")
     return r
 
 
@@ -94,7 +96,7 @@ def _parse_stat(path: Path, top: str) -> dict[str, int]:
     for name in (top, "\\" + top):
         if name in mods:
             return dict(mods[name]["num_cells_by_type"])
-    raise ValueError(f"{path}: no statistics for module {top}")
+    raise InputError(f"{path}: no statistics for module {top}")
 
 
 def run_synth(design_dir: str | Path, target: str, *, top: str = "bp_top", prefix: str = "",
@@ -109,7 +111,7 @@ def run_synth(design_dir: str | Path, target: str, *, top: str = "bp_top", prefi
         subprocess.TimeoutExpired: the run exceeded ``timeout`` seconds.
     """
     if target not in TARGETS:
-        raise ValueError(f"unknown target {target!r}; known: {', '.join(TARGETS)}")
+        raise InputError(f"unknown target {target!r}; known: {', '.join(TARGETS)}")
     yosys = shutil.which("yosys")
     if yosys is None:
         raise FileNotFoundError("yosys not installed: make rtl-tools")
@@ -150,7 +152,7 @@ def run_pnr(design_dir: str | Path, device: str = "hx8k", *, top: str = "bp_top"
         RuntimeError: nextpnr failed (e.g. the design does not fit the device).
     """
     if device not in ICE40_DEVICES:
-        raise ValueError(f"unknown iCE40 device {device!r}; known: {', '.join(ICE40_DEVICES)}")
+        raise InputError(f"unknown iCE40 device {device!r}; known: {', '.join(ICE40_DEVICES)}")
     exe = shutil.which("nextpnr-ice40")
     if exe is None:
         raise FileNotFoundError("nextpnr-ice40 not installed: make rtl-tools")

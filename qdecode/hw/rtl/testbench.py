@@ -17,6 +17,7 @@ and compares four fields: ``hard``, ``iterations``, ``converged`` and the latenc
 
 from __future__ import annotations
 
+from qdecode.errors import InputError
 from qdecode.hw.rtl.verilog import HEADER
 
 #: Clock, the mismatch reporter and the files every vector set has (both benches).
@@ -75,9 +76,9 @@ def emit_testbench(m: int, n: int, shots: int, iter_bits: int, max_iter: int, *,
     if relay is not None:
         return _relay_bench(m, n, shots, iter_bits, max_iter, max_report, *relay)
     if shots < 1:
-        raise ValueError(f"a bench needs at least one shot, got {shots}")
+        raise InputError(f"a bench needs at least one shot, got {shots}")
     if cycles_per_iteration < 1:
-        raise ValueError(f"cycles_per_iteration must be >= 1, got {cycles_per_iteration}")
+        raise InputError(f"cycles_per_iteration must be >= 1, got {cycles_per_iteration}")
     cpi = int(cycles_per_iteration)
     timeout = max_iter * cpi + 8
     return HEADER + f"""// Replays {shots} shots of an export-vectors directory (run the simulator inside it).
@@ -124,7 +125,7 @@ endmodule
 def _relay_bench(m: int, n: int, shots: int, iter_bits: int, max_iter: int, max_report: int, legs_bits: int,
                  weight_bits: int, legs: int) -> str:
     if shots < 1:
-        raise ValueError(f"a bench needs at least one shot, got {shots}")
+        raise InputError(f"a bench needs at least one shot, got {shots}")
     timeout = max_iter + legs + 8
     return HEADER + f"""// Replays {shots} shots of a relay-bp export-vectors directory (run the simulator inside it).
 module tb;

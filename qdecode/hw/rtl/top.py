@@ -27,6 +27,7 @@ kernel there is no test before iteration 1.
 
 from __future__ import annotations
 
+from qdecode.errors import InputError
 from qdecode.hw.rtl.arith import index_width
 from qdecode.hw.rtl.cnu import cnu_instances
 from qdecode.hw.rtl.config import RtlConfig
@@ -38,7 +39,7 @@ from qdecode.hw.rtl.vnu import vnu_name
 def emit_top(g: RtlGraph, cfg: RtlConfig) -> str:
     """Verilog text of ``bp_top`` for graph ``g`` and configuration ``cfg``."""
     if len(cfg.priors) != g.n:
-        raise ValueError(f"{len(cfg.priors)} priors for {g.n} variables")
+        raise InputError(f"{len(cfg.priors)} priors for {g.n} variables")
     mw, iw, w = cfg.mag_bits, cfg.iter_bits, cfg.bits
     m, n = g.m, g.n
     o = [

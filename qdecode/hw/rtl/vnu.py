@@ -19,6 +19,7 @@ Arithmetic (``qdecode.kernels.bp.minsum_flooding``, ``SW`` = :func:`~qdecode.hw.
 
 from __future__ import annotations
 
+from qdecode.errors import InputError
 from qdecode.hw.rtl.arith import signed_width, sum_width
 from qdecode.hw.rtl.config import RtlConfig
 
@@ -36,7 +37,7 @@ def emit_vnu(degree: int, cfg: RtlConfig, *, lam_port: bool = False) -> str:
     is fed ``o1 = o2 = 0``, so that its ``c_k = 0`` leaves the sum unchanged.
     """
     if degree < 1:
-        raise ValueError(f"variable degree must be >= 1, got {degree}")
+        raise InputError(f"variable degree must be >= 1, got {degree}")
     w, mw, ml, pl = cfg.bits, cfg.mag_bits, cfg.msg_lim, cfg.post_lim
     sw = sum_width(degree, ml)
     pw = cfg.bits + 2
