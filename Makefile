@@ -1,5 +1,6 @@
 # qdecode: `make demo` runs the quick-start threshold sweep, `make test` runs the test suite.
-# Both create .venv and install everything from the package registries first.
+# Both create .venv and install everything from the package registries first, then fill the compile
+# cache (`qdecode warmup`: the native decoders' numba kernels, so a first run does not compile them).
 
 PYTHON ?= python3
 VENV   := .venv
@@ -12,6 +13,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[test,neural]'
+	$(VENV)/bin/qdecode warmup --quiet
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -21,10 +23,11 @@ demo: $(STAMP)
 
 # Two or more workers (one per core; --dist loadfile keeps each file's cached fixtures in one worker):
 # the suite is mostly numba compiles, which parallelise.
-# It first installs Icarus Verilog when missing (make rtl-sim; apt-get, so root), so that the
-# bit-exact RTL tests run here as in CI; without root they skip and say so.
+# It first installs the RTL tools when missing (make rtl-tools: Icarus Verilog, yosys, nextpnr-ice40,
+# Verilator; apt-get, so root), so that the bit-exact, lint and synthesis tests run here as in CI; without
+# root they skip and say so.
 test: $(STAMP)
-	@$(MAKE) --no-print-directory rtl-sim || echo "warning: could not install iverilog (needs root): the RTL simulation tests will skip"
+	@$(MAKE) --no-print-directory rtl-tools || $(MAKE) --no-print-directory rtl-sim || echo "warning: could not install the RTL tools (needs root): the RTL simulation and synthesis tests will skip"
 	$(VENV)/bin/ruff check .
 	$(PY) benchmarks/render.py --check
 	$(PY) -m pytest -q -n auto --dist loadfile -m "not slow and not gpu" tests

@@ -51,7 +51,7 @@ def main() -> None:
 
         def scalar(s):
             out = BpOut(*bp_outputs(s.shape[0], n, fmt.dtype, True))
-            bp_decode_range(graph, llr0, s, 0, True, prm, out, 1, 32, 0, s.shape[0])
+            bp_decode_range(graph, llr0, s, 0, True, prm, out, 1, 0, s.shape[0])
             return out
 
         def lanes(s):

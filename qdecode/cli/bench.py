@@ -137,20 +137,23 @@ def run(args) -> int:
         lp = load_problem(args)
     with stages.step(f"sampling {shots} shots (seed {args.seed})"):
         dets, obs = lp.sample(shots, args.seed)
-    with stages.step(f"building {spec.label()}"):
-        decoder = spec.build(lp.problem)
     import numba
 
-    before = numba.get_num_threads()
-    try:
-        threads = set_threads(args.threads)
-        timed = shots if args.latency_shots is None else min(shots, args.latency_shots)
-        with stages.step(f"timing: {args.warmup} warm-up calls, one batch of {shots} shots, "
-                         f"then {timed} shots one at a time"):
-            report = run_bench(decoder, dets, obs, rounds=lp.rounds, warmup=args.warmup,
-                               latency_shots=args.latency_shots)
-    finally:
-        numba.set_num_threads(before)  # in-process callers (tests) keep their thread count
+    from qdecode.cli.compile_notice import compile_notice
+
+    with compile_notice(spec.label(), quiet=args.quiet):
+        with stages.step(f"building {spec.label()}"):
+            decoder = spec.build(lp.problem)
+        before = numba.get_num_threads()
+        try:
+            threads = set_threads(args.threads)
+            timed = shots if args.latency_shots is None else min(shots, args.latency_shots)
+            with stages.step(f"timing: {args.warmup} warm-up calls, one batch of {shots} shots, "
+                             f"then {timed} shots one at a time"):
+                report = run_bench(decoder, dets, obs, rounds=lp.rounds, warmup=args.warmup,
+                                   latency_shots=args.latency_shots)
+        finally:
+            numba.set_num_threads(before)  # in-process callers (tests) keep their thread count
     cpu = cpu_model()
     label = spec.label()
     print(format_report(report, label=label, desc=lp.description, threads=threads, cpu=cpu))

@@ -52,6 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
         sweep,
         train,
         tune,
+        warmup,
     )
 
     parser = ArgumentParser(prog="qdecode", description="Error-correction decoders and sweeps.")
@@ -73,6 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_parser(sub)
     learn_noise.add_parser(sub)
     stream.add_parser(sub)
+    warmup.add_parser(sub)
     return parser
 
 

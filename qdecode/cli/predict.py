@@ -132,17 +132,20 @@ def run(args) -> int:
         stim.write_shot_data_file(data=discard.astype(np.uint8).reshape(-1, 1), path=args.discards_out,
                                   format=args.discards_out_format, num_measurements=1)
         dets = dets[~discard]
+    from qdecode.cli.compile_notice import compile_notice
     from qdecode.cli.progress import ProgressBar
 
     problem = DecodingProblem.from_dem(decoding)
-    decoder = spec.build(problem)
     gaps = None
-    with ProgressBar(len(dets), desc="predict", unit="shot", quiet=args.quiet) as bar:
-        if args.latency_out is not None:
-            predictions, wall_ns, work = decode_timed_blocks(decoder, dets, advance=bar.update)
-            write_latency(args.latency_out, wall_ns, work)
-        else:
-            predictions, gaps = decode_blocks(decoder, dets, confidence=args.gap_out is not None, advance=bar.update)
+    with compile_notice(spec.label(), quiet=args.quiet):
+        decoder = spec.build(problem)
+        with ProgressBar(len(dets), desc="predict", unit="shot", quiet=args.quiet) as bar:
+            if args.latency_out is not None:
+                predictions, wall_ns, work = decode_timed_blocks(decoder, dets, advance=bar.update)
+                write_latency(args.latency_out, wall_ns, work)
+            else:
+                predictions, gaps = decode_blocks(decoder, dets, confidence=args.gap_out is not None,
+                                                  advance=bar.update)
     if gaps is not None:
         write_gaps(args.gap_out, gaps)
     stim.write_shot_data_file(

@@ -132,7 +132,10 @@ def stream_report(args) -> dict[str, Any]:
     if args.window is not None and args.commit is not None and args.commit > args.window:
         raise InputError(f"--commit must not exceed --window: C={args.commit} > W={args.window}")
     stages = Stages("stream", quiet=args.quiet)
-    with stages.step("planning the windows and compiling the inner decoders"):
+    from qdecode.cli.compile_notice import compile_notice
+
+    with stages.step("planning the windows and compiling the inner decoders"), \
+            compile_notice(args.decoder, quiet=args.quiet):
         plan, circuit, rounds, desc = _experiment(args)
     from qdecode.sims.streaming import run_stream
 

@@ -41,7 +41,7 @@ from qdecode.kernels.answer_trail import AnswerTrailOut, answer_trail_out
 from qdecode.kernels.bp import bp_decode_range, bp_decode_timed_range, tanner_graph_csr
 from qdecode.kernels.bp_args import BpOut, MinSumParams
 from qdecode.kernels.clock import ticks_per_ns
-from qdecode.kernels.minsum_lanes import LANES
+from qdecode.kernels.minsum_lanes import LANES, minsum_lanes_range
 from qdecode.kernels.minsum_lanes_layered import LAYERED_LANES, minsum_layered_lanes_range
 from qdecode.kernels.minsum_lanes_narrow import narrow_kernel, narrow_lanes
 from qdecode.kernels.threads import run_ranges
@@ -247,8 +247,14 @@ class BpDecoder(Decoder):
         elif self.layered_lanes and S >= 4 and llr0 is self.prior_llr:
             args = (self.graph, llr0, syndromes, prm, out, history, LAYERED_LANES)
             run_ranges(minsum_layered_lanes_range, args, S, self.threads)
-        else:
-            args = (self.graph, llr0, syndromes, self.method, self.layered, prm, out, history, LANES)
+        elif self.method == 0 and not self.layered:
+            # flooding min-sum: the lane kernel, on any number of shots. The scalar kernel is quicker on 1-3
+            # shots, but batches that small are rare (a chunk's tail) and it would be compiled for them alone
+            # (~9 s of a first run); the answers are the same (bit-identical kernels)
+            args = (self.graph, llr0, syndromes, prm, out, history, LANES)
+            run_ranges(minsum_lanes_range, args, S, self.threads)
+        else:  # product-sum, layered
+            args = (self.graph, llr0, syndromes, self.method, self.layered, prm, out, history)
             run_ranges(bp_decode_range, args, S, self.threads)
         return out
 

@@ -38,7 +38,7 @@ from qdecode.decoders.block import BlockDecoder, LinearCode
 from qdecode.decoders.params import Param, uses_params
 from qdecode.kernels import gf2
 from qdecode.kernels import osd as kosd
-from qdecode.kernels.threads import run_ranges
+from qdecode.kernels.threads import run_dynamic, run_ranges
 from qdecode.problem import DecodingProblem
 
 __all__ = ["OsdConfig", "normalize_osd_method", "OsdPostProcessor", "other_class_weight", "OsdBlockDecoder",
@@ -266,8 +266,9 @@ class OsdPostProcessor:
         work = np.zeros(S, dtype=np.int64)
         if S:
             mat = kosd.OsdMatrix(self.col_ptr, self.row_idx, self.colbits, self.weights, self.rank)
-            kosd.osd_batch(mat, self.config.code, self.config.order, s, key, mk,
-                           kosd.OsdBatchOut(out, out0, status, work), _default_chunks(int(mk.sum())))
+            shots = np.flatnonzero(mk).astype(np.int64)
+            run_dynamic(kosd.osd_range, (mat, self.config.code, self.config.order, s, key, shots,
+                                         kosd.OsdBatchOut(out, out0, status, work)), len(shots), None)
         self.last_status = status
         self.last_work = work
         return out

@@ -57,7 +57,6 @@ from qdecode.kernels.minsum import (
     prior_state,
     signed,
 )
-from qdecode.kernels.minsum_lanes import minsum_lanes_range
 
 # ---------------------------------------------------------------------- graph
 
@@ -478,13 +477,15 @@ def _bp_two_phase(graph, llr0, syndrome, method, layered, prm, work, post, hard,
 
 
 @numba.njit(cache=True, nogil=True)
-def bp_decode_range(graph, llr0, syndromes, method, layered, prm, out, hist_k, lanes, start, stop):
-    """Decode shots ``start:stop`` (releases the GIL: run ranges on several threads).
+def bp_decode_range(graph, llr0, syndromes, method, layered, prm, out, hist_k, start, stop):
+    """Decode shots ``start:stop`` with :func:`bp_decode`, shot by shot with one set of scratch buffers
+    (releases the GIL: run ranges on several threads).
 
-    Flooding min-sum runs on the lane kernel
-    (:func:`qdecode.kernels.minsum_lanes.minsum_lanes_range`, bit-identical to
-    :func:`bp_decode`); product-sum and the layered schedule run :func:`bp_decode`
-    shot by shot with one set of scratch buffers.
+    This is the scalar path: product-sum and the layered schedule. The batch path of flooding min-sum is
+    the lane kernel (:func:`qdecode.kernels.minsum_lanes.minsum_lanes_range`, bit-identical to
+    :func:`bp_decode`), which the caller (``qdecode.decoders.bp``) picks in Python, so that a decoder
+    compiles only the kernels its path runs (numba compiles every branch of a kernel: both paths in one
+    kernel cost a first run ~9 s more).
 
     Args:
         graph: :class:`~qdecode.kernels.bp_args.TannerGraph`.
@@ -496,13 +497,8 @@ def bp_decode_range(graph, llr0, syndromes, method, layered, prm, out, hist_k, l
         hist_k: for shots that do not converge, ``out.post`` receives the sum of the posteriors of the
             last ``hist_k`` iterations (:func:`posterior_history`; the ordering key of OSD); converged
             shots, and ``hist_k = 1``, the last posterior.
-        lanes: lane count of the lane kernel (:data:`qdecode.kernels.minsum_lanes.LANES`);
-            an argument, not a global, because numba freezes globals into cached code.
         start, stop: the shots (rows of ``syndromes`` and of the outputs) to decode.
     """
-    if method == 0 and not layered and stop - start >= 4:  # few shots: the scalar kernel is quicker
-        minsum_lanes_range(graph, llr0, syndromes, prm, out, hist_k, min(lanes, stop - start), start, stop)
-        return  # (never more lanes than shots)
     hard_out, post_out, converged_out, iters_out = out
     max_iter = prm.max_iter
     n = llr0.shape[1]

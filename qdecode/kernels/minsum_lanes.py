@@ -333,7 +333,8 @@ def minsum_lanes_range(graph, llr0, syndromes, prm, out, hist_k, lanes, start, s
         hist_k: for shots that do not converge, ``out.post`` receives the sum of the posteriors of the
             last ``hist_k`` iterations, oldest first (:func:`~qdecode.kernels.bp.posterior_history`);
             converged shots, and ``hist_k = 1``, the last posterior.
-        lanes: the lane count ``W`` (:data:`LANES`).
+        lanes: the lane count (:data:`LANES`); ``W = min(lanes, stop - start)`` lanes run (never more lanes
+            than shots).
         start, stop: the shots to decode.
     """
     var_ptr, var_chks = graph.var_ptr, graph.var_chks
@@ -341,7 +342,7 @@ def minsum_lanes_range(graph, llr0, syndromes, prm, out, hist_k, lanes, start, s
     n = var_ptr.shape[0] - 1
     m = syndromes.shape[1]
     nnz = var_chks.shape[0]
-    W = lanes
+    W = max(1, min(lanes, stop - start))
     dt = llr0.dtype
     per_shot = llr0.shape[0] > 1
     keep_post = out.post.shape[0] > 0
@@ -355,10 +356,15 @@ def minsum_lanes_range(graph, llr0, syndromes, prm, out, hist_k, lanes, start, s
                      np.zeros((hist_k if keep_post and hist_k > 1 else 0, n, W), dtype=dt), np.zeros(W, dtype=np.int64))
     q = make_lane_queue(W, start, stop)
     # zero-syndrome initial state of one lane, shared by every shot when priors are shared
-    tmpl = make_lane_state(nnz, m, n, 1, dt)
+    # (typed int64 and bool, not literals: literal arguments would be compiled as specialisations of their own)
+    zero = np.int64(0)
+    tmpl = make_lane_state(nnz, m, n, zero + 1, dt)
     if not per_shot:
-        load_lane(0, 0, var_ptr, var_chks, llr0, np.zeros((1, m), dtype=np.uint8), False, 0, msg_lim, tmpl)
-    cur = 0
+        load_lane(zero, zero, var_ptr, var_chks, llr0, np.zeros((1, m), dtype=np.uint8), per_shot, zero, msg_lim,
+                  tmpl)
+    # int64 from the start: a literal 0 would have numba compile _step and _load twice (for Literal[int](0),
+    # while typing the loop, then for int64): ~3 s of a first run
+    cur = zero
     for w in range(W):
         s = next_shot(w, q)
         if s >= 0:

@@ -96,10 +96,10 @@ The MRB front end (stable sort of the reliabilities, Gauss-Jordan on packed rows
 branch-free where it matters.
 
 All kernels are ``@numba.njit(cache=True, nogil=True)`` over flat arrays with
-caller-allocated scratch (see :func:`osd_scratch`, :func:`osd_classical_scratch`); the batch
-wrappers run ``prange`` over chunks of shots and allocate scratch once per chunk, except the
-classical decoder, which threads :func:`osd_classical_range` with
-:func:`qdecode.kernels.threads.run_ranges`.
+caller-allocated scratch (see :func:`osd_scratch`, :func:`osd_classical_scratch`); the range
+kernels :func:`osd_range` and :func:`osd_classical_range` are threaded by their callers
+(:mod:`qdecode.kernels.threads`), and :func:`osd_gap_batch` (the soft-output path) runs ``prange``
+over chunks of shots; all allocate scratch once per chunk.
 """
 
 from __future__ import annotations
@@ -121,7 +121,7 @@ __all__ = [
     "STATUS_SKIPPED",
     "osd_scratch",
     "osd_solve",
-    "osd_batch",
+    "osd_range",
     "OsdMatrix",
     "OsdBatchOut",
     "OsdGapTrack",
@@ -184,6 +184,11 @@ def _keep_cheaper(cand, Wn, rel, best, best_d):
             best_d[q] = cand[q]
         return cost
     return best
+
+
+#: ``n_extra`` for :func:`_exact_cost`'s call sites, typed int64: called with the literals 0, 1 and 2, numba compiled it
+#: four times (one per literal, then for int64), ~1.5 s of a first run
+ONE = np.int64(1)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -552,7 +557,7 @@ def _search_cs(col_ptr, row_idx, weights, order, k, best, sc, gap):
         if approx <= limit:
             ops += Wr
             extra[0] = j
-            exact = _exact_cost(y, Wr, piv_col, extra, 1, weights, supp)
+            exact = _exact_cost(y, Wr, piv_col, extra, ONE, weights, supp)
             if exact < best:
                 best = exact
                 best_a = j
@@ -577,7 +582,7 @@ def _search_cs(col_ptr, row_idx, weights, order, k, best, sc, gap):
                 ops += Wr
                 extra[0] = ja
                 extra[1] = jb
-                exact = _exact_cost(y, Wr, piv_col, extra, 2, weights, supp)
+                exact = _exact_cost(y, Wr, piv_col, extra, ONE + ONE, weights, supp)
                 if exact < best:
                     best = exact
                     best_a = ja
@@ -679,7 +684,7 @@ def _osd_search(mat, method, order, syndrome, key, out0, scratch, gap):
     scratch.work[0] += r + x0.shape[0]
     for c in range(r):
         wS[c] = weights[piv_col[c]]
-    best = _exact_cost(x0, x0.shape[0], piv_col, extra, 0, weights, supp)
+    best = _exact_cost(x0, x0.shape[0], piv_col, extra, ONE - ONE, weights, supp)
     for q in range(x0.shape[0]):
         best_y[q] = x0[q]
     best_a = -1
@@ -793,7 +798,7 @@ def osd_gap_batch(mat, method, order, syndromes, keys, out, class_code, wgap, go
 
 
 class OsdBatchOut(NamedTuple):
-    """Per-shot outputs of :func:`osd_batch` (``S`` shots, ``n`` columns of ``H``)."""
+    """Per-shot outputs of :func:`osd_range` (``S`` shots, ``n`` columns of ``H``)."""
 
     out: np.ndarray  # (S, n) uint8 decisions (only the masked rows written)
     out0: np.ndarray  # (S, n) uint8 OSD-0 decisions (masked rows), or (0, n) to skip them
@@ -801,55 +806,42 @@ class OsdBatchOut(NamedTuple):
     work: np.ndarray  # (S,) int64 the work of each masked shot (module docstring, "Work clock"; others untouched)
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
-def osd_batch(mat, method, order, syndromes, keys, mask, bout, nchunks):
-    """OSD over the shots where ``mask`` is true, ``prange`` over chunks of those shots.
+@numba.njit(cache=True, nogil=True)
+def osd_range(mat, method, order, syndromes, keys, shots, bout, start, stop):
+    """OSD on the shots ``shots[start:stop]`` (releases the GIL: run ranges on several threads, as
+    ``qdecode.decoders.osd`` does with :func:`qdecode.kernels.threads.run_dynamic`).
+
+    A plain kernel rather than a ``prange``: numba's parallel lowering cost a first run (empty compile cache)
+    ~7 s more, and Python threads over ``nogil`` ranges decode the same shots alike (each shot's answer
+    depends on its row alone).
 
     Args:
         mat: :class:`OsdMatrix` (``osd_solve``'s first five arguments).
         method, order: as in :func:`osd_solve`.
         syndromes: ``(S, m)`` uint8.
         keys: ``(S, n)`` float64 ordering keys (BP posterior LLRs), one row per shot.
-        mask: ``(S,)`` bool; shots with ``False`` are left untouched (``status`` -1).
-        bout: :class:`OsdBatchOut`; ``out``, ``out0`` and ``work`` written on the masked rows, ``status`` on every
-            row.
-        nchunks: number of chunks (e.g. 4 x threads); scratch is allocated once per chunk.
+        shots: int64 the rows to decode (e.g. those BP did not converge on).
+        bout: :class:`OsdBatchOut`; ``out``, ``out0``, ``status`` and ``work`` written on the rows ``shots[start:stop]``
+            (``out0`` when it has ``S`` rows).
+        start, stop: the range of ``shots``; scratch is allocated once per call.
     """
-    # the tuples' fields become locals before the prange: arrays written through a tuple there lost the writes
-    # (numba 0.68, see osd_gap_batch), and osd_solve takes the matrix unpacked
-    col_ptr, row_idx, colbits, weights, rank_h = mat.col_ptr, mat.row_idx, mat.colbits, mat.weights, mat.rank_h
-    out, out0, status, work = bout.out, bout.out0, bout.status, bout.work
-    S = syndromes.shape[0]
+    if stop <= start:
+        return
     m = syndromes.shape[1]
     n = keys.shape[1]
-    write0 = out0.shape[0] == S
-    cnt = 0
-    for s in range(S):
-        status[s] = STATUS_SKIPPED
-        if mask[s]:
-            cnt += 1
-    shots = np.empty(cnt, dtype=np.int64)
-    c2 = 0
-    for s in range(S):
-        if mask[s]:
-            shots[c2] = s
-            c2 += 1
-    nch = max(1, min(nchunks, cnt))
-    for c in numba.prange(nch):
-        lo = c * cnt // nch
-        hi = (c + 1) * cnt // nch
-        if lo < hi:
-            scratch = osd_scratch(m, n, rank_h, order)
-            dummy0 = np.empty(n, dtype=np.uint8)
-            for q in range(lo, hi):
-                s = shots[q]
-                if write0:
-                    status[s] = osd_solve(col_ptr, row_idx, colbits, weights, rank_h, method, order,
-                                          syndromes[s], keys[s], out[s], out0[s], scratch)
-                else:
-                    status[s] = osd_solve(col_ptr, row_idx, colbits, weights, rank_h, method, order,
-                                          syndromes[s], keys[s], out[s], dummy0, scratch)
-                work[s] = scratch.work[0]
+    out, out0, status, work = bout.out, bout.out0, bout.status, bout.work
+    scratch = osd_scratch(m, n, mat.rank_h, order)
+    dummy0 = np.empty(n, dtype=np.uint8)
+    write0 = out0.shape[0] == syndromes.shape[0]
+    for q in range(start, stop):
+        s = shots[q]
+        if write0:
+            status[s] = osd_solve(mat.col_ptr, mat.row_idx, mat.colbits, mat.weights, mat.rank_h, method, order,
+                                  syndromes[s], keys[s], out[s], out0[s], scratch)
+        else:
+            status[s] = osd_solve(mat.col_ptr, mat.row_idx, mat.colbits, mat.weights, mat.rank_h, method, order,
+                                  syndromes[s], keys[s], out[s], dummy0, scratch)
+        work[s] = scratch.work[0]
 
 
 # ------------------------------------------------------------ classical OSD

@@ -541,7 +541,10 @@ def _lanes_i8(graph, sched, arith, seed, syndromes, out, lanes, sols, start, sto
         nxt_shot += 1
     nact = W
     width = sweep_width(W, W)
-    cur = 0
+    # int64 zeros, not literal 0s: a lane index or state flag that starts as a literal has numba compile the
+    # helpers it is passed to twice (for Literal[int](0) while typing the loop, then for int64)
+    zero = np.int64(0)
+    cur = zero
     while nact > 0:
         if cur == 0:
             relay_sweep(width, st_a, st_b, sw)
@@ -551,7 +554,7 @@ def _lanes_i8(graph, sched, arith, seed, syndromes, out, lanes, sols, start, sto
         state = st_a if cur == 0 else st_b
         for w in range(width):
             fresh[w] = 0
-        w = 0
+        w = zero
         while w < nact:  # lanes 0:nact are busy; finished legs move on, finished shots retire
             verdict = lane_verdict(w, unsat[w] == 0, hard, wllr, sched, ct, out, sols)
             if verdict == LEG_GOES_ON:

@@ -86,7 +86,7 @@ def outputs(name: str, params: dict, problem, dets) -> dict[str, str]:
     out["batch"] = digest(hard, *extra)
     fired = np.flatnonzero(dets.any(axis=1))[:SMALL]  # shots with detection events
     out["small"] = digest(*[dec.decode_batch(dets[i:i + 1]) for i in fired])
-    if hasattr(dec, "decode_soft_batch"):  # the scalar kernels' posteriors
+    if hasattr(dec, "decode_soft_batch"):  # posteriors of one-shot calls (flooding min-sum: the lane kernel)
         out["small_soft"] = digest(*[a for i in fired for a in dec.decode_soft_batch(dets[i:i + 1])])
     return out
 

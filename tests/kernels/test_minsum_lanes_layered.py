@@ -18,7 +18,7 @@ def _both(graph, llr0, syn, fmt, max_iter, alpha, beta, lanes, hist_k):
     prm = MinSumParams(max_iter, float(alpha), fmt.alpha_num(alpha), ALPHA_SHIFT, alpha == 0, beta_q, fmt.msg_lim,
                        fmt.post_lim)
     ref = BpOut(*bp_outputs(S, n, fmt.dtype, True))
-    bp_decode_range(graph, llr0, syn, 0, True, prm, ref, hist_k, 32, 0, S)
+    bp_decode_range(graph, llr0, syn, 0, True, prm, ref, hist_k, 0, S)
     got = BpOut(*bp_outputs(S, n, fmt.dtype, True))
     minsum_layered_lanes_range(graph, llr0, syn, prm, got, hist_k, lanes, 0, S)
     return ref, got
@@ -62,6 +62,6 @@ def test_decoder_uses_the_layered_lanes():
     assert dec.layered_lanes
     hard, post, conv, iters = dec._run(dec.prior_llr, dets[:50], True)
     ref = BpOut(*bp_outputs(50, prob.num_errors, dec.msg_dtype, True))
-    bp_decode_range(dec.graph, dec.prior_llr, dets[:50], 0, True, dec.kernel_params(), ref, 1, 32, 0, 50)
+    bp_decode_range(dec.graph, dec.prior_llr, dets[:50], 0, True, dec.kernel_params(), ref, 1, 0, 50)
     for a, b in zip((hard, post, conv, iters), ref):
         np.testing.assert_array_equal(a, b)

@@ -1,0 +1,148 @@
+"""The first run: ``qdecode predict`` from an empty compile cache, and again with the cache filled.
+
+Problem: stim's rotated surface-code memory (d = 5, 5 rounds, p = 0.003 on its four knobs, decomposed DEM),
+1,000 shots of detection events (b8), the case of issue 45 ("a silent first minute"). Per decoder and repeat:
+a fresh ``QDECODE_CACHE_DIR``, then the wall time of ``python -m qdecode.cli.main predict ...`` in a new
+process (cold: numba compiles every kernel the decoder's path uses), then the same command again (warm:
+the kernels load from the cache). ``--warmup`` also times ``qdecode warmup --decoder X`` on a fresh cache
+and the ``predict`` after it (the first run of a user who ran ``make install``).
+
+``--rev REV`` measures another commit (a ``git worktree`` of it, run with ``PYTHONPATH``), so a before / after
+pair comes from one machine in one session; the result goes under ``entries[TAG]`` of the JSON file::
+
+    python benchmarks/cold_start.py --rev d06549c --tag before --json benchmarks/results/cold_start.json
+    python benchmarks/cold_start.py --tag after --warmup --json benchmarks/results/cold_start.json
+    python benchmarks/cold_start.py --table benchmarks/results/cold_start.json
+
+Wall times on a shared 2-core machine: compile time is CPU-bound in one thread, so another job on the
+machine inflates it; each run records the load average.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from _common import merge_result  # noqa: E402
+
+ROOT = HERE.parent
+DECODERS = ("bposd", "relay-bp", "bp", "uf", "pymatching")
+#: the issue's goal for a cold first run of bposd and relay-bp (seconds)
+GOAL_S = 15.0
+_OUR_ENV = ("NUMBA_CACHE_DIR", "QDECODE_CACHE_DIR", "_QDECODE_NUMBA_CACHE_DIR", "_QDECODE_USER_NUMBA_CACHE_DIR")
+
+
+def write_problem(folder: Path) -> tuple[Path, Path]:
+    import stim
+
+    c = stim.Circuit.generated("surface_code:rotated_memory_x", distance=5, rounds=5,
+                               after_clifford_depolarization=0.003, after_reset_flip_probability=0.003,
+                               before_measure_flip_probability=0.003, before_round_data_depolarization=0.003)
+    dem = folder / "d5.dem"
+    dem.write_text(str(c.detector_error_model(decompose_errors=True)))
+    dets = folder / "d5.b8"
+    stim.write_shot_data_file(data=c.compile_detector_sampler(seed=1).sample(1000), path=dets, format="b8",
+                              num_detectors=c.num_detectors)
+    return dem, dets
+
+
+def timed(args: list[str], src: Path, cache: Path) -> float:
+    env = {k: v for k, v in os.environ.items() if k not in _OUR_ENV}
+    env.update(QDECODE_CACHE_DIR=str(cache), PYTHONPATH=str(src))
+    t0 = time.perf_counter()
+    out = subprocess.run([sys.executable, "-m", "qdecode.cli.main", *args], env=env, cwd=src, capture_output=True,
+                         text=True)
+    seconds = time.perf_counter() - t0
+    if out.returncode != 0:
+        raise SystemExit(f"qdecode {' '.join(args)} failed:\n{out.stderr}")
+    return seconds
+
+
+def measure(src: Path, decoders: list[str], repeats: int, warmup: bool) -> list[dict]:
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        dem, dets = write_problem(Path(tmp))
+        for name in decoders:
+            predict = ["predict", "--dem", str(dem), "--dets", str(dets), "--decoder", name,
+                       "--obs-out", str(Path(tmp) / "obs.b8"), "--quiet"]
+            row = {"decoder": name, "cold_s": [], "warm_s": [], "warmup_s": [], "after_warmup_s": []}
+            for r in range(repeats):
+                cache = Path(tmp) / f"cache-{name}-{r}"
+                row["cold_s"].append(round(timed(predict, src, cache), 2))
+                row["warm_s"].append(round(timed(predict, src, cache), 2))
+                if warmup:
+                    cache = Path(tmp) / f"warmup-{name}-{r}"
+                    row["warmup_s"].append(round(timed(["warmup", "--decoder", name, "--quiet"], src, cache), 2))
+                    row["after_warmup_s"].append(round(timed(predict, src, cache), 2))
+            print(json.dumps(row), file=sys.stderr)
+            rows.append(row)
+    return rows
+
+
+def _med(xs: list[float]) -> str:
+    return f"{statistics.median(xs):.1f}" if xs else "-"
+
+
+def table(path: str) -> str:
+    entries = json.loads(Path(path).read_text())["entries"]
+    before = {r["decoder"]: r for r in entries["before"]["rows"]}
+    after = {r["decoder"]: r for r in entries["after"]["rows"]}
+    lines = [f"Before: commit {entries['before']['commit']} (`{entries['before']['run']['command']}`); after: commit "
+             f"{entries['after']['run']['commit']} (`{entries['after']['run']['command']}`); "
+             f"{entries['after']['run']['cpu']}, medians of {len(next(iter(after.values()))['cold_s'])} runs, seconds.",
+             "",
+             "| decoder | cold, before | cold, after | warm, after | `qdecode warmup` | first `predict` after it | "
+             f"cold <= {GOAL_S:g} s |",
+             "|---|---|---|---|---|---|---|"]
+    for name, a in after.items():
+        b = before.get(name, {"cold_s": []})
+        cold = statistics.median(a["cold_s"])
+        met = "met" if cold <= GOAL_S else "**not met**"
+        lines.append(f"| `{name}` | {_med(b['cold_s'])} | {_med(a['cold_s'])} | {_med(a['warm_s'])} | "
+                     f"{_med(a['warmup_s'])} | {_med(a['after_warmup_s'])} | {met} |")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--decoders", default=",".join(DECODERS))
+    ap.add_argument("--repeats", type=int, default=2)
+    ap.add_argument("--rev", help="measure this commit (a git worktree of it) instead of the working tree")
+    ap.add_argument("--warmup", action="store_true", help="also time `qdecode warmup` and the predict after it")
+    ap.add_argument("--tag", default="after", help="the entry of the JSON file to write (default: after)")
+    ap.add_argument("--json", help="merge the result into this file under entries[TAG]")
+    ap.add_argument("--table", metavar="JSON", help="print the table of a result file and exit")
+    args = ap.parse_args()
+    if args.table:
+        print(table(args.table))
+        return 0
+    decoders = [d for d in args.decoders.split(",") if d]
+    if args.rev:
+        with tempfile.TemporaryDirectory() as tmp:
+            tree = Path(tmp) / "tree"
+            subprocess.run(["git", "worktree", "add", "--detach", str(tree), args.rev], cwd=ROOT, check=True,
+                           capture_output=True)
+            try:
+                commit = subprocess.run(["git", "rev-parse", "--short", args.rev], cwd=ROOT, capture_output=True,
+                                        text=True, check=True).stdout.strip()
+                rows = measure(tree, decoders, args.repeats, args.warmup)
+            finally:
+                subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=ROOT, capture_output=True)
+    else:
+        commit = "working tree"
+        rows = measure(ROOT, decoders, args.repeats, args.warmup)
+    merge_result(args.json, args.tag, {"commit": commit, "rows": rows})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
