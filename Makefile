@@ -33,7 +33,9 @@ test: $(STAMP)
 	$(PY) -m pytest -q -n auto --dist loadfile -m "not slow and not gpu" tests
 
 test-all: $(STAMP)
+	@$(MAKE) --no-print-directory rtl-tools || $(MAKE) --no-print-directory rtl-sim || echo "warning: could not install the RTL tools (needs root): the RTL simulation and synthesis tests will skip"
 	$(VENV)/bin/ruff check .
+	$(PY) benchmarks/render.py --check
 	$(PY) -m pytest -q -n auto --dist loadfile tests
 
 # The decoder fuzzer at length: random (not derandomized) DEMs, QDECODE_FUZZ_EXAMPLES per decoder

@@ -7,11 +7,11 @@ process (cold: numba compiles every kernel the decoder's path uses), then the sa
 the kernels load from the cache). ``--warmup`` also times ``qdecode warmup --decoder X`` on a fresh cache
 and the ``predict`` after it (the first run of a user who ran ``make install``).
 
-``--rev REV`` measures another commit (a ``git worktree`` of it, run with ``PYTHONPATH``), so a before / after
-pair comes from one machine in one session; the result goes under ``entries[TAG]`` of the JSON file::
+``--before REV`` also measures another commit (a ``git worktree`` of it, run with ``PYTHONPATH``), each run of it
+right before the same run of the working tree, so that a before / after pair shares the machine's load; the
+results go under ``entries["before"]`` and ``entries["after"]`` of the JSON file::
 
-    python benchmarks/cold_start.py --rev d06549c --tag before --json benchmarks/results/cold_start.json
-    python benchmarks/cold_start.py --tag after --warmup --json benchmarks/results/cold_start.json
+    python benchmarks/cold_start.py --before d06549c --warmup --json benchmarks/results/cold_start.json
     python benchmarks/cold_start.py --table benchmarks/results/cold_start.json
 
 Wall times on a shared 2-core machine: compile time is CPU-bound in one thread, so another job on the
@@ -67,24 +67,30 @@ def timed(args: list[str], src: Path, cache: Path) -> float:
     return seconds
 
 
-def measure(src: Path, decoders: list[str], repeats: int, warmup: bool) -> list[dict]:
-    rows = []
+def measure(trees: dict[str, Path], decoders: list[str], repeats: int, warmup: bool) -> dict[str, list[dict]]:
+    """Per decoder and repeat, the trees (tag -> source folder) one after another, so that a before / after
+    pair shares the machine's load."""
+    rows: dict[str, list[dict]] = {tag: [] for tag in trees}
     with tempfile.TemporaryDirectory() as tmp:
         dem, dets = write_problem(Path(tmp))
         for name in decoders:
             predict = ["predict", "--dem", str(dem), "--dets", str(dets), "--decoder", name,
                        "--obs-out", str(Path(tmp) / "obs.b8"), "--quiet"]
-            row = {"decoder": name, "cold_s": [], "warm_s": [], "warmup_s": [], "after_warmup_s": []}
+            row = {tag: {"decoder": name, "cold_s": [], "warm_s": [], "warmup_s": [], "after_warmup_s": []}
+                   for tag in trees}
             for r in range(repeats):
-                cache = Path(tmp) / f"cache-{name}-{r}"
-                row["cold_s"].append(round(timed(predict, src, cache), 2))
-                row["warm_s"].append(round(timed(predict, src, cache), 2))
-                if warmup:
-                    cache = Path(tmp) / f"warmup-{name}-{r}"
-                    row["warmup_s"].append(round(timed(["warmup", "--decoder", name, "--quiet"], src, cache), 2))
-                    row["after_warmup_s"].append(round(timed(predict, src, cache), 2))
-            print(json.dumps(row), file=sys.stderr)
-            rows.append(row)
+                for tag, src in trees.items():
+                    cache = Path(tmp) / f"cache-{tag}-{name}-{r}"
+                    row[tag]["cold_s"].append(round(timed(predict, src, cache), 2))
+                    row[tag]["warm_s"].append(round(timed(predict, src, cache), 2))
+                    if warmup and tag == "after":
+                        cache = Path(tmp) / f"warmup-{name}-{r}"
+                        row[tag]["warmup_s"].append(round(timed(["warmup", "--decoder", name, "--quiet"], src, cache),
+                                                          2))
+                        row[tag]["after_warmup_s"].append(round(timed(predict, src, cache), 2))
+            for tag in trees:
+                print(tag, json.dumps(row[tag]), file=sys.stderr)
+                rows[tag].append(row[tag])
     return rows
 
 
@@ -96,9 +102,10 @@ def table(path: str) -> str:
     entries = json.loads(Path(path).read_text())["entries"]
     before = {r["decoder"]: r for r in entries["before"]["rows"]}
     after = {r["decoder"]: r for r in entries["after"]["rows"]}
-    lines = [f"Before: commit {entries['before']['commit']} (`{entries['before']['run']['command']}`); after: commit "
-             f"{entries['after']['run']['commit']} (`{entries['after']['run']['command']}`); "
-             f"{entries['after']['run']['cpu']}, medians of {len(next(iter(after.values()))['cold_s'])} runs, seconds.",
+    run = entries["after"]["run"]
+    lines = [f"Before: commit {entries['before']['commit']}; after: commit {entries['after']['commit']}; "
+             f"`{run['command']}` ({run['date']}, {run['cpu']}, load {run['load']}); medians of "
+             f"{len(next(iter(after.values()))['cold_s'])} runs, seconds.",
              "",
              "| decoder | cold, before | cold, after | warm, after | `qdecode warmup` | first `predict` after it | "
              f"cold <= {GOAL_S:g} s |",
@@ -116,33 +123,36 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--decoders", default=",".join(DECODERS))
     ap.add_argument("--repeats", type=int, default=2)
-    ap.add_argument("--rev", help="measure this commit (a git worktree of it) instead of the working tree")
+    ap.add_argument("--before", metavar="REV",
+                    help="also measure this commit (a git worktree of it), interleaved with the working tree")
     ap.add_argument("--warmup", action="store_true", help="also time `qdecode warmup` and the predict after it")
-    ap.add_argument("--tag", default="after", help="the entry of the JSON file to write (default: after)")
-    ap.add_argument("--json", help="merge the result into this file under entries[TAG]")
+    ap.add_argument("--json", help="merge the results into this file (entries 'after' and, with --before, 'before')")
     ap.add_argument("--table", metavar="JSON", help="print the table of a result file and exit")
     args = ap.parse_args()
     if args.table:
         print(table(args.table))
         return 0
     decoders = [d for d in args.decoders.split(",") if d]
-    if args.rev:
-        with tempfile.TemporaryDirectory() as tmp:
+    trees = {"after": ROOT}
+    with tempfile.TemporaryDirectory() as tmp:
+        if args.before:
             tree = Path(tmp) / "tree"
-            subprocess.run(["git", "worktree", "add", "--detach", str(tree), args.rev], cwd=ROOT, check=True,
+            subprocess.run(["git", "worktree", "add", "--detach", str(tree), args.before], cwd=ROOT, check=True,
                            capture_output=True)
-            try:
-                commit = subprocess.run(["git", "rev-parse", "--short", args.rev], cwd=ROOT, capture_output=True,
-                                        text=True, check=True).stdout.strip()
-                rows = measure(tree, decoders, args.repeats, args.warmup)
-            finally:
+            trees = {"before": tree, "after": ROOT}
+        try:
+            rows = measure(trees, decoders, args.repeats, args.warmup)
+        finally:
+            if args.before:
                 subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=ROOT, capture_output=True)
-    else:
-        commit = "working tree"
-        rows = measure(ROOT, decoders, args.repeats, args.warmup)
-    merge_result(args.json, args.tag, {"commit": commit, "rows": rows})
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout
+    commits = {"after": f"{head.strip()} (working tree)"}
+    if args.before:
+        commits["before"] = subprocess.run(["git", "rev-parse", "--short", args.before], cwd=ROOT, capture_output=True,
+                                           text=True, check=True).stdout.strip()
+    for tag, tag_rows in rows.items():
+        merge_result(args.json, tag, {"commit": commits[tag], "rows": tag_rows})
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main())

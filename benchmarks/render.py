@@ -379,6 +379,12 @@ def gap_discard() -> str:
 
 
 #: table name -> formatter (no arguments; reads its result files from benchmarks/results/).
+def cold_start() -> str:
+    import cold_start as m
+
+    return m.table(str(RESULTS / "cold_start.json"))
+
+
 TABLES: dict[str, Callable[[], str]] = {
     "harness-overhead": harness_overhead,
     "in-sweep-speed": in_sweep_speed,
@@ -400,6 +406,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "streaming": streaming,
     "bm-vs-galois": bm_vs_galois,
     "polar-speed": polar_speed,
+    "cold-start": cold_start,
 }
 
 

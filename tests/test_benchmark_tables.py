@@ -142,6 +142,7 @@ def bp_speed(problem: str, ours: str, theirs: str) -> float:
 README = "README.md"
 BENCH = "benchmarks/README.md"
 ESCALATE = "qdecode/decoders/class_escalate.py"
+BPOSD = "qdecode/decoders/bposd.py"
 
 #: (document, phrase: a regex whose groups are the quoted numbers, the values the result files give
 #: (one per group), relative tolerance). The tolerance is the rounding of the quoted figure.
@@ -180,6 +181,14 @@ CLAIMS: list[tuple[str, str, Callable[[], list[float]], float]] = [
     (README, r"\| 7 \| 0 % \| (\d\.\d+e-\d) ", lambda: [gap_discard(7, 0.0)], 0.005),
     (README, r"\| 7 \| 0\.85 % \(gap >= 4 dB\) \| (\d\.\d+e-\d) ", lambda: [gap_discard(7, 0.01)], 0.005),
     (README, r"\| 7 \| 9\.5 % \(gap >= 24 dB\) \| (\d\.\d+e-\d) ", lambda: [gap_discard(7, 0.10)], 0.005),
+    # docstrings
+    (BPOSD, r"one thread, (\d\.\d)x the time of :meth:`~BpOsdDecoder.predict_observables_batch` on a distance-5",
+     lambda: [confidence("bposd", "gap_us") / confidence("bposd", "plain_us")], 0.04),
+    (BPOSD, r"\((\d\.\d+)x the #: failures of ``last`` on \[\[144,12,12\]\] at p = 0\.003, (\d\.\d+)x on the "
+            r"colour code",
+     lambda: [frontier("bb144-p0.003", "bposd") / frontier("bb144-p0.003", "bposd[osd_key=last]"),
+              frontier("color-xyz-d5", "bposd[osd_key=sum4]") / frontier("color-xyz-d5", "bposd[osd_key=last]")],
+     0.02),
     # benchmarks/README.md: the readings under its tables
     (BENCH, r"(\d+) against (\d+)\s+failures on the colour code d = 5, (\d+) against (\d+) on \[\[144,12,12\]\]",
      lambda: [frontier("color-xyz-d5", "bposd[osd_key=sum4]"), frontier("color-xyz-d5", "bposd[osd_key=last]"),

@@ -106,8 +106,8 @@ class BpMatchingDecoder(Decoder):
         max_iter: BP iterations (>= 1); BP stops early on shots whose hard decision
             already satisfies the syndrome.
         method: ``"productsum"``, ``"minsum"`` (then ``alpha`` scales the check messages) or
-            ``"auto"``: min-sum for ``fast`` (the SIMD lane kernel: about 6-10x quicker than
-            product-sum here, same LER within noise at d = 5, p = 0.005), product-sum for
+            ``"auto"``: min-sum for ``fast`` (the SIMD lane kernel, much quicker than
+            product-sum here at about the same LER), product-sum for
             ``accurate`` (its posteriors set the weights; the matcher dominates the cost).
         alpha: min-sum scaling in [0, 1] (0 = adaptive); ignored by product-sum.
         bp_graph: where BP runs and what it commits: ``"hyper"``: the DEM's hyperedge columns

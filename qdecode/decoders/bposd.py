@@ -33,9 +33,9 @@ Only the tested candidates count: ``bposd`` (OSD-CS: a single flip of every non-
 another class on almost every shot, ``bposd-e`` at its default order 4 (15 patterns on the first 4
 non-pivots) seldom does on circuit DEMs (3% of the shots of a distance-5 surface-code memory at
 p = 0.003: ``inf`` elsewhere). Cost: OSD on every shot instead of only the non-converged ones, and
-the ``W`` and class of its candidates (about 1.4x OSD alone); per shot, one thread, 2.0x the time
-of :meth:`~BpOsdDecoder.predict_observables_batch` on that surface-code memory, 1.8x on
-[[144,12,12]] at p = 0.003.
+the ``W`` and class of its candidates; per shot, one thread, 1.6x the time of
+:meth:`~BpOsdDecoder.predict_observables_batch` on a distance-5 surface-code memory under SI1000 noise at
+p = 0.003 (``benchmarks/results/confidence_cost.json``).
 """
 
 from __future__ import annotations
@@ -53,10 +53,11 @@ _CHUNK_ENTRIES = 1 << 22  # posteriors stored per chunk (~32 MB of float64)
 
 #: OSD ordering keys: the last BP posterior (ldpc's), or the sum of the last k posteriors.
 OSD_KEYS = ("last", "sum2", "sum3", "sum4", "sum6", "sum8")
-#: The key parameter. Its default is ``sum4``, the key ``benchmarks/osd_key.py`` recommends (0.43x the
-#: failures of ``last`` on [[144,12,12]] at p = 0.003, 0.42x on the colour code d = 5 in
-#: ``benchmarks/frontier.py``). A label that leaves it out means ``last``, the default when labels
-#: without it were recorded (:attr:`Param.implied <qdecode.decoders.params.Param.implied>`).
+#: The key parameter. Its default is ``sum4``, the key ``benchmarks/osd_key.py`` recommends (0.62x the
+#: failures of ``last`` on [[144,12,12]] at p = 0.003, 0.42x on the colour code d = 5:
+#: ``benchmarks/results/frontier_bb144-p0.003.json``, ``frontier_color-xyz-d5.json``). A label that leaves it
+#: out means ``last``, the default when labels without it were recorded
+#: (:attr:`Param.implied <qdecode.decoders.params.Param.implied>`).
 OSD_KEY_PARAM = Param(str, "sum4", "OSD column order: the last BP posterior, or sumK = the sum of the last K "
                       "posteriors (averages min-sum's oscillation)", OSD_KEYS, label_default=False,
                       label_implied="last")

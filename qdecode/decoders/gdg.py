@@ -21,9 +21,8 @@ recommended), where a branch converged only after more than ``osd_after`` BP ite
 pre-BP, OSD's estimate also competes with the chosen branch on the same path metric
 ``PM = sum_{e_j = 1} lambda_j`` and the lighter one is returned (ties: the branch): the deep
 branches of a long guessing tree often converge to a heavier estimate than OSD's. Much cheaper
-than a BP+OSD redo of the shot (``window[...,fallback=...]``): no further BP iterations, ~0.5 ms for
-OSD-CS10 on a (3,1) window of the gross code against ~6 ms for BP+OSD-CS10 (80 iterations on the
-whole window + OSD).
+than a BP+OSD redo of the shot (``window[...,fallback=...]``): no further BP iterations, only OSD, where
+the redo runs BP on the whole window again before its OSD.
 
 ``last_info``: ``converged`` (a branch satisfied the syndrome; False = flagged shot: the main
 branch's decision is returned, or OSD's with ``osd_method``), ``iterations`` (pre-BP + every step
@@ -245,7 +244,7 @@ class GdgDecoder(Decoder):
 
     def _own_parallel_works(self):
         """This thread's reusable buffers of the branch-parallel schedule: ``branch_threads`` work sets,
-        the first with the shared record slots (allocating them per window cost ~0.6 ms)."""
+        the first with the shared record slots (allocated once per thread, not once per window)."""
         works = getattr(self._local, "parallel_works", None)
         if works is None:
             T = self.branch_threads

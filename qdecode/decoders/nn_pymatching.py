@@ -22,10 +22,10 @@ share no detector with a likelier commit. It did not help in our one measurement
 intermediate d5 checkpoint, p = 0.005, 10k shots: same errors at tau = 0.9 and 0.95, one or
 14 more at tau = 0.8 and 0.6), so the default is ``threshold``.
 
-Measured (shipped d5 model, SD6, ``benchmarks/nn_predecoder.py``): ``reweight`` and ``both``
-beat plain PyMatching (1.06e-2 vs 1.41e-2 at p = 0.005, 2.61e-3 vs 3.29e-3 at p = 0.003), and
-``both`` gives the reweight answer while leaving PyMatching 2.7-3.8x fewer defects; ``commit``
-alone with >= 2x fewer defects is 7-15% worse than PyMatching on the same shots.
+Measured with ``benchmarks/nn_predecoder.py`` (shipped d5 model, SD6; no result file is committed, so
+run it for the figures): ``reweight`` and ``both`` failed less often than plain PyMatching at p = 0.005
+and 0.003, and ``both`` gave the reweight answer while leaving PyMatching fewer defects; ``commit``
+alone failed more often than PyMatching on the same shots.
 
 ``last_info.extra`` holds per-shot ``defects_before``, ``defects_after`` (residual weight) and
 ``committed`` (number of committed columns). Importing this module needs neither torch nor

@@ -23,8 +23,9 @@ Both are :class:`~qdecode.decoders.block.BlockDecoder` s:
 ``exact=False`` uses the min-sum ``f`` and the ``|llr|`` path-metric increment (the usual
 hardware/throughput choice); ``exact=True`` the exact boxplus and ``log(1 + e^-x)``
 increments. The reference SC BLERs in ``benchmarks/README.md`` (Polar / PAC) are exact SC;
-min-sum SC measured 2-5% more block errors on the CRISP codes at 1-3 dB (e.g. Polar(64,22),
-2 dB: 9.95e-2 vs 9.59e-2), while SCL-8 is the same in both modes to within 0.2%. See
+min-sum SC costs a few per cent more block errors than exact SC on short codes, while SCL-8 is
+about the same in both modes (a one-off comparison, no result file kept: measure with
+``exact=True`` / ``exact=False`` on the same words). See
 :mod:`qdecode.kernels.polar` for the algorithms.
 
 Examples:

@@ -56,8 +56,7 @@ authors run BP+OSD-CS10 on the last window; ``last`` does so only where GDG did 
 there, which removes the "flagged" shots (nonzero final residual syndrome). ``extra``:
 ``window_fallback`` bool ``(S, K)``; ``counts()`` adds ``fallbacks``. For GDG the cheaper route is
 the inner decoder's own ``osd_method`` (``window[inner=gdg,osd_method=osd_cs,...]``): OSD ordered by
-GDG's pre-BP posteriors, no further BP iterations (~0.5 ms instead of ~6 ms per redone (3,1)
-window of the gross code, same LER; benchmarks/README).
+GDG's pre-BP posteriors, no further BP iterations (a redo runs BP on the whole window first).
 """
 
 from __future__ import annotations

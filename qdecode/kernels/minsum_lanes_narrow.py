@@ -438,9 +438,9 @@ def _sweep_int_w32(sw, cur, nxt):
 
     ``sw`` first, unlike the other sweeps: the parameter order only reorders the flattened arguments (the
     optimised LLVM IR is the same), but with ``(cur, nxt, sw)`` LLVM's register allocator spills other loop
-    invariants of the lane loops and the 16-bit kernel (32 lanes) ran 2-4 % slower than with ``4a6167d``'s
-    positional arrays (``benchmarks/README.md``); ``(sw, cur, nxt)`` is back within 1 % of them. The 64-lane
-    sweep keeps ``(cur, nxt, sw)``: within 1.5 % either way, and ``tests/kernels/test_minsum_lanes_narrow.py``
+    invariants of the lane loops and the 16-bit kernel (32 lanes) ran slower than with ``4a6167d``'s
+    positional arrays; ``(sw, cur, nxt)`` recovered it (a one-off timing, no result file kept). The 64-lane
+    sweep keeps ``(cur, nxt, sw)``: no difference measured either way, and ``tests/kernels/test_minsum_lanes_narrow.py``
     compiles it with that signature."""
     _sweep_int_body(32, cur, nxt, sw)
 

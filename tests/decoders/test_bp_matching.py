@@ -16,6 +16,7 @@ from qdecode.decoders.registry import DecoderSpec
 from qdecode.decoders.residual_matching import ResidualMatcher
 from qdecode.problem import DecodingProblem
 from qdecode.sims.circuits import build_circuit
+from tests.stats_checks import assert_ratio_at_most
 
 
 def _surface(d: int, p: float, shots: int, seed: int = 11):
@@ -101,7 +102,8 @@ def test_fast_and_accurate_modes_on_the_same_shots(d3):
         if mode == "accurate":
             assert errors <= plain_err
         else:
-            assert errors <= 1.3 * plain_err + 5
+            # fast mode: about plain matching's failures (the decoder's docstring), at 99.9 % confidence
+            assert_ratio_at_most(errors, len(dets), plain_err, len(dets), 1.0, what=f"fast, {bp_graph}")
 
 
 def test_commit_threshold_semantics(d3):

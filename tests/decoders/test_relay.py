@@ -16,6 +16,7 @@ from qdecode.decoders.base import observables_from_errors
 from qdecode.decoders.relay_bp import GAMMA_FRAC_BITS, RelayBpDecoder, mem_bp
 from qdecode.problem import DecodingProblem, decoding_dem
 from qdecode.sims.circuits import build_circuit
+from tests.stats_checks import assert_ratio_at_most
 
 
 def _problem(code="bb72_12_6", p=0.004, rounds=3, shots=200, seed=1):
@@ -292,10 +293,11 @@ def test_fixed_point_8bit_sensible(bb72_hard):
     fl = RelayBpDecoder(prob, bits=0, **kw).predict_observables_batch(dets)
     fx_dec = RelayBpDecoder(prob, bits=8, frac_bits=3, **kw)
     fx = fx_dec.predict_observables_batch(dets)
-    ler_fl = (fl != obs).any(axis=1).mean()
-    ler_fx = (fx != obs).any(axis=1).mean()
+    fails_fl = int((fl != obs).any(axis=1).sum())
+    fails_fx = int((fx != obs).any(axis=1).sum())
     assert fx_dec.last_info.converged.mean() > 0.9
-    assert ler_fx <= 1.5 * ler_fl + 0.02
+    # README: 8-bit Relay-BP fails as float64 does, within intervals (99.9 % one-sided here)
+    assert_ratio_at_most(fails_fx, len(dets), fails_fl, len(dets), 1.0, what="relay-bp[bits=8]")
     assert fx_dec.prior_llr.dtype == np.int32 and np.abs(fx_dec.prior_llr).max() <= 127
 
 

@@ -12,6 +12,7 @@ from qdecode.decoders.registry import DecoderSpec
 from qdecode.decoders.union_find import UnionFindDecoder
 from qdecode.problem import DecodingProblem
 from qdecode.sims.circuits import build_circuit
+from tests.stats_checks import assert_ratio_at_most
 
 
 def _surface(d: int, noise: str = "code-capacity", p: float = 0.05):
@@ -60,7 +61,9 @@ def test_logical_error_rate_near_matching(noise, p):
     pm = DecoderSpec.create("pymatching", {}).build(prob).predict_observables_batch(dets)
     f_uf = int(np.any(uf != obs, axis=1).sum())
     f_pm = int(np.any(pm != obs, axis=1).sum())
-    assert f_pm <= f_uf <= 3 * f_pm + 10, (f_uf, f_pm)
+    assert f_pm <= f_uf, (f_uf, f_pm)
+    # README: half-edge growth fails 1.6-2.6x as often as PyMatching at circuit level (uf_vs_pymatching.json)
+    assert_ratio_at_most(f_uf, len(dets), f_pm, len(dets), 2.6, what=f"uf, {noise}")
 
 
 def test_threads_do_not_change_results():
@@ -120,4 +123,5 @@ def test_weighted_growth_at_circuit_level():
     pm = DecoderSpec.create("pymatching", {}).build(prob).predict_observables_batch(dets)
     f_pm = int(np.any(pm != obs, axis=1).sum())
     assert fails["weights"] < 0.8 * fails["half"], fails
-    assert fails["weights"] <= 1.4 * f_pm + 10, (fails, f_pm)
+    # README: with length_steps=8, 1.1-1.2x PyMatching's failures at d = 5, 7 (uf_vs_pymatching.json)
+    assert_ratio_at_most(fails["weights"], len(dets), f_pm, len(dets), 1.2, what="uf[length_steps=8]")

@@ -256,7 +256,6 @@ def test_truncated_shift_mutant_on_bb72(tmp_path):
     assert simulate(tmp_path / "mut", v).failed > 0
 
 
-@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("verilator") is None, reason="verilator not installed: make rtl-tools")
 def test_verilator_agrees(sc3_vectors, tmp_path):
     vs = load_vectors(sc3_vectors)
@@ -266,7 +265,6 @@ def test_verilator_agrees(sc3_vectors, tmp_path):
     assert report.ok and report.shots == 200, report.summary()
 
 
-@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("yosys") is None, reason="yosys not installed: make rtl-tools")
 def test_synth_ice40_smoke(sc3_vectors, tmp_path):
     from qdecode.hw.rtl import run_pnr, run_synth

@@ -123,7 +123,6 @@ def test_folded_mutant_caught(tmp_path):
     assert simulate(tmp_path / "r", tmp_path / "v").failed > 0
 
 
-@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("yosys") is None, reason="yosys not installed: make rtl-tools")
 def test_slice_synth_smoke(tmp_path):
     from qdecode.hw.rtl import run_synth

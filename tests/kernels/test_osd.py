@@ -111,7 +111,7 @@ def small_instances(draw):
     return H, e, priors, key
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(small_instances())
 def test_osd_solves_syndrome_and_matches_reference(inst):
     H, e, priors, key = inst

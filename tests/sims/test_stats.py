@@ -94,7 +94,7 @@ def test_exact_interval_solves_the_likelihood_equation(shots, hits):
     assert abs(s.high - fit.high) <= max(0.011 / shots, 2e-3 * fit.high)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150, derandomize=True, deadline=None)
 @given(
     shots=st.integers(min_value=1, max_value=10**12),
     frac=st.floats(min_value=0, max_value=1),

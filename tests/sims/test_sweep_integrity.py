@@ -116,8 +116,7 @@ def test_overshoot_stays_below_one_chunk(decoder, max_errors):
     assert row.errors >= max_errors
     # The crossing chunk is at most 1/8 of a batch no larger than everything recorded before it.
     largest_chunk = max(chunk_sizes(min(opts.max_batch_size, max(opts.min_batch_size, row.shots))))
-    assert row.errors - max_errors < largest_chunk
-    assert row.errors <= 1.5 * max_errors + 10  # the measured figure is far below this (README)
+    assert row.errors - max_errors < largest_chunk  # the bound; its average is benchmarked (overshoot.json)
 
 
 def _descendants(pid: int) -> set[int]:
