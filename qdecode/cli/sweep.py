@@ -383,6 +383,12 @@ def run(args) -> int:
     elif args.scheduler is None:
         _warn_oversubscribed(workers, "--workers" if args.workers is not None else "the recipe's workers")
     existing = _existing_rows(args.existing_data_filepaths, out)
+    from qdecode import compile_cache
+
+    if not args.quiet and compile_cache.is_empty():
+        # the workers compile silently inside their first batches; say so before the first status line
+        _announce(f"the compile cache ({compile_cache.active}) is empty: each decoder's first batch compiles its "
+                  "kernels first (`qdecode warmup` compiles them ahead; benchmarks/README.md, 'The first run')")
     progress = SweepProgress(len(recipe.tasks), quiet=args.quiet, interval=args.progress_interval,
                              lines=args.progress_lines)
     callback = _StdoutRows(progress) if args.also_print_results_to_stdout else progress

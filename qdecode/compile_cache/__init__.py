@@ -223,6 +223,18 @@ def where() -> Path | None:
     return active
 
 
+def is_empty(path: Path | None = None) -> bool:
+    """Whether the cache directory ``path`` (default: the active one) holds no compiled kernel yet (no numba
+    index file ``*.nbi``): the next decoders to run compile their kernels first. False without a directory."""
+    path = active if path is None else path
+    if path is None:
+        return False
+    try:
+        return not any(name.endswith(".nbi") for _, _, names in os.walk(path) for name in names)
+    except OSError:
+        return False
+
+
 def clear(env=None) -> list[Path]:
     """Delete every key directory under :func:`cache_root`; returns them."""
     dirs = key_dirs(cache_root(env))

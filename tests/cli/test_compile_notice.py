@@ -121,3 +121,21 @@ def test_warmup_refuses_a_bad_decoder_name(capsys):
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and "no-such-decoder" in err
     assert main(["warmup", "--jobs", "0"]) == 2
+
+
+def test_is_empty_looks_for_numba_index_files(tmp_path):
+    from qdecode import compile_cache
+
+    assert compile_cache.is_empty(tmp_path)
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "kernels.bp.bp_decode-12.py311.nbi").write_bytes(b"")
+    assert not compile_cache.is_empty(tmp_path)
+
+
+def test_a_sweep_on_an_empty_cache_says_so_first(tmp_path):
+    out = _qdecode(["sweep", "--code", "surface", "--d", "3", "--rounds", "3", "--noise", "sd6", "--p", "0.01",
+                    "--decoder", "pymatching", "--max-shots", "200", "--max-errors", "1000", "--workers", "1",
+                    "--out", str(tmp_path / "s.csv")], tmp_path / "cache")
+    assert out.returncode == 0, out.stderr
+    lines = [x for x in out.stderr.splitlines() if "compile cache" in x]
+    assert lines and "is empty: each decoder's first batch compiles its kernels first" in lines[0], out.stderr
