@@ -11,7 +11,7 @@ from qdecode import __version__
 from qdecode.errors import EXIT_BAD_INPUT, EXIT_INTERNAL, internal_error_report, is_user_error, one_line
 
 _COMMANDS = ("sweep", "plot", "threshold", "combine", "deadline", "circuit", "predict", "codes", "bench",
-             "export-vectors", "export-rtl", "tune", "train", "learn-noise", "stream")
+             "export-vectors", "export-rtl", "tune", "train", "learn-noise", "stream", "warmup")
 
 
 class _UsageError(Exception):

@@ -79,25 +79,14 @@ def warm_problem():
 
 def warm_one(label: str, timed: bool = False, confidence: bool = False) -> WarmupResult:
     """Build ``label`` on :func:`warm_problem` and decode through its paths; numba's compilations counted
-    by :class:`~qdecode.cli.compile_notice.CompileWatch`. Runs in a worker process."""
+    by :func:`~qdecode.cli.compile_notice.compile_notice`. Runs in a worker process."""
     import time
 
-    from numba.core import event
-
-    from qdecode.cli.compile_notice import CompileWatch
+    from qdecode.cli.compile_notice import compile_notice
     from qdecode.decoders.registry import DecoderSpec
 
     t0 = time.perf_counter()
-    watch = CompileWatch(label, say=lambda line: None)
-
-    class _Listener(event.Listener):
-        def on_start(self, ev) -> None:
-            watch.on_start(ev)
-
-        def on_end(self, ev) -> None:
-            watch.on_end(ev)
-
-    with event.install_listener("numba:compile", _Listener()):
+    with compile_notice(label, say=lambda line: None) as watch:  # counted, not said: run() prints the results
         problem, dets = warm_problem()
         decoder = DecoderSpec.parse(label).build(problem)
         decoder.predict_observables_packed(dets)
