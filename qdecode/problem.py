@@ -29,6 +29,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from qdecode.errors import InputError
+from qdecode.heralds import Heralds, split_heralds
 
 
 class ProblemError(InputError):
@@ -70,6 +71,10 @@ class DecodingProblem:
             (``idx[ptr[j]:ptr[j+1]]``); ``None`` when not built from a DEM.
         dem: the source ``stim.DetectorErrorModel`` (kept for matching decoders that
             need its ``^`` decomposition), or ``None``.
+        heralds: the DEM's herald detectors (:class:`~qdecode.heralds.Heralds`) when it tags some and
+            the problem was built with ``heralds`` other than ``"checks"``, else ``None``. ``H`` still has
+            their rows: a decoder that knows nothing of heralds decodes them as ordinary detectors, and the
+            registry wraps a herald-aware one around the DEMs of :class:`~qdecode.heralds.Heralds`.
 
     Examples:
         >>> import numpy as np
@@ -86,6 +91,7 @@ class DecodingProblem:
     num_collisions: int = 0
     column_sources: tuple[np.ndarray, np.ndarray] | None = None
     dem: Any = None
+    heralds: Heralds | None = None
 
     def __post_init__(self) -> None:
         H = _as_binary_csr(self.H, "H")
@@ -151,16 +157,24 @@ class DecodingProblem:
         Lm = _as_binary_csr(L, "L") if L is not None else sp.csr_matrix((0, Hm.shape[1]), dtype=np.uint8)
         return cls(H=Hm, L=Lm, priors=priors)
 
+    def without_heralds(self) -> "DecodingProblem":
+        """This problem with its herald detectors as ordinary detectors (``heralds`` None)."""
+        return dataclasses.replace(self, heralds=None)
+
     @classmethod
-    def from_detector_error_model(cls, dem: Any) -> "DecodingProblem":
+    def from_detector_error_model(cls, dem: Any, *, heralds: str = "aware") -> "DecodingProblem":
         """Build from a ``stim.DetectorErrorModel`` (or its text), merging identical columns (PyMatching's
         and ldpc's name; :meth:`from_dem` is the same).
 
         See the module docstring for the merge and collision rules. Columns keep the
-        order in which their detector sets first appear in the flattened DEM.
+        order in which their detector sets first appear in the flattened DEM. A DEM with detectors tagged
+        ``herald`` (:mod:`qdecode.heralds`) gives a problem whose :attr:`heralds` says how decoders use them:
+        ``heralds="aware"`` (per-shot priors where a decoder takes them), ``"ignore"`` (marginalised: the
+        herald-blind reference) or ``"checks"`` (ordinary detectors; :attr:`heralds` is None).
 
         Raises:
             ProblemError: the text is not a valid DEM (stim's message is included).
+            InputError: bad herald tags or an unknown ``heralds`` (:func:`qdecode.heralds.split_heralds`).
         """
         import stim  # lazy: the decoders must import without stim
 
@@ -216,7 +230,9 @@ class DecodingProblem:
         ptr[1:] = np.cumsum([len(s) for s in col_sources])
         idx = np.fromiter((i for s in col_sources for i in s), dtype=np.int64, count=int(ptr[-1]))
         priors = np.clip(np.array(col_p, dtype=np.float64), 1e-300, 1 - 1e-16)
-        return cls(H=H, L=L, priors=priors, num_collisions=collisions, column_sources=(ptr, idx), dem=dem)
+        found = split_heralds(dem, heralds)
+        return cls(H=H, L=L, priors=priors, num_collisions=collisions, column_sources=(ptr, idx), dem=dem,
+                   heralds=None if heralds == "checks" else found)
 
     from_dem = from_detector_error_model  # the short name, kept
 

@@ -17,7 +17,10 @@ Example (the embedded quick-start, ``sims/recipes/quickstart.toml``)::
     p = [0.002, 0.004, 0.006, 0.008, 0.010, 0.012]
     decoders = ["pymatching"]       # names, or "name[key=value,...]"
 
-Every task table expands to the product of its ``d`` x ``p`` x ``decoders`` lists.
+Every task table expands to the product of its ``d`` x ``p`` x ``decoders`` lists. A catalogue
+circuit may add heralded noise (:mod:`qdecode.sims.heralded_noise`), each a number or a list that
+multiplies too: ``erasure_fraction`` (of every ``DEPOLARIZE2``, in [0, 1]), ``leakage`` and ``loss``
+(per qubit per two-qubit gate, in [0, 1)); 0, the default, adds nothing.
 An unknown key, or a value of the wrong type (booleans included), is an error naming the
 key and the table it sits in.
 
@@ -65,6 +68,7 @@ except ModuleNotFoundError:  # pragma: no cover - Python 3.10
 from qdecode.decoders.registry import SINTER_PREFIX, DecoderSpec, split_label
 from qdecode.errors import InputError
 from qdecode.sims.classical_points import ClassicalRecipe
+from qdecode.sims.heralded_noise import check_erasure_fraction, check_heralded_rate
 from qdecode.sims.sweep import SweepOptions
 from qdecode.sims.tasks import CircuitRecipe, SweepTask
 
@@ -93,6 +97,9 @@ TASK_KEYS = {
     "p": "physical error rate or list",
     "basis": "memory basis X or Z (or list)",
     "memory_basis_only": "keep only the memory basis' detectors",
+    "erasure_fraction": "erasure conversion: fraction in [0, 1] of every DEPOLARIZE2 made a heralded erasure (or list)",
+    "leakage": "leakage per qubit per two-qubit gate, heralded every round, in [0, 1) (or list)",
+    "loss": "atom loss per qubit per two-qubit gate, heralded at the qubit's next measurement, in [0, 1) (or list)",
     "decoders": "decoder names, optionally 'name[key=value,...]'",
     "metadata": "extra json_metadata table",
     "ebn0": "Eb/N0 in dB or list (classical codes: awgn, ge-awgn)",
@@ -238,7 +245,7 @@ def is_classical(code: Any) -> bool:
 def expand_classical(entry: Mapping[str, Any], where: str, decoders: list[DecoderSpec],
                      extra: tuple) -> list[SweepTask]:
     """The product ``(ebn0 | p) x decoders`` of a classical task table (``ge``: decoders only)."""
-    for key in ("d", "rounds", "basis", "memory_basis_only"):
+    for key in ("d", "rounds", "basis", "memory_basis_only", *HERALDED_KEYS):
         if key in entry:
             raise RecipeError(f"{where}: key {key!r} does not apply to the classical code {entry['code']!r}")
     channel = entry.get("channel", {})
@@ -289,7 +296,9 @@ def _check_type(
 
 
 #: SweepTask keys whose list values multiply into tasks: an empty list would silently expand to none.
-_PRODUCT_KEYS = ("decoders", "d", "p", "basis", "ebn0", "circuit")
+_PRODUCT_KEYS = ("decoders", "d", "p", "basis", "ebn0", "circuit", "erasure_fraction", "leakage", "loss")
+#: Heralded-noise keys of a catalogue circuit's table (:mod:`qdecode.sims.heralded_noise`): lists multiply.
+HERALDED_KEYS = ("erasure_fraction", "leakage", "loss")
 
 
 def _check_task_types(entry: Mapping[str, Any], where: str) -> None:
@@ -304,6 +313,8 @@ def _check_task_types(entry: Mapping[str, Any], where: str) -> None:
     _check_type(entry, "circuit", (str,), "a path, a glob, or a list of them", where, listable=True)
     _check_type(entry, "dem", (str,), "a path to a .dem file", where)
     _check_type(entry, "decoder_dem", (str,), "a path to a .dem file", where)
+    for key in HERALDED_KEYS:
+        _check_type(entry, key, (int, float), "a number (or a list)", where, listable=True)
     for key in ("memory_basis_only", "count_observable_error_combos", "count_detection_events", "gap_histogram",
                 "latency"):
         _check_type(entry, key, (bool,), "true or false", where)
@@ -365,7 +376,8 @@ def expand_user_tasks(entry: Mapping[str, Any], where: str, decoders: list[Decod
     """
     from qdecode.sims.model_files import expand_paths, metadata_from_path, read_circuit, read_dem
 
-    for key in ("code", "noise", "p", "d", "rounds", "basis", "memory_basis_only", "ebn0", "channel", "source"):
+    for key in ("code", "noise", "p", "d", "rounds", "basis", "memory_basis_only", "ebn0", "channel", "source",
+                *HERALDED_KEYS):
         if key in entry:
             raise RecipeError(f"{where}: key {key!r} does not apply to a user's circuit or DEM "
                               f"(put such facts in the file name or the metadata table)")
@@ -387,6 +399,18 @@ def expand_user_tasks(entry: Mapping[str, Any], where: str, decoders: list[Decod
             except ValueError as exc:
                 raise RecipeError(f"{where}: {path}: {exc}") from None
     return tasks
+
+
+def heralded_points(entry: Mapping[str, Any], where: str) -> list[tuple[float, float, float]]:
+    """The product ``erasure_fraction x leakage x loss`` of a task table (each 0 when absent), checked:
+    a fraction in [0, 1], a leakage or loss probability in [0, 1)."""
+    try:
+        fractions = [check_erasure_fraction(x) for x in _as_list(entry.get("erasure_fraction", 0.0))]
+        leakages = [check_heralded_rate(x, "leakage") for x in _as_list(entry.get("leakage", 0.0))]
+        losses = [check_heralded_rate(x, "loss") for x in _as_list(entry.get("loss", 0.0))]
+    except InputError as exc:
+        raise RecipeError(f"{where}: {exc}") from None
+    return [(f, leak, loss) for f in fractions for leak in leakages for loss in losses]
 
 
 def expand_tasks(entry: Mapping[str, Any], where: str, base_dir: str | None = None) -> list[SweepTask]:
@@ -423,20 +447,24 @@ def expand_tasks(entry: Mapping[str, Any], where: str, base_dir: str | None = No
             for p in _as_list(entry["p"]):
                 if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 < p < 1:
                     raise RecipeError(f"{where}: p must lie strictly inside (0, 1), got {p!r}")
-                recipe = CircuitRecipe(
-                    code=str(entry["code"]),
-                    noise=str(entry["noise"]),
-                    p=float(p),
-                    d=d,
-                    rounds=rounds,
-                    basis=basis,
-                    memory_basis_only=_optional_bool(entry.get("memory_basis_only"), "memory_basis_only", where),
-                )
-                for dec in decoders:
-                    try:
-                        tasks.append(SweepTask(decoder=dec, recipe=recipe, extra_metadata=extra, **options))
-                    except ValueError as exc:
-                        raise RecipeError(f"{where}: {exc}") from None
+                for fraction, leakage, loss in heralded_points(entry, where):
+                    recipe = CircuitRecipe(
+                        code=str(entry["code"]),
+                        noise=str(entry["noise"]),
+                        p=float(p),
+                        d=d,
+                        rounds=rounds,
+                        basis=basis,
+                        memory_basis_only=_optional_bool(entry.get("memory_basis_only"), "memory_basis_only", where),
+                        erasure_fraction=fraction,
+                        leakage=leakage,
+                        loss=loss,
+                    )
+                    for dec in decoders:
+                        try:
+                            tasks.append(SweepTask(decoder=dec, recipe=recipe, extra_metadata=extra, **options))
+                        except ValueError as exc:
+                            raise RecipeError(f"{where}: {exc}") from None
     return tasks
 
 

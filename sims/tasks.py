@@ -22,12 +22,19 @@ from qdecode.decoders.registry import DecoderSpec, get_entry
 from qdecode.errors import InputError
 from qdecode.problem import decoding_dem
 from qdecode.sims.gap_bins import GAP_BINS_KEY, GAP_BINS_TAG
+from qdecode.sims.heralded_noise import add_heralded_noise, check_erasure_fraction, check_heralded_rate
 from qdecode.sims.latency_bins import LATENCY_BINS_KEY, LATENCY_BINS_TAG
 
 
 @dataclasses.dataclass(frozen=True)
 class CircuitRecipe:
-    """Parameters of a generated memory-experiment circuit (see :mod:`qdecode.sims.circuits`)."""
+    """Parameters of a generated memory-experiment circuit (see :mod:`qdecode.sims.circuits`).
+
+    ``erasure_fraction``, ``leakage``, ``loss``: heralded noise added to the built circuit by
+    :func:`qdecode.sims.heralded_noise.add_heralded_noise` (erasure conversion of that fraction of
+    every ``DEPOLARIZE2``; leakage or atom loss with that probability per qubit per two-qubit gate);
+    all 0 (the default) builds the circuit as before.
+    """
 
     code: str
     noise: str
@@ -36,11 +43,19 @@ class CircuitRecipe:
     rounds: int | None = None
     basis: str = "Z"
     memory_basis_only: bool | None = None  # None: the code family's default
+    erasure_fraction: float = 0.0
+    leakage: float = 0.0
+    loss: float = 0.0
+
+    def __post_init__(self) -> None:
+        check_erasure_fraction(self.erasure_fraction)
+        check_heralded_rate(self.leakage, "leakage")
+        check_heralded_rate(self.loss, "loss")
 
     def build(self):
         from qdecode.sims.circuits import build_circuit
 
-        return build_circuit(
+        circuit = build_circuit(
             self.code,
             d=self.d,
             rounds=self.rounds,
@@ -49,9 +64,15 @@ class CircuitRecipe:
             basis=self.basis,
             memory_basis_only=self.memory_basis_only,
         )
+        try:  # the circuit itself when all three are 0
+            return add_heralded_noise(circuit, erasure_fraction=self.erasure_fraction, leakage=self.leakage,
+                                      loss=self.loss)
+        except InputError as exc:  # nothing to act on: say which noise model that was
+            raise InputError(f"noise {self.noise!r}: {exc}") from None
 
     def metadata(self) -> dict[str, Any]:
-        """sinter-style short keys: ``code, d, r, p, b, noise`` (rounds and d resolved)."""
+        """sinter-style short keys: ``code, d, r, p, b, noise`` (rounds and d resolved), and ``F`` / ``leak`` /
+        ``loss`` only when the heralded noise is non-zero (so the metadata of a circuit without it is unchanged)."""
         from qdecode.sims.circuits import circuit_metadata, default_memory_basis_only
 
         m = circuit_metadata(
@@ -63,6 +84,9 @@ class CircuitRecipe:
             meta["d"] = m["d"]
         if self.memory_basis_only is not None and self.memory_basis_only != default_memory_basis_only(m["family"]):
             meta["dets"] = "memory" if self.memory_basis_only else "both"  # only when not the default
+        for key, value in (("F", self.erasure_fraction), ("leak", self.leakage), ("loss", self.loss)):
+            if value:
+                meta[key] = value
         return meta
 
 
@@ -144,7 +168,8 @@ class SweepTask:
         if self.recipe is not None:
             r = self.recipe
             fields = [("code", r.code), ("d", r.d), ("rounds", r.rounds), ("p", r.p), ("noise", r.noise),
-                      ("basis", r.basis)]
+                      ("basis", r.basis), ("F", r.erasure_fraction or None), ("leak", r.leakage or None),
+                      ("loss", r.loss or None)]
         elif self.classical is not None:
             c = self.classical
             fields = [("code", c.code), ("noise", c.noise), ("ebn0", c.ebn0), ("p", c.p)]

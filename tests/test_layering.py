@@ -40,7 +40,7 @@ TEXT = ("qdecode.language_model",)
 #: above the kernels.
 ERRORS = ("qdecode.errors",)
 #: The layers below the simulation harness, usable by everything above them.
-CORE = ("qdecode.decoders", "qdecode.kernels", "qdecode.codes", "qdecode.problem", *TEXT, *ERRORS)
+CORE = ("qdecode.decoders", "qdecode.kernels", "qdecode.codes", "qdecode.problem", "qdecode.heralds", *TEXT, *ERRORS)
 
 
 @dataclass(frozen=True)
@@ -79,7 +79,9 @@ RULES: list[Rule] = [
     Rule(("qdecode.language_model*",), ok=("qdecode.language_model.corpus", "qdecode.kernels", *ERRORS, "numpy")),
     # DecodingProblem is the currency between sims and decoders: numpy/scipy only; stim lazily in
     # from_dem, because decoders (and `import qdecode`) must work without stim.
-    Rule(("qdecode.problem",), ok=(*ERRORS, "numpy", "scipy"), lazy=("stim",)),
+    Rule(("qdecode.problem",), ok=("qdecode.heralds", *ERRORS, "numpy", "scipy"), lazy=("stim",)),
+    # Herald detectors split off a DEM: part of the problem layer (no decoders, no kernels); stim lazily.
+    Rule(("qdecode.heralds",), ok=(*ERRORS, "numpy"), lazy=("stim",)),
     # Decoders never see circuits, the harness, the CLI, plots or trainers: they take a
     # DecodingProblem or a code. Optional backends (torch, onnxruntime, pymatching, chromobius,
     # tesseract, mwpf) and the neural *runtime* (model files, inference) load lazily, when such a

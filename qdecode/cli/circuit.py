@@ -1,4 +1,5 @@
-"""``qdecode circuit``: write a generated stim circuit (surface or BB memory experiment)."""
+"""``qdecode circuit``: write a generated stim circuit (surface or BB memory experiment), optionally with
+heralded noise (``--erasure-fraction``, ``--leakage``, ``--loss``: :mod:`qdecode.sims.heralded_noise`)."""
 
 from __future__ import annotations
 
@@ -24,6 +25,17 @@ def add_parser(sub) -> None:
                       help="keep the detectors of both bases (default for the surface code)")
     dets.add_argument("--memory-basis-only", dest="memory_basis_only", action="store_true",
                       help="keep only the memory basis's detectors (default for BB codes)")
+    h = p.add_argument_group("heralded noise (qdecode.sims.heralded_noise; the circuit comes out flattened)")
+    h.add_argument("--erasure-fraction", type=float, default=0.0, metavar="F",
+                   help="erasure conversion: DEPOLARIZE2(p) -> DEPOLARIZE2((1-F) p) + HERALDED_ERASE(F p / 2) on each "
+                        "of its qubits, each herald read by a DETECTOR[herald]; F in [0, 1] (default: 0)")
+    h.add_argument("--leakage", type=float, default=0.0, metavar="P",
+                   help="leakage: HERALDED_ERASE(P) on both qubits after every two-qubit gate, a qubit's heralds read "
+                        "by one DETECTOR[herald] at its next measurement or at any syndrome measurement (a "
+                        "leakage-reduction unit every round); P in [0, 1) (default: 0)")
+    h.add_argument("--loss", type=float, default=0.0, metavar="P",
+                   help="atom loss: as --leakage, but a qubit's heralds are read only at its own next measurement or "
+                        "reset (data qubits: the final readout); P in [0, 1) (default: 0)")
     p.add_argument("--out", help="output file (default: stdout)")
     p.add_argument("--dem", action="store_true", help="write the detector error model instead of the circuit")
     p.set_defaults(run=run)
@@ -32,15 +44,20 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     from qdecode.problem import decoding_dem
     from qdecode.sims.recipe import resolve_rounds
+    from qdecode.sims.heralded_noise import check_erasure_fraction, check_heralded_rate
     from qdecode.sims.tasks import CircuitRecipe
 
     if not 0 < args.p < 1:
         raise InputError(f"--p must lie strictly inside (0, 1), got {args.p}")
+    check_erasure_fraction(args.erasure_fraction, "--erasure-fraction")
+    check_heralded_rate(args.leakage, "--leakage")
+    check_heralded_rate(args.loss, "--loss")
     rounds = resolve_rounds(int(args.rounds) if args.rounds and args.rounds.isdigit() else args.rounds,
                             args.d, "--rounds")
     recipe = CircuitRecipe(
         code=args.name, noise=args.noise, p=args.p, d=args.d, rounds=rounds,
         basis=args.basis, memory_basis_only=args.memory_basis_only,
+        erasure_fraction=args.erasure_fraction, leakage=args.leakage, loss=args.loss,
     )
     circuit = recipe.build()
     text = str(decoding_dem(circuit)) if args.dem else str(circuit)

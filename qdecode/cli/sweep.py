@@ -49,6 +49,15 @@ def add_parser(sub) -> None:
     g.add_argument("--rounds", help="rounds: an int, 'd' or '<k>d' (default: the code's default, d for surface)")
     g.add_argument("--noise", help="noise model: sd6, si1000, bb-uniform, code-capacity, phenomenological")
     g.add_argument("--p", type=_list(float), help="physical error rate(s), comma-separated (bsc: crossover)")
+    g.add_argument("--erasure-fraction", type=_list(float), metavar="F",
+                   help="erasure conversion fraction(s) of every DEPOLARIZE2, in [0, 1], comma-separated (heralded "
+                        "noise, as `qdecode circuit --erasure-fraction`; json_metadata gets F when non-zero)")
+    g.add_argument("--leakage", type=_list(float), metavar="P",
+                   help="leakage per qubit per two-qubit gate, heralded every round, in [0, 1), comma-separated "
+                        "(json_metadata gets leak when non-zero)")
+    g.add_argument("--loss", type=_list(float), metavar="P",
+                   help="atom loss per qubit per two-qubit gate, heralded at the qubit's next measurement, in [0, 1), "
+                        "comma-separated (json_metadata gets loss when non-zero)")
     g.add_argument("--ebn0", type=_list(float), help="Eb/N0 in dB, comma-separated (classical codes: awgn)")
     g.add_argument("--basis", default="Z", choices=["X", "Z", "XYZ"], help="memory basis (XYZ: colour code only)")
     g.add_argument("--source", choices=["uniform", "text"],
@@ -179,6 +188,28 @@ def _check_confidence(decoders) -> None:
             raise InputError(f"--gap-histogram: {no_confidence_error(dec.name)}")
 
 
+def _heralded_flags(args) -> list[tuple[str, list[float] | None]]:
+    """The heralded-noise flags and their lists (None when not given), for the checks of an inline sweep."""
+    return [("--erasure-fraction", args.erasure_fraction), ("--leakage", args.leakage), ("--loss", args.loss)]
+
+
+def _heralded_options(args) -> dict:
+    """The task keys of the heralded-noise flags given, each value checked under its flag's name."""
+    from qdecode.sims.heralded_noise import check_erasure_fraction, check_heralded_rate
+
+    out = {}
+    for (flag, values), key in zip(_heralded_flags(args), ("erasure_fraction", "leakage", "loss")):
+        if values is None:
+            continue
+        if not values:
+            raise InputError(f"{flag} needs at least one value")
+        check = check_erasure_fraction if key == "erasure_fraction" else check_heralded_rate
+        for value in values:
+            check(value, flag)
+        out[key] = values
+    return out
+
+
 def _inline_recipe(args):
     from qdecode.cli.common import time_budget_params
     from qdecode.sims.recipe import compose_decoders, is_classical, parse_recipe
@@ -194,7 +225,7 @@ def _inline_recipe(args):
     if args.circuit or args.dem:
         catalogue = [f for f, v in (("--code", args.code), ("--d", args.d), ("--rounds", args.rounds),
                                     ("--noise", args.noise), ("--p", args.p), ("--ebn0", args.ebn0),
-                                    ("--source", args.source)) if v is not None]
+                                    ("--source", args.source), *_heralded_flags(args)) if v is not None]
         if catalogue:
             raise InputError(f"{catalogue[0]} describes a catalogue code; with --circuit / --dem put such facts "
                              f"in the file name (d=5,p=0.001.stim) or --metadata")
@@ -223,6 +254,12 @@ def _inline_recipe(args):
         task["source"] = args.source
     if not is_classical(args.code):
         task["basis"] = args.basis
+        task.update(_heralded_options(args))
+    else:
+        for flag, value in _heralded_flags(args):
+            if value is not None:
+                raise InputError(f"{flag} applies to circuits of quantum codes, not to the classical code "
+                                 f"{args.code!r}")
     if args.d:
         task["d"] = args.d
     if args.rounds is not None:
@@ -358,7 +395,8 @@ def run(args) -> int:
                                ("--count-observable-error-combos", args.count_observable_error_combos),
                                ("--count-detection-events", args.count_detection_events),
                                ("--gap-histogram", args.gap_histogram), ("--latency", args.latency),
-                               ("--time-budget", args.time_budget is not None)) if v]
+                               ("--time-budget", args.time_budget is not None),
+                               *((flag, values is not None) for flag, values in _heralded_flags(args))) if v]
         if used:
             raise InputError(f"{used[0]} applies to an inline sweep (--code / --circuit / --dem); "
                              f"put it in the recipe's task table instead")

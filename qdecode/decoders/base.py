@@ -27,7 +27,7 @@ from __future__ import annotations
 import abc
 import dataclasses
 import time
-from typing import Mapping, Sequence
+from typing import TYPE_CHECKING, Mapping, Sequence
 
 import numpy as np
 import scipy.sparse as sp
@@ -35,6 +35,9 @@ import scipy.sparse as sp
 from qdecode.decoders.confidence import ConfidentPrediction, no_confidence_error
 from qdecode.errors import CapabilityError, InputError, ModelRefusedError
 from qdecode.problem import DecodingProblem
+
+if TYPE_CHECKING:
+    from qdecode.kernels.herald_priors import ShotPriors
 
 
 class DecoderInputError(InputError):
@@ -249,6 +252,10 @@ class Decoder(abc.ABC):
     #: :class:`DecoderCapabilityError`: ask first; :meth:`predict_observables_batch` always works.
     gives_errors: bool = True
 
+    #: Whether :meth:`predict_observables_with_priors` decodes with per-shot priors (the herald-aware path,
+    #: :mod:`qdecode.decoders.heralded`); the registry entry says the same (``DecoderEntry.takes_shot_priors``).
+    takes_shot_priors: bool = False
+
     #: What :attr:`DecodeInfo.work` counts per shot (the deterministic work clock), e.g. ``"min-sum
     #: iterations"``; None: the decoder has no work clock. Each decoder's docstring says the same.
     work_unit: str | None = None
@@ -319,6 +326,22 @@ class Decoder(abc.ABC):
             infos.append(self.last_info)
         self.last_info = joined_infos(infos, wall)
         return out
+
+    @property
+    def prior_problem(self) -> DecodingProblem:
+        """The problem whose columns per-shot priors index: :attr:`problem`, or the graphlike form a matching
+        decoder builds from it (``ShotPriors.col`` refers to its columns)."""
+        return self.problem
+
+    def predict_observables_with_priors(self, syndromes: np.ndarray, priors: ShotPriors) -> np.ndarray:
+        """uint8 ``(S, m)`` -> uint8 ``(S, k)``, shot ``s`` decoded with its own priors: those of
+        :attr:`prior_problem`, with the columns ``priors`` lists for it replaced
+        (:class:`~qdecode.kernels.herald_priors.ShotPriors`).
+
+        Raises:
+            DecoderCapabilityError: the decoder takes no per-shot priors (:attr:`takes_shot_priors` False).
+        """
+        raise DecoderCapabilityError(f"{type(self).__name__} takes no per-shot priors")
 
     def predict_with_confidence(self, syndromes: np.ndarray) -> ConfidentPrediction:
         """uint8 ``(S, m)`` -> (uint8 ``(S, k)`` observables, float32 ``(S,)`` gap in dB).

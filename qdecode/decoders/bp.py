@@ -41,6 +41,7 @@ from qdecode.kernels.answer_trail import AnswerTrailOut, answer_trail_out
 from qdecode.kernels.bp import bp_decode_range, bp_decode_timed_range, tanner_graph_csr
 from qdecode.kernels.bp_args import BpOut, MinSumParams
 from qdecode.kernels.clock import ticks_per_ns
+from qdecode.kernels.herald_priors import ShotPriors, fill_llrs
 from qdecode.kernels.minsum_lanes import LANES, minsum_lanes_range
 from qdecode.kernels.minsum_lanes_layered import LAYERED_LANES, minsum_layered_lanes_range
 from qdecode.kernels.minsum_lanes_narrow import narrow_kernel, narrow_lanes
@@ -159,6 +160,7 @@ class BpDecoder(Decoder):
     has_confidence = True
     work_unit = "BP iterations"
     wall_method = "kernel"
+    takes_shot_priors = True
 
     def __init__(
         self,
@@ -315,6 +317,26 @@ class BpDecoder(Decoder):
         self.last_info = bp_info(np.concatenate(convs), np.concatenate(iters))
         return out
 
+    def shot_llrs(self, priors: ShotPriors, a: int, b: int) -> np.ndarray:
+        """The kernel's ``(b - a, n)`` prior LLRs (message dtype) of shots ``a:b`` of per-shot ``priors``."""
+        llr = np.empty((b - a, self.problem.num_errors), dtype=np.float64)
+        fill_llrs(self.problem.llr, ShotPriors(priors.ptr[a:b + 1], priors.col, priors.prior), llr)
+        return self.quantize(llr)
+
+    def predict_observables_with_priors(self, syndromes: np.ndarray, priors: ShotPriors) -> np.ndarray:
+        """:meth:`predict_observables_batch` with per-shot priors (:meth:`Decoder.predict_observables_with_priors`):
+        the same kernels, each shot's LLRs its own row (the flooding lanes kernel of the message format)."""
+        s = check_syndromes(syndromes, self.problem.num_detectors)
+        out = np.zeros((s.shape[0], self.problem.num_observables), dtype=np.uint8)
+        convs, iters = [], []
+        for a, b in self._chunks(s.shape[0]):
+            hard, _, conv, it = self._run(self.shot_llrs(priors, a, b), s[a:b], False)
+            out[a:b] = observables_from_errors(hard, self.problem)
+            convs.append(conv)
+            iters.append(it)
+        self.last_info = bp_info(np.concatenate(convs), np.concatenate(iters))
+        return out
+
     def predict_observables_timed(self, packed: np.ndarray) -> np.ndarray:
         """Real-time mode (:meth:`Decoder.predict_observables_timed`): the scalar kernel decodes the shots one
         after another on one thread and reads :func:`~qdecode.kernels.clock.ticks` around each
@@ -363,9 +385,9 @@ class BpDecoder(Decoder):
 
 ENTRIES = {
     "bp": DecoderEntry("bp", lambda problem, **kw: BpDecoder(problem, method="minsum", **kw), BP_PARAMS,
-                       has_confidence=True,
+                       has_confidence=True, takes_shot_priors=True,
                        doc="min-sum belief propagation (numba; float or fixed point)"),
     "bp-ps": DecoderEntry("bp-ps", lambda problem, **kw: BpDecoder(problem, method="productsum", **kw), BP_PS_PARAMS,
-                          has_confidence=True,
+                          has_confidence=True, takes_shot_priors=True,
                           doc="product-sum belief propagation (numba, float)"),
 }

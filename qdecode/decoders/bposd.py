@@ -47,6 +47,7 @@ from qdecode.decoders.bp import BP_PARAMS, BpDecoder, bp_params
 from qdecode.decoders.confidence import ConfidentPrediction, class_codes, correction_weight, gap_db, observables_class
 from qdecode.decoders.osd import OPERATIONS_UNIT, OsdPostProcessor, bp_operations, other_class_weight
 from qdecode.decoders.params import DecoderEntry, Param, uses_params
+from qdecode.kernels.herald_priors import ShotPriors, fill_costs
 from qdecode.problem import DecodingProblem
 
 _CHUNK_ENTRIES = 1 << 22  # posteriors stored per chunk (~32 MB of float64)
@@ -113,6 +114,7 @@ class BpOsdDecoder(Decoder):
     """
 
     has_confidence = True
+    takes_shot_priors = True
     work_unit = OPERATIONS_UNIT
 
     def __init__(self, problem: DecodingProblem, *, osd_method: str = "osd_cs", osd_order: int, osd_key: str,
@@ -126,15 +128,35 @@ class BpOsdDecoder(Decoder):
         self.osd = OsdPostProcessor(problem, osd_method, osd_order)
         self._col_code: np.ndarray | None = None  # class codes of the columns, made on first use
 
-    def _decode_chunk(self, s: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """BP, then OSD on the shots BP did not converge on: ``(hard, converged, iterations, work)``."""
-        hard, post, conv, iters = self.bp._run(self.bp.prior_llr, s, True, self.history)
+    def _decode_chunk(self, s: np.ndarray, llr: np.ndarray | None = None,
+                      weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """BP, then OSD on the shots BP did not converge on: ``(hard, converged, iterations, work)``. ``llr``
+        (kernel dtype) and ``weights`` (float64 ``ln(1/p)``), both ``(S, n)``: per-shot priors, else the
+        problem's."""
+        hard, post, conv, iters = self.bp._run(self.bp.prior_llr if llr is None else llr, s, True, self.history)
         work = bp_operations(iters, self.problem.H)
         failed = ~conv
         if failed.any():
-            self.osd.solve_batch(s, post, failed, hard)
+            self.osd.solve_batch(s, post, failed, hard, shot_weights=weights)
             work += self.osd.last_work
         return hard, conv, iters, work
+
+    def predict_observables_with_priors(self, syndromes: np.ndarray, priors: ShotPriors) -> np.ndarray:
+        """:meth:`predict_observables_batch` with per-shot priors (:meth:`Decoder.predict_observables_with_priors`):
+        BP starts from each shot's LLRs and OSD costs its columns ``ln(1/p)`` with the shot's priors."""
+        s = check_syndromes(syndromes, self.problem.num_detectors)
+        out = np.zeros((s.shape[0], self.problem.num_observables), dtype=np.uint8)
+        convs, iters, works = _empty_parts()
+        for a, b in self._chunks(s.shape[0]):
+            weights = np.empty((b - a, self.problem.num_errors), dtype=np.float64)
+            fill_costs(self.osd.weights, ShotPriors(priors.ptr[a:b + 1], priors.col, priors.prior), weights)
+            hard, conv, it, work = self._decode_chunk(s[a:b], self.bp.shot_llrs(priors, a, b), weights)
+            out[a:b] = observables_from_errors(hard, self.problem)
+            convs.append(conv)
+            iters.append(it)
+            works.append(work)
+        self.last_info = _info(convs, iters, works)
+        return out
 
     def _chunks(self, S: int):
         step = max(1, _CHUNK_ENTRIES // max(1, self.problem.num_errors))
@@ -246,9 +268,9 @@ class BpOsdEDecoder(BpOsdDecoder):
 ENTRIES = {
     "bposd": DecoderEntry("bposd", lambda problem, **kw: BpOsdDecoder(problem, osd_method="osd_cs", method="minsum",
                                                                       **kw),
-                          BPOSD_PARAMS, has_confidence=True,
+                          BPOSD_PARAMS, has_confidence=True, takes_shot_priors=True,
                           doc="min-sum BP + OSD-CS (combination sweep) on non-converged shots"),
     "bposd-e": DecoderEntry("bposd-e", lambda problem, **kw: BpOsdEDecoder(problem, method="minsum", **kw),
-                            BPOSD_E_PARAMS, has_confidence=True,
+                            BPOSD_E_PARAMS, has_confidence=True, takes_shot_priors=True,
                             doc="min-sum BP + exhaustive OSD-E on non-converged shots"),
 }

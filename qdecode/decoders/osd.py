@@ -235,6 +235,7 @@ class OsdPostProcessor:
         out: np.ndarray | None = None,
         *,
         out_osd0: np.ndarray | None = None,
+        shot_weights: np.ndarray | None = None,
     ) -> np.ndarray:
         """Run OSD on the masked shots.
 
@@ -246,6 +247,8 @@ class OsdPostProcessor:
                 unmasked shots are left as they are.
             out: ``(S, n)`` uint8 to write into (allocated, zero-filled, when ``None``).
             out_osd0: optional ``(S, n)`` uint8 receiving the OSD-0 decisions.
+            shot_weights: optional float64 ``(S, n)``, each shot's column costs ``ln(1/p)`` (per-shot priors)
+                in place of the problem's.
 
         Returns:
             ``out``. Per-shot status in :attr:`last_status`, work in :attr:`last_work`.
@@ -267,8 +270,16 @@ class OsdPostProcessor:
         if S:
             mat = kosd.OsdMatrix(self.col_ptr, self.row_idx, self.colbits, self.weights, self.rank)
             shots = np.flatnonzero(mk).astype(np.int64)
-            run_dynamic(kosd.osd_range, (mat, self.config.code, self.config.order, s, key, shots,
-                                         kosd.OsdBatchOut(out, out0, status, work)), len(shots), None)
+            bout = kosd.OsdBatchOut(out, out0, status, work)
+            if shot_weights is None:
+                run_dynamic(kosd.osd_range, (mat, self.config.code, self.config.order, s, key, shots, bout),
+                            len(shots), None)
+            else:
+                w = np.ascontiguousarray(shot_weights, dtype=np.float64)
+                if w.shape != (S, n):
+                    raise ValueError(f"shot_weights must have shape ({S}, {n}), got {w.shape}")
+                run_dynamic(kosd.osd_shot_weights_range, (mat, w, self.config.code, self.config.order, s, key,
+                                                          shots, bout), len(shots), None)
         self.last_status = status
         self.last_work = work
         return out

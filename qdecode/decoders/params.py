@@ -158,6 +158,9 @@ class DecoderEntry:
     #: ``specs=``, its spec class (``DecoderSpec``: ``create`` / ``parse`` / ``from_label``, then ``build``), so
     #: that a nested decoder's module never imports the registry (no import cycle, no service locator).
     builds_decoders: bool = False
+    #: The decoder takes per-shot priors (``Decoder.takes_shot_priors``): on a problem with herald detectors
+    #: the registry runs it herald-aware (:mod:`qdecode.decoders.heralded`); others see the heralds as checks.
+    takes_shot_priors: bool = False
 
     def __post_init__(self) -> None:
         if self.kind not in ("quantum", "classical"):

@@ -430,7 +430,9 @@ class DecoderSpec:
         """The decoder: a syndrome :class:`~qdecode.decoders.base.Decoder` compiled for a ``DecodingProblem``
         (kind ``quantum``), or a :class:`~qdecode.decoders.block.BlockDecoder` for a code object (``classical``).
 
-        A decoder that cannot decode the problem refuses here, before any shot is sampled (sinter's
+        A problem with herald detectors gets a :class:`~qdecode.decoders.heralded.HeraldedDecoder` around the
+        decoder (herald-aware where the entry takes per-shot priors). A decoder that cannot decode the problem
+        refuses here, before any shot is sampled (sinter's
         ``compile_decoder_for_dem`` calls this), with a :class:`DecoderInputError` whose one line
         starts with the decoder's name (added where the decoder's own message does not).
         """
@@ -439,6 +441,11 @@ class DecoderSpec:
         entry = get_entry(self.name)
         given = {"specs": type(self)} if entry.builds_decoders else {}
         try:
+            if entry.kind == "quantum" and getattr(problem, "heralds", None) is not None:
+                from qdecode.decoders.heralded import HeraldedDecoder
+
+                return HeraldedDecoder(problem, lambda p: entry.factory(p, **given, **dict(self.params)),
+                                       entry.takes_shot_priors)
             return entry.factory(problem, **given, **dict(self.params))
         except DecoderInputError as exc:
             if str(exc).startswith(self.name):

@@ -55,6 +55,7 @@ import numpy as np
 from qdecode.decoders.base import (
     DecodeInfo,
     Decoder,
+    DecoderCapabilityError,
     DecoderInputError,
     check_syndromes,
     observables_from_errors,
@@ -65,6 +66,7 @@ from qdecode.decoders.confidence import ConfidentPrediction, class_codes, gap_db
 from qdecode.decoders.params import DecoderEntry, Param, uses_params
 from qdecode.kernels.bp import tanner_graph
 from qdecode.kernels.clock import ticks_per_ns
+from qdecode.kernels.herald_priors import ShotPriors, fill_llrs
 from qdecode.kernels.relay import (
     MessageArith,
     RelayGapOut,
@@ -75,6 +77,7 @@ from qdecode.kernels.relay import (
     relay_decode_range,
     relay_decode_timed_range,
     relay_gap_range,
+    relay_shot_priors_range,
 )
 from qdecode.kernels.relay_ensemble import (
     MAX_CHAINS,
@@ -291,7 +294,7 @@ class RelayBpDecoder(Decoder):
         _, _, var_ptr, _, var_chks = tanner_graph(problem.H)
         self.var_ptr, self.var_chks = var_ptr.astype(np.int64), var_chks.astype(np.uint32)
         self.weight_llr = np.ascontiguousarray(problem.llr)  # ln((1-p)/p), as relay-bp evaluates it
-        fmt = MessageFormat.create(self.bits, self.frac_bits)
+        self.format = fmt = MessageFormat.create(self.bits, self.frac_bits)
         self.msg_dtype, self.scale = fmt.dtype, fmt.scale
         self.msg_lim, self.post_lim = fmt.msg_lim, fmt.post_lim
         self.alpha_num = fmt.alpha_num(self.alpha)
@@ -417,6 +420,35 @@ class RelayBpDecoder(Decoder):
         self.last_info = self._info(*(np.concatenate(x) for x in zip(*parts)))
         return out
 
+    @property
+    def takes_shot_priors(self) -> bool:
+        """Per-shot priors run on the scalar kernel (:func:`~qdecode.kernels.relay.relay_shot_priors_range`);
+        an ensemble (``ensemble > 1``) takes none."""
+        return self.ensemble == 1
+
+    def predict_observables_with_priors(self, syndromes: np.ndarray, priors: ShotPriors) -> np.ndarray:
+        """:meth:`predict_observables_batch` with per-shot priors (:meth:`Decoder.predict_observables_with_priors`):
+        the scalar kernel with each shot's LLRs (quantised as the decoder's) and weights."""
+        if not self.takes_shot_priors:
+            raise DecoderCapabilityError("relay-bp: an ensemble takes no per-shot priors")
+        s = check_syndromes(syndromes, self.problem.num_detectors)
+        S, n = s.shape[0], self.problem.num_errors
+        out = np.zeros((S, self.problem.num_observables), dtype=np.uint8)
+        graph, sched, arith, seed = self._kernel_args()
+        parts = []
+        for a, b in self._chunks(S):
+            wllr = np.empty((b - a, n), dtype=np.float64)
+            fill_llrs(self.weight_llr, ShotPriors(priors.ptr[a:b + 1], priors.col, priors.prior), wllr)
+            llr0 = np.ascontiguousarray(self.format.quantize(wllr))
+            r = RelayOut(np.zeros((b - a, n), np.uint8), np.zeros(b - a, np.bool_), np.zeros(b - a, np.int32),
+                         np.zeros(b - a, np.int32), np.zeros(b - a, np.float64))
+            run_dynamic(relay_shot_priors_range, (graph, sched, arith, seed, llr0, wllr, s[a:b], r), b - a,
+                        self.threads)
+            out[a:b] = observables_from_errors(r.hard, self.problem)
+            parts.append((r.converged, r.iterations, r.legs, r.weight, r.iterations))
+        self.last_info = self._info(*(np.concatenate(x) for x in zip(*parts)))
+        return out
+
     def predict_with_confidence(self, syndromes: np.ndarray) -> ConfidentPrediction:
         """uint8 ``(S, m)`` -> (uint8 ``(S, k)`` observables, float32 ``(S,)`` gap between legs in dB).
 
@@ -503,8 +535,8 @@ def _relay_factory(problem, *, gamma_lo, gamma_hi, **kw):
 
 
 ENTRIES = {
-    "relay-bp": DecoderEntry("relay-bp", _relay_factory, RELAY_PARAMS, has_confidence=True,
+    "relay-bp": DecoderEntry("relay-bp", _relay_factory, RELAY_PARAMS, has_confidence=True, takes_shot_priors=True,
                              doc="Relay-BP (IBM): min-sum with memory relayed over legs of random gammas (numba)"),
-    "mem-bp": DecoderEntry("mem-bp", MemBpDecoder, MEM_BP_PARAMS,
+    "mem-bp": DecoderEntry("mem-bp", MemBpDecoder, MEM_BP_PARAMS, takes_shot_priors=True,
                            doc="Mem-BP: min-sum with memory (a single Relay-BP leg)"),
 }

@@ -34,7 +34,8 @@ from qdecode.decoders.params import DecoderEntry, Param, uses_params
 from qdecode.errors import InputError
 from qdecode.kernels.clock import ticks_per_ns
 from qdecode.kernels.threads import run_ranges
-from qdecode.kernels.union_find import UfGraph, UfOut, uf_decode_range
+from qdecode.kernels.herald_priors import ShotPriors
+from qdecode.kernels.union_find import UfGraph, UfOut, UfShotLengths, uf_decode_range
 from qdecode.problem import DecodingProblem
 
 #: Parameters of ``uf`` and :class:`UnionFindDecoder`.
@@ -47,6 +48,10 @@ UF_PARAMS = {
     "threads": Param(int, 0, "threads (0 = numba's thread count); results do not depend on it", minimum=0,
                      in_label=False),
 }
+
+
+#: No per-shot lengths (:class:`~qdecode.kernels.union_find.UfShotLengths` with an empty ``ptr``).
+NO_SHOT_LENGTHS = UfShotLengths(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.uint8))
 
 
 def decoding_graph(problem: DecodingProblem) -> tuple[np.ndarray, ...]:
@@ -117,6 +122,7 @@ class UnionFindDecoder(Decoder):
 
     work_unit = "growth steps (edge support increments)"
     wall_method = "kernel"
+    takes_shot_priors = True
 
     def __init__(self, problem: DecodingProblem, *, growth: str, threads: int, length_steps: int):
         if growth not in ("weighted", "uniform"):
@@ -128,15 +134,49 @@ class UnionFindDecoder(Decoder):
         self._graph = decoding_graph(self._graph_problem)
         self.length_steps = int(length_steps)
         self._length = edge_lengths(self._graph_problem.priors[self._graph[4]], self.length_steps)
+        columns = self._graph[4]
+        self._edge_of = np.full(self._graph_problem.num_errors, -1, dtype=np.int64)
+        self._edge_of[columns] = np.arange(columns.size)
+        w = self._graph_problem.llr[columns]
+        self._lightest = float(w[w > 0].min()) if (w > 0).any() else 1.0
 
-    def _decode_graph(self, syndromes: np.ndarray, timed: bool = False) -> np.ndarray:
+    @property
+    def prior_problem(self) -> DecodingProblem:
+        """The graphlike form the kernel decodes (per-shot priors index its columns)."""
+        return self._graph_problem
+
+    def shot_lengths(self, priors: ShotPriors) -> UfShotLengths:
+        """Per-shot edge lengths from per-shot priors: the weighted rule of :func:`edge_lengths` for the shot's
+        weight ``w = max(ln((1 - p) / p), 0)``, ``clip(round(N w / w_min), 1, cap)`` with ``w_min`` the graph's
+        lightest weight; ``N`` = ``length_steps`` and cap 254, or ``N`` = cap = 2 for half-edge growth (an edge
+        of weight below ``3/4 w_min``, e.g. an erased qubit's at ``w = 0``, then grows in one step instead of two)."""
+        edge = self._edge_of[priors.col]
+        keep = edge >= 0
+        kept = np.concatenate([[0], np.cumsum(keep)])
+        p = priors.prior[keep]
+        w = np.maximum(np.log((1.0 - p) / p), 0.0)
+        steps, cap = (self.length_steps, 254) if self.length_steps else (2, 2)
+        length = np.clip(np.rint(steps * w / self._lightest), 1, cap).astype(np.uint8)
+        return UfShotLengths(kept[priors.ptr].astype(np.int64), edge[keep], length)
+
+    def predict_observables_with_priors(self, syndromes: np.ndarray, priors: ShotPriors) -> np.ndarray:
+        """:meth:`predict_observables_batch` with per-shot priors (:meth:`Decoder.predict_observables_with_priors`):
+        each shot's edges grown to the lengths of its priors (:meth:`shot_lengths`)."""
+        return observables_from_errors(self._decode_graph(syndromes, shot=self.shot_lengths(priors)),
+                                       self._graph_problem)
+
+    def _decode_graph(self, syndromes: np.ndarray, timed: bool = False,
+                      shot: UfShotLengths | None = None) -> np.ndarray:
         """Corrections on the decoding graph's columns: uint8 ``(S, n_graph)``."""
         s = check_syndromes(syndromes, self.problem.num_detectors)
         vert_ptr, vert_edges, edge_u, edge_v, columns = self._graph
         S = s.shape[0]
         result = UfOut(np.zeros((S, columns.size), dtype=np.uint8), np.zeros(S, dtype=bool),
                        np.zeros(S, dtype=np.int64), np.zeros(S if timed else 0, dtype=np.int64))
-        args = (UfGraph(vert_ptr, vert_edges, edge_u, edge_v, self._length), s, self.growth == "weighted", result)
+        if shot is None:
+            shot = NO_SHOT_LENGTHS
+        args = (UfGraph(vert_ptr, vert_edges, edge_u, edge_v, self._length), s, self.growth == "weighted", shot,
+                result)
         if timed:  # one thread, the shots one after another
             uf_decode_range(*args, 0, S)
         else:
@@ -172,6 +212,6 @@ class UnionFindDecoder(Decoder):
 
 
 ENTRIES = {
-    "uf": DecoderEntry("uf", UnionFindDecoder, UF_PARAMS,
+    "uf": DecoderEntry("uf", UnionFindDecoder, UF_PARAMS, takes_shot_priors=True,
                        doc="union-find + peeling (Delfosse-Nickerson) on graphlike problems, numba"),
 }

@@ -844,6 +844,26 @@ def osd_range(mat, method, order, syndromes, keys, shots, bout, start, stop):
         work[s] = scratch.work[0]
 
 
+@numba.njit(cache=True, nogil=True)
+def osd_shot_weights_range(mat, shot_weights, method, order, syndromes, keys, shots, bout, start, stop):
+    """:func:`osd_range` with each shot's own column costs: row ``s`` of ``shot_weights`` (float64 ``(S, n)``,
+    ``ln(1/p)`` of the shot's priors, e.g. after heralds fired) replaces ``mat.weights`` for shot ``s``."""
+    if stop <= start:
+        return
+    m = syndromes.shape[1]
+    n = keys.shape[1]
+    out, out0, status, work = bout.out, bout.out0, bout.status, bout.work
+    scratch = osd_scratch(m, n, mat.rank_h, order)
+    dummy0 = np.empty(n, dtype=np.uint8)
+    write0 = out0.shape[0] == syndromes.shape[0]
+    for q in range(start, stop):
+        s = shots[q]
+        row0 = out0[s] if write0 else dummy0
+        status[s] = osd_solve(mat.col_ptr, mat.row_idx, mat.colbits, shot_weights[s], mat.rank_h, method, order,
+                              syndromes[s], keys[s], out[s], row0, scratch)
+        work[s] = scratch.work[0]
+
+
 # ------------------------------------------------------------ classical OSD
 
 

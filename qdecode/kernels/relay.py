@@ -546,6 +546,26 @@ def relay_decode_range(graph, sched, arith, seed, syndromes, out, start, stop):
 
 
 @numba.njit(cache=True, nogil=True)
+def relay_shot_priors_range(graph, sched, arith, seed, shot_llr0, shot_wllr, syndromes, out, start, stop):
+    """:func:`relay_decode_range` with each shot's own priors: rows ``s`` of ``shot_llr0`` (``(S, n)``, the
+    message dtype) and ``shot_wllr`` (``(S, n)`` float64) stand for ``graph.llr0`` and ``graph.wllr`` in shot ``s``
+    (per-shot priors, e.g. after heralds fired)."""
+    m = syndromes.shape[1]
+    work = make_relay_work(graph, arith.msg_lim, m)
+    sols = no_solutions()
+    trail = no_trail()
+    for s in range(start, stop):
+        shot_graph = RelayGraph(graph.var_ptr, graph.var_chks, shot_llr0[s], shot_wllr[s])
+        key = shot_key(seed, syndromes[s])
+        ok, its, lr, w = relay_decode_traced(shot_graph, sched, arith, syndromes[s], key, work, out.hard[s], sols,
+                                             trail)
+        out.converged[s] = ok
+        out.iterations[s] = its
+        out.legs[s] = lr
+        out.weight[s] = w
+
+
+@numba.njit(cache=True, nogil=True)
 def relay_decode_timed_range(graph, sched, arith, seed, syndromes, out, ticks_out, trails, start, stop):
     """:func:`relay_decode_range` that also times each shot: ``ticks_out[s]`` = :func:`~qdecode.kernels.clock.ticks`
     elapsed from the shot's key to its decision (int64; the shots run one after another on one thread).

@@ -48,6 +48,15 @@ class UfGraph(NamedTuple):
     length: np.ndarray  # (E,) uint8: growth steps that fully grow each edge, 1..254 (2 everywhere: half edges)
 
 
+class UfShotLengths(NamedTuple):
+    """Per-shot edge lengths (CSR over shots; empty ``ptr``: none): shot ``s`` grows edge ``edge[k]`` to
+    ``length[k]`` steps instead of the graph's, ``k`` in ``ptr[s]:ptr[s+1]`` (per-shot priors, e.g. heralds)."""
+
+    ptr: np.ndarray  # (S + 1,) int64, or (0,)
+    edge: np.ndarray  # (nnz,) int64
+    length: np.ndarray  # (nnz,) uint8, 1..254
+
+
 class UfOut(NamedTuple):
     """Per-shot outputs of :func:`uf_decode_range` (``S`` shots; a range writes its rows)."""
 
@@ -77,20 +86,24 @@ def _other(e, v, edge_u, edge_v):
 
 
 @numba.njit(cache=True, nogil=True)
-def uf_decode_range(graph, syndromes, weighted, result, start, stop):
+def uf_decode_range(graph, syndromes, weighted, shot_lengths, result, start, stop):
     """Decode shots ``start:stop``.
 
     Args:
         graph: :class:`UfGraph`.
         syndromes: uint8 ``(S, m)``.
         weighted: grow only the smallest odd clusters each round (else every odd cluster).
+        shot_lengths: :class:`UfShotLengths`, each shot's own lengths of some edges (set before the shot,
+            restored after it; a range works on its own copy of the lengths).
         result: :class:`UfOut`; with a non-empty ``elapsed`` each shot is timed with
             :func:`~qdecode.kernels.clock.ticks`, from reading its syndrome to the end of its state reset
             (the scratch is allocated once per range, before the first shot).
     """
     # long: growth, fusion and peeling share ~20 work arrays and counters (split needs a work tuple)
-    vert_ptr, vert_edges, edge_u, edge_v, length = graph.vert_ptr, graph.vert_edges, graph.edge_u, graph.edge_v, \
-        graph.length
+    vert_ptr, vert_edges, edge_u, edge_v = graph.vert_ptr, graph.vert_edges, graph.edge_u, graph.edge_v
+    per_shot = shot_lengths.ptr.shape[0] > 0
+    length = graph.length.copy() if per_shot else graph.length
+    saved = np.zeros(shot_lengths.length.shape[0], dtype=np.uint8)
     out, converged, steps, elapsed = result.correction, result.converged, result.steps, result.elapsed
     timed = elapsed.shape[0] > 0
     V = vert_ptr.shape[0] - 1
@@ -118,6 +131,11 @@ def uf_decode_range(graph, syndromes, weighted, result, start, stop):
     order = np.zeros(V, dtype=np.int64)
     for s in range(start, stop):
         t0 = ticks() if timed else 0
+        if per_shot:
+            for k in range(shot_lengths.ptr[s], shot_lengths.ptr[s + 1]):
+                e = shot_lengths.edge[k]
+                saved[k] = length[e]
+                length[e] = shot_lengths.length[k]
         nt_v = 0
         nt_e = 0
         nodd = 0
@@ -251,5 +269,8 @@ def uf_decode_range(graph, syndromes, weighted, result, start, stop):
         bnd[m] = 1
         for t in range(nt_e):
             support[touched_e[t]] = 0
+        if per_shot:  # in reverse: an edge listed twice gets its first saved length back
+            for k in range(shot_lengths.ptr[s + 1] - 1, shot_lengths.ptr[s] - 1, -1):
+                length[shot_lengths.edge[k]] = saved[k]
         if timed:
             elapsed[s] = ticks() - t0

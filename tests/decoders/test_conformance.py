@@ -12,6 +12,10 @@ coordinates rewritten) and is foreign to ``qdecode.sims``:
 * ``hyper_cc``: color code ``memory_xyz``: hyperedges that do not decompose into graph edges;
 * ``hyper_text``: hand-written DEM with 3-detector hyperedges and no coordinates;
 * ``obs_only``: ``nocoord`` plus ``error(0.1) L0`` (a mechanism flipping only an observable);
+* ``herald``: a hand-built repetition-code DEM (5 data bits, 4 rounds) with an erasure herald per data bit
+  and round (``detector[herald]``, :mod:`qdecode.heralds`): every decoder is run through
+  :class:`~qdecode.decoders.heralded.HeraldedDecoder` (per-shot priors or the heralds as checks) and
+  predicts observables only;
 * ``xyt``: stim's own rotated surface code, d = 5, 5 rounds, SD6-like noise, stim's ``(x, y, t)``
   coordinates: the one model family the shipped ``nn-pymatching`` models accept (it refuses every
   kind above), decoded by :data:`XYT_DECODERS` only (the exact decoders take minutes on it).
@@ -42,7 +46,7 @@ from qdecode.problem import DecodingProblem
 from tests.stats_checks import assert_ratio_at_most
 
 REGISTERED = [name for name in decoder_names() if get_entry(name).kind == "quantum"]
-KINDS = ["nocoord", "onecoord", "fourcoord", "hyper_cc", "hyper_text", "obs_only"]
+KINDS = ["nocoord", "onecoord", "fourcoord", "hyper_cc", "hyper_text", "obs_only", "herald"]
 HYPER = {"hyper_cc", "hyper_text"}
 SHOTS = 600
 #: The decoders run on the ``xyt`` kind: nn-pymatching and its reference.
@@ -86,15 +90,16 @@ REFUSALS = {
     ("bp-pymatching", "hyper_cc"): "decomposed hyperedges",
     ("bp-pymatching", "hyper_text"): "decomposed hyperedges",
     ("window", "hyper_text"): "cannot tell the detectors' rounds.*per_round",
+    ("window", "herald"): "cannot tell the detectors' rounds.*per_round",
     ("uf", "hyper_cc"): "decomposed hyperedges",
     ("uf", "hyper_text"): "decomposed hyperedges",
     **{("chromobius", kind): "needs a 4th coordinate naming its basis and colour"
-       for kind in ("nocoord", "onecoord", "hyper_cc", "hyper_text", "obs_only")},
+       for kind in ("nocoord", "onecoord", "hyper_cc", "hyper_text", "obs_only", "herald")},
 }
 # The shipped nn-pymatching models are for stim's rotated surface code at d = 5 / 7 with (x, y, t)
 # coordinates: every foreign kind is refused, xyt is decoded.
 REFUSALS.update({("nn-pymatching", kind): r"every detector needs \(x, y, t\) coordinates"
-                 for kind in ("nocoord", "onecoord", "hyper_text", "obs_only")})
+                 for kind in ("nocoord", "onecoord", "hyper_text", "obs_only", "herald")})
 REFUSALS[("nn-pymatching", "hyper_cc")] = "coordinates must be even x, y and integer t"
 REFUSALS[("nn-pymatching", "fourcoord")] = "trained at d=5, rounds=5 but the problem has d=3"
 
@@ -113,6 +118,8 @@ NO_ESTIMATE = {
     **{("uf", kind): _NOT_GRAPHLIKE for kind in ("onecoord", "fourcoord")},
     ("chromobius", "fourcoord"): _OBSERVABLES_ONLY,
     ("nn-pymatching", "xyt"): "observable",
+    **{(name, "herald"): "herald detectors predicts observables only" for name in QUANTUM
+       if name not in ("window", "chromobius", "nn-pymatching")},
 }
 
 
@@ -151,6 +158,26 @@ error(0.03) D2 D5
 """
 
 
+
+def herald_text(data: int = 5, rounds: int = 4, p: float = 0.01, q: float = 0.01, erase: float = 0.1) -> str:
+    """A repetition code's DEM with heralded erasures: bit flips ``p`` on each data bit per round, measurement
+    flips ``q``, and per data bit and round an erasure ``erase`` whose herald is its own detector: half of the
+    time nothing happens (``error(erase/2) H``), half of the time the bit flips (``error(erase/2) H ^ ...``)."""
+    checks = data - 1
+    det = lambda r, j: r * checks + j  # noqa: E731
+    herald = rounds * checks
+    lines = []
+    for r in range(rounds):
+        for i in range(data):  # data bit i sits between checks i - 1 and i
+            flip = " ".join(f"D{det(r, j)}" for j in (i - 1, i) if 0 <= j < checks) + (" L0" if i == 0 else "")
+            lines += [f"error({p}) {flip}", f"error({erase / 2}) D{herald}", f"error({erase / 2}) D{herald} ^ {flip}",
+                      f"detector[herald] D{herald}"]
+            herald += 1
+        if r + 1 < rounds:
+            lines += [f"error({q}) D{det(r, j)} D{det(r + 1, j)}" for j in range(checks)]
+    return "\n".join(lines)
+
+
 @functools.lru_cache(maxsize=None)
 def dem_kind(kind: str) -> tuple[stim.DetectorErrorModel, np.ndarray, np.ndarray]:
     """``(dem, dets uint8 (SHOTS, m), obs uint8 (SHOTS, k))`` of one DEM kind, fixed seeds."""
@@ -177,6 +204,8 @@ def dem_kind(kind: str) -> tuple[stim.DetectorErrorModel, np.ndarray, np.ndarray
         dem = circ.detector_error_model()  # stim cannot decompose the color code's hyperedges
     elif kind == "hyper_text":
         dem = stim.DetectorErrorModel(HYPER_TEXT)
+    elif kind == "herald":
+        dem = stim.DetectorErrorModel(herald_text())
     elif kind == "xyt":
         p = 0.005  # inside the shipped d5 model's training range (p ~ U[0.003, 0.006], its model card)
         circ = stim.Circuit.generated("surface_code:rotated_memory_z", distance=5, rounds=5,
