@@ -135,7 +135,8 @@ def test_herald_aware_union_find_beats_the_herald_blind_matching():
     blind = decoder("pymatching", DecodingProblem.from_dem(dem, heralds="ignore"))
     ours = int((aware.predict_observables_batch(dets) != obs).any(1).sum())
     ref = int((blind.predict_observables_batch(dets) != obs).any(1).sum())
-    assert_ratio_at_most(ours, 4000, ref, 4000, 0.5, detects=1.0, what="herald-aware uf against herald-blind pymatching")
+    assert_ratio_at_most(ours, 4000, ref, 4000, 0.5, detects=1.0,
+                         what="herald-aware uf against herald-blind pymatching")
 
 
 def test_relay_bp_takes_per_shot_priors_and_an_ensemble_sees_checks():
@@ -153,3 +154,23 @@ def test_relay_bp_takes_per_shot_priors_and_an_ensemble_sees_checks():
         one = DecodingProblem(H=base.H, L=base.L, priors=priors[s])
         assert np.array_equal(got[s], decoder("relay-bp", one).predict_observables_batch(dets[s:s + 1, h.kept])[0])
     assert decoder("relay-bp[ensemble=4]", prob).uses == "checks"
+
+
+def test_heralds_parameter_of_every_quantum_decoder():
+    """``heralds=`` in a label picks the mode per decoder (sweeps and the sinter plug-in spell it there); the
+    default is left out of labels, so no label written before heralds existed changes."""
+    from qdecode.decoders.registry import DecoderSpec, UnknownDecoderError
+
+    dem = stim.DetectorErrorModel(herald_text())
+    prob = DecodingProblem.from_dem(dem)
+    spec = DecoderSpec.parse("uf[heralds=ignore,length_steps=8]")
+    assert spec.label() == "uf[growth=weighted,length_steps=8,heralds=ignore]"
+    assert DecoderSpec.from_label(spec.label()) == spec
+    assert DecoderSpec.create("bposd", {"heralds": "aware"}) == DecoderSpec.create("bposd")
+    assert DecoderSpec.parse("qd-pymatching[heralds=ignore]").build(prob).uses == "ignore"
+    assert spec.build(prob).uses == "ignore"
+    assert not hasattr(DecoderSpec.parse("bp[heralds=checks]").build(prob), "uses")
+    plain = DecodingProblem.from_dem("error(0.1) D0 D1\nerror(0.1) D1\ndetector D1")  # no heralds: no effect
+    assert plain.heralds is None and not hasattr(spec.build(plain), "uses")
+    with pytest.raises(UnknownDecoderError, match="heralds='blind' must be one of"):
+        DecoderSpec.parse("uf[heralds=blind]")

@@ -43,8 +43,8 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
     from qdecode.problem import decoding_dem
-    from qdecode.sims.recipe import resolve_rounds
     from qdecode.sims.heralded_noise import check_erasure_fraction, check_heralded_rate
+    from qdecode.sims.recipe import resolve_rounds
     from qdecode.sims.tasks import CircuitRecipe
 
     if not 0 < args.p < 1:

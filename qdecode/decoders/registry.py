@@ -56,6 +56,7 @@ import re
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from qdecode.decoders.params import DecoderEntry, Param, UnknownDecoderError
+from qdecode.heralds import HERALD_MODES
 
 if TYPE_CHECKING:
     from qdecode.decoders.base import Decoder
@@ -67,6 +68,15 @@ __all__ = ["BUILTIN_DECODERS", "DecoderEntry", "DecoderSpec", "Param", "SINTER_P
 
 #: Prefix of the sinter plug-in's decoder names (``qd-bposd``): a sinter name is a recorded label.
 SINTER_PREFIX = "qd-"
+
+#: A parameter of every quantum decoder: what it does with herald detectors (:mod:`qdecode.heralds`):
+#: ``aware`` (the default: per-shot priors where the decoder takes them, else the heralds as checks),
+#: ``ignore`` (the heralds marginalised out: the herald-blind reference) or ``checks`` (the heralds as ordinary
+#: detectors). It wins over the problem's own mode, appears in a label only when not ``aware``, and changes
+#: nothing on a problem without heralds.
+HERALDS_PARAM = Param(str, "aware", "herald detectors: aware (per-shot priors where the decoder takes them), "
+                      "ignore (marginalised: herald-blind) or checks (ordinary detectors)", HERALD_MODES,
+                      label_default=False)
 
 
 # One loader per decoder module: a plain import (go-to-definition leads to the module's ``ENTRIES``),
@@ -393,9 +403,10 @@ class DecoderSpec:
         where = repr(name)
         if entry.nested is not None:
             inner, where = _nested_params(entry, given, recorded)
-        unknown = sorted(set(given) - set(entry.params) - set(inner))
+        extra = {"heralds": HERALDS_PARAM} if entry.kind == "quantum" else {}
+        unknown = sorted(set(given) - set(entry.params) - set(inner) - set(extra))
         if unknown:
-            known = ", ".join([*sorted(entry.params), *sorted(inner)]) or "none"
+            known = ", ".join([*sorted(entry.params), *sorted(inner), *extra]) or "none"
             raise UnknownDecoderError(f"decoder {where} has no parameter {unknown[0]!r} (known: {known})")
         resolved = []
         for group in (entry.params, inner):
@@ -405,6 +416,10 @@ class DecoderSpec:
                 values.update({key: spec.implied_by(dict(values)) for key, spec in group.items()
                                if key not in given and spec.implied_by is not None})
             resolved += sorted(values.items())
+        if "heralds" in given:  # every quantum decoder's, kept only where it is not the default (labels unchanged)
+            mode = HERALDS_PARAM.convert("heralds", given["heralds"], name)
+            if mode != HERALDS_PARAM.default:
+                resolved.append(("heralds", mode))
         return cls(name=name, params=tuple(resolved))
 
     def label(self) -> str:
@@ -440,13 +455,20 @@ class DecoderSpec:
 
         entry = get_entry(self.name)
         given = {"specs": type(self)} if entry.builds_decoders else {}
+        params = dict(self.params)
+        mode = params.pop("heralds", HERALDS_PARAM.default)
         try:
-            if entry.kind == "quantum" and getattr(problem, "heralds", None) is not None:
+            heralds = getattr(problem, "heralds", None) if entry.kind == "quantum" else None
+            if heralds is not None and mode == "checks":
+                return entry.factory(problem.without_heralds(), **given, **params)
+            if heralds is not None:
                 from qdecode.decoders.heralded import HeraldedDecoder
 
-                return HeraldedDecoder(problem, lambda p: entry.factory(p, **given, **dict(self.params)),
+                if mode != HERALDS_PARAM.default:
+                    problem = dataclasses.replace(problem, heralds=dataclasses.replace(heralds, mode=mode))
+                return HeraldedDecoder(problem, lambda p: entry.factory(p, **given, **params),
                                        entry.takes_shot_priors)
-            return entry.factory(problem, **given, **dict(self.params))
+            return entry.factory(problem, **given, **params)
         except DecoderInputError as exc:
             if str(exc).startswith(self.name):
                 raise

@@ -33,8 +33,8 @@ from qdecode.decoders.graphlike import graphlike_problem
 from qdecode.decoders.params import DecoderEntry, Param, uses_params
 from qdecode.errors import InputError
 from qdecode.kernels.clock import ticks_per_ns
-from qdecode.kernels.threads import run_ranges
 from qdecode.kernels.herald_priors import ShotPriors
+from qdecode.kernels.threads import run_ranges
 from qdecode.kernels.union_find import UfGraph, UfOut, UfShotLengths, uf_decode_range
 from qdecode.problem import DecodingProblem
 

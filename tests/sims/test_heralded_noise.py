@@ -16,9 +16,10 @@ import pytest
 import stim
 from scipy.stats import binom
 
+from qdecode.decoders.registry import DecoderSpec
 from qdecode.errors import InputError
-from qdecode.sims.circuits import build_circuit
 from qdecode.heralds import HERALD_TAG
+from qdecode.sims.circuits import build_circuit
 from qdecode.sims.heralded_noise import (
     add_heralded_noise,
     add_leakage,
@@ -31,7 +32,6 @@ from qdecode.sims.heralded_noise import (
 )
 from qdecode.sims.recipe import RecipeError, parse_recipe
 from qdecode.sims.tasks import CircuitRecipe, SweepTask, describe_task
-from qdecode.decoders.registry import DecoderSpec
 
 #: a false-failure probability for each statistical check (two-sided exact binomial interval)
 ALPHA = 1e-6
@@ -116,7 +116,8 @@ def _error_table(dem, drop=frozenset()):
         dets = {t.val for t in targets if t.is_relative_detector_id()}
         if dets & drop:
             continue
-        key = (tuple(sorted(new[d] for d in dets)), tuple(sorted(t.val for t in targets if t.is_logical_observable_id())))
+        obs = tuple(sorted(t.val for t in targets if t.is_logical_observable_id()))
+        key = (tuple(sorted(new[d] for d in dets)), obs)
         p, q = table.get(key, 0.0), inst.args_copy()[0]
         table[key] = p * (1 - q) + q * (1 - p)
     return table
