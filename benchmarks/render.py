@@ -230,6 +230,23 @@ def uf_vs_pymatching() -> str:
     return _md(["d", "p", "shots"] + [f"`{n}`" for n in decoders] + ["PyMatching's LER per shot"], rows)
 
 
+def heralds() -> str:
+    """One row per (d, decoder) on the heralded circuit: failures with the LER interval, time per shot, and the
+    ratios the goals name (failures / herald-blind PyMatching's, time / PyMatching's on the same circuit)."""
+    data = _json("heralds.json")["rows"]
+    rows = []
+    for d in dict.fromkeys(r["d"] for r in data):
+        blind = next(r for r in data if r["d"] == d and r["decoder"] == "pymatching[heralds=ignore]")
+        for r in (r for r in data if r["d"] == d):
+            what = "no erasures" if r["circuit"] == "no erasures" else r["uses"]
+            rows.append([str(d), f"`{r['decoder']}`", what, f"{r['failures']:,} / {r['shots']:,}",
+                         f"{r['ler']:.1e} [{r['ler_low']:.1e}, {r['ler_high']:.1e}]", f"{r['us_per_shot']:.1f}",
+                         f"{r['failures'] / max(1, blind['failures']):.3f}",
+                         f"{r['us_per_shot'] / blind['us_per_shot']:.1f}"])
+    return _md(["d", "decoder", "heralds", "failures / shots", "LER per shot [interval]", "us / shot",
+                "failures / blind", "time / blind"], rows)
+
+
 def relay_lanes() -> str:
     """One row per decoder: shots/s at each p (ratio to relay-bp 0.2.1's F64 runner) and failures."""
     data = _json("relay_lanes.json")["rows"]
@@ -392,6 +409,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "overshoot": overshoot,
     "bp-vs-peers-speed": bp_vs_peers_speed,
     "uf-vs-pymatching": uf_vs_pymatching,
+    "heralds": heralds,
     **{f"frontier-{p}": (lambda p=p: frontier_table(p)) for p in FRONTIER},
     "frontier-summary": frontier_summary,
     "native-vs-tesseract": native_vs_tesseract,

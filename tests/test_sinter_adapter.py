@@ -10,6 +10,7 @@ import stim
 import qdecode
 from qdecode.decoders import DecoderSpec
 from qdecode.sinter_adapter import SinterDecoder
+from tests.stats_checks import assert_ratio_at_most
 
 
 def _circuit():
@@ -243,3 +244,22 @@ def test_sweep_help_says_what_every_bare_name_means(capsys):
         assert name in decoder_help, name
         for key, (old, _new) in changed.items():
             assert f"{key}={old}" in decoder_help, (name, key)
+
+
+def test_sinter_collect_on_a_heralded_circuit_uses_the_heralds():
+    """A circuit with DETECTOR[herald]: sinter derives the DEM and samples the heralds as detection events; the
+    plug-in's uf reads them (per-shot edge lengths) and fails less often than the herald-blind PyMatching
+    (measured: 39 against 251 failures)."""
+    from qdecode.sims.heralded_noise import erasure_convert
+
+    circuit = erasure_convert(stim.Circuit.generated("surface_code:rotated_memory_z", distance=3, rounds=3,
+                                                     after_clifford_depolarization=0.03), 0.9)
+    task = sinter.Task(circuit=circuit, json_metadata={"d": 3})
+    stats = sinter.collect(num_workers=1, tasks=[task], decoders=["qd-uf[length_steps=8]",
+                                                                   "qd-pymatching[heralds=ignore]"],
+                           custom_decoders=qdecode.sinter_decoders("uf[length_steps=8]", "pymatching[heralds=ignore]"),
+                           max_shots=4000, max_errors=10**6, start_batch_size=4000)
+    fails = {s.decoder: s.errors for s in stats}
+    assert all(s.shots == 4000 for s in stats)
+    aware, blind = fails["qd-uf[length_steps=8]"], fails["qd-pymatching[heralds=ignore]"]
+    assert_ratio_at_most(aware, 4000, blind, 4000, 0.7, detects=1.0, what="sinter: herald-aware uf against blind")

@@ -124,7 +124,12 @@ class MatchingDecoder(Decoder):
                 if det_flip.any() or obs_flip.any():
                     self._det_flip = np.packbits(det_flip, bitorder="little")
                     self._obs_flip = np.packbits(obs_flip, bitorder="little")
-            self._matching = pm.Matching.from_detector_error_model(dem, enable_correlations=self.correlated)
+            try:
+                self._matching = pm.Matching.from_detector_error_model(dem, enable_correlations=self.correlated)
+            except ValueError as exc:  # PyMatching's own refusals of a model (one line each), e.g. with correlations
+                if "undetectable component" not in str(exc):  # a decomposition part that flips no detector
+                    raise
+                raise DecoderInputError(f"{self._name} refuses this model: {str(exc).splitlines()[0]}") from None
         else:
             if self.correlated:
                 raise DecoderInputError(

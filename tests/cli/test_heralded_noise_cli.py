@@ -86,3 +86,26 @@ def test_sweep_lists_multiply_and_metadata_keys_only_when_non_zero(tmp_path, cap
     assert main([*SWEEP, "--out", str(plain)]) == 0
     ids = {r.strong_id for r in read_rows(plain)}
     assert ids == {r.strong_id for r in rows if "F" not in r.json_metadata and "loss" not in r.json_metadata}
+
+
+@pytest.mark.parametrize("dem,match", [
+    ("error(0.1) D0 D1\ndetector[herald] D0\ndetector[herald] D1\n", "flips herald detectors D0 and D1"),
+    ("error(0.1) D1\ndetector[herald] D0\ndetector D1\n", "D0 is flipped by no error mechanism"),
+])
+def test_predict_refuses_bad_heralds_in_one_line(tmp_path, capsys, dem, match):
+    (tmp_path / "m.dem").write_text(dem)
+    (tmp_path / "s.b8").write_bytes(bytes(4))
+    code = main(["predict", "--dem", str(tmp_path / "m.dem"), "--dets", str(tmp_path / "s.b8"), "--decoder", "uf",
+                 "--obs-out", str(tmp_path / "o.b8")])
+    err = capsys.readouterr().err
+    assert code == 2 and match in err and err.count("\n") == 1
+
+
+def test_sweep_records_the_heralds_mode_in_the_decoder_label(tmp_path):
+    out = tmp_path / "s.csv"
+    i = SWEEP.index("--decoder")
+    args = [*SWEEP[:i], *SWEEP[i + 2:], "--erasure-fraction", "0.9", "--decoder", "uf[length_steps=8]",
+            "--decoder", "pymatching[heralds=ignore]", "--out", str(out)]
+    assert main(args) == 0
+    labels = {r.decoder for r in read_rows(out)}
+    assert labels == {"uf[growth=weighted,length_steps=8]", "pymatching[heralds=ignore]"}

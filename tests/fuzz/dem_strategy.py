@@ -12,7 +12,10 @@ circuits never make:
   log-uniformly (0.5 itself included);
 * disconnected parts: the detectors split into two blocks that no mechanism joins;
 * an optional ``repeat`` block whose body ends with ``shift_detectors`` (with a time shift of the
-  coordinates when they have any), unrolled by stim into several rounds.
+  coordinates when they have any), unrolled by stim into several rounds;
+* sometimes 1-2 herald detectors (``detector[herald]``, :mod:`qdecode.heralds`) after the others, each
+  flipped alone by one mechanism and together with other detectors and observables by one or two more
+  (split off by ``^`` in graphlike models).
 
 The strategy returns the DEM text; :func:`describe` summarises a model for failure messages.
 """
@@ -48,6 +51,19 @@ def _mechanisms(draw, detectors: list[int], num_observables: int, graphlike: boo
             continue  # stim accepts an error with no targets, but it is no mechanism at all
         targets = " ".join([f"D{d}" for d in sorted(dets)] + [f"L{o}" for o in sorted(obs)])
         lines.append(f"error({draw(probabilities())}) {targets}")
+    return lines
+
+
+@st.composite
+def _heralds(draw, num_dets: int, num_obs: int, graphlike: bool) -> list[str]:
+    """1-2 herald detectors numbered from ``num_dets``, each with its mechanisms (module docstring)."""
+    lines = []
+    for h in range(num_dets, num_dets + draw(st.integers(1, 2))):
+        lines.append(f"error({draw(probabilities())}) D{h}")
+        for effect in draw(_mechanisms(list(range(num_dets)), num_obs, graphlike, 2)):
+            targets = effect.split(" ", 1)[1]
+            lines.append(f"error({draw(probabilities())}) D{h} {'^ ' if graphlike else ''}{targets}")
+        lines.append(f"detector[herald] D{h}")
     return lines
 
 
@@ -98,6 +114,8 @@ def dems(draw) -> str:
         if num_obs and draw(st.booleans()):
             lines += draw(_mechanisms([], num_obs, graphlike, 2))  # observable-only mechanisms
         lines += [f"detector{_coords(draw, ncoord(), i)} D{i}" for i in range(num_dets)]
+        if draw(st.integers(0, 2)) == 0:
+            lines += draw(_heralds(num_dets, num_obs, graphlike))
     lines += [f"logical_observable L{i}" for i in range(num_obs)]
     return "\n".join(lines) + "\n"
 

@@ -60,6 +60,13 @@ REGRESSIONS = {
     # nn-pymatching / chromobius: no detectors at all (IndexError; zero-stride packed array)
     "no-detectors": "error(0.1) L0\nlogical_observable L0\n",
     "empty": "",
+    # pymatching-correlated: a '^' component flipping only an observable raised PyMatching's ValueError
+    "undetectable-component": "error(0.5) D0\nerror(0.5) D0 ^ L0\ndetector[herald] D0\nlogical_observable L0\n",
+    # heralds (not a past failure: the herald paths on every decoder whatever hypothesis draws): an erasure-like
+    # herald D3 on a repetition code, its effect split off by '^', and a herald whose only effect is an observable
+    "heralds": "error(0.05) D0 D1\nerror(0.05) D1 D2\nerror(0.05) D0 L0\nerror(0.05) D2\nerror(0.1) D3\n"
+               "error(0.1) D3 ^ D0 D1\nerror(0.02) D4\nerror(0.02) D4 L0\ndetector D0\ndetector D1\ndetector D2\n"
+               "detector[herald] D3\ndetector[herald] D4\nlogical_observable L0\n",
     "no-observables": "error(0.1) D0\ndetector D0\n",
     # matching decoders: a random syndrome on detectors no mechanism touches raised PyMatching's
     # multi-line ValueError ("No perfect matching could be found...") instead of a one-line refusal
