@@ -76,17 +76,20 @@ def test_shot_priors_match_the_direct_rule():
     assert sp.ptr[0] == 0 and (np.diff(sp.ptr) >= 0).all()
 
 
-@pytest.mark.parametrize("name", ["bp", "bposd"])
+@pytest.mark.parametrize("name", ["bp", "bposd[max_iter=2]", "bplsd[max_iter=2]", "bpuf[max_iter=2]"])
 def test_herald_aware_decoder_equals_the_decoder_on_each_shots_priors(name):
     """The herald path decodes shot s exactly as the same decoder built on the base problem with shot s's
-    priors (an independent construction of those priors, :func:`_reference_priors`)."""
-    dem = stim.DetectorErrorModel(herald_text())
+    priors (an independent construction of those priors, :func:`_reference_priors`); two BP iterations send
+    most shots on to OSD / LSD, whose per-shot costs are then compared too."""
+    dem = stim.DetectorErrorModel(herald_text(p=0.04, erase=0.3))
     prob = DecodingProblem.from_dem(dem)
     dets, _, _ = dem.compile_sampler(seed=11).sample(30)
     dets = dets.astype(np.uint8)
     dec = decoder(name, prob)
     assert dec.uses == "priors"
     got = dec.predict_observables_batch(dets)
+    post = {k: v for k, v in dec.last_info.extra.items() if k in ("osd", "lsd")}
+    assert name == "bp" or sum(int(v.sum()) for v in post.values()) >= 10
     h = prob.heralds
     base = DecodingProblem.from_dem(h.base_dem, heralds="checks")
     priors = _reference_priors(h, base, dets[:, h.detectors])
@@ -174,3 +177,38 @@ def test_heralds_parameter_of_every_quantum_decoder():
     assert plain.heralds is None and not hasattr(spec.build(plain), "uses")
     with pytest.raises(UnknownDecoderError, match="heralds='blind' must be one of"):
         DecoderSpec.parse("uf[heralds=blind]")
+
+
+def test_every_path_accepts_an_undecomposed_heralded_model():
+    """stim derives a heralded circuit's DEM only with approximate_disjoint_errors; undecomposed, it still decodes
+    through ``qdecode.decoder`` given the stim object (BP+OSD), and union-find refuses it in one line."""
+    from qdecode.sims.heralded_noise import erasure_convert
+
+    circuit = erasure_convert(stim.Circuit.generated("surface_code:rotated_memory_z", distance=3, rounds=2,
+                                                     after_clifford_depolarization=0.02), 0.9)
+    dem = circuit.detector_error_model(approximate_disjoint_errors=True)
+    dets, obs = circuit.compile_detector_sampler(seed=2).sample(200, separate_observables=True)
+    dec = decoder("bposd", dem)
+    assert dec.uses == "priors"
+    pred = dec.predict_observables_batch(dets.astype(np.uint8))
+    assert (pred != obs).any(axis=1).sum() < 20
+    with pytest.raises(InputError, match="decomposed hyperedges") as info:
+        decoder("uf", dem)
+    assert "\n" not in str(info.value)
+
+
+def test_relay_bp_per_shot_priors_on_lanes_equal_the_scalar_kernel():
+    """A batch (8-bit lanes, each lane with its shot's priors and template) and the same shots one at a time
+    (the scalar kernel): the same answers, iterations and legs, shot for shot."""
+    dem = stim.DetectorErrorModel(herald_text(p=0.03, erase=0.3))
+    prob = DecodingProblem.from_dem(dem)
+    dets, _, _ = dem.compile_sampler(seed=4).sample(300)
+    dets = dets.astype(np.uint8)
+    dec = decoder("relay-bp", prob)
+    batch = dec.predict_observables_batch(dets)
+    info = dec.last_info
+    assert (info.extra["legs"] > 0).sum() >= 10  # enough shots go on past leg 0
+    for s in range(dets.shape[0]):
+        assert np.array_equal(dec.predict_observables_batch(dets[s:s + 1])[0], batch[s]), s
+        assert dec.last_info.iterations[0] == info.iterations[s] and dec.last_info.extra["legs"][0] == \
+            info.extra["legs"][s], s

@@ -186,7 +186,7 @@ def test_sinter_command_line_refuses_a_bad_name_in_one_line(tmp_path):
     last = res.stderr.strip().splitlines()[-1]
     assert last == ("ValueError: sinter collect --decoders: bad decoder name 'qd-bposd[nope=1]': decoder 'bposd' "
                     "has no parameter 'nope' (known: alpha, beta, bits, dtype, frac_bits, max_iter, osd_key, "
-                    "osd_order, schedule)"), res.stderr
+                    "osd_order, schedule, heralds)"), res.stderr
 
 
 def test_command_line_names_are_read_only_from_sinter_collect():

@@ -50,7 +50,8 @@ from qdecode.decoders.confidence import ConfidentPrediction, class_codes, correc
 from qdecode.decoders.osd import OPERATIONS_UNIT, bp_operations, other_class_weight
 from qdecode.decoders.params import DecoderEntry, Param, uses_params
 from qdecode.kernels import gf2
-from qdecode.kernels.lsd import LsdGapWeights, LsdOut, LsdParams, LsdProblem, lsd_range
+from qdecode.kernels.herald_priors import ShotPriors, fill_costs
+from qdecode.kernels.lsd import LsdGapWeights, LsdOut, LsdParams, LsdProblem, lsd_range, lsd_shot_weights_range
 from qdecode.kernels.osd import METHOD_CS, METHOD_E
 from qdecode.kernels.threads import run_ranges
 from qdecode.problem import DecodingProblem
@@ -130,6 +131,7 @@ class BpLsdDecoder(Decoder):
     """
 
     has_confidence = True
+    takes_shot_priors = True
     work_unit = OPERATIONS_UNIT
 
     def __init__(self, problem: DecodingProblem, *, lsd_order: int, lsd_method: str, bits_per_step: int,
@@ -261,6 +263,28 @@ class BpLsdDecoder(Decoder):
     def predict_observables_batch(self, syndromes: np.ndarray) -> np.ndarray:
         return observables_from_errors(self.decode_batch(syndromes), self.problem)
 
+    def predict_observables_with_priors(self, syndromes: np.ndarray, priors: ShotPriors) -> np.ndarray:
+        """:meth:`predict_observables_batch` with per-shot priors (:meth:`Decoder.predict_observables_with_priors`):
+        BP starts from each shot's LLRs and LSD costs its bits ``ln(1/p)`` with the shot's priors
+        (:func:`~qdecode.kernels.lsd.lsd_shot_weights_range`)."""
+        s = check_syndromes(syndromes, self.problem.num_detectors)
+        S, n = s.shape[0], self.problem.num_errors
+        hard, post, conv, iters = self.bp._run(self.bp.shot_llrs(priors, 0, S), s, True, self.history)
+        failed = ~conv
+        status = np.ones(S, dtype=np.uint8)
+        lsd_work = np.zeros(S, dtype=np.int64)
+        if failed.any():
+            weights = np.empty((S, n), dtype=np.float64)
+            fill_costs(self._lsd_problem.weights, priors, weights)
+            params = LsdParams(self.bits_per_step, LSD_METHODS[self.lsd_method], self.lsd_order, self.lsd_grow)
+            out = LsdOut(hard, status, lsd_work, *_NOT_WANTED)
+            run_ranges(lsd_shot_weights_range, (self._lsd_problem, weights, s, np.ascontiguousarray(post, np.float64),
+                                                failed, params, out), S, self.threads)
+        self.last_info = DecodeInfo(converged=conv, iterations=iters,
+                                    extra={"lsd": failed, "lsd_failed": status == 0},
+                                    work=bp_operations(iters, self.problem.H) + lsd_work)
+        return observables_from_errors(hard, self.problem)
+
 
 #: :class:`~qdecode.kernels.lsd.LsdOut`'s optional fields, not wanted (cluster norm, then the gap's three)
 _NOT_WANTED = (np.zeros(0), np.zeros(0), np.zeros(0, dtype=np.uint64), np.zeros(0))
@@ -277,10 +301,10 @@ def _bpuf(problem: DecodingProblem, **bp) -> BpLsdDecoder:
 
 
 ENTRIES = {
-    "bplsd": DecoderEntry("bplsd", BpLsdDecoder, BPLSD_PARAMS, has_confidence=True,
+    "bplsd": DecoderEntry("bplsd", BpLsdDecoder, BPLSD_PARAMS, has_confidence=True, takes_shot_priors=True,
                           doc="min-sum BP + localized statistics decoding (LSD-0, or in-cluster OSD-CS) on "
                               "non-converged shots"),
-    "bpuf": DecoderEntry("bpuf", _bpuf, BPUF_PARAMS, has_confidence=True,
+    "bpuf": DecoderEntry("bpuf", _bpuf, BPUF_PARAMS, has_confidence=True, takes_shot_priors=True,
                          doc="min-sum BP + union-find on the Tanner graph (belief-find, inversion form) on "
                              "non-converged shots; any check matrix"),
 }

@@ -93,6 +93,7 @@ from qdecode.kernels.relay_lanes_narrow import (
     relay_i8_accepts,
     relay_lanes_i8_gap_range,
     relay_lanes_i8_range,
+    relay_lanes_i8_shot_priors_range,
 )
 from qdecode.kernels.threads import run_dynamic, run_ranges
 from qdecode.problem import DecodingProblem
@@ -304,6 +305,7 @@ class RelayBpDecoder(Decoder):
         self.i8_lanes = relay_i8_accepts(self.var_ptr, max_check_degree, self.prior_llr, self.gamma0, lo, hi,
                                          self.gammas, GAMMA_FRAC_BITS, self.msg_lim, self.post_lim, self.alpha_num,
                                          ALPHA_SHIFT)
+        self._max_check_degree = max_check_degree
         self.ensemble = _int_param(ensemble, "ensemble", 1)
         if self.ensemble > MAX_CHAINS:
             raise DecoderInputError(f"ensemble must be an integer in 1..{MAX_CHAINS}, got {ensemble!r}")
@@ -420,15 +422,24 @@ class RelayBpDecoder(Decoder):
         self.last_info = self._info(*(np.concatenate(x) for x in zip(*parts)))
         return out
 
+    def _i8_accepts(self, llr0: np.ndarray) -> bool:
+        """Whether the 8-bit lanes compute exactly what the scalar kernel computes with these per-shot priors
+        (:func:`~qdecode.kernels.relay_lanes_narrow.relay_i8_accepts` on every row at once)."""
+        lo, hi = self.gamma_interval
+        return relay_i8_accepts(self.var_ptr, self._max_check_degree, llr0.ravel(), self.gamma0, lo, hi, self.gammas,
+                                GAMMA_FRAC_BITS, self.msg_lim, self.post_lim, self.alpha_num, ALPHA_SHIFT)
+
     @property
     def takes_shot_priors(self) -> bool:
-        """Per-shot priors run on the scalar kernel (:func:`~qdecode.kernels.relay.relay_shot_priors_range`);
-        an ensemble (``ensemble > 1``) takes none."""
+        """Per-shot priors run on the 8-bit lanes where the plain path does (each lane with its shot's priors,
+        :func:`~qdecode.kernels.relay_lanes_narrow.relay_lanes_i8_shot_priors_range`), else on the scalar kernel
+        (:func:`~qdecode.kernels.relay.relay_shot_priors_range`), bit-identical; an ensemble (``ensemble > 1``)
+        takes none."""
         return self.ensemble == 1
 
     def predict_observables_with_priors(self, syndromes: np.ndarray, priors: ShotPriors) -> np.ndarray:
         """:meth:`predict_observables_batch` with per-shot priors (:meth:`Decoder.predict_observables_with_priors`):
-        the scalar kernel with each shot's LLRs (quantised as the decoder's) and weights."""
+        each shot's LLRs (quantised as the decoder's) and weights, on the kernels :attr:`takes_shot_priors` names."""
         if not self.takes_shot_priors:
             raise DecoderCapabilityError("relay-bp: an ensemble takes no per-shot priors")
         s = check_syndromes(syndromes, self.problem.num_detectors)
@@ -442,8 +453,12 @@ class RelayBpDecoder(Decoder):
             llr0 = np.ascontiguousarray(self.format.quantize(wllr))
             r = RelayOut(np.zeros((b - a, n), np.uint8), np.zeros(b - a, np.bool_), np.zeros(b - a, np.int32),
                          np.zeros(b - a, np.int32), np.zeros(b - a, np.float64))
-            run_dynamic(relay_shot_priors_range, (graph, sched, arith, seed, llr0, wllr, s[a:b], r), b - a,
-                        self.threads)
+            if b - a >= MIN_LANE_SHOTS and self.i8_lanes and self._i8_accepts(llr0):
+                run_ranges(relay_lanes_i8_shot_priors_range, (graph, sched, arith, seed, llr0, wllr, s[a:b], r,
+                                                              RELAY_NARROW_LANES), b - a, self.threads)
+            else:
+                run_dynamic(relay_shot_priors_range, (graph, sched, arith, seed, llr0, wllr, s[a:b], r), b - a,
+                            self.threads)
             out[a:b] = observables_from_errors(r.hard, self.problem)
             parts.append((r.converged, r.iterations, r.legs, r.weight, r.iterations))
         self.last_info = self._info(*(np.concatenate(x) for x in zip(*parts)))

@@ -605,15 +605,23 @@ def lsd_range(problem, syndromes, keys, mask, params, out, gap, start, stop):
     shots are written); ``gap``: :class:`LsdGapWeights` (then ``out.weight``, ``code`` and
     ``weight_other`` are written too), or ``None``."""
     if gap is None:
-        _lsd_shots(problem, syndromes, keys, mask, params, out, None, start, stop)
+        _lsd_shots(problem, None, syndromes, keys, mask, params, out, None, start, stop)
     else:
         track = LsdGapTrack(gap.class_code, gap.wgap, np.full(2, np.inf), np.zeros(1, dtype=np.uint64))
-        _lsd_shots(problem, syndromes, keys, mask, params, out, track, start, stop)
+        _lsd_shots(problem, None, syndromes, keys, mask, params, out, track, start, stop)
 
 
 @numba.njit(cache=True, nogil=True)
-def _lsd_shots(problem, syndromes, keys, mask, params, out, track, start, stop):
-    """The loop of :func:`lsd_range`, with ``track`` an :class:`LsdGapTrack` or ``None``."""
+def lsd_shot_weights_range(problem, shot_weights, syndromes, keys, mask, params, out, start, stop):
+    """:func:`lsd_range` without the gap, each shot with its own costs: row ``s`` of ``shot_weights`` (float64
+    ``(S, n)``, ``ln(1/p)`` of the shot's priors, e.g. after heralds fired) stands for ``problem.weights``."""
+    _lsd_shots(problem, shot_weights, syndromes, keys, mask, params, out, None, start, stop)
+
+
+@numba.njit(cache=True, nogil=True)
+def _lsd_shots(problem, shot_weights, syndromes, keys, mask, params, out, track, start, stop):
+    """The loop of :func:`lsd_range`, with ``track`` an :class:`LsdGapTrack` or ``None``, and ``shot_weights``
+    (``(S, n)``: each shot's costs) or ``None`` (``problem.weights`` for every shot)."""
     m = syndromes.shape[1]
     n = problem.col_ptr.shape[0] - 1
     st = lsd_scratch(m, n)
@@ -624,7 +632,13 @@ def _lsd_shots(problem, syndromes, keys, mask, params, out, track, start, stop):
             continue
         for j in range(n):
             out.decision[s, j] = 0
-        out.status[s] = 1 if lsd_solve(problem, syndromes[s], keys[s], params, out.decision[s], st, track) else 0
+        if shot_weights is None:
+            ok = lsd_solve(problem, syndromes[s], keys[s], params, out.decision[s], st, track)
+        else:
+            shot = LsdProblem(problem.col_ptr, problem.row_idx, problem.chk_ptr, problem.chk_var, problem.colbits,
+                              shot_weights[s])
+            ok = lsd_solve(shot, syndromes[s], keys[s], params, out.decision[s], st, track)
+        out.status[s] = 1 if ok else 0
         if want_work:
             out.work[s] = st.ops[0] + n  # the decision cleared
         if want_norm:

@@ -62,7 +62,15 @@ from numba.extending import overload
 
 from qdecode.kernels.arith import clip, numba_scalar, wrap_int64
 from qdecode.kernels.clock import ticks
-from qdecode.kernels.minsum import check_magnitude, flip_decision, fold_min, negative, new_prior_state, signed
+from qdecode.kernels.minsum import (
+    check_magnitude,
+    flip_decision,
+    fold_min,
+    negative,
+    new_prior_state,
+    prior_state,
+    signed,
+)
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -546,6 +554,13 @@ def relay_decode_range(graph, sched, arith, seed, syndromes, out, start, stop):
 
 
 @numba.njit(cache=True, nogil=True)
+def shot_prior_state(llr0, var_ptr, var_chks, msg_lim, work):
+    """Refill ``work``'s check state of ``nu = lambda`` (:class:`RelayWork`, made by :func:`make_relay_work` for
+    the problem's own priors) for a shot's priors ``llr0`` (per-shot priors: every leg restarts from it)."""
+    prior_state(var_ptr, var_chks, llr0, msg_lim, work.sgn0, work.min1_0, work.min2_0, work.arg0, work.par0)
+
+
+@numba.njit(cache=True, nogil=True)
 def relay_shot_priors_range(graph, sched, arith, seed, shot_llr0, shot_wllr, syndromes, out, start, stop):
     """:func:`relay_decode_range` with each shot's own priors: rows ``s`` of ``shot_llr0`` (``(S, n)``, the
     message dtype) and ``shot_wllr`` (``(S, n)`` float64) stand for ``graph.llr0`` and ``graph.wllr`` in shot ``s``
@@ -556,6 +571,7 @@ def relay_shot_priors_range(graph, sched, arith, seed, shot_llr0, shot_wllr, syn
     trail = no_trail()
     for s in range(start, stop):
         shot_graph = RelayGraph(graph.var_ptr, graph.var_chks, shot_llr0[s], shot_wllr[s])
+        shot_prior_state(shot_llr0[s], graph.var_ptr, graph.var_chks, arith.msg_lim, work)
         key = shot_key(seed, syndromes[s])
         ok, its, lr, w = relay_decode_traced(shot_graph, sched, arith, syndromes[s], key, work, out.hard[s], sols,
                                              trail)

@@ -52,6 +52,7 @@ from typing import NamedTuple
 
 import numba
 import numpy as np
+from numba.extending import overload
 
 from qdecode.kernels.minsum import fold_min
 from qdecode.kernels.minsum_lanes_narrow import (
@@ -70,12 +71,14 @@ from qdecode.kernels.minsum_lanes_narrow import (
     select_int,
 )
 from qdecode.kernels.relay import (
+    RelayGraph,
     RelaySolutions,
     draw_gammas,
     make_relay_work,
     no_solutions,
     relay_decode,
     shot_key,
+    shot_prior_state,
     solutions_gap,
 )
 from qdecode.kernels.relay_lanes import (
@@ -91,6 +94,21 @@ from qdecode.kernels.relay_lanes import (
 
 #: lane count of the 8-bit Relay-BP kernel (a sweep is compiled for exactly this many lanes)
 RELAY_NARROW_LANES = 64
+
+
+def at_lane(a, i, w):
+    """``a[i]`` of an array shared by every lane, ``a[i, w]`` of a per-lane one (``(.., W)``): the channel priors,
+    the template's check state and edge signs, which are per lane where each shot has its own priors
+    (:func:`relay_lanes_i8_shot_priors_range`). Chosen at compile time (:func:`numba.extending.overload`), so the
+    shared case compiles to the plain load it was (inlined by LLVM; numba's IR inlining of it gave wrong sweeps)."""
+    return a[i] if a.ndim == 1 else a[i, w]
+
+
+@overload(at_lane)
+def _at_lane_overload(a, i, w):
+    if a.ndim == 1:
+        return lambda a, i, w: a[i]
+    return lambda a, i, w: a[i, w]
 
 I16 = np.int16
 I32 = np.int32
@@ -165,11 +183,11 @@ class RelaySweep(NamedTuple):
     """Everything a sweep reads or writes besides the two check states."""
 
     graph: NarrowGraph
-    lam: np.ndarray  # (n,) int16: channel priors
+    lam: np.ndarray  # (n,) int16: channel priors; (n, W): each lane's (per-shot priors)
     prm: RelayParams
     lanes: RelayLanes
-    tmpl: NarrowCheckState  # (m,) arrays: check state of nu = lambda with a zero syndrome
-    tsgn: np.ndarray  # (nnz,) uint8: its edge signs
+    tmpl: NarrowCheckState  # (m,) arrays: check state of nu = lambda with a zero syndrome; (m, W): per lane
+    tsgn: np.ndarray  # (nnz,) uint8: its edge signs; (nnz, W): per lane
     scratch: NarrowScratch
 
 
@@ -198,17 +216,13 @@ def _sweep_body(W, cur, nxt, sw):
     zc = U8(0)
     zs = I16(0)
     for i in range(m):  # check pass: outgoing magnitudes of the current state; reset the next one
-        tm1 = t_m1[i]
-        tm2 = t_m2[i]
-        ta = t_ag[i]
-        tp = t_pa[i]
         for w in range(W):
             b = syn[i, w]
             f = fresh[w]
-            x = blend_u8(f, tm1, m1c[i, w])
-            y = blend_u8(f, tm2, m2c[i, w])
-            agc[i, w] = blend_u8(f, ta, agc[i, w])
-            pac[i, w] = blend_u8(f, U8(tp ^ b), pac[i, w])
+            x = blend_u8(f, at_lane(t_m1, i, w), m1c[i, w])
+            y = blend_u8(f, at_lane(t_m2, i, w), m2c[i, w])
+            agc[i, w] = blend_u8(f, at_lane(t_ag, i, w), agc[i, w])
+            pac[i, w] = blend_u8(f, U8(at_lane(t_pa, i, w) ^ b), pac[i, w])
             o1[i, w] = scale_int(x, num, shift, Z32, ml32, zc)
             o2[i, w] = scale_int(y, num, shift, Z32, ml32, zc)
             m1n[i, w] = mlu
@@ -219,10 +233,9 @@ def _sweep_body(W, cur, nxt, sw):
     for j in range(n):
         lo_k = var_ptr[j]
         hi_k = var_ptr[j + 1]
-        lj = I32(lam[j])
         for w in range(W):  # memory prior b_j, saturated
             g = I32(gnum[j, w])
-            acc = I32(I32(lj * I32(gone - g)) + I32(I32(post[j, w]) * g))
+            acc = I32(I32(I32(at_lane(lam, j, w)) * I32(gone - g)) + I32(I32(post[j, w]) * g))
             b = I32(I32(acc + ghalf) >> gshift)
             b = min(max(b, I32(-pl32)), pl32)
             total[w] = I16(b)
@@ -230,10 +243,9 @@ def _sweep_body(W, cur, nxt, sw):
             i = var_chks[k]
             s = slot[k]
             t = k - lo_k
-            ts = tsgn[k]
             for w in range(W):
                 mag = select_int(agc[i, w] == s, I16(o2[i, w]), I16(o1[i, w]))
-                c = negate_if(mag, U8(pac[i, w] ^ blend_u8(fresh[w], ts, sgn[k, w])))
+                c = negate_if(mag, U8(pac[i, w] ^ blend_u8(fresh[w], at_lane(tsgn, k, w), sgn[k, w])))
                 cbuf[t, w] = c
                 total[w] = I16(total[w] + c)
         for w in range(W):
@@ -334,12 +346,22 @@ def relay_sweep(width, cur, nxt, sw):
 def relay_template(var_ptr, var_chks, slot, lam, ml32, m):
     """Check state and edge signs of ``nu = lambda`` with a zero syndrome: ``(NarrowCheckState of (m,) uint8
     arrays, (nnz,) uint8 signs)``."""
-    n = var_ptr.shape[0] - 1
-    m1 = np.full(m, U8(ml32), dtype=np.uint8)
-    pa = np.zeros(m, dtype=np.uint8)
-    m2 = np.full(m, U8(ml32), dtype=np.uint8)
-    ag = np.full(m, U255, dtype=np.uint8)
+    tmpl = NarrowCheckState(np.zeros(m, dtype=np.uint8), np.zeros(m, dtype=np.uint8), np.zeros(m, dtype=np.uint8),
+                            np.zeros(m, dtype=np.uint8))
     sgn = np.zeros(var_chks.shape[0], dtype=np.uint8)
+    fill_template(var_ptr, var_chks, slot, lam, ml32, tmpl.min1, tmpl.min2, tmpl.arg, tmpl.par, sgn)
+    return tmpl, sgn
+
+
+@numba.njit(cache=True, nogil=True)
+def fill_template(var_ptr, var_chks, slot, lam, ml32, m1, m2, ag, pa, sgn):
+    """:func:`relay_template` into given ``(m,)`` arrays (``m1, m2, ag, pa``: the check state) and ``(nnz,)``
+    signs, e.g. one lane's columns of per-lane templates."""
+    n = var_ptr.shape[0] - 1
+    m1[:] = U8(ml32)
+    m2[:] = U8(ml32)
+    ag[:] = U255
+    pa[:] = 0
     for j in range(n):
         x = min(max(I32(lam[j]), -ml32), ml32)
         neg = U8(x <= 0)
@@ -352,7 +374,6 @@ def relay_template(var_ptr, var_chks, slot, lam, ml32, m):
             m1[i] = r1
             m2[i] = r2
             ag[i] = ra
-    return NarrowCheckState(m1, m2, ag, pa), sgn
 
 
 @numba.njit(cache=True, nogil=True)
@@ -363,9 +384,51 @@ def make_relay_sweep(graph, arith, m, W):
     :class:`~qdecode.kernels.relay.RelayGraph` of integer priors; ``arith``: its
     :class:`~qdecode.kernels.relay.MessageArith` (:func:`relay_i8_accepts` holds). Raises ``ValueError`` for a
     check degree above 255."""
-    var_ptr, var_chks, llr0 = graph.var_ptr, graph.var_chks, graph.llr0
+    ng, prm, parts = _sweep_parts(graph, arith, m, W)
+    n = graph.llr0.shape[0]
+    lam = np.zeros(n, dtype=np.int16)
+    for j in range(n):
+        lam[j] = I16(graph.llr0[j])
+    tmpl, tsgn = relay_template(ng.var_ptr, ng.var_chks, ng.slot, lam, prm.ml32, m)
+    ln, scratch, st_a, st_b = parts
+    return RelaySweep(ng, lam, prm, ln, tmpl, tsgn, scratch), st_a, st_b
+
+
+@numba.njit(cache=True, nogil=True)
+def make_per_lane_relay_sweep(graph, arith, m, W):
+    """:func:`make_relay_sweep` whose priors, template and template signs are ``(.., W)`` arrays, one column per
+    lane, each filled with its lane's shot by :func:`load_lane_priors` (``graph.llr0`` is not read)."""
+    ng, prm, parts = _sweep_parts(graph, arith, m, W)
+    n, nnz = graph.var_ptr.shape[0] - 1, graph.var_chks.shape[0]
+    tmpl = NarrowCheckState(np.zeros((m, W), dtype=np.uint8), np.zeros((m, W), dtype=np.uint8),
+                            np.zeros((m, W), dtype=np.uint8), np.zeros((m, W), dtype=np.uint8))
+    ln, scratch, st_a, st_b = parts
+    return (RelaySweep(ng, np.zeros((n, W), dtype=np.int16), prm, ln, tmpl, np.zeros((nnz, W), dtype=np.uint8),
+                       scratch), st_a, st_b)
+
+
+def sweep_for(graph, arith, m, W, shot_priors):
+    """:func:`make_relay_sweep` where ``shot_priors`` is None, else :func:`make_per_lane_relay_sweep`: chosen by
+    the argument's type at compile time (numba types both branches of an ``is None`` test on a value that is not
+    None, and the two sweeps' types differ)."""
+    if shot_priors is None:
+        return make_relay_sweep(graph, arith, m, W)
+    return make_per_lane_relay_sweep(graph, arith, m, W)
+
+
+@overload(sweep_for)
+def _sweep_for_overload(graph, arith, m, W, shot_priors):
+    if isinstance(shot_priors, (numba.types.NoneType, numba.types.Omitted)):
+        return lambda graph, arith, m, W, shot_priors: make_relay_sweep(graph, arith, m, W)
+    return lambda graph, arith, m, W, shot_priors: make_per_lane_relay_sweep(graph, arith, m, W)
+
+
+@numba.njit(cache=True, nogil=True)
+def _sweep_parts(graph, arith, m, W):
+    """What both sweep makers share: ``(NarrowGraph, RelayParams, (RelayLanes, NarrowScratch, st_a, st_b))``."""
+    var_ptr, var_chks = graph.var_ptr, graph.var_chks
     gshift = arith.gamma_shift
-    n = llr0.shape[0]
+    n = var_ptr.shape[0] - 1
     nnz = var_chks.shape[0]
     slot, maxcdeg, maxvdeg = edge_slots(var_ptr, var_chks, m)
     if maxcdeg > 255:
@@ -374,10 +437,6 @@ def make_relay_sweep(graph, arith, m, W):
     pl32 = I32(arith.post_lim)
     prm = RelayParams(I32(arith.alpha_num), I32(arith.alpha_shift), ml32, I16(ml32), U8(ml32), I16(pl32), pl32,
                       I32(1 << gshift), I32(1 << (gshift - 1)), I32(gshift))
-    lam = np.zeros(n, dtype=np.int16)
-    for j in range(n):
-        lam[j] = I16(llr0[j])
-    tmpl, tsgn = relay_template(var_ptr, var_chks, slot, lam, ml32, m)
     st_a = NarrowCheckState(np.zeros((m, W), dtype=np.uint8), np.zeros((m, W), dtype=np.uint8),
                             np.zeros((m, W), dtype=np.uint8), np.zeros((m, W), dtype=np.uint8))
     st_b = NarrowCheckState(np.zeros((m, W), dtype=np.uint8), np.zeros((m, W), dtype=np.uint8),
@@ -389,7 +448,7 @@ def make_relay_sweep(graph, arith, m, W):
     scratch = NarrowScratch(np.zeros((m, W), dtype=np.uint8), np.zeros((m, W), dtype=np.uint8),
                             np.zeros((m, W), dtype=np.uint8), np.zeros(W, dtype=np.int16),
                             np.zeros((maxvdeg, W), dtype=np.int16))
-    return RelaySweep(NarrowGraph(var_ptr, var_chks, slot), lam, prm, ln, tmpl, tsgn, scratch), st_a, st_b
+    return NarrowGraph(var_ptr, var_chks, slot), prm, (ln, scratch, st_a, st_b)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -414,11 +473,38 @@ def _load_shot(w, s, seed, syndromes, lam, g0n, ln, ct):
     m = syndromes.shape[1]
     for i in range(m):
         syn[i, w] = U8(syndromes[s, i] & U1)
-    for j in range(lam.shape[0]):
-        post[j, w] = lam[j]
+    for j in range(post.shape[0]):
+        post[j, w] = at_lane(lam, j, w)
         gnum[j, w] = g0n
     fresh[w] = 1
     start_lane_counters(w, s, shot_key(seed, syndromes[s]), ct)
+
+
+@numba.njit(cache=True, nogil=True)
+def load_lane_priors(w, s, shot_llr0, sw):
+    """Shot ``s``'s priors (row ``s`` of ``shot_llr0``, integers) into lane ``w`` of a per-lane
+    :class:`RelaySweep` ``sw``, and the lane's template (:func:`fill_template`)."""
+    lam, tmpl = sw.lam, sw.tmpl
+    for j in range(lam.shape[0]):
+        lam[j, w] = I16(shot_llr0[s, j])
+    g = sw.graph
+    fill_template(g.var_ptr, g.var_chks, g.slot, lam[:, w], sw.prm.ml32, tmpl.min1[:, w], tmpl.min2[:, w],
+                  tmpl.arg[:, w], tmpl.par[:, w], sw.tsgn[:, w])
+
+
+@numba.njit(cache=True, nogil=True)
+def move_lane_priors(src, dst, sw):
+    """Copy lane ``src``'s priors and template to lane ``dst`` (a per-lane :class:`RelaySweep`)."""
+    lam, tmpl, tsgn = sw.lam, sw.tmpl, sw.tsgn
+    for j in range(lam.shape[0]):
+        lam[j, dst] = lam[j, src]
+    for i in range(tmpl.min1.shape[0]):
+        tmpl.min1[i, dst] = tmpl.min1[i, src]
+        tmpl.min2[i, dst] = tmpl.min2[i, src]
+        tmpl.arg[i, dst] = tmpl.arg[i, src]
+        tmpl.par[i, dst] = tmpl.par[i, src]
+    for k in range(tsgn.shape[0]):
+        tsgn[k, dst] = tsgn[k, src]
 
 
 @numba.njit(cache=True, nogil=True)
@@ -464,13 +550,14 @@ def _move_lane(src, dst, cur, ln, ct, sols):
 
 
 @numba.njit(cache=True, nogil=True)
-def _finish_on_scalar(graph, sched, arith, syndromes, ct, nact, out, sols):
+def _finish_on_scalar(graph, sched, arith, syndromes, ct, nact, out, sols, shot_priors):
     """The shots of lanes ``0:nact`` decoded again from the start by :func:`~qdecode.kernels.relay.relay_decode`
     into their rows of ``out`` (:class:`~qdecode.kernels.relay.RelayOut`): a shot's outputs depend only on
     (seed, syndrome), so the result is the lanes' result. With ``sols`` (a
     :class:`~qdecode.kernels.relay_lanes.LaneSolutions`, else ``None``) ``out`` is a
     :class:`~qdecode.kernels.relay.RelayGapOut` and each shot's gap is written as
-    :func:`~qdecode.kernels.relay.relay_gap_range` writes it."""
+    :func:`~qdecode.kernels.relay.relay_gap_range` writes it. ``shot_priors``: ``None``, or ``(shot_llr0,
+    shot_wllr)`` whose rows are each shot's ``graph.llr0`` and ``graph.wllr``."""
     work = make_relay_work(graph, arith.msg_lim, syndromes.shape[1])
     if sols is None:
         rec = no_solutions()
@@ -480,7 +567,12 @@ def _finish_on_scalar(graph, sched, arith, syndromes, ct, nact, out, sols):
                              np.zeros(1, np.int64))
     for w in range(nact):
         s = ct.shot[w]
-        ok, its, lr, wt = relay_decode(graph, sched, arith, syndromes[s], ct.key[w], work, out.hard[s], rec)
+        if shot_priors is None:
+            ok, its, lr, wt = relay_decode(graph, sched, arith, syndromes[s], ct.key[w], work, out.hard[s], rec)
+        else:
+            shot_graph = RelayGraph(graph.var_ptr, graph.var_chks, shot_priors[0][s], shot_priors[1][s])
+            shot_prior_state(shot_priors[0][s], graph.var_ptr, graph.var_chks, arith.msg_lim, work)
+            ok, its, lr, wt = relay_decode(shot_graph, sched, arith, syndromes[s], ct.key[w], work, out.hard[s], rec)
         out.converged[s] = ok
         out.iterations[s] = its
         out.legs[s] = lr
@@ -500,7 +592,18 @@ def relay_lanes_i8_range(graph, sched, arith, seed, syndromes, out, lanes, start
     integer messages accepted by :func:`relay_i8_accepts`, plus ``lanes`` (:data:`RELAY_NARROW_LANES`; never
     more lanes than shots are used). Raises ``ValueError`` for a check degree above 255.
     """
-    _lanes_i8(graph, sched, arith, seed, syndromes, out, lanes, None, start, stop)
+    _lanes_i8(graph, sched, arith, seed, syndromes, out, lanes, None, None, start, stop)
+
+
+@numba.njit(cache=True, nogil=True)
+def relay_lanes_i8_shot_priors_range(graph, sched, arith, seed, shot_llr0, shot_wllr, syndromes, out, lanes, start,
+                                     stop):
+    """:func:`relay_lanes_i8_range` with each shot's own priors (releases the GIL): rows ``s`` of ``shot_llr0``
+    (``(S, n)`` integers) and ``shot_wllr`` (``(S, n)`` float64) stand for ``graph.llr0`` and ``graph.wllr``,
+    bit-identical per shot to :func:`~qdecode.kernels.relay.relay_shot_priors_range`. Each lane holds its shot's
+    priors and the template of its ``nu = lambda`` (:func:`make_per_lane_relay_sweep`); :func:`relay_i8_accepts`
+    must hold for every row."""
+    _lanes_i8(graph, sched, arith, seed, syndromes, out, lanes, None, (shot_llr0, shot_wllr), start, stop)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -514,21 +617,22 @@ def relay_lanes_i8_gap_range(graph, sched, arith, seed, syndromes, class_code, o
     (:class:`~qdecode.kernels.relay_lanes.LaneSolutions`, room for ``max(1, stop_after)``).
     """
     sols = make_lane_solutions(class_code, max(1, sched.stop_after), max(1, min(lanes, stop - start)))
-    _lanes_i8(graph, sched, arith, seed, syndromes, out, lanes, sols, start, stop)
+    _lanes_i8(graph, sched, arith, seed, syndromes, out, lanes, sols, None, start, stop)
 
 
 @numba.njit(cache=True, nogil=True)
-def _lanes_i8(graph, sched, arith, seed, syndromes, out, lanes, sols, start, stop):
+def _lanes_i8(graph, sched, arith, seed, syndromes, out, lanes, sols, shot_priors, start, stop):
     """The body of :func:`relay_lanes_i8_range` (``sols`` ``None``: nothing recorded; numba prunes those
-    branches at compile time, an argument's ``is None`` being known) and :func:`relay_lanes_i8_gap_range`
-    (``sols`` a :class:`~qdecode.kernels.relay_lanes.LaneSolutions` of at least the lanes used)."""
-    wllr = graph.wllr
+    branches at compile time, an argument's ``is None`` being known), :func:`relay_lanes_i8_gap_range`
+    (``sols`` a :class:`~qdecode.kernels.relay_lanes.LaneSolutions` of at least the lanes used) and
+    :func:`relay_lanes_i8_shot_priors_range` (``shot_priors`` ``(shot_llr0, shot_wllr)``, else ``None``)."""
+    # long: the persistent-lanes loop (load, sweep, verdicts, drain) shares its lane state and counters
     gshift = arith.gamma_shift
-    n = graph.llr0.shape[0]
+    n = graph.var_ptr.shape[0] - 1
     if stop <= start:
         return
     W = max(1, min(lanes, stop - start))
-    sw, st_a, st_b = make_relay_sweep(graph, arith, syndromes.shape[1], W)
+    sw, st_a, st_b = sweep_for(graph, arith, syndromes.shape[1], W, shot_priors)
     lam, ln = sw.lam, sw.lanes
     g0n, gq = quantised_gammas(sched, gshift, n)
     g1 = np.zeros(n, dtype=np.float64)
@@ -537,6 +641,8 @@ def _lanes_i8(graph, sched, arith, seed, syndromes, out, lanes, sols, start, sto
     ct = make_lane_counters(W)
     nxt_shot = start
     for w in range(W):
+        if shot_priors is not None:
+            load_lane_priors(w, nxt_shot, shot_priors[0], sw)
         _load_shot(w, nxt_shot, seed, syndromes, lam, g0n, ln, ct)
         nxt_shot += 1
     nact = W
@@ -556,6 +662,7 @@ def _lanes_i8(graph, sched, arith, seed, syndromes, out, lanes, sols, start, sto
             fresh[w] = 0
         w = zero
         while w < nact:  # lanes 0:nact are busy; finished legs move on, finished shots retire
+            wllr = graph.wllr if shot_priors is None else shot_priors[1][ct.shot[w]]
             verdict = lane_verdict(w, unsat[w] == 0, hard, wllr, sched, ct, out, sols)
             if verdict == LEG_GOES_ON:
                 w += 1
@@ -564,6 +671,8 @@ def _lanes_i8(graph, sched, arith, seed, syndromes, out, lanes, sols, start, sto
                 fresh[w] = 1
                 w += 1
             elif nxt_shot < stop:  # SHOT_DONE, and a shot waits
+                if shot_priors is not None:
+                    load_lane_priors(w, nxt_shot, shot_priors[0], sw)
                 _load_shot(w, nxt_shot, seed, syndromes, lam, g0n, ln, ct)
                 nxt_shot += 1
                 w += 1
@@ -571,9 +680,11 @@ def _lanes_i8(graph, sched, arith, seed, syndromes, out, lanes, sols, start, sto
                 nact -= 1
                 if w < nact:
                     _move_lane(nact, w, state, ln, ct, sols)
+                    if shot_priors is not None:
+                        move_lane_priors(nact, w, sw)
                 ct.shot[nact] = -1
         if nxt_shot >= stop:  # the drain: the busy lanes are 0:nact
             if 0 < nact <= SCALAR_DRAIN:
-                _finish_on_scalar(graph, sched, arith, syndromes, ct, nact, out, sols)
+                _finish_on_scalar(graph, sched, arith, syndromes, ct, nact, out, sols, shot_priors)
                 return
             width = sweep_width(nact, W)
