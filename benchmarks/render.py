@@ -247,6 +247,22 @@ def heralds() -> str:
                 "failures / blind", "time / blind"], rows)
 
 
+def heralds_threshold() -> str:
+    """One row per erasure fraction: each decoder's finite-size-scaling threshold with its 95 % interval."""
+    data = _json("heralds_threshold.json")["rows"]
+    decoders = list(dict.fromkeys(r["decoder"] for r in data))
+    cell = {(r["decoder"], r["F"]): r for r in data}
+    rows = []
+    for f in sorted({r["F"] for r in data}):
+        row = [f"{f:g}"]
+        for name in decoders:
+            r = cell.get((name, f))
+            row.append("-" if r is None or r["p_th"] != r["p_th"] else
+                       f"{100 * r['p_th']:.2f} % [{100 * r['low']:.2f}, {100 * r['high']:.2f}]")
+        rows.append(row)
+    return _md(["F"] + [f"`{n}`" for n in decoders], rows)
+
+
 def relay_lanes() -> str:
     """One row per decoder: shots/s at each p (ratio to relay-bp 0.2.1's F64 runner) and failures."""
     data = _json("relay_lanes.json")["rows"]
@@ -410,6 +426,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "bp-vs-peers-speed": bp_vs_peers_speed,
     "uf-vs-pymatching": uf_vs_pymatching,
     "heralds": heralds,
+    "heralds-threshold": heralds_threshold,
     **{f"frontier-{p}": (lambda p=p: frontier_table(p)) for p in FRONTIER},
     "frontier-summary": frontier_summary,
     "native-vs-tesseract": native_vs_tesseract,

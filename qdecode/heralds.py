@@ -17,7 +17,9 @@ event, one outcome); everything else is independent. Given the herald bits of a 
   probability ``q_hj = sum of q_i over the mechanisms of M_h that flip it`` (exclusive events add), and its
   prior for the shot is the XOR of its ordinary prior and each fired herald's ``q_hj``:
   ``1 - 2 p_j(shot) = (1 - 2 p_j) prod_{h fired} (1 - 2 q_hj)``. An erased qubit gives 1/2 to the column of
-  its X part (X or Y happened) and 1/2 to its Z part.
+  its X part (X or Y happened) and 1/2 to its Z part. A herald that reads several heralded events (the XOR
+  of their records, as leakage and loss heralded at the next measurement are, :mod:`qdecode.sims.heralded_noise`)
+  is treated the same way: its mechanisms are exclusive to first order in their probabilities.
 
 Heralds are not parity checks: a herald-aware decoder decodes the other detectors with these per-shot
 priors. :class:`Heralds` holds what it needs: the two detector sets and two DEMs over the other detectors

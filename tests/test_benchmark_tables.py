@@ -128,6 +128,21 @@ def gap_discard(d: int, target: float) -> float:
     raise KeyError(d)
 
 
+def herald(d: int, decoder: str, field: str = "failures") -> float:
+    (row,) = [r for r in _json("heralds.json")["rows"] if r["d"] == d and r["decoder"] == decoder
+              and r["circuit"] == "heralded"]
+    return row[field]
+
+
+def herald_threshold(decoder: str, f: float) -> float:
+    (row,) = [r for r in _json("heralds_threshold.json")["rows"] if r["decoder"] == decoder and r["F"] == f]
+    return 100 * row["p_th"]
+
+
+UF8 = "uf[length_steps=8]"
+HERALD_BLIND = "pymatching[heralds=ignore]"
+
+
 def harness_median(path: str, field: str) -> float:
     return statistics.median(_json("harness_overhead.json")["entries"][f"{path}, 1 worker(s)"][field])
 
@@ -181,6 +196,16 @@ CLAIMS: list[tuple[str, str, Callable[[], list[float]], float]] = [
     (README, r"\| 7 \| 0 % \| (\d\.\d+e-\d) ", lambda: [gap_discard(7, 0.0)], 0.005),
     (README, r"\| 7 \| 0\.85 % \(gap >= 4 dB\) \| (\d\.\d+e-\d) ", lambda: [gap_discard(7, 0.01)], 0.005),
     (README, r"\| 7 \| 9\.5 % \(gap >= 24 dB\) \| (\d\.\d+e-\d) ", lambda: [gap_discard(7, 0.10)], 0.005),
+    (README, r"it fails (\d+) times in 20,000 shots at (\d+\.\d) us per shot, against (\d+) for the herald-blind\s+"
+             r"PyMatching at (\d\.\d) us and (\d+) for `bposd` with the heralds as checks at (\d\.\d) ms",
+     lambda: [herald(5, UF8), herald(5, UF8, "us_per_shot"), herald(5, HERALD_BLIND),
+              herald(5, HERALD_BLIND, "us_per_shot"), herald(5, "bposd[heralds=checks]"),
+              herald(5, "bposd[heralds=checks]", "us_per_shot") / 1000], 0.03),
+    (README, r"threshold rises from (\d\.\d+) % at F = 0 to (\d\.\d+) % at F = 0\.98, the herald-blind PyMatching's "
+             r"from\s+(\d\.\d+) % to (\d\.\d+) %",
+     lambda: [herald_threshold("uf[growth=weighted,length_steps=8]", 0.0),
+              herald_threshold("uf[growth=weighted,length_steps=8]", 0.98),
+              herald_threshold(HERALD_BLIND, 0.0), herald_threshold(HERALD_BLIND, 0.98)], 0.01),
     # docstrings
     (BPOSD, r"one thread, (\d\.\d)x the time of :meth:`~BpOsdDecoder.predict_observables_batch` on a distance-5",
      lambda: [confidence("bposd", "gap_us") / confidence("bposd", "plain_us")], 0.04),
@@ -198,6 +223,14 @@ CLAIMS: list[tuple[str, str, Callable[[], list[float]], float]] = [
      lambda: [bp_speed("bb144", "ours1", "ldpc"), bp_speed("bb144", "ours1", "relay"),
               bp_speed("surf7", "ours1", "ldpc"),
               bp_speed("bb144", "bposd_ours", "bposd_ldpc"), bp_speed("surf7", "bposd_ours", "bposd_ldpc")], 0.05),
+    (BENCH, r"`uf\[length_steps=8\]` fails (\d+) times at d = 5 against the herald-blind PyMatching's (\d+), at "
+            r"(\d\.\d+)x its\s+time per shot",
+     lambda: [herald(5, UF8), herald(5, HERALD_BLIND), herald(5, UF8, "us_per_shot") / herald(5, HERALD_BLIND,
+                                                                                             "us_per_shot")], 0.01),
+    (BENCH, r"BP\+OSD (\d\.\d)x faster than\s+with the heralds as checks at d = 5, Relay-BP \(each 8-bit lane "
+            r"with its shot's priors\) (\d\.\d)x faster",
+     lambda: [herald(5, "bposd[heralds=checks]", "us_per_shot") / herald(5, "bposd", "us_per_shot"),
+              herald(5, "relay-bp[heralds=checks]", "us_per_shot") / herald(5, "relay-bp", "us_per_shot")], 0.03),
     (BENCH, r"Target: at least 0\.9x sinter's throughput, met on both paths by the median wall ratio",
      lambda: [] if min(harness_median("catalogue", "wall_ratios"), harness_median("circuit", "wall_ratios")) >= 0.9
      else [float("nan")], 0),
