@@ -144,13 +144,20 @@ class BpOsdDecoder(Decoder):
     def predict_observables_with_priors(self, syndromes: np.ndarray, priors: ShotPriors) -> np.ndarray:
         """:meth:`predict_observables_batch` with per-shot priors (:meth:`Decoder.predict_observables_with_priors`):
         BP starts from each shot's LLRs and OSD costs its columns ``ln(1/p)`` with the shot's priors."""
+        return self._predict(syndromes, priors)
+
+    def _predict(self, syndromes: np.ndarray, priors: ShotPriors | None) -> np.ndarray:
+        """Observables of ``syndromes`` chunk by chunk, with the problem's priors or per-shot ``priors``."""
         s = check_syndromes(syndromes, self.problem.num_detectors)
         out = np.zeros((s.shape[0], self.problem.num_observables), dtype=np.uint8)
         convs, iters, works = _empty_parts()
         for a, b in self._chunks(s.shape[0]):
-            weights = np.empty((b - a, self.problem.num_errors), dtype=np.float64)
-            fill_costs(self.osd.weights, ShotPriors(priors.ptr[a:b + 1], priors.col, priors.prior), weights)
-            hard, conv, it, work = self._decode_chunk(s[a:b], self.bp.shot_llrs(priors, a, b), weights)
+            if priors is None:
+                hard, conv, it, work = self._decode_chunk(s[a:b])
+            else:
+                weights = np.empty((b - a, self.problem.num_errors), dtype=np.float64)
+                fill_costs(self.osd.weights, ShotPriors(priors.ptr[a:b + 1], priors.col, priors.prior), weights)
+                hard, conv, it, work = self._decode_chunk(s[a:b], self.bp.shot_llrs(priors, a, b), weights)
             out[a:b] = observables_from_errors(hard, self.problem)
             convs.append(conv)
             iters.append(it)
@@ -175,17 +182,7 @@ class BpOsdDecoder(Decoder):
         return out
 
     def predict_observables_batch(self, syndromes: np.ndarray) -> np.ndarray:
-        s = check_syndromes(syndromes, self.problem.num_detectors)
-        out = np.zeros((s.shape[0], self.problem.num_observables), dtype=np.uint8)
-        convs, iters, works = _empty_parts()
-        for a, b in self._chunks(s.shape[0]):
-            hard, conv, it, work = self._decode_chunk(s[a:b])
-            out[a:b] = observables_from_errors(hard, self.problem)
-            convs.append(conv)
-            iters.append(it)
-            works.append(work)
-        self.last_info = _info(convs, iters, works)
-        return out
+        return self._predict(syndromes, None)
 
     def predict_with_confidence(self, syndromes: np.ndarray) -> ConfidentPrediction:
         """uint8 ``(S, m)`` -> (uint8 ``(S, k)`` observables, float32 ``(S,)`` gap in dB between OSD's classes).

@@ -77,7 +77,6 @@ class HeraldedDecoder(Decoder):
                 self.uses = "checks"
                 self.inner = build(problem.without_heralds())
         self.work_unit = self.inner.work_unit
-        self.wall_method = "call"
 
     def predict_observables_batch(self, syndromes: np.ndarray) -> np.ndarray:
         """uint8 ``(S, m)`` syndromes of the full problem (heralds included) -> uint8 ``(S, k)`` observables."""

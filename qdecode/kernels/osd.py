@@ -825,29 +825,20 @@ def osd_range(mat, method, order, syndromes, keys, shots, bout, start, stop):
             (``out0`` when it has ``S`` rows).
         start, stop: the range of ``shots``; scratch is allocated once per call.
     """
-    if stop <= start:
-        return
-    m = syndromes.shape[1]
-    n = keys.shape[1]
-    out, out0, status, work = bout.out, bout.out0, bout.status, bout.work
-    scratch = osd_scratch(m, n, mat.rank_h, order)
-    dummy0 = np.empty(n, dtype=np.uint8)
-    write0 = out0.shape[0] == syndromes.shape[0]
-    for q in range(start, stop):
-        s = shots[q]
-        if write0:
-            status[s] = osd_solve(mat.col_ptr, mat.row_idx, mat.colbits, mat.weights, mat.rank_h, method, order,
-                                  syndromes[s], keys[s], out[s], out0[s], scratch)
-        else:
-            status[s] = osd_solve(mat.col_ptr, mat.row_idx, mat.colbits, mat.weights, mat.rank_h, method, order,
-                                  syndromes[s], keys[s], out[s], dummy0, scratch)
-        work[s] = scratch.work[0]
+    _osd_rows(mat, None, method, order, syndromes, keys, shots, bout, start, stop)
 
 
 @numba.njit(cache=True, nogil=True)
 def osd_shot_weights_range(mat, shot_weights, method, order, syndromes, keys, shots, bout, start, stop):
     """:func:`osd_range` with each shot's own column costs: row ``s`` of ``shot_weights`` (float64 ``(S, n)``,
     ``ln(1/p)`` of the shot's priors, e.g. after heralds fired) replaces ``mat.weights`` for shot ``s``."""
+    _osd_rows(mat, shot_weights, method, order, syndromes, keys, shots, bout, start, stop)
+
+
+@numba.njit(cache=True, nogil=True)
+def _osd_rows(mat, shot_weights, method, order, syndromes, keys, shots, bout, start, stop):
+    """The loop of :func:`osd_range` (``shot_weights`` None: ``mat.weights`` for every shot) and
+    :func:`osd_shot_weights_range`."""
     if stop <= start:
         return
     m = syndromes.shape[1]
@@ -858,8 +849,9 @@ def osd_shot_weights_range(mat, shot_weights, method, order, syndromes, keys, sh
     write0 = out0.shape[0] == syndromes.shape[0]
     for q in range(start, stop):
         s = shots[q]
+        weights = mat.weights if shot_weights is None else shot_weights[s]
         row0 = out0[s] if write0 else dummy0
-        status[s] = osd_solve(mat.col_ptr, mat.row_idx, mat.colbits, shot_weights[s], mat.rank_h, method, order,
+        status[s] = osd_solve(mat.col_ptr, mat.row_idx, mat.colbits, weights, mat.rank_h, method, order,
                               syndromes[s], keys[s], out[s], row0, scratch)
         work[s] = scratch.work[0]
 
