@@ -248,8 +248,7 @@ def test_sweep_help_says_what_every_bare_name_means(capsys):
 
 def test_sinter_collect_on_a_heralded_circuit_uses_the_heralds():
     """A circuit with DETECTOR[herald]: sinter derives the DEM and samples the heralds as detection events; the
-    plug-in's uf reads them (per-shot edge lengths) and fails less often than the herald-blind PyMatching
-    (measured: 39 against 251 failures)."""
+    plug-in's uf reads them (per-shot edge lengths) and fails less often than the herald-blind PyMatching."""
     from qdecode.sims.heralded_noise import erasure_convert
 
     circuit = erasure_convert(stim.Circuit.generated("surface_code:rotated_memory_z", distance=3, rounds=3,
