@@ -66,8 +66,9 @@ RULES: list[Rule] = [
     Rule(ERRORS),
     # Kernels are the numba bottom layer: numpy and numba only, nothing else of qdecode, so they
     # can be read, compiled and benchmarked alone. (scipy belongs in the layer that builds inputs.)
-    # llvmlite is numba's own code generator: kernels.clock emits the counter read with it.
-    Rule(("qdecode.kernels.clock",), ok=("qdecode.kernels", "numpy", "numba", "llvmlite")),
+    # llvmlite is numba's own code generator: kernels.clock emits the counter read with it, kernels.arith the
+    # saturating-arithmetic intrinsics (llvm.sadd.sat / llvm.ssub.sat).
+    Rule(("qdecode.kernels.clock", "qdecode.kernels.arith"), ok=("qdecode.kernels", "numpy", "numba", "llvmlite")),
     Rule(("qdecode.kernels*",), ok=("qdecode.kernels", "numpy", "numba")),
     # Codes are data (matrices, generator polynomials, catalogues): nothing above kernels, no
     # circuits (stim), plots or models; a code can be built and inspected without any decoder.

@@ -1,5 +1,9 @@
 """Arithmetic shared by the float and fixed-point kernels (one code path for both).
 
+``sat_add(a, b)`` / ``sat_sub(a, b)`` add and subtract two integers of one type with saturation at that
+type's range (LLVM's ``llvm.sadd.sat`` / ``llvm.ssub.sat``: one ``vpaddsb`` / ``vpsubsb`` per 64 int8 lanes on
+AVX-512, where a widen-clip-narrow sequence costs five instructions at half the width).
+
 ``scale(x, alpha, num, shift)`` multiplies a non-negative magnitude by the min-sum
 scaling factor: ``x * alpha`` for floats, ``(x * num) >> shift`` (truncating) for
 integers, selected at compile time by the type of ``x``. ``clip(x, lim)`` saturates
@@ -17,8 +21,9 @@ from __future__ import annotations
 
 import numba
 import numpy as np
+from llvmlite import ir
 from numba import types
-from numba.extending import overload
+from numba.extending import intrinsic, overload
 
 _INT64_MIN = -(1 << 63)
 
@@ -63,3 +68,73 @@ def clip(x, lim):
     return y if y > -lim else -lim
 
 
+
+
+def as_type_of(x, like):
+    """``x`` cast to the type of the scalar ``like`` (integers wrap, floats truncate toward zero, as numba's
+    casts). The Python body is the reference; jitted code runs :func:`_as_type_of_overload`."""
+    t = np.dtype(type(numba_scalar(like))).type
+    x = numba_scalar(x)
+    if issubclass(t, np.integer) and isinstance(x, (np.integer, np.bool_)):
+        return t(np.int64(x) if isinstance(x, np.bool_) else x)  # numpy scalar -> scalar casts wrap
+    return t(x)
+
+
+@overload(as_type_of, inline="always")
+def _as_type_of_overload(x, like):
+    cast = numba.np.numpy_support.as_dtype(like).type
+    return lambda x, like: cast(x)
+
+
+def _saturate(v, t):
+    """The Python integer ``v`` saturated to the range of the numpy integer type ``t``, as ``t``."""
+    info = np.iinfo(t)
+    return t(min(max(int(v), int(info.min)), int(info.max)))
+
+
+def sat_add(a, b):
+    """``a + b`` saturated to the range of their common signed integer type (``a``, ``b`` numpy integers of one
+    type). The Python body is the reference; jitted code runs ``llvm.sadd.sat`` (:func:`_sat_add_overload`)."""
+    return _saturate(int(a) + int(b), type(a))
+
+
+def sat_sub(a, b):
+    """``a - b`` saturated to the range of their common signed integer type; jitted: ``llvm.ssub.sat``."""
+    return _saturate(int(a) - int(b), type(a))
+
+
+def _sat_intrinsic(name):
+    """An intrinsic ``f(a, b)`` calling ``llvm.<name>.sat`` on two signed integers of one type."""
+
+    @intrinsic
+    def sat_op(typingctx, a, b):
+        if not (isinstance(a, types.Integer) and a.signed and a == b):
+            return None
+        sig = a(a, b)
+
+        def codegen(context, builder, signature, args):
+            ty = context.get_value_type(signature.return_type)
+            fn = builder.module.declare_intrinsic(f"llvm.{name}.sat", [ty], ir.FunctionType(ty, [ty, ty]))
+            return builder.call(fn, args)
+
+        return sig, codegen
+
+    return sat_op
+
+
+_sadd_sat = _sat_intrinsic("sadd")
+_ssub_sat = _sat_intrinsic("ssub")
+
+
+@overload(sat_add)
+def _sat_add_overload(a, b):
+    if isinstance(a, types.Integer) and a.signed and a == b:
+        return lambda a, b: _sadd_sat(a, b)
+    return None
+
+
+@overload(sat_sub)
+def _sat_sub_overload(a, b):
+    if isinstance(a, types.Integer) and a.signed and a == b:
+        return lambda a, b: _ssub_sat(a, b)
+    return None

@@ -54,7 +54,8 @@ from numba import types
 from numba.core.compiler import CompilerBase, DefaultPassBuilder
 from numba.extending import overload
 
-from qdecode.kernels.arith import clip, numba_scalar
+from qdecode.kernels.arith import as_type_of as _as
+from qdecode.kernels.arith import clip
 from qdecode.kernels.minsum import check_magnitude, fold_min
 from qdecode.kernels.minsum_lanes import make_lane_queue, next_shot, retire_lane
 
@@ -283,22 +284,6 @@ def _run_lanes(st_a, st_b, ld, sw, max_iter, start, stop, out):
 # it to int64 and the loop vectoriser would then run 64-bit lanes). Check state ``(min1, min2, arg,
 # parity)`` as the float32 format's: the parity in a byte of its own (packed into the top bit of
 # ``min1`` it cost byte shifts, which AVX2 does not have: ``benchmarks/README.md``, "Lane kernels on AVX2").
-
-
-def _as(x, like):
-    """``x`` cast to the type of the scalar ``like`` (integers wrap, floats truncate toward zero, as numba's
-    casts). The Python body is the reference; jitted code runs :func:`_as_for`."""
-    t = np.dtype(type(numba_scalar(like))).type
-    x = numba_scalar(x)
-    if issubclass(t, np.integer) and isinstance(x, (np.integer, np.bool_)):
-        return t(np.int64(x) if isinstance(x, np.bool_) else x)  # numpy scalar -> scalar casts wrap
-    return t(x)
-
-
-@overload(_as, inline="always")
-def _as_for(x, like):
-    cast = numba.np.numpy_support.as_dtype(like).type
-    return lambda x, like: cast(x)
 
 
 @numba.njit(cache=True, nogil=True, inline="always")

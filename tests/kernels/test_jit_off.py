@@ -2,7 +2,7 @@
 
 With ``NUMBA_DISABLE_JIT=1`` numba's decorators return the plain Python functions, so the kernels run
 as Python; the helpers that jitted code gets through ``numba.extending.overload`` (``arith.scale``,
-``relay.mix_prior``, ``minsum_lanes_narrow._as`` / ``_step`` / ``_coeffs``, the trailing-zero count
+``relay.mix_prior``, ``arith.as_type_of``, ``minsum_lanes_narrow._step`` / ``_coeffs``, the trailing-zero count
 under ``gf2.ctz64``) run their Python bodies, which are the reference (``docs/architecture.md``,
 section 5). This file decodes a tiny problem with every kernel family twice, jitted in this process
 and as Python in a subprocess (this file run as a script), and asserts identical outputs: hard
@@ -213,6 +213,10 @@ STUB_CASES = {
     "_as": [(np.int64(300), np.uint8(0)), (np.int64(-3), np.uint8(0)), (np.int32(70000), np.int16(0)),
             (np.int64(-40000), np.int32(0)), (np.float32(-3.7), np.int32(0)), (np.int64(5), np.float32(0)),
             (np.uint8(200), np.int16(0)), (7, np.uint16(0)), (np.int16(-2), 0)],
+    "sat_add": [(np.int8(100), np.int8(100)), (np.int8(-100), np.int8(-100)), (np.int8(5), np.int8(-7)),
+                (np.int16(30000), np.int16(5000)), (np.int16(-30000), np.int16(-5000)), (np.int16(3), np.int16(4))],
+    "sat_sub": [(np.int8(100), np.int8(-100)), (np.int8(-100), np.int8(100)), (np.int8(5), np.int8(7)),
+                (np.int16(30000), np.int16(-5000)), (np.int16(-30000), np.int16(5000)), (np.int16(3), np.int16(4))],
     "_trailing_zeros64": [(np.uint64(1),), (np.uint64(0),), (np.uint64(2**63),), (np.uint64(0xF0F0_0000_0000),),
                           (np.uint64(12345678912345),)],
 }
@@ -225,9 +229,10 @@ def test_python_bodies_equal_overloads(name):
     import numba
     from numba.np.numpy_support import as_dtype
 
-    from qdecode.kernels import arith, gf2, minsum_lanes_narrow, relay
+    from qdecode.kernels import arith, gf2, relay
 
-    fn = {"scale": arith.scale, "mix_prior": relay.mix_prior, "_as": minsum_lanes_narrow._as,
+    fn = {"scale": arith.scale, "mix_prior": relay.mix_prior, "_as": arith.as_type_of, "sat_add": arith.sat_add,
+          "sat_sub": arith.sat_sub,
           "_trailing_zeros64": gf2._trailing_zeros64}[name]
     twin = _jit_twin(fn, len(STUB_CASES[name][0]))
     for args in STUB_CASES[name]:
