@@ -14,7 +14,15 @@ bivariate-bicycle code of the user's choice (so it works wherever ``--code`` doe
 
 ``A`` and ``B`` are sums of three monomials ``x^a y^b`` (``x3`` = ``x^3``, ``x2y`` = ``x^2 y``,
 ``1``); ``k`` is computed by rank; the distance stays unknown (``None``) unless ``d`` is given.
-A malformed spec raises a one-line ``ValueError``.
+
+A 5G NR LDPC code block (:class:`~qdecode.codes.nr5g.Nr5gCode`, classical) is a spec too::
+
+    nr5g[bg=2,k=512,n=1024]                   # base graph 2, K' = 512 bits, rate-matched to E = 1024
+    nr5g[bg=1,k=8448,n=16896,rv=2,qm=4]       # redundancy version 2, 16QAM bit interleaving
+
+``k`` is the code-block size ``K'`` and ``n`` the rate-matched length ``E`` (what the channel
+carries); optional ``rv`` (0..3, default 0), ``qm`` (1, 2, 4, 6, 8; default 1) and ``nref``
+(limited-buffer ``N_ref``). A malformed spec raises a one-line ``ValueError``.
 """
 
 from __future__ import annotations
@@ -36,7 +44,7 @@ from .toric import repetition_code, toric_code
 
 __all__ = [
     "CatalogEntry", "UnknownCodeError", "CATALOG", "get_code", "get_entry", "list_codes", "code_names",
-    "is_code_spec", "parse_bb_spec",
+    "is_code_spec", "parse_bb_spec", "parse_nr5g_spec",
 ]
 
 
@@ -265,6 +273,7 @@ def code_names() -> list[str]:
 # ------------------------------------------------------------------ user code specs
 _SPEC = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*\[(.*)\]\s*$", re.S)
 _SPEC_EXAMPLE = "bb[l=12,m=6,A=x3+y+y2,B=y3+x+x2]"
+_NR5G_EXAMPLE = "nr5g[bg=2,k=512,n=1024]"
 _SPEC_TIME_LIMIT = 60.0  # seconds for d=exact
 
 
@@ -273,8 +282,8 @@ def is_code_spec(name: object) -> bool:
     return isinstance(name, str) and "[" in name
 
 
-def _spec_error(spec: str, why: str) -> InputError:
-    return InputError(f"bad code spec {spec!r}: {why} (expected e.g. {_SPEC_EXAMPLE})")
+def _spec_error(spec: str, why: str, example: str = _SPEC_EXAMPLE) -> InputError:
+    return InputError(f"bad code spec {spec!r}: {why} (expected e.g. {example})")
 
 
 def _spec_int(spec: str, key: str, value: str) -> int:
@@ -300,7 +309,7 @@ def parse_bb_spec(spec: str) -> dict[str, Any]:
         raise _spec_error(str(spec), "not of the form family[key=value,...]")
     family, body = m.group(1).lower(), m.group(2)
     if family != "bb":
-        raise _spec_error(spec, f"unknown code family {m.group(1)!r} (only 'bb' takes a spec)")
+        raise _spec_error(spec, f"unknown code family {m.group(1)!r} (specs: bb[...], nr5g[...])")
     fields: dict[str, str] = {}
     for part in body.split(","):
         key, eq, value = part.partition("=")
@@ -333,8 +342,72 @@ def parse_bb_spec(spec: str) -> dict[str, Any]:
     return out
 
 
+_NR5G_KEYS = ("bg", "k", "n", "rv", "qm", "nref")
+
+
+def parse_nr5g_spec(spec: str) -> dict[str, int]:
+    """Parse ``nr5g[bg=..,k=..,n=..(,rv=..)(,qm=..)(,nref=..)]`` (keys in any order, any case).
+
+    Returns:
+        ``{"bg", "k", "n", "rv", "qm", "nref"}`` as ints (``rv`` 0 and ``qm`` 1 by default, ``nref``
+        ``None``); the ranges are checked by :class:`~qdecode.codes.nr5g.Nr5gCode`.
+
+    Raises:
+        ValueError: (one line) not an ``nr5g[...]`` spec, a missing / repeated / unknown key, or a
+            value that is not a non-negative integer.
+    """
+    m = _SPEC.match(spec) if isinstance(spec, str) else None
+    if m is None or m.group(1).lower() != "nr5g":
+        raise _spec_error(str(spec), "not of the form nr5g[key=value,...]", _NR5G_EXAMPLE)
+    fields: dict[str, Any] = {}
+    for part in m.group(2).split(","):
+        key, eq, value = (t.strip() for t in part.partition("="))
+        key = key.lower()
+        if not eq or not key or not value:
+            raise _spec_error(spec, f"{part.strip()!r} is not key=value", _NR5G_EXAMPLE)
+        if key not in _NR5G_KEYS:
+            raise _spec_error(spec, f"unknown key {key!r} (keys: {', '.join(_NR5G_KEYS)})", _NR5G_EXAMPLE)
+        if key in fields:
+            raise _spec_error(spec, f"key {key!r} given twice", _NR5G_EXAMPLE)
+        if not re.fullmatch(r"\d+", value):
+            raise _spec_error(spec, f"{key} must be a non-negative integer, got {value!r}", _NR5G_EXAMPLE)
+        fields[key] = int(value)
+    missing = [k for k in ("bg", "k", "n") if k not in fields]
+    if missing:
+        raise _spec_error(spec, f"missing key{'s' if len(missing) > 1 else ''} {', '.join(missing)}", _NR5G_EXAMPLE)
+    return {"rv": 0, "qm": 1, "nref": None, **fields}
+
+
+def _nr5g_entry(spec: str, name: str | None = None) -> CatalogEntry:
+    from .nr5g import Nr5gCode
+
+    p = parse_nr5g_spec(spec)
+    try:
+        code = Nr5gCode.from_params(p["bg"], p["k"], p["n"], rv=p["rv"], Qm=p["qm"], n_ref=p["nref"])
+    except InputError as exc:
+        raise _spec_error(spec, str(exc), _NR5G_EXAMPLE) from None
+    return CatalogEntry(
+        name=name or code.name, kind="classical-linear", family="nr5g", n=code.E, k=code.K, d=None,
+        provenance=f"5G NR LDPC, 3GPP TS 38.212 §5.3.2 (base graph {code.bg}) with rate matching §5.4.2",
+        builder=lambda: code,
+        notes=(f"{code.name}: Z={code.Z} (i_LS={code.i_ls}), {code.n_filler} filler bits, mother code "
+               f"{code.n_mother} columns (2Z punctured), rv={code.rv}, Qm={code.Qm}"),
+        d_source="unknown (not computed)",
+    )
+
+
+# 5G NR LDPC code blocks (builders return qdecode.codes.nr5g.Nr5gCode); any other as a spec nr5g[...].
+CATALOG.update({
+    "nr5g_bg2_512_1024": _nr5g_entry("nr5g[bg=2,k=512,n=1024]", "nr5g_bg2_512_1024"),
+    "nr5g_bg1_6144_12288": _nr5g_entry("nr5g[bg=1,k=6144,n=12288]", "nr5g_bg1_6144_12288"),
+})
+
+
 @functools.lru_cache(maxsize=32)
 def _spec_entry(spec: str) -> CatalogEntry:
+    family = _SPEC.match(spec)
+    if family is not None and family.group(1).lower() == "nr5g":
+        return _nr5g_entry(spec)
     parts = parse_bb_spec(spec)
     l, m, A, B, d = parts["l"], parts["m"], parts["A"], parts["B"], parts["d"]
     canonical = f"bb[l={l},m={m},A={'+'.join(A)},B={'+'.join(B)}" + ("" if d is None else f",d={d}") + "]"
@@ -374,7 +447,8 @@ def get_entry(name: str) -> CatalogEntry:
         return CATALOG[name]
     except (KeyError, TypeError):
         raise UnknownCodeError(
-            f"unknown code {name!r}; valid names: {', '.join(CATALOG)}; or a BB code spec such as {_SPEC_EXAMPLE}"
+            f"unknown code {name!r}; valid names: {', '.join(CATALOG)}; or a code spec such as {_SPEC_EXAMPLE} "
+            f"or {_NR5G_EXAMPLE}"
         ) from None
 
 

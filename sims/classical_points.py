@@ -1,8 +1,9 @@
 """Classical block-code sweep points: code + channel (+ source), sampled and decoded in batches.
 
 A :class:`ClassicalRecipe` names a catalogue code (``bch127_64``, ``rs16_8``, ``polar64_22``, ...)
-and a channel: ``awgn`` (BPSK, ``ebn0`` in dB, rate ``k/n``), ``bsc`` (``p``), ``ge``
-(Gilbert-Elliott with BSC states) or ``ge-awgn`` (Gilbert-Elliott with AWGN states), the latter
+and a channel: ``awgn`` (BPSK, ``ebn0`` in dB, rate ``k/n``; ``channel = {modulation = "16qam"}`` sends
+5G NR's QPSK / 16 / 64 / 256-QAM with max-log LLRs instead, :mod:`qdecode.sims.modulation`), ``bsc`` (``p``),
+``ge`` (Gilbert-Elliott with BSC states) or ``ge-awgn`` (Gilbert-Elliott with AWGN states), the latter
 two with extra parameters (``p_gb``, ``p_bg``, ``eps_good``, ``eps_bad`` / ``delta_db``, ``csi``)
 given as ``channel = {...}`` in a recipe. One batch (:func:`run_classical_batch`):
 
@@ -26,6 +27,9 @@ error count, out of ``8 shots`` for 8-byte blocks). Decoder diagnostics
 >= the transmitted word's): an ML decoder fails on those blocks too, so ``ml_lb / shots`` is a
 lower bound on the ML block error rate (the "ML lower bound" curve of the BLER plots).
 
+5G NR LDPC codes (``nr5g[...]``) transmit their ``E`` rate-matched bits: a block error is any of those wrong
+after decoding, and there is no ``ml_lb`` (:class:`BinaryCode`).
+
 Reed-Solomon codes run on their binary image (``n m`` bits; ``encode_bits``), so the channel,
 the LLRs and the block error are the same for every decoder.
 """
@@ -46,6 +50,7 @@ CHANNELS = ("awgn", "bsc", "ge", "ge-awgn")
 _GE_BSC_KEYS = ("p_gb", "p_bg", "eps_good", "eps_bad", "csi")
 _GE_AWGN_KEYS = ("p_gb", "p_bg", "delta_db", "csi", "reference")
 _GE_REQUIRED = ("p_gb", "p_bg")  # no defaults: the burst statistics are the experiment
+_AWGN_KEYS = ("modulation",)  # 5G NR QAM (qdecode.sims.modulation); BPSK when absent
 
 
 @dataclasses.dataclass(frozen=True)
@@ -55,18 +60,22 @@ class BinaryCode:
     Attributes:
         code: the code object decoders are built from.
         n, k: code length and message bits of the binary view.
-        H: uint8 ``(r, n)`` binary parity checks (codeword test of the ML lower bound).
+        H: uint8 ``(r, n)`` binary parity checks (codeword test of the ML lower bound), or None for a
+            rate-matched code (5G NR LDPC: the transmitted bits are a punctured and shortened view of the
+            mother code, whose checks do not apply to them), which then has no ``ml_lb`` count.
     """
 
     code: Any
     n: int
     k: int
-    H: np.ndarray
+    H: np.ndarray | None
 
     @classmethod
     def of(cls, code: Any) -> "BinaryCode":
         if hasattr(code, "encode_bits") and hasattr(code, "H_bin"):  # Reed-Solomon: binary image
             return cls(code, int(code.n_bits), int(code.k_bits), np.asarray(code.H_bin, dtype=np.uint8))
+        if hasattr(code, "rate_recover"):  # 5G NR LDPC: E transmitted bits of a larger mother code
+            return cls(code, int(code.n), int(code.k), None)
         return cls(code, int(code.n), int(code.k), np.asarray(code.H, dtype=np.uint8))
 
     @property
@@ -92,12 +101,12 @@ def _check_channel(noise: str, ebn0: float | None, p: float | None, channel: dic
     if noise == "ge":
         if p is not None or ebn0 is not None:
             raise InputError("channel 'ge' takes its parameters in channel = {p_gb, p_bg, eps_good, eps_bad, csi}")
-    known = {"ge": _GE_BSC_KEYS, "ge-awgn": _GE_AWGN_KEYS}.get(noise, ())
+    known = {"ge": _GE_BSC_KEYS, "ge-awgn": _GE_AWGN_KEYS, "awgn": _AWGN_KEYS}.get(noise, ())
     unknown = sorted(set(channel) - set(known))
     if unknown:
         raise InputError(f"channel {noise!r} has no parameter {unknown[0]!r}"
                          + (f" (known: {', '.join(known)})" if known else ""))
-    missing = [key for key in _GE_REQUIRED if key not in channel] if known else []
+    missing = [key for key in _GE_REQUIRED if key not in channel] if noise.startswith("ge") else []
     if missing:
         optional = ", ".join(k for k in known if k not in _GE_REQUIRED)
         raise InputError(
@@ -152,6 +161,10 @@ class ClassicalRecipe:
         from qdecode.sims import channels as ch
 
         kw = dict(self.channel)
+        if self.noise == "awgn" and kw.get("modulation", "bpsk") != "bpsk":
+            from qdecode.sims.modulation import NrQamAwgn
+
+            return NrQamAwgn(order=kw["modulation"], ebn0_db=self.ebn0, rate=rate)
         if self.noise == "awgn":
             return ch.BpskAwgn(ebn0_db=self.ebn0, rate=rate)
         if self.noise == "bsc":
@@ -218,7 +231,7 @@ def run_classical_batch(code: BinaryCode, channel, decoder, seed: int | np.rando
     genie = bool(getattr(decoder, "needs_true_context", False))
     if genie and not text:
         raise InputError("a genie-context decoder needs a text source (the true previous bytes)")
-    Ht = np.ascontiguousarray(code.H.T, dtype=np.float32)
+    Ht = None if code.H is None else np.ascontiguousarray(code.H.T, dtype=np.float32)
     left = shots
     while left > 0:
         S = min(left, chunk)
@@ -249,13 +262,13 @@ def run_classical_batch(code: BinaryCode, channel, decoder, seed: int | np.rando
         bit_errors += int(wrong.sum())
         if text:  # systematic codes: the message is the first k bits
             byte_errors += int(np.count_nonzero(bits_to_bytes(dec[:, : code.k]) != bits_to_bytes(msgs)))
-        if block.any():
+        if block.any() and Ht is not None:
             d, c, l_ = dec[block], cw[block], llr[block]
             valid = ~((d.astype(np.float32) @ Ht).astype(np.int64) & 1).any(axis=1)
             better = (l_ * (1.0 - 2.0 * d)).sum(axis=1) >= (l_ * (1.0 - 2.0 * c)).sum(axis=1)
             ml_lb += int((valid & better).sum())
         left -= S
-    counts = {"bit_errors": bit_errors, "ml_lb": ml_lb}
+    counts = {"bit_errors": bit_errors} if Ht is None else {"bit_errors": bit_errors, "ml_lb": ml_lb}
     if text:
         counts["byte_errors"] = byte_errors
     counts.update(extra)

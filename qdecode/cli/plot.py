@@ -256,14 +256,16 @@ def _has_key(rows: Iterable, key: str) -> bool:
 
 
 def classical_references(rows) -> list:
-    """Normal-approximation curves (one per (n, k)) and the ML lower bound (max over decoders of
-    ``ml_lb / shots`` at each (code, Eb/N0)) for block-error plots, as
+    """Normal-approximation curves (one per (n, k)), the ML lower bound (max over decoders of
+    ``ml_lb / shots`` at each (code, Eb/N0)) and the published curves of the rows' codes
+    (:mod:`qdecode.sims.published_curves`, e.g. AFF3CT's) for block-error plots, as
     :class:`~qdecode.sims.plots.Reference` (label, xs, ys, kind, group): the kind names the bound,
     the group ``{"code": ...}`` ties it to its code's marker."""
     import numpy as np
 
     from qdecode.sims.finite_length import na_bler
     from qdecode.sims.plots import Reference
+    from qdecode.sims.published_curves import published_curves_for
 
     refs = []
     by_code: dict[tuple, dict[float, float]] = {}
@@ -289,6 +291,8 @@ def classical_references(rows) -> list:
             pts = sorted(by_code[(code, n, k)].items())
             refs.append(Reference(f"ML lower bound ({code})", [p[0] for p in pts], [p[1] for p in pts],
                                   "ML lower bound", group))
+        for curve in published_curves_for(str(code)):
+            refs.append(Reference(f"{curve.label} ({code})", list(curve.ebn0), list(curve.fer), curve.label, group))
     return refs
 
 

@@ -128,6 +128,11 @@ def _classical() -> Mapping[str, DecoderEntry]:
     return ENTRIES
 
 
+def _qc_ldpc() -> Mapping[str, DecoderEntry]:
+    from qdecode.decoders.qc_ldpc import ENTRIES
+    return ENTRIES
+
+
 def _crisp() -> Mapping[str, DecoderEntry]:
     from qdecode.decoders.crisp import ENTRIES
     return ENTRIES
@@ -194,6 +199,8 @@ BUILTIN_DECODERS: dict[str, Callable[[], Mapping[str, DecoderEntry]]] = {
     "sc": _classical,
     "scl": _classical,
     "sem-osd": _classical,
+    "ldpc-ms": _qc_ldpc,
+    "ldpc-spa": _qc_ldpc,
     "crisp": _crisp,
     "mle": _mle,
     "uf": _union_find,
