@@ -235,11 +235,15 @@ def _decoders_and_metadata(entry: Mapping[str, Any], where: str, required: tuple
 
 
 def is_classical(code: Any) -> bool:
-    """Whether ``code`` names a classical code of the catalogue (a classical point: channel + source, no circuit)."""
-    from qdecode.codes.catalog import CATALOG
+    """Whether ``code`` names a classical code of the catalogue, or a classical spec such as ``nr5g[...]`` (a
+    classical point: channel + source, no circuit)."""
+    from qdecode.codes.catalog import get_entry
 
-    entry = CATALOG.get(str(code))
-    return entry is not None and entry.kind.startswith("classical")
+    try:
+        entry = get_entry(str(code))
+    except InputError:  # not a catalogue name or spec: the caller reports it
+        return False
+    return entry.kind.startswith("classical")
 
 
 def expand_classical(entry: Mapping[str, Any], where: str, decoders: list[DecoderSpec],

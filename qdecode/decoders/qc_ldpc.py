@@ -9,9 +9,12 @@ those).
 
 * ``ldpc-ms``: min-sum on lanes of frames (:mod:`qdecode.kernels.qc_minsum`): layered or flooding schedule, offset
   (OMS) or normalised (NMS) correction, 8-bit (64 frames per vector) or 16-bit (32) saturating fixed point with
-  ``frac_bits`` fractional bits: ``llr_q = clip(round(llr * 2^frac_bits), +-lim)``, ``lim = 2^(bits-1) - 1``,
-  fillers at ``+lim``, check-to-variable messages at most ``2^(bits-3) - 1`` (:mod:`qdecode.kernels.qc_minsum`:
-  why); the OMS offset ``beta`` (LLR units) becomes ``round(beta * 2^frac_bits)`` steps and the NMS factor
+  ``frac_bits`` fractional bits: posteriors within ``lim = 2^(bits-1) - 1`` steps, check-to-variable messages
+  within ``msg_lim = 2^(bits-3) - 1`` (:mod:`qdecode.kernels.qc_minsum`: why), channel LLRs
+  ``clip(round(llr * 2^frac_bits), +-(o(msg_lim) - 1))`` (``o`` the OMS / NMS correction: the largest message) so
+  that one check message can overturn any channel value (with channel LLRs up to ``lim``, a wrong degree-1 parity
+  bit with a large channel LLR stayed wrong: ``tests/decoders/test_qc_ldpc.py`` decodes 512 frames at 8 dB), fillers
+  at ``+lim``; the OMS offset ``beta`` (LLR units) becomes ``round(beta * 2^frac_bits)`` steps and the NMS factor
   ``alpha`` becomes ``round(alpha * 256) / 256``.
 * ``ldpc-spa``: the float64 flooding sum-product reference (``tanh`` rule) on the lifted mother matrix: the same
   kernel as the syndrome decoder ``bp-ps`` (:class:`qdecode.decoders.bp.BpDecoder`), here with per-frame LLRs
@@ -113,10 +116,17 @@ class QcMinSumDecoder(QcLdpcDecoder):
             beta=t(min(int(round(beta * self.scale)), self.lim)), num=int(round(alpha * (1 << NMS_SHIFT))),
             shift=NMS_SHIFT, lim=t(self.lim), msg_lim=t((1 << (bits - 3)) - 1), early_stop=bool(early_stop))
         self.threads = int(threads) or None
+        # channel LLRs saturate one step below the largest check message o(msg_lim), which can then overturn any
+        m = int(self.kernel_params.msg_lim)
+        top = ((m * self.kernel_params.num) >> NMS_SHIFT if correction == "normalized"
+               else m - int(self.kernel_params.beta))
+        self.channel_lim = max(top - 1, 1)
 
     def quantize(self, mother_llr: np.ndarray) -> np.ndarray:
-        """Float LLRs ``(S, n_mother)`` (``+inf`` at fillers) -> the kernel's fixed point, C-contiguous."""
-        q = np.clip(np.rint(mother_llr * self.scale), -self.lim, self.lim)
+        """Float LLRs ``(S, n_mother)`` (``+inf`` at fillers) -> the kernel's fixed point, C-contiguous: channel
+        values clipped to ``+-channel_lim`` steps, fillers at ``+lim``."""
+        q = np.clip(np.rint(mother_llr * self.scale), -self.channel_lim, self.channel_lim)
+        q[np.isposinf(mother_llr)] = self.lim
         return np.ascontiguousarray(q, dtype=self.dtype)
 
     def _decode_mother(self, mother_llr: np.ndarray) -> np.ndarray:

@@ -59,6 +59,7 @@ LANES_I8 = 64
 LANES_I16 = 32
 
 U8 = np.uint8
+U64 = np.uint64
 I32 = np.int32
 
 
@@ -126,37 +127,39 @@ def qc_graph(shifts: np.ndarray, z: int) -> QcGraph:
 
 @numba.njit(cache=True, nogil=True, inline="always")
 def _lifted(g, e, z):
-    """Lifted variable read by check ``z`` of base edge ``e``: ``col * Z + (z + shift) mod Z``."""
-    t = z + g.edge_shift[e]
-    if t >= g.z:
-        t -= g.z
-    return g.edge_col[e] * g.z + t
+    """Lifted variable (uint64) read by check ``z`` of base edge ``e``: ``col * Z + (z + shift) mod Z``."""
+    t = U64(z) + U64(g.edge_shift[e])
+    if t >= U64(g.z):
+        t -= U64(g.z)
+    return U64(g.edge_col[e]) * U64(g.z) + t
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
 def _check_update(W, g, prm, st, read, e0, e1, z):
     """Pass 1 of check ``z`` of the layer with base edges ``e0:e1``: ``q = clip(read - msg)`` into ``st.q``, and
-    the corrected magnitudes ``o(m1)``, ``o(m2)``, ``arg`` and sign parity ``par`` (module docstring)."""
+    the corrected magnitudes ``o(m1)``, ``o(m2)``, ``arg`` and sign parity ``par`` (module docstring).
+
+    Indices are uint64 (lane loops over ``range(uint64)``): numba then emits no negative-index wraparound, and
+    the arrays are indexed in place (a row view would cost a reference-count increment and decrement)."""
     lim = prm.lim
     qlim = as_type_of(lim - prm.msg_lim, lim)
     nqlim = as_type_of(-qlim, lim)
     zero = as_type_of(0, lim)
-    m1, m2, arg, par = st.m1, st.m2, st.arg, st.par
-    for w in range(W):
+    m1, m2, arg, par, q, msg = st.m1, st.m2, st.arg, st.par, st.q, st.msg
+    for w in range(U64(W)):
         m1[w] = prm.msg_lim  # magnitudes start at the message limit: min(|q|, msg_lim) for free
         m2[w] = prm.msg_lim
         arg[w] = U8(0)
         par[w] = U8(0)
-    for t in range(e1 - e0):
-        e = e0 + t
-        rd = read[_lifted(g, e, z)]
-        mr = st.msg[e * g.z + z]
-        qt = st.q[t]
+    for t in range(U64(e1 - e0)):
+        e = U64(e0) + t
+        v = _lifted(g, e, z)
+        r = e * U64(g.z) + z
         slot = U8(t)
-        for w in range(W):
-            x = min(max(sat_sub(rd[w], mr[w]), nqlim), qlim)
-            qt[w] = x
-            par[w] = U8(par[w] ^ U8(x < 0))
+        for w in range(U64(W)):
+            x = min(max(sat_sub(read[v, w], msg[r, w]), nqlim), qlim)
+            q[t, w] = x
+            par[w] = U8(par[w] ^ U8(x < zero))
             a = as_type_of(x if x >= zero else -x, x)
             mm = m1[w]
             m2[w] = min(m2[w], max(a, mm))
@@ -164,38 +167,37 @@ def _check_update(W, g, prm, st, read, e0, e1, z):
             arg[w] = U8(U8(slot & mask) | U8(arg[w] & U8(~mask)))
             m1[w] = min(a, mm)
     if prm.normalized:
-        for w in range(W):
+        for w in range(U64(W)):
             m1[w] = as_type_of((I32(m1[w]) * prm.num) >> prm.shift, lim)
             m2[w] = as_type_of((I32(m2[w]) * prm.num) >> prm.shift, lim)
     else:
-        for w in range(W):
+        for w in range(U64(W)):
             m1[w] = max(as_type_of(m1[w] - prm.beta, lim), zero)
             m2[w] = max(as_type_of(m2[w] - prm.beta, lim), zero)
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
 def _check_write(W, g, prm, st, write, e0, e1, z):
-    """Pass 2 of check ``z``: the new messages ``msg_e`` and ``write[v_e] <- sat(base_e + msg_e)`` with ``base_e``
-    = ``q_e`` (layered) or ``write[v_e]`` itself (flooding accumulates onto the channel LLRs)."""
+    """Pass 2 of check ``z``: the new messages ``msg_e`` and ``write[v_e] <- base_e + msg_e`` with ``base_e`` = ``q_e``
+    (layered) or ``write[v_e]`` itself, saturating (flooding accumulates onto the channel LLRs)."""
     nlim = as_type_of(-prm.lim, prm.lim)
-    m1, m2, arg, par = st.m1, st.m2, st.arg, st.par
-    for t in range(e1 - e0):
-        e = e0 + t
-        wr = write[_lifted(g, e, z)]
-        mr = st.msg[e * g.z + z]
-        qt = st.q[t]
+    m1, m2, arg, par, q, msg = st.m1, st.m2, st.arg, st.par, st.q, st.msg
+    for t in range(U64(e1 - e0)):
+        e = U64(e0) + t
+        v = _lifted(g, e, z)
+        r = e * U64(g.z) + z
         slot = U8(t)
         if prm.flooding:  # branches outside the lane loops: each loop stays one straight vector body
-            for w in range(W):
-                rn = _outgoing(qt[w], m1[w], m2[w], arg[w], par[w], slot)
-                mr[w] = rn
-                wr[w] = max(sat_add(wr[w], rn), nlim)
+            for w in range(U64(W)):
+                rn = _outgoing(q[t, w], m1[w], m2[w], arg[w], par[w], slot)
+                msg[r, w] = rn
+                write[v, w] = max(sat_add(write[v, w], rn), nlim)
         else:
-            for w in range(W):
-                x = qt[w]
+            for w in range(U64(W)):
+                x = q[t, w]
                 rn = _outgoing(x, m1[w], m2[w], arg[w], par[w], slot)
-                mr[w] = rn
-                wr[w] = x + rn  # |x| <= lim - msg_lim: no overflow, no saturation
+                msg[r, w] = rn
+                write[v, w] = x + rn  # |x| <= lim - msg_lim: no overflow, no saturation
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -221,7 +223,7 @@ def _iteration(W, g, prm, st):
     for i in range(g.layer_ptr.shape[0] - 1):
         e0 = g.layer_ptr[i]
         e1 = g.layer_ptr[i + 1]
-        for z in range(g.z):
+        for z in range(U64(g.z)):
             _check_update(W, g, prm, st, read, e0, e1, z)
             _check_write(W, g, prm, st, st.post, e0, e1, z)
 
@@ -229,19 +231,19 @@ def _iteration(W, g, prm, st):
 @numba.njit(cache=True, nogil=True, inline="always")
 def _syndrome(W, g, st):
     """``st.unsat[w] = 1`` where lane ``w``'s hard decisions (``post <= 0 -> 1``) violate a check."""
-    par, unsat = st.par, st.unsat
-    zero = as_type_of(0, st.post[0, 0])
-    for w in range(W):
+    par, unsat, post = st.par, st.unsat, st.post
+    zero = as_type_of(0, post[0, 0])
+    for w in range(U64(W)):
         unsat[w] = U8(0)
     for i in range(g.layer_ptr.shape[0] - 1):
-        for z in range(g.z):
-            for w in range(W):
+        for z in range(U64(g.z)):
+            for w in range(U64(W)):
                 par[w] = U8(0)
-            for e in range(g.layer_ptr[i], g.layer_ptr[i + 1]):
-                p = st.post[_lifted(g, e, z)]
-                for w in range(W):
-                    par[w] = U8(par[w] ^ U8(p[w] <= zero))
-            for w in range(W):
+            for e in range(U64(g.layer_ptr[i]), U64(g.layer_ptr[i + 1])):
+                v = _lifted(g, e, z)
+                for w in range(U64(W)):
+                    par[w] = U8(par[w] ^ U8(post[v, w] <= zero))
+            for w in range(U64(W)):
                 unsat[w] = U8(unsat[w] | par[w])
 
 
