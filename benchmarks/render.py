@@ -263,6 +263,27 @@ def heralds_threshold() -> str:
     return _md(["F"] + [f"`{n}`" for n in decoders], rows)
 
 
+def nr5g_aff3ct() -> str:
+    """One row per (code, Eb/N0, format): frames, frame errors on the message and on the sent bits, the FER with
+    its ~95 % interval, and AFF3CT's value (inside the interval or not)."""
+    data = _json("nr5g_aff3ct.json")["rows"]
+    rows = [[f"`{r['code']}`", f"{r['ebn0']:g}", r["format"], f"{r['frames']:,}", str(r["fe_info"]), str(r["fe_sent"]),
+             f"{r['fer']:.2e} [{r['fer_low']:.2e}, {r['fer_high']:.2e}]", f"{r['aff3ct_fer']:.2e}",
+             "yes" if r["aff3ct_inside"] else "**no**"] for r in data]
+    return _md(["code", "Eb/N0 (dB)", "format", "frames", "FE (message)", "FE (sent bits)", "FER [~95 %]",
+                "AFF3CT", "inside"], rows)
+
+
+def nr5g_speed() -> str:
+    """One row per decoder on the BG1 Z = 288 code: time per frame, information throughput, ns per
+    edge-iteration and the time ratio to ``ldpc-ms[bits=8]``."""
+    data = _json("nr5g_speed.json")
+    rows = [[r["decoder"], str(r["frames"]), f"{r['us_per_frame']:,.0f}", f"{r['info_mbps']:.2f}",
+             f"{r['ns_per_edge_iteration']:.3f}", f"{r['time_ratio_to_ldpc_ms_i8']:.1f}"] for r in data["rows"]]
+    return _md(["decoder", "frames", "us / frame", "info Mb/s", "ns / edge-iteration", "time / ldpc-ms[bits=8]"],
+               rows)
+
+
 def relay_lanes() -> str:
     """One row per decoder: shots/s at each p (ratio to relay-bp 0.2.1's F64 runner) and failures."""
     data = _json("relay_lanes.json")["rows"]
@@ -427,6 +448,8 @@ TABLES: dict[str, Callable[[], str]] = {
     "uf-vs-pymatching": uf_vs_pymatching,
     "heralds": heralds,
     "heralds-threshold": heralds_threshold,
+    "nr5g-aff3ct": nr5g_aff3ct,
+    "nr5g-speed": nr5g_speed,
     **{f"frontier-{p}": (lambda p=p: frontier_table(p)) for p in FRONTIER},
     "frontier-summary": frontier_summary,
     "native-vs-tesseract": native_vs_tesseract,

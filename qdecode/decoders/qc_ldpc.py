@@ -78,11 +78,14 @@ class QcLdpcDecoder(BlockDecoder):
 
     def decode_mother_llr_batch(self, llr: Any) -> np.ndarray:
         """Transmitted LLRs ``(S, E)`` -> the decoded mother codewords uint8 ``(S, n_mother)`` (message first)."""
-        return self._decode_mother(self.code.rate_recover(self.check_llr(llr)))
+        return self._decode_sent(self.check_llr(llr))
 
     def _decode_llr_batch(self, llr: np.ndarray, **options: Any) -> np.ndarray:
-        hard = self._decode_mother(self.code.rate_recover(llr))
-        return self.code.rate_match(hard[:, 2 * self.code.Z:])
+        return self.code.rate_match(self._decode_sent(llr)[:, 2 * self.code.Z:])
+
+    def _decode_sent(self, llr: np.ndarray) -> np.ndarray:
+        """Validated ``(S, E)`` LLRs -> decoded mother words; default: rate recovery, then the mother decoder."""
+        return self._decode_mother(self.code.rate_recover(llr))
 
     def _message_bits(self, codewords: np.ndarray) -> np.ndarray:
         return self.code.message_bits(codewords)
@@ -129,15 +132,31 @@ class QcMinSumDecoder(QcLdpcDecoder):
         q[np.isposinf(mother_llr)] = self.lim
         return np.ascontiguousarray(q, dtype=self.dtype)
 
+    def quantize_sent(self, llr: np.ndarray) -> np.ndarray:
+        """:meth:`quantize` of ``code.rate_recover(llr)`` in one numba pass (no float mother array): ``(S, E)``
+        float64 -> ``(S, n_mother)`` fixed point."""
+        from qdecode.kernels.qc_minsum import quantize_frames
+
+        code = self.code
+        out = np.empty((llr.shape[0], code.n_mother), self.dtype)
+        quantize_frames(np.ascontiguousarray(llr, dtype=np.float64), np.asarray(code.transmitted_columns, np.int64),
+                        code.K, code.k_cb, self.scale, float(self.channel_lim), self.dtype.type(self.lim), out)
+        return out
+
+    def _decode_sent(self, llr: np.ndarray) -> np.ndarray:
+        return self._decode_quantized(self.quantize_sent(llr))
+
     def _decode_mother(self, mother_llr: np.ndarray) -> np.ndarray:
+        return self._decode_quantized(self.quantize(mother_llr))
+
+    def _decode_quantized(self, llr_q: np.ndarray) -> np.ndarray:
         from qdecode.kernels.qc_minsum import QcOut, qc_minsum_range
         from qdecode.kernels.threads import run_ranges
 
-        S, n = mother_llr.shape
+        S, n = llr_q.shape
         out = QcOut(np.zeros((S, n), np.uint8), np.zeros(S, np.int32), np.zeros(S, np.bool_))
         if S:
-            run_ranges(qc_minsum_range, (self.graph, self.kernel_params, self.quantize(mother_llr), out), S,
-                       self.threads)
+            run_ranges(qc_minsum_range, (self.graph, self.kernel_params, llr_q, out), S, self.threads)
         self.last_info = DecodeInfo(converged=out.converged, iterations=out.iterations)
         return out.bits
 

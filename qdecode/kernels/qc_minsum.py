@@ -286,9 +286,33 @@ def _decode_group(W, g, prm, st, llr_q, first, count, out):
             if left == 0:
                 return
     _syndrome(W, g, st)
+    zero = as_type_of(0, st.post[0, 0])
+    for v in range(n):  # the lanes still running, in one pass over the posteriors (a lane at a time would stride)
+        for w in range(count):
+            if st.done[w] == 0:
+                out.bits[first + w, v] = U8(st.post[v, w] <= zero)
     for w in range(count):
         if st.done[w] == 0:
-            _write_lane(st, w, first + w, it, st.unsat[w] == 0, out)
+            out.iterations[first + w] = I32(it)
+            out.converged[first + w] = st.unsat[w] == 0
+
+
+@numba.njit(cache=True, nogil=True)
+def quantize_frames(llr, cols, fill_lo, fill_hi, scale, chan_lim, lim, out):
+    """Rate recovery and quantisation in one pass: ``out[s, v]`` (int8 / int16 ``(S, n)``) = ``clip(rint(scale *
+    sum_{e: cols[e] = v} llr[s, e]), +-chan_lim)`` for the mother columns ``v`` a transmitted bit carries (``cols``
+    ``(E,)`` int64; repeated bits add), 0 for the others, ``lim`` for the filler columns ``fill_lo:fill_hi``.
+    ``llr``: float64 ``(S, E)``."""
+    S, n = out.shape
+    acc = np.zeros(n)
+    for s in range(S):
+        acc[:] = 0.0
+        for e in range(cols.shape[0]):
+            acc[cols[e]] += llr[s, e]
+        for v in range(n):
+            out[s, v] = min(max(np.rint(acc[v] * scale), -chan_lim), chan_lim)
+        for v in range(fill_lo, fill_hi):
+            out[s, v] = lim
 
 
 def lane_state(g: QcGraph, params: QcParams, n: int, lanes: int, dtype) -> QcLanes:

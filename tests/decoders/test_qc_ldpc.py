@@ -73,3 +73,14 @@ def test_not_a_5g_code_is_refused():
 
     with pytest.raises(InputError, match="needs a 5G NR LDPC code"):
         QcMinSumDecoder(get_code("bch63_45"))
+
+
+@pytest.mark.parametrize("spec", [dict(bg=2, K=500, E=1000), dict(bg=2, K=100, E=2000, Qm=2, rv=1),
+                                  dict(bg=1, K=600, E=1212, Qm=6, rv=3)])
+@pytest.mark.parametrize("bits", [8, 16])
+def test_one_pass_quantisation_equals_rate_recovery_then_quantisation(spec, bits):
+    """The numba pass (fillers, repetitions, interleaving, clipping) against the numpy path of the same grid."""
+    code = Nr5gCode.from_params(**spec)
+    dec = QcMinSumDecoder(code, bits=bits, frac_bits=2 if bits == 8 else 6)
+    llr = 4.0 * np.random.default_rng(5).standard_normal((7, code.E))
+    assert np.array_equal(dec.quantize_sent(llr), dec.quantize(code.rate_recover(llr)))
