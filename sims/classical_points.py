@@ -27,8 +27,11 @@ error count, out of ``8 shots`` for 8-byte blocks). Decoder diagnostics
 >= the transmitted word's): an ML decoder fails on those blocks too, so ``ml_lb / shots`` is a
 lower bound on the ML block error rate (the "ML lower bound" curve of the BLER plots).
 
-5G NR LDPC codes (``nr5g[...]``) transmit their ``E`` rate-matched bits: a block error is any of those wrong
-after decoding, and there is no ``ml_lb`` (:class:`BinaryCode`).
+5G NR LDPC codes (``nr5g[...]``) transmit their ``E`` rate-matched bits, which do not hold the whole message
+(the first ``2Z`` message bits are punctured): a block error is a wrong message bit of the decoder's own
+decisions (``last_info.extra["message_bits"]``, as AFF3CT and a transport-block CRC count; any transmitted bit
+wrong for a decoder that gives none), ``bit_errors`` counts message bits, and there is no ``ml_lb``
+(:class:`BinaryCode`).
 
 Reed-Solomon codes run on their binary image (``n m`` bits; ``encode_bits``), so the channel,
 the LLRs and the block error are the same for every decoder.
@@ -257,6 +260,9 @@ def run_classical_batch(code: BinaryCode, channel, decoder, seed: int | np.rando
         if dec.shape != cw.shape:
             raise InputError(f"decoder returned shape {dec.shape}, expected {cw.shape}")
         wrong = dec != cw
+        decided = getattr(info, "extra", {}).get("message_bits")
+        if code.H is None and decided is not None:  # rate-matched: errors are wrong message bits (module doc)
+            wrong = np.asarray(decided, dtype=np.uint8) != msgs
         block = wrong.any(axis=1)
         errors += int(block.sum())
         bit_errors += int(wrong.sum())

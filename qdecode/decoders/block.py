@@ -24,7 +24,9 @@ are decoded on their binary image, so ``n = n_sym m`` and ``k = k_sym m`` there 
   CRC-aided polar codes). Compose it with a decode call: ``dec.message_bits(dec.decode_llr_batch(llr))``.
 * ``last_info``: :class:`~qdecode.decoders.base.DecodeInfo` of the latest call (or ``None``).
   ``converged`` (bool ``(S,)``), where given, says that decoding succeeded by the decoder's own
-  test (BM: bounded-distance decoding found a codeword; SCL with a CRC: the CRC holds).
+  test (BM: bounded-distance decoding found a codeword; SCL with a CRC: the CRC holds). A decoder of a
+  rate-matched code (5G NR LDPC), whose transmitted bits do not hold the whole message, puts its message
+  decisions in ``extra["message_bits"]`` (uint8 ``(S, k)``).
 * ``code``: the code object the decoder was built for (a :mod:`qdecode.codes` BCH, RS, polar or
   PAC code, or a :class:`LinearCode` for a decoder built from a bare matrix); ``n``, ``k``.
 * ``always_codeword``: ``True`` if every output row is a codeword of ``code``; ``False`` if only

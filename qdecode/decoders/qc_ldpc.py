@@ -4,8 +4,10 @@ Both decoders see the ``E`` transmitted LLRs of each frame, undo the rate matchi
 bits summed, punctured and unsent bits at 0, filler bits known zeros), decode the mother code (``n_mother`` bits)
 and return the rate-matched hard decisions ``(S, E)`` (``code.rate_match`` of the decoded word without its
 first ``2Z`` columns), so that a frame error is any transmitted bit wrong. :meth:`QcLdpcDecoder.decode_mother_llr_batch`
-returns the whole decoded mother word, whose first ``K`` bits are the message (AFF3CT counts frame errors on
-those).
+returns the whole decoded mother word, whose first ``K`` bits are the message; ``decode_llr_batch`` also leaves
+those in ``last_info.extra["message_bits"]`` (``(S, K)`` uint8), where the classical sweep counts a frame error as
+a wrong message, as AFF3CT and a 5G transport-block CRC do (a frame that ends with its message right and a
+parity bit wrong is no error).
 
 * ``ldpc-ms``: min-sum on lanes of frames (:mod:`qdecode.kernels.qc_minsum`): layered or flooding schedule, offset
   (OMS) or normalised (NMS) correction, 8-bit (64 frames per vector) or 16-bit (32) saturating fixed point with
@@ -34,6 +36,8 @@ from qdecode.errors import InputError
 
 __all__ = ["QcLdpcDecoder", "QcMinSumDecoder", "QcSpaDecoder", "LDPC_MS_PARAMS", "LDPC_SPA_PARAMS"]
 
+#: ``last_info.extra`` key of the decoded messages ``(S, K)`` (:mod:`qdecode.decoders.block`: rate-matched codes)
+MESSAGE_BITS = "message_bits"
 #: LLR magnitude standing in for a filler bit's known zero in the float reference (tanh(FILLER_LLR / 2) == 1.0)
 FILLER_LLR = 100.0
 #: NMS factor alpha as alpha_num / 2^NMS_SHIFT
@@ -81,7 +85,9 @@ class QcLdpcDecoder(BlockDecoder):
         return self._decode_sent(self.check_llr(llr))
 
     def _decode_llr_batch(self, llr: np.ndarray, **options: Any) -> np.ndarray:
-        return self.code.rate_match(self._decode_sent(llr)[:, 2 * self.code.Z:])
+        mother = self._decode_sent(llr)
+        self.last_info.extra[MESSAGE_BITS] = mother[:, :self.k]  # the decoder's own message decisions
+        return self.code.rate_match(mother[:, 2 * self.code.Z:])
 
     def _decode_sent(self, llr: np.ndarray) -> np.ndarray:
         """Validated ``(S, E)`` LLRs -> decoded mother words; default: rate recovery, then the mother decoder."""
@@ -176,7 +182,8 @@ class QcSpaDecoder(QcLdpcDecoder):
 
     def _decode_mother(self, mother_llr: np.ndarray) -> np.ndarray:
         hard = self.bp.decode_llr_batch(np.clip(mother_llr, -FILLER_LLR, FILLER_LLR))
-        self.last_info = self.bp.last_info
+        info = self.bp.last_info
+        self.last_info = DecodeInfo(converged=info.converged, iterations=info.iterations)
         return hard
 
 

@@ -85,3 +85,23 @@ def test_frame_errors_match_sionna_on_the_same_frames():
 def test_rate_matched_view_has_no_parity_checks():
     view = BinaryCode.of(ClassicalRecipe("nr5g[bg=2,k=512,n=1024]", "awgn", ebn0=2.0).build_code().code)
     assert view.H is None and (view.n, view.k) == (1024, 512)
+
+
+def test_sweep_counts_wrong_messages_of_rate_matched_codes():
+    """A frame error of a 5G code is a wrong message bit of the decoder's own decisions: on the same seed, the
+    sweep's count equals the message errors of decode_mother_llr_batch and is at most the sent-bit errors."""
+    from qdecode.decoders.qc_ldpc import QcMinSumDecoder
+    from qdecode.sims.channels import BpskAwgn
+
+    point = ClassicalRecipe("nr5g[bg=2,k=512,n=1024]", "awgn", ebn0=1.5)
+    code = point.build_code()
+    dec = QcMinSumDecoder(code.code, early_stop=False)
+    errors, counts = run_classical_batch(code, point.build_channel(code.rate), dec, seed=5, shots=600)
+    rng = np.random.default_rng(5)
+    msgs = rng.integers(0, 2, size=(600, code.k), dtype=np.uint8)
+    sent = code.encode(msgs)
+    llr = BpskAwgn(ebn0_db=1.5, rate=code.rate).transmit(sent, rng)
+    mother = dec.decode_mother_llr_batch(llr)
+    assert errors == int((mother[:, :code.k] != msgs).any(axis=1).sum()) > 30
+    assert counts["bit_errors"] == int((mother[:, :code.k] != msgs).sum())
+    assert errors <= int((dec.decode_llr_batch(llr) != sent).any(axis=1).sum())
