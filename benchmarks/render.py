@@ -284,6 +284,21 @@ def nr5g_speed() -> str:
                rows)
 
 
+def rtl_qc_synth() -> str:
+    """The Z-wide layered RTL of nr5g[bg=2,k=512,n=1024]: cycles, the bit-exact simulation, yosys resources."""
+    data = _json("rtl_qc_synth.json")
+    d, sim = data["design"], data["simulation"]
+    rows = [[t, f"{r['luts']:,}", f"{r['ffs']:,}", f"{r['carry']:,}", str(r["bram"]),
+             ", ".join(f"{n} {k}" for k, n in r["ram_cells"].items())] for t, r in data["synthesis"].items()]
+    head = (f"Z = {d['Z']}, {d['bits']}-bit OMS (beta {d['beta']} steps), {d['max_iter']} iterations: "
+            f"{d['cycles_per_iteration']} cycles per iteration ({d['cycles_per_iteration_formula']}), "
+            f"{d['latency_cycles']:,} from start to done, {d['frame_cycles']:,} per frame with the load. "
+            f"Simulation ({sim['simulator']}): {sim['frames']} frames, {sim['mismatches']['hard']} hard-decision, "
+            f"{sim['mismatches']['converged']} convergence and {sim['mismatches']['cycles']} cycle-count "
+            f"mismatches against the kernel.\n\n")
+    return head + _md(["target", "LUTs", "FFs", "carry", "block RAM", "RAM cells"], rows)
+
+
 def relay_lanes() -> str:
     """One row per decoder: shots/s at each p (ratio to relay-bp 0.2.1's F64 runner) and failures."""
     data = _json("relay_lanes.json")["rows"]
@@ -450,6 +465,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "heralds-threshold": heralds_threshold,
     "nr5g-aff3ct": nr5g_aff3ct,
     "nr5g-speed": nr5g_speed,
+    "rtl-qc-synth": rtl_qc_synth,
     **{f"frontier-{p}": (lambda p=p: frontier_table(p)) for p in FRONTIER},
     "frontier-summary": frontier_summary,
     "native-vs-tesseract": native_vs_tesseract,

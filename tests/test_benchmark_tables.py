@@ -139,6 +139,13 @@ def herald_threshold(decoder: str, f: float) -> float:
     return 100 * row["p_th"]
 
 
+def nr5g(code: str, fmt: str, ebn0: float, field: str = "fer") -> float:
+    (row,) = [r for r in _json("nr5g_aff3ct.json")["rows"] if r["code"] == code and r["format"] == fmt
+              and r["ebn0"] == ebn0]
+    return row[field]
+
+
+BG1, BG2 = "nr5g[bg=1,k=6144,n=12288]", "nr5g[bg=2,k=512,n=1024]"
 UF8 = "uf[length_steps=8]"
 HERALD_BLIND = "pymatching[heralds=ignore]"
 
@@ -344,6 +351,24 @@ CLAIMS: list[tuple[str, str, Callable[[], list[float]], float]] = [
      lambda: sorted([nvt(2026, "class-escalate", "time_ratio"), nvt(1, "class-escalate", "time_ratio")])
      + [nvt(2026, CE01, "failures") + nvt(1, CE01, "failures")]
      + sorted([nvt(2026, CE01, "time_ratio"), nvt(1, CE01, "time_ratio")]), 0.02),
+]
+
+
+CLAIMS += [
+    (README, r"the 16-bit decoder's ~95 % interval contains AFF3CT's frame error rate at all six points, e\.g\. "
+             r"(\d\.\d+)e-3 \[(\d\.\d)e-4, (\d\.\d)e-3\] against 1\.11e-3 for BG2 Z = 64 at 2\.25 dB and (\d\.\d)e-4 "
+             r"\[(\d\.\d)e-4, (\d\.\d)e-4\] against 3\.78e-4 for BG1 Z = 288 at 1\.6 dB; the 8-bit decoder matches on "
+             r"BG2 and loses on BG1 \((\d\.\d)e-4 at 1\.6 dB\)",
+     lambda: [1e3 * nr5g(BG2, "16-bit", 2.25), 1e4 * nr5g(BG2, "16-bit", 2.25, "fer_low"),
+              1e3 * nr5g(BG2, "16-bit", 2.25, "fer_high"), 1e4 * nr5g(BG1, "16-bit", 1.6),
+              1e4 * nr5g(BG1, "16-bit", 1.6, "fer_low"), 1e4 * nr5g(BG1, "16-bit", 1.6, "fer_high"),
+              1e4 * nr5g(BG1, "8-bit", 1.6)]
+     if all(r["aff3ct_inside"] for r in _json("nr5g_aff3ct.json")["rows"] if r["format"] == "16-bit")
+     and all(r["aff3ct_inside"] for r in _json("nr5g_aff3ct.json")["rows"] if r["code"] == BG2)
+     else [float("nan")], 0.06),
+    (BENCH, r"The 16-bit decoder's interval contains AFF3CT's value at all six points",
+     lambda: [] if all(r["aff3ct_inside"] for r in _json("nr5g_aff3ct.json")["rows"] if r["format"] == "16-bit")
+     else [float("nan")], 0),
 ]
 
 
