@@ -63,6 +63,7 @@ def _python(name: str):
     from qdecode.decoders.mwpf_decoder import MwpfDecoder
     from qdecode.decoders.nn_pymatching import NnPymatchingDecoder
     from qdecode.decoders.osd import OsdBlockDecoder
+    from qdecode.decoders.qc_ldpc import QcMinSumDecoder, QcSpaDecoder
     from qdecode.decoders.relay_bp import MemBpDecoder, RelayBpDecoder
     from qdecode.decoders.sc_scl import ScDecoder, SclDecoder
     from qdecode.decoders.sem_osd import SemOsdDecoder
@@ -94,6 +95,8 @@ def _python(name: str):
         "scl": (lambda: _code("polar32_16"), lambda c, **kw: SclDecoder(c, **kw)),
         "sem-osd": (lambda: _code("bch127_64"), lambda c, **kw: SemOsdDecoder(binary_generator(c), **kw)),
         "crisp": (lambda: _code("polar32_16"), lambda c, **kw: CrispDecoder(c, **kw)),
+        "ldpc-ms": (lambda: _code("nr5g_bg2_512_1024"), lambda c, **kw: QcMinSumDecoder(c, **kw)),
+        "ldpc-spa": (lambda: _code("nr5g_bg2_512_1024"), lambda c, **kw: QcSpaDecoder(c, **kw)),
         "mle": (_problem, lambda p, **kw: MleDecoder(p, **kw)),
         "uf": (_problem, lambda p, **kw: UnionFindDecoder(p, **kw)),
         "bplsd": (_problem, lambda p, **kw: BpLsdDecoder(p, **kw)),
@@ -120,6 +123,7 @@ EXPLICIT = {
     "bplsd": {"lsd_order": 4, "max_iter": 20}, "bpuf": {"max_iter": 12},
     "tesseract": {"beam": "short", "sparsify": "color", "det_beam": 12},
     "mwpf": {"solver": "single_hair", "cluster_node_limit": 20},
+    "ldpc-ms": {"schedule": "flooding", "bits": 16, "max_iter": 20}, "ldpc-spa": {"max_iter": 12},
 }
 
 
