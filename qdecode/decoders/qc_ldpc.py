@@ -150,12 +150,14 @@ class QcMinSumDecoder(QcLdpcDecoder):
         return out
 
     def _decode_sent(self, llr: np.ndarray) -> np.ndarray:
-        return self._decode_quantized(self.quantize_sent(llr))
+        return self.decode_quantized(self.quantize_sent(llr))
 
     def _decode_mother(self, mother_llr: np.ndarray) -> np.ndarray:
-        return self._decode_quantized(self.quantize(mother_llr))
+        return self.decode_quantized(self.quantize(mother_llr))
 
-    def _decode_quantized(self, llr_q: np.ndarray) -> np.ndarray:
+    def decode_quantized(self, llr_q: np.ndarray) -> np.ndarray:
+        """The lane kernel on fixed-point mother LLRs ``(S, n_mother)`` (:meth:`quantize_sent`) -> decoded mother
+        words uint8 ``(S, n_mother)``; sets ``last_info``."""
         from qdecode.kernels.qc_minsum import QcOut, qc_minsum_range
         from qdecode.kernels.threads import run_ranges
 
