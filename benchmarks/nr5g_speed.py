@@ -26,29 +26,26 @@ edge-iteration (time / (frames x 10 x 91,008)); ratios are the peer's time per f
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import statistics
 import sys
-import time
 from importlib.metadata import version
 
 os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(__file__))
+from _common import timed, write_result  # noqa: E402
+
 ITERS = 10
 
 
 def _timed(fn, repeats: int) -> float:
+    """Median thread CPU seconds of ``repeats`` calls of ``fn`` after a warm-up call (``_common.timed``)."""
     fn()
-    runs = []
-    for _ in range(repeats):
-        t = time.thread_time()
-        fn()
-        runs.append(time.thread_time() - t)
-    return statistics.median(runs)
+    return statistics.median(timed(fn)[0] for _ in range(repeats))
 
 
 def _frames(code, frames: int, ebn0: float, seed: int):
@@ -146,10 +143,7 @@ def main() -> None:
         print(f"{r['decoder']:60s} {r['us_per_frame']:10.1f} us/frame {r['info_mbps']:8.2f} Mb/s "
               f"{r['ns_per_edge_iteration']:7.3f} ns/edge-it  x{r['time_ratio_to_ldpc_ms_i8']:.1f}  "
               f"FE {r['frame_errors']}/{r['frames']}")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(result, f, indent=1)
-            f.write("\n")
+    write_result(args.json, result)
 
 
 if __name__ == "__main__":

@@ -51,7 +51,8 @@ __all__ = [
 
 
 # ----------------------------------------------------------------------------- validation
-def _finite(value: Any, name: str) -> float:
+def finite_value(value: Any, name: str) -> float:
+    """``value`` as a finite float (a one-line ``InputError`` naming ``name`` if it is not a finite real number)."""
     try:
         v = float(value)
     except (TypeError, ValueError):
@@ -73,21 +74,21 @@ def finite_array(value: Any, name: str) -> np.ndarray:
 
 
 def _open_unit(value: Any, name: str) -> float:
-    v = _finite(value, name)
+    v = finite_value(value, name)
     if not 0.0 < v < 1.0:
         raise InputError(f"{name} must be a probability strictly between 0 and 1, got {name}={value!r}")
     return v
 
 
 def _transition(value: Any, name: str) -> float:
-    v = _finite(value, name)
+    v = finite_value(value, name)
     if not 0.0 < v <= 1.0:
         raise InputError(f"{name} must be a transition probability in (0, 1], got {name}={value!r}")
     return v
 
 
 def _rate(value: Any) -> float:
-    v = _finite(value, "rate")
+    v = finite_value(value, "rate")
     if not 0.0 < v <= 1.0:
         raise InputError(f"rate must be the code rate k/n in (0, 1], got rate={value!r}")
     return v
@@ -102,7 +103,8 @@ def _codewords(codewords: Any) -> np.ndarray:
     return c.astype(np.uint8, copy=False)
 
 
-def _rng(rng: Any) -> np.random.Generator:
+def as_generator(rng: Any) -> np.random.Generator:
+    """``rng`` if it is a ``numpy.random.Generator``, else ``numpy.random.default_rng(rng)`` (a seed)."""
     if isinstance(rng, np.random.Generator):
         return rng
     return np.random.default_rng(rng)
@@ -123,7 +125,7 @@ def ebn0_to_sigma2(ebn0_db: Any, rate: Any) -> Any:
     """
     r = _rate(rate)
     if np.ndim(ebn0_db) == 0:
-        e = _finite(ebn0_db, "ebn0_db")
+        e = finite_value(ebn0_db, "ebn0_db")
         return 1.0 / (2.0 * r * 10.0 ** (e / 10.0))
     return 1.0 / (2.0 * r * 10.0 ** (finite_array(ebn0_db, "ebn0_db") / 10.0))
 
@@ -147,7 +149,7 @@ class BpskAwgn:
     rate: float
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "ebn0_db", _finite(self.ebn0_db, "ebn0_db"))
+        object.__setattr__(self, "ebn0_db", finite_value(self.ebn0_db, "ebn0_db"))
         object.__setattr__(self, "rate", _rate(self.rate))
 
     @property
@@ -169,7 +171,7 @@ class BpskAwgn:
         """uint8 ``(S, n)`` -> float64 LLRs ``(S, n)``: ``2 (1 - 2c + sigma z) / sigma^2``."""
         c = _codewords(codewords)
         s2 = self.sigma2
-        y = 1.0 - 2.0 * c + math.sqrt(s2) * _rng(rng).standard_normal(c.shape)
+        y = 1.0 - 2.0 * c + math.sqrt(s2) * as_generator(rng).standard_normal(c.shape)
         return (2.0 / s2) * y
 
 
@@ -193,7 +195,7 @@ class Bsc:
     def transmit(self, codewords: Any, rng: Any) -> np.ndarray:
         """uint8 ``(S, n)`` -> float64 LLRs ``(S, n)`` of the received (flipped w.p. ``p``) bits."""
         c = _codewords(codewords)
-        received = c ^ (_rng(rng).random(c.shape) < self.p)
+        received = c ^ (as_generator(rng).random(c.shape) < self.p)
         return np.where(received, -self.llr_magnitude, self.llr_magnitude)
 
 
@@ -207,7 +209,7 @@ def gilbert_elliott_states(shape: tuple[int, int], p_gb: float, p_bg: float, rng
     p_gb = _transition(p_gb, "p_gb")
     p_bg = _transition(p_bg, "p_bg")
     S, n = (int(v) for v in shape)
-    g = _rng(rng)
+    g = as_generator(rng)
     states = np.zeros((S, n), dtype=bool)
     if n == 0:
         return states
@@ -280,7 +282,7 @@ class GilbertElliottBsc(_GeMarkov):
     def transmit_with_states(self, codewords: Any, rng: Any) -> tuple[np.ndarray, np.ndarray]:
         """As :meth:`transmit`, also returning the bool ``(S, n)`` bad-state mask."""
         c = _codewords(codewords)
-        g = _rng(rng)
+        g = as_generator(rng)
         bad = self.states(c.shape, g)
         eps = np.where(bad, self.eps_bad, self.eps_good)
         received = c ^ (g.random(c.shape) < eps)
@@ -314,9 +316,9 @@ class GilbertElliottAwgn(_GeMarkov):
 
     def __post_init__(self) -> None:
         self._check_markov()
-        object.__setattr__(self, "ebn0_db", _finite(self.ebn0_db, "ebn0_db"))
+        object.__setattr__(self, "ebn0_db", finite_value(self.ebn0_db, "ebn0_db"))
         object.__setattr__(self, "rate", _rate(self.rate))
-        delta = _finite(self.delta_db, "delta_db")
+        delta = finite_value(self.delta_db, "delta_db")
         if delta < 0:
             raise InputError(f"delta_db must be >= 0 (the bad state is the noisier one), "
                              f"got delta_db={self.delta_db!r}")
@@ -347,7 +349,7 @@ class GilbertElliottAwgn(_GeMarkov):
     def transmit_with_states(self, codewords: Any, rng: Any) -> tuple[np.ndarray, np.ndarray]:
         """As :meth:`transmit`, also returning the bool ``(S, n)`` bad-state mask."""
         c = _codewords(codewords)
-        g = _rng(rng)
+        g = as_generator(rng)
         bad = self.states(c.shape, g)
         s2 = np.where(bad, self.sigma2_bad, self.sigma2_good)
         y = 1.0 - 2.0 * c + np.sqrt(s2) * g.standard_normal(c.shape)

@@ -58,7 +58,7 @@ import numpy as np
 from scipy.special import logsumexp
 
 from qdecode.errors import InputError
-from qdecode.sims.channels import ebn0_to_sigma2
+from qdecode.sims.channels import as_generator, ebn0_to_sigma2, finite_value
 
 __all__ = ["ORDERS", "bits_per_symbol", "nr_constellation", "NrQamAwgn"]
 
@@ -75,20 +75,6 @@ def _order(order: Any) -> str:
     if key not in ORDERS:
         raise InputError(f"order must be one of {', '.join(ORDERS)}, got order={order!r}")
     return key
-
-
-def _finite(value: Any, name: str) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise InputError(f"{name} must be a real number, got {name}={value!r}") from None
-    if not math.isfinite(v):
-        raise InputError(f"{name} must be finite, got {name}={value!r}")
-    return v
-
-
-def _rng(rng: Any) -> np.random.Generator:
-    return rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
 
 
 def bits_per_symbol(order: str) -> int:
@@ -168,8 +154,8 @@ class NrQamAwgn:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "order", _order(self.order))
-        object.__setattr__(self, "ebn0_db", _finite(self.ebn0_db, "ebn0_db"))
-        r = _finite(self.rate, "rate")
+        object.__setattr__(self, "ebn0_db", finite_value(self.ebn0_db, "ebn0_db"))
+        r = finite_value(self.rate, "rate")
         if not 0.0 < r <= 1.0:
             raise InputError(f"rate must be the code rate k/n in (0, 1], got rate={self.rate!r}")
         object.__setattr__(self, "rate", r)
@@ -225,7 +211,7 @@ class NrQamAwgn:
 
     @staticmethod
     def _n0(n0: Any) -> float:
-        v = _finite(n0, "n0")
+        v = finite_value(n0, "n0")
         if v <= 0.0:
             raise InputError(f"n0 must be a positive noise variance, got n0={n0!r}")
         return v
@@ -289,7 +275,7 @@ class NrQamAwgn:
         ``standard_normal((S, n))`` for the real part only, as :class:`~qdecode.sims.channels.BpskAwgn` does.
         """
         x = self.modulate(codewords)
-        g = _rng(rng)
+        g = as_generator(rng)
         if self.bits_per_symbol == 1:
             return x + math.sqrt(self.sigma2) * g.standard_normal(x.shape)
         z = g.standard_normal((2,) + x.shape)
@@ -303,6 +289,6 @@ class NrQamAwgn:
         c = self._bits(codewords)
         if self.bits_per_symbol == 1:
             s2 = self.sigma2
-            y = 1.0 - 2.0 * c + math.sqrt(s2) * _rng(rng).standard_normal(c.shape)
+            y = 1.0 - 2.0 * c + math.sqrt(s2) * as_generator(rng).standard_normal(c.shape)
             return (2.0 / s2) * y
         return self.demodulate_maxlog(self.receive(c, rng), self.n0)

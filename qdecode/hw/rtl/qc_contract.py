@@ -34,17 +34,14 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import re
-import subprocess
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from qdecode.errors import InputError
-from qdecode.hw.rtl.simulate import SIMULATORS, SimReport, simulator_available
+from qdecode.hw.rtl.simulate import SIMULATORS, SimReport, bench_result, run_bench, simulator_available
 from qdecode.hw.rtl.verilog import HEADER
 from qdecode.hw.vectors import bits_to_hex, hex_digits, write_lines
 
@@ -53,8 +50,6 @@ MANIFEST = "qc_vectors.json"
 #: the manifest fields a design and a vector set must agree on
 CONTRACT_KEYS = ("shifts_sha256", "Z", "rows", "cols", "bits", "lim", "msg_lim", "normalized", "beta", "num",
                  "shift", "max_iter")
-_RESULT = re.compile(r"^RESULT shots=(\d+) hard=(\d+) iterations=(\d+) converged=(\d+) cycles=(\d+) "
-                     r"failed=(\d+) total_cycles=(\d+)", re.M)
 
 #: name -> what the mutant does (every one is observable: the bench must report mismatches)
 MUTATIONS: dict[str, str] = {
@@ -317,14 +312,6 @@ endmodule
 """
 
 
-def _run(cmd: list[str], cwd: Path, timeout: float, what: str) -> subprocess.CompletedProcess:
-    res = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout)
-    if res.returncode:
-        tail = " | ".join((res.stderr + res.stdout).strip().splitlines()[-6:])
-        raise RuntimeError(f"{what} failed (exit {res.returncode}): {tail}")
-    return res
-
-
 def simulate_qc(design_dir: str | Path, vectors_dir: str | Path, *, simulator: str = "iverilog",
                 build_dir: str | Path | None = None, timeout: float = 3600) -> SimReport:
     """Replay the vector directory through the design in ``design_dir`` (``qc_top.v``, ``rtl_manifest.json``):
@@ -351,24 +338,10 @@ def simulate_qc(design_dir: str | Path, vectors_dir: str | Path, *, simulator: s
         build.mkdir(parents=True, exist_ok=True)
         (build / "tb_qc.v").write_text(tb_text, encoding="ascii")
         sources = [str(design / "qc_top.v"), str(build / "tb_qc.v")]
-        t0 = time.perf_counter()
-        if simulator == "iverilog":
-            _run(["iverilog", "-g2005", "-o", str(build / "sim.vvp"), *sources], build, timeout, "iverilog")
-            run_cmd = ["vvp", "-n", str(build / "sim.vvp")]
-        else:
-            _run(["verilator", "--binary", "-O3", "-Wno-fatal", "-Wno-lint", "-Wno-style", "--top-module", "tb",
-                  "-Mdir", str(build / "obj"), *sources], build, timeout, "verilator")
-            run_cmd = [str(build / "obj" / "Vtb")]
-        t1 = time.perf_counter()
-        out = _run(run_cmd, vdir, timeout, f"{simulator} simulation").stdout
-        t2 = time.perf_counter()
-    m = _RESULT.search(out)
-    if not m:
-        raise RuntimeError(f"the bench printed no RESULT line: {' | '.join(out.strip().splitlines()[-6:])}")
-    vals = [int(x) for x in m.groups()]
-    lines = [ln for ln in out.splitlines() if ln.startswith(("MISMATCH", "ERROR"))]
+        out, compile_s, run_s = run_bench(simulator, sources, build, vdir, timeout, verilator_flags=("-O3",))
+    vals, lines = bench_result(out)
     mism = {"hard": vals[1], "converged": vals[3], "cycles": vals[4]}
-    return SimReport(simulator, vals[0], mism, vals[5], vals[6], t1 - t0, t2 - t1, lines)
+    return SimReport(simulator, vals[0], mism, vals[5], vals[6], compile_s, run_s, lines)
 
 
 def export_qc_vectors(decoder: Any, llr: Any, out_dir: str | Path, *, mother: bool = False,

@@ -72,6 +72,38 @@ def _run(cmd: list[str], cwd: Path, timeout: float, what: str) -> subprocess.Com
     return res
 
 
+def run_bench(simulator: str, sources: list[str], build: Path, run_dir: Path, timeout: float,
+              verilator_flags: tuple[str, ...] = ()) -> tuple[str, float, float]:
+    """Compile a bench's ``sources`` in ``build`` (``iverilog -g2005`` / ``verilator --binary`` with
+    ``verilator_flags``) and run it inside ``run_dir``, where its ``$readmemh`` files are: ``(stdout, compile
+    seconds, run seconds)``."""
+    t0 = time.perf_counter()
+    if simulator == "iverilog":
+        _run(["iverilog", "-g2005", "-o", str(build / "sim.vvp"), *sources], build, timeout, "iverilog")
+        run_cmd = ["vvp", "-n", str(build / "sim.vvp")]
+    else:
+        _run(["verilator", "--binary", *verilator_flags, "-Wno-fatal", "-Wno-lint", "-Wno-style", "--top-module",
+              "tb", "-Mdir", str(build / "obj"), *sources], build, timeout, "verilator")
+        run_cmd = [str(build / "obj" / "Vtb")]
+    t1 = time.perf_counter()
+    out = _run(run_cmd, run_dir, timeout, f"{simulator} simulation").stdout
+    return out, t1 - t0, time.perf_counter() - t1
+
+
+def bench_result(out: str) -> tuple[list[int], list[str]]:
+    """A bench's ``RESULT`` line as integers (shots, hard, iterations, converged, cycles, failed, total cycles)
+    and its ``MISMATCH`` / ``ERROR`` lines.
+
+    Raises:
+        RuntimeError: the bench printed no ``RESULT`` line.
+    """
+    mres = _RESULT.search(out)
+    if not mres:
+        tail = " | ".join(out.strip().splitlines()[-6:])
+        raise RuntimeError(f"the bench printed no RESULT line: {tail}")
+    return [int(x) for x in mres.groups()], [ln for ln in out.splitlines() if ln.startswith(("MISMATCH", "ERROR"))]
+
+
 def simulate(design_dir: str | Path, vectors_dir: str | Path, *, simulator: str = "iverilog",
              build_dir: str | Path | None = None, timeout: float = 3600) -> SimReport:
     """Replay ``vectors_dir`` through the design in ``design_dir`` (see the module docstring).
@@ -114,29 +146,13 @@ def simulate(design_dir: str | Path, vectors_dir: str | Path, *, simulator: str 
         tb = build / "tb_bp.v"
         tb.write_text(tb_text, encoding="ascii")
         sources = [str(design / f"{top}.v"), str(tb)]
-        t0 = time.perf_counter()
-        if simulator == "iverilog":
-            _run(["iverilog", "-g2005", "-o", str(build / "sim.vvp"), *sources], build, timeout, "iverilog")
-            run_cmd = ["vvp", "-n", str(build / "sim.vvp")]
-        else:
-            _run(["verilator", "--binary", "-Wno-fatal", "-Wno-lint", "-Wno-style", "--top-module", "tb",
-                  "-Mdir", str(build / "obj"), *sources], build, timeout, "verilator")
-            run_cmd = [str(build / "obj" / "Vtb")]
-        t1 = time.perf_counter()
-        res = _run(run_cmd, vdir, timeout, f"{simulator} simulation")
-        t2 = time.perf_counter()
+        out, compile_s, run_s = run_bench(simulator, sources, build, vdir, timeout)
     finally:
         if tmp is not None:
             tmp.cleanup()
-    out = res.stdout
-    mres = _RESULT.search(out)
-    if not mres:
-        tail = " | ".join(out.strip().splitlines()[-6:])
-        raise RuntimeError(f"the bench printed no RESULT line: {tail}")
-    vals = [int(x) for x in mres.groups()]
-    lines = [ln for ln in out.splitlines() if ln.startswith(("MISMATCH", "ERROR"))]
+    vals, lines = bench_result(out)
     mism = dict(zip(FIELDS, vals[1:5]))
     extra = _RELAY.search(out)
     if extra:
         mism.update(legs=int(extra.group(1)), weight=int(extra.group(2)))
-    return SimReport(simulator, vals[0], mism, vals[5], vals[6], t1 - t0, t2 - t1, lines)
+    return SimReport(simulator, vals[0], mism, vals[5], vals[6], compile_s, run_s, lines)
