@@ -14,13 +14,12 @@ one vector instruction over ``W`` frames. Check-to-variable messages saturate at
 messages at ``lim - msg_lim``, so that a layered posterior ``q + msg`` stays within ``lim`` without saturating:
 where the posterior itself is clipped, the next iteration's ``q = post - msg`` is no longer the extrinsic value,
 and with 8-bit messages at ``msg_lim = 63`` (``lim = 127``) the layered decoder of a 5G NR code first
-converged and then diverged within 10 iterations on most frames at 2.25 dB (a per-frame experiment; with
-``msg_lim = 31`` every frame of it decoded). Flooding posteriors accumulate with saturation at ``lim``.
-Saturating adds and subtracts are ``llvm.sadd.sat`` /
-``llvm.ssub.sat`` (:func:`qdecode.kernels.arith.sat_add`), clamped to ``[-lim, lim]`` so that ``|x|`` never
-overflows.
+converged and then diverged within 10 iterations on most frames at 2.25 dB. Flooding posteriors accumulate
+with saturation at ``lim``. Saturating adds and subtracts are ``llvm.sadd.sat`` / ``llvm.ssub.sat``
+(:func:`qdecode.kernels.arith.sat_add`), clamped so that ``|x|`` never overflows.
 
-Check update of check ``c`` with incoming variable-to-check messages ``q_e = post[v_e] - msg_e`` (saturated):
+Check update of check ``c`` with incoming variable-to-check messages ``q_e = clip(post[v_e] - msg_e,
++-(lim - msg_lim))``:
 
     m1, m2 = the smallest and second-smallest of min(|q_e|, msg_lim),  e* = the first edge with |q_e| < msg_lim
              and |q_e| = m1 (none: every |q_e| >= msg_lim, and o(m1) = o(m2) then)

@@ -26,7 +26,7 @@ def _frames(ebn0: float, frames: int = 512):
                                 {"correction": "normalized"}])
 def test_no_error_floor_at_high_snr(kw):
     """At 8 dB every frame decodes: large channel LLRs are clipped below one message, so a check can overturn
-    any wrong bit (with channel LLRs up to the posterior limit, 8 of these 512 frames kept a wrong parity bit)."""
+    any wrong bit (with channel LLRs up to the posterior limit, some of these frames kept a wrong parity bit)."""
     code, msgs, sent, llr = _frames(8.0)
     dec = QcMinSumDecoder(code, **kw)
     assert np.array_equal(dec.decode_llr_batch(llr), sent)
