@@ -80,9 +80,9 @@ BPLSD_PARAMS = {**bp_params(80),
                 "lsd_grow": Param(int, 20, "with lsd_order > 0: grow each valid cluster until its nullity is "
                                   "lsd_grow * lsd_order before the in-cluster OSD", minimum=1,
                                   label_default=False, label_implied=10),
-                "lsd_key": Param(str, "sum4", "the key clusters grow by: the last BP posterior, or sumK = the sum of "
-                                 "the last K posteriors (as bposd's osd_key)", OSD_KEYS, label_default=False,
-                                 label_implied="last"),
+                "lsd_key": Param(str, "sum4", "the key clusters grow by: the last BP posterior, sumK = the sum of "
+                                 "the last K posteriors, or min = its running minimum (as bposd's osd_key)", OSD_KEYS,
+                                 label_default=False, label_implied="last"),
                 "confidence": Param(str, "gap", "predict_with_confidence's confidence: the gap between the LSD "
                                     "search's classes, or the cluster statistic (arXiv:2510.05795)", CONFIDENCES,
                                     label_default=False)}

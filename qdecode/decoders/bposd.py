@@ -1,7 +1,8 @@
 """BP+OSD: min-sum (or product-sum) BP, then OSD on the shots BP did not converge on.
 
 OSD orders the columns by the shot's BP posterior LLRs (ascending: most likely flipped
-first; ``osd_key=sumK`` orders by the sum of the last K posteriors instead) and keeps the
+first; ``osd_key=sumK`` orders by the sum of the last K posteriors instead, ``osd_key=min`` by each
+posterior's running minimum over the iterations) and keeps the
 candidate of least cost ``sum_{e_j=1} ln(1/p_j)``, exactly as ldpc's ``BpOsdDecoder`` (see
 :mod:`qdecode.decoders.osd`). Converged shots keep the BP solution. Shots are processed in
 chunks so that only a chunk's posteriors are stored.
@@ -48,26 +49,32 @@ from qdecode.decoders.confidence import ConfidentPrediction, class_codes, correc
 from qdecode.decoders.osd import OPERATIONS_UNIT, OsdPostProcessor, bp_operations, other_class_weight
 from qdecode.decoders.params import DecoderEntry, Param, uses_params
 from qdecode.kernels.herald_priors import ShotPriors, fill_costs
+from qdecode.kernels.minsum import HISTORY_MIN
 from qdecode.problem import DecodingProblem
 
 _CHUNK_ENTRIES = 1 << 22  # posteriors stored per chunk (~32 MB of float64)
 
-#: OSD ordering keys: the last BP posterior (ldpc's), or the sum of the last k posteriors.
-OSD_KEYS = ("last", "sum2", "sum3", "sum4", "sum6", "sum8")
+#: OSD ordering keys: the last BP posterior (ldpc's), the sum of the last k posteriors, or the running minimum
+#: of the posterior over every iteration (``min``).
+OSD_KEYS = ("last", "sum2", "sum3", "sum4", "sum6", "sum8", "min")
 #: The key parameter. Its default is ``sum4``, the key ``benchmarks/osd_key.py`` recommends (0.62x the
 #: failures of ``last`` on [[144,12,12]] at p = 0.003, 0.42x on the colour code d = 5:
 #: ``benchmarks/results/frontier_bb144-p0.003.json``, ``frontier_color-xyz-d5.json``). A label that leaves it
 #: out means ``last``, the default when labels without it were recorded
 #: (:attr:`Param.implied <qdecode.decoders.params.Param.implied>`).
-OSD_KEY_PARAM = Param(str, "sum4", "OSD column order: the last BP posterior, or sumK = the sum of the last K "
-                      "posteriors (averages min-sum's oscillation)", OSD_KEYS, label_default=False,
+OSD_KEY_PARAM = Param(str, "sum4", "OSD column order: the last BP posterior, sumK = the sum of the last K "
+                      "posteriors (averages min-sum's oscillation), or min = its running minimum over every "
+                      "iteration", OSD_KEYS, label_default=False,
                       label_implied="last")
 
 
 def history_length(osd_key: str) -> int:
-    """Number of BP posteriors summed by OSD key ``osd_key`` (``"last"``: 1, ``"sumK"``: K)."""
+    """The BP kernels' ``hist_k`` of OSD key ``osd_key``: the number of posteriors summed (``"last"``: 1,
+    ``"sumK"``: K), or :data:`~qdecode.kernels.minsum.HISTORY_MIN` for ``"min"``."""
     if osd_key not in OSD_KEYS:
         raise ValueError(f"osd_key={osd_key!r} must be one of {list(OSD_KEYS)}")
+    if osd_key == "min":
+        return HISTORY_MIN
     return 1 if osd_key == "last" else int(osd_key[3:])
 
 
@@ -91,8 +98,10 @@ class BpOsdDecoder(Decoder):
         osd_method: ``"osd_cs"`` (combination sweep), ``"osd_e"`` (exhaustive) or ``"osd0"``.
         osd_order: OSD order w >= 0 (clamped to n - rank(H) with a warning).
         osd_key: the key OSD orders the columns by (ascending): ``"last"`` BP posterior (ldpc's
-            convention), or ``"sumK"``, the sum over the last K iterations ``sum_t M_j(t)``, which
-            averages the oscillation of min-sum posteriors on the shots BP fails on.
+            convention), ``"sumK"``, the sum over the last K iterations ``sum_t M_j(t)``, which
+            averages the oscillation of min-sum posteriors on the shots BP fails on, or ``"min"``, the
+            running minimum ``min_t M_j(t)`` over every iteration (a mechanism BP ever believed flipped
+            comes first), kept by the BP kernels as they iterate.
         max_iter, alpha, beta, schedule, bits, frac_bits, method, dtype, threads: passed to
             :class:`~qdecode.decoders.bp.BpDecoder`.
 

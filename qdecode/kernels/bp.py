@@ -52,6 +52,7 @@ from qdecode.kernels.minsum import (
     extrinsic,
     flip_decision,
     fold_min,
+    history_rows,
     history_start,
     negative,
     prior_state,
@@ -189,9 +190,14 @@ def record_posteriors(ring, it, max_iter, post):
 
     Only the last ``k`` iterations before ``max_iter`` are kept: the history is read only for shots
     that did not converge, and those run all ``max_iter`` iterations. ``k = 0``: nothing is kept.
+    ``k = 1`` (:data:`~qdecode.kernels.minsum.HISTORY_MIN`): row 0 is the running minimum
+    ``min_{t' <= it} M_j(t')`` over every iteration.
     """
     k = ring.shape[0]
-    if k > 0 and it > max_iter - k:
+    if k == 1:
+        for j in range(post.shape[0]):
+            ring[0, j] = post[j] if it == 1 else min(ring[0, j], post[j])
+    elif k > 0 and it > max_iter - k:
         row = (it - 1) % k
         for j in range(post.shape[0]):
             ring[row, j] = post[j]
@@ -201,7 +207,8 @@ def record_posteriors(ring, it, max_iter, post):
 def posterior_history(ring, converged, max_iter, post, out):
     """The ordering key of OSD into ``out`` (n,): ``post`` when the shot ``converged``, else the sum of the
     posteriors of the last ``k = ring.shape[0]`` iterations ``sum_{t > max_iter - k} M_j(t)``, oldest first
-    (all iterations when ``max_iter < k``; :func:`~qdecode.kernels.minsum.history_start`).
+    (all iterations when ``max_iter < k``; :func:`~qdecode.kernels.minsum.history_start`); a one-row ring
+    holds the running minimum, which the same sum reads alone.
 
     With fixed point the sum of ``k`` saturated posteriors is exact in int32 for ``k * post_lim < 2^31``.
     """
@@ -495,8 +502,9 @@ def bp_decode_range(graph, llr0, syndromes, method, layered, prm, out, hist_k, s
         out: :class:`~qdecode.kernels.bp_args.BpOut`: ``hard`` ``(S, n)`` uint8; ``post`` ``(S, n)``, or
             ``(0, n)`` to skip storing posteriors; ``converged`` ``(S,)`` bool; ``iters`` ``(S,)`` int32.
         hist_k: for shots that do not converge, ``out.post`` receives the sum of the posteriors of the
-            last ``hist_k`` iterations (:func:`posterior_history`; the ordering key of OSD); converged
-            shots, and ``hist_k = 1``, the last posterior.
+            last ``hist_k`` iterations (:func:`posterior_history`; the ordering key of OSD), or with
+            :data:`~qdecode.kernels.minsum.HISTORY_MIN` their running minimum; converged shots, and
+            ``hist_k = 1``, the last posterior.
         start, stop: the shots (rows of ``syndromes`` and of the outputs) to decode.
     """
     hard_out, post_out, converged_out, iters_out = out
@@ -506,7 +514,7 @@ def bp_decode_range(graph, llr0, syndromes, method, layered, prm, out, hist_k, s
     keep_post = post_out.shape[0] > 0
     work = make_work(graph, llr0[0])
     post = np.empty(n, dtype=llr0.dtype)
-    ring = np.zeros((hist_k if keep_post and hist_k > 1 else 0, n), dtype=llr0.dtype)
+    ring = np.zeros((history_rows(hist_k, keep_post), n), dtype=llr0.dtype)
     no_trail = no_answer_trail()
     for s in range(start, stop):
         row = s if per_shot else 0

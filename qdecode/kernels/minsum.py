@@ -22,7 +22,9 @@ these helpers on scalars, so the arithmetic is written once:
 - :func:`alpha_at` is the scaling of iteration ``t`` (fixed, or adaptive ``1 - 2^-t``);
 - :func:`extrinsic` is the variable's outgoing message;
 - :func:`prior_state` is the compressed check state of the prior messages;
-- :func:`history_start` is the first iteration of a posterior history (the ordering key of OSD);
+- :func:`history_start` is the first iteration of a posterior history (the ordering key of OSD), and
+  :func:`history_rows` / :func:`keep_history` keep it: the last ``k`` posteriors in a ring of ``k`` rows, or
+  their running minimum over every iteration (:data:`HISTORY_MIN`) in a ring of one row;
 - :func:`flip_decision` keeps the syndrome of the hard decision, ``H e + s``, up to date when a
   decision flips, so that every kernel's convergence test is a counter test.
 
@@ -38,6 +40,8 @@ from __future__ import annotations
 
 import numba
 import numpy as np
+from numba.core import types
+from numba.extending import overload
 
 from qdecode.kernels.arith import clip, scale
 
@@ -103,6 +107,53 @@ def flip_decision(j, var_ptr, var_chks, parity):
         parity[i] ^= 1
         delta += 1 if parity[i] else -1
     return delta
+
+
+#: ``hist_k`` of the running-minimum key (``osd_key=min``): ``min_{t <= T} M_j(t)`` over every iteration of the
+#: shot, kept in a ring of one row. No sum key needs a one-row ring (the sum of the last posterior is the
+#: posterior itself, stored without a ring), so a ring of one row *is* the running minimum.
+HISTORY_MIN = -1
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def history_rows(hist_k, keep_post):
+    """Rows of the posterior history ring of key ``hist_k``: ``k`` for the sum of the last ``k > 1``
+    posteriors, 1 for :data:`HISTORY_MIN`, 0 for the last posterior alone or when posteriors are not kept."""
+    if not keep_post:
+        return 0
+    return 1 if hist_k == HISTORY_MIN else (hist_k if hist_k > 1 else 0)
+
+
+def history_top(ring):
+    """The largest value of ``ring``'s dtype (``inf`` for floats): the running minimum of no posterior."""
+    return np.inf if np.issubdtype(ring.dtype, np.floating) else np.iinfo(ring.dtype).max
+
+
+@overload(history_top, inline="always")
+def _history_top_impl(ring):
+    if isinstance(ring.dtype, types.Float):
+        return lambda ring: np.inf
+    return lambda ring: np.iinfo(ring.dtype).max
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def keep_history(ring, r, j, w, v):
+    """Keep lane ``w``'s posterior ``v`` of variable ``j`` in a lane ring ``(k, n, W)``: a one-row ring folds it
+    into the running minimum; a ring of ``k > 1`` rows stores it in row ``r`` (skipped when ``r < 0``)."""
+    if ring.shape[0] == 1:
+        ring[0, j, w] = min(ring[0, j, w], v)
+    elif r >= 0:
+        ring[r, j, w] = v
+
+
+@numba.njit(cache=True, nogil=True)
+def restart_history(ring, w):
+    """Empty lane ``w``'s running minimum (a one-row ring ``(1, n, W)``) for its next shot; other rings are
+    overwritten row by row and need nothing."""
+    if ring.shape[0] == 1:
+        top = history_top(ring)
+        for j in range(ring.shape[1]):
+            ring[0, j, w] = top
 
 
 @numba.njit(cache=True, nogil=True, inline="always")

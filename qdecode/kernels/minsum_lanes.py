@@ -26,7 +26,19 @@ import numba
 import numpy as np
 
 from qdecode.kernels.arith import clip
-from qdecode.kernels.minsum import alpha_at, check_magnitude, extrinsic, fold_min, history_start, negative, signed
+from qdecode.kernels.minsum import (
+    alpha_at,
+    check_magnitude,
+    extrinsic,
+    fold_min,
+    history_rows,
+    history_start,
+    history_top,
+    keep_history,
+    negative,
+    restart_history,
+    signed,
+)
 
 LANES = 32  # shots decoded side by side (see the module docstring for why 32)
 
@@ -185,7 +197,7 @@ def _step(graph, llr0, syndromes, per_shot, keep_post, cur, q, prm, st, sc):
     for w in range(W):
         a_f[w], a_num[w], a_shift[w] = alpha_at(lane_it[w] + 1, alpha, alpha_num, alpha_shift, adaptive)
         srow[w] = max(shot[w], 0)
-        rrow[w] = lane_it[w] % k if k > 0 and lane_it[w] + 1 > max_iter - k else -1
+        rrow[w] = lane_it[w] % k if k > 1 and lane_it[w] + 1 > max_iter - k else (0 if k == 1 else -1)
     for i in range(m):
         for w in range(W):
             out1[i, w] = check_magnitude(min1_c[i, w], a_f[w], a_num[w], a_shift[w], beta, msg_lim)
@@ -216,8 +228,7 @@ def _step(graph, llr0, syndromes, per_shot, keep_post, cur, q, prm, st, sc):
                 post[j, w] = total[w]
         if k > 0:
             for w in range(W):
-                if rrow[w] >= 0:
-                    ring[rrow[w], j, w] = total[w]
+                keep_history(ring, rrow[w], j, w, total[w])
         for e in range(lo, hi):
             i = var_chks[e]
             for w in range(W):
@@ -244,7 +255,8 @@ def _step(graph, llr0, syndromes, per_shot, keep_post, cur, q, prm, st, sc):
 @numba.njit(cache=True, nogil=True)
 def _history_out(ring, w, max_iter, out):
     """Lane ``w``'s posterior history key into ``out`` (n,) for a shot that did not converge: the
-    sum of :func:`qdecode.kernels.bp.posterior_history` on the lane axis (same sums, same order)."""
+    sum of :func:`qdecode.kernels.bp.posterior_history` on the lane axis (same sums, same order), or the
+    running minimum of a one-row ring (the sum below reads row 0 alone)."""
     k = ring.shape[0]
     first = history_start(max_iter, k)
     for j in range(out.shape[0]):
@@ -252,6 +264,16 @@ def _history_out(ring, w, max_iter, out):
         for t in range(first + 1, max_iter + 1):
             acc += ring[(t - 1) % k, j, w]
         out[j] = acc
+
+
+@numba.njit(cache=True, nogil=True)
+def history_ring(hist_k, keep_post, n, W, zero):
+    """The posterior history ring ``(history_rows(hist_k, keep_post), n, W)`` of a lane kernel, of ``zero``'s dtype:
+    a one-row ring (the running minimum) starts at the dtype's top, the others are written before they are read."""
+    ring = np.full((history_rows(hist_k, keep_post), n, W), zero)
+    if ring.shape[0] == 1:
+        ring[:] = history_top(ring)
+    return ring
 
 
 @numba.njit(cache=True, nogil=True)
@@ -269,6 +291,7 @@ def write_lane_result(w, s, done, iterations, hard, post, ring, keep_post, out):
     elif keep_post:
         for j in range(hard.shape[0]):
             post_out[s, j] = post[j, w]
+    restart_history(ring, w)
 
 
 class LaneQueue(NamedTuple):
@@ -331,7 +354,8 @@ def minsum_lanes_range(graph, llr0, syndromes, prm, out, hist_k, lanes, start, s
         out: :class:`~qdecode.kernels.bp_args.BpOut`: ``hard`` ``(S, n)`` uint8; ``post`` ``(S, n)`` or ``(0, n)``;
             ``converged`` ``(S,)`` bool; ``iters`` ``(S,)`` int32; rows ``start:stop`` are written.
         hist_k: for shots that do not converge, ``out.post`` receives the sum of the posteriors of the
-            last ``hist_k`` iterations, oldest first (:func:`~qdecode.kernels.bp.posterior_history`);
+            last ``hist_k`` iterations, oldest first (:func:`~qdecode.kernels.bp.posterior_history`), or with
+            :data:`~qdecode.kernels.minsum.HISTORY_MIN` their running minimum over every iteration;
             converged shots, and ``hist_k = 1``, the last posterior.
         lanes: the lane count (:data:`LANES`); ``W = min(lanes, stop - start)`` lanes run (never more lanes
             than shots).
@@ -353,7 +377,7 @@ def minsum_lanes_range(graph, llr0, syndromes, prm, out, hist_k, lanes, start, s
     sc = LaneScratch(np.zeros((m, W), dtype=dt), np.zeros((m, W), dtype=dt), np.zeros((maxvdeg, W), dtype=dt),
                      np.zeros(W, dtype=dt), np.zeros(W, dtype=np.float64), np.zeros(W, dtype=np.int64),
                      np.zeros(W, dtype=np.int64), np.zeros(W, dtype=np.int64),
-                     np.zeros((hist_k if keep_post and hist_k > 1 else 0, n, W), dtype=dt), np.zeros(W, dtype=np.int64))
+                     history_ring(hist_k, keep_post, n, W, np.zeros(1, dtype=dt)[0]), np.zeros(W, dtype=np.int64))
     q = make_lane_queue(W, start, stop)
     # zero-syndrome initial state of one lane, shared by every shot when priors are shared
     # (typed int64 and bool, not literals: literal arguments would be compiled as specialisations of their own)

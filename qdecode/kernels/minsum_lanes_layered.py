@@ -24,8 +24,8 @@ import numba
 import numpy as np
 
 from qdecode.kernels.arith import clip
-from qdecode.kernels.minsum import alpha_at, check_magnitude, fold_min, negative, signed
-from qdecode.kernels.minsum_lanes import make_lane_queue, next_shot, retire_lane
+from qdecode.kernels.minsum import alpha_at, check_magnitude, fold_min, keep_history, negative, signed
+from qdecode.kernels.minsum_lanes import history_ring, make_lane_queue, next_shot, retire_lane
 
 #: lane count of the layered kernel
 LAYERED_LANES = 32
@@ -131,7 +131,7 @@ def minsum_layered_lanes_range(graph, llr0, syndromes, prm, out, hist_k, lanes, 
     c2v = np.zeros((nnz, W), dtype=dt)
     hard = np.zeros((n, W), dtype=np.uint8)
     syn = np.zeros((m, W), dtype=np.uint8)
-    ring = np.zeros((hist_k if keep_post and hist_k > 1 else 0, n, W), dtype=dt)
+    ring = history_ring(hist_k, keep_post, n, W, np.zeros(1, dtype=dt)[0])
     sc = LayeredScratch(np.zeros((maxdeg, W), dtype=dt), np.zeros(W, dtype=dt), np.zeros(W, dtype=dt),
                         np.zeros(W, dtype=np.int64), np.zeros(W, dtype=np.uint8), np.zeros(W, dtype=dt),
                         np.zeros(W, dtype=dt), np.zeros(W, dtype=np.float64), np.zeros(W, dtype=np.int64),
@@ -165,7 +165,7 @@ def minsum_layered_lanes_range(graph, llr0, syndromes, prm, out, hist_k, lanes, 
             for w in range(W):
                 row = q.it[w] % ring.shape[0]
                 for j in range(n):
-                    ring[row, j, w] = post[j, w]
+                    keep_history(ring, row, j, w, post[j, w])
         for w in range(W):  # retire finished lanes, load pending shots into them
             s = retire_lane(w, unsat[w], max_iter, q, hard, post, ring, keep_post, out)
             if s >= 0:

@@ -56,8 +56,8 @@ from numba.extending import overload
 
 from qdecode.kernels.arith import as_type_of as _as
 from qdecode.kernels.arith import clip
-from qdecode.kernels.minsum import check_magnitude, fold_min
-from qdecode.kernels.minsum_lanes import make_lane_queue, next_shot, retire_lane
+from qdecode.kernels.minsum import check_magnitude, fold_min, keep_history
+from qdecode.kernels.minsum_lanes import history_ring, make_lane_queue, next_shot, retire_lane
 
 #: lane count of the 8-bit and float32 narrow kernels on batch paths (:func:`narrow_lanes`; a constant-width sweep
 #: is compiled for it)
@@ -385,7 +385,7 @@ def _sweep_int_body(W, cur, nxt, sw):
                 post[j, w] = total[w]
         if ring.shape[0] > 0:
             for w in range(W):
-                ring[rrow[w], j, w] = total[w]
+                keep_history(ring, rrow[w], j, w, total[w])
         for k in range(lo_k, hi_k):  # variable-to-check messages folded into the next check state
             i = var_chks[k]
             s = slot[k]
@@ -551,7 +551,7 @@ def _minsum_lanes_int_range(graph, llr0, syndromes, cfg, out, hist_k, W, start, 
     hard = np.zeros((n, W), dtype=np.uint8)
     post = np.full((n if keep_post else 1, W), zs)
     unsat = np.zeros(W, dtype=np.int32)
-    ring = np.full((hist_k if keep_post and hist_k > 1 else 0, n, W), zs)
+    ring = history_ring(hist_k, keep_post, n, W, zs)
     rrow = np.zeros(W, dtype=np.int64)
     coef = IntCoeffs(np.zeros(W, dtype=np.int32), np.zeros(W, dtype=np.int32), cfg.adaptive, cfg.alpha_num,
                      cfg.alpha_shift, tmax)
@@ -687,7 +687,7 @@ def _sweep_f32_body(W, cur, nxt, sw):
                 post[j, w] = total[w]
         if ring.shape[0] > 0:
             for w in range(W):
-                ring[rrow[w], j, w] = total[w]
+                keep_history(ring, rrow[w], j, w, total[w])
         for k in range(lo, hi):
             i = var_chks[k]
             s = slot[k]
@@ -776,7 +776,7 @@ def minsum_lanes_f32_range(graph, llr0, syndromes, prm, out, hist_k, lanes, star
     ln = NarrowLanes(syn=np.zeros((m, W), dtype=np.uint8), sgn=np.zeros((nnz, W), dtype=np.uint8),
                      pri=np.zeros((n, W if per_shot else 1), dtype=dt), hard=np.zeros((n, W), dtype=np.uint8),
                      post=np.zeros((n if keep_post else 1, W), dtype=dt), unsat=np.zeros(W, dtype=np.int32),
-                     ring=np.zeros((hist_k if keep_post and hist_k > 1 else 0, n, W), dtype=dt),
+                     ring=history_ring(hist_k, keep_post, n, W, np.zeros(1, dtype=dt)[0]),
                      rrow=np.zeros(W, dtype=np.int64))
     scratch = NarrowScratch(np.zeros((m, W), dtype=dt), np.zeros((m, W), dtype=dt), np.zeros((m, W), dtype=np.uint8),
                             np.zeros(W, dtype=dt), np.zeros((maxvdeg, W), dtype=dt))

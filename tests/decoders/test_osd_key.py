@@ -8,6 +8,7 @@ import pytest
 from qdecode.decoders import DecoderSpec, UnknownDecoderError
 from qdecode.decoders.bp import BpDecoder
 from qdecode.decoders.bposd import BpOsdDecoder, history_length
+from qdecode.kernels.minsum import HISTORY_MIN
 from qdecode.problem import DecodingProblem, decoding_dem
 from qdecode.sims.circuits import build_circuit
 
@@ -22,7 +23,8 @@ def surface5():
 def _history_by_reruns(prob, dets, k, **bp):
     """Independent route: iteration t's posterior is the output of a run limited to t iterations.
 
-    Shots that did not converge get the sum over their last k iterations; converged ones the last posterior.
+    Shots that did not converge get the sum over their last k iterations (``k = HISTORY_MIN``: the minimum over
+    all of them); converged ones the last posterior.
     """
     dec = BpDecoder(prob, **bp)
     _, last, conv, iters = dec._run(dec.prior_llr, dets, True)
@@ -31,10 +33,11 @@ def _history_by_reruns(prob, dets, k, **bp):
     for s in np.flatnonzero(~conv):
         T = int(iters[s])
         acc = None
-        for t in range(max(1, T - k + 1), T + 1):
+        for t in range(1 if k == HISTORY_MIN else max(1, T - k + 1), T + 1):
             limited = BpDecoder(prob, **{**bp, "max_iter": t})
             _, post, _, _ = limited._run(limited.prior_llr, dets[s:s + 1], True)
-            acc = post[0].copy() if acc is None else acc + post[0]
+            fold = np.minimum if k == HISTORY_MIN else np.add
+            acc = post[0].copy() if acc is None else fold(acc, post[0])
         out[s] = acc
     return out
 
@@ -45,8 +48,11 @@ def _history_by_reruns(prob, dets, k, **bp):
     {"schedule": "layered"},
     {"method": "productsum"},
     {"bits": 8, "frac_bits": 3, "alpha": 0.625},
+    {"bits": 16, "frac_bits": 8},
+    {"dtype": "float32"},
+    {"schedule": "layered", "bits": 8, "frac_bits": 3},
 ])
-@pytest.mark.parametrize("k", [2, 4])
+@pytest.mark.parametrize("k", [2, 4, HISTORY_MIN])
 def test_history_sum_matches_reruns(surface5, bp, k):
     prob, dets = surface5
     bp = {"max_iter": 12, **bp}
@@ -78,10 +84,13 @@ def test_osd_key_parameter_and_labels(surface5):
     assert "osd_key=sum4" in DecoderSpec.create("bposd-e", {"osd_key": "sum4"}).label()
     with pytest.raises(UnknownDecoderError, match="osd_key"):
         DecoderSpec.create("bposd", {"osd_key": "sum5"})
-    assert [history_length(k) for k in ("last", "sum2", "sum8")] == [1, 2, 8]
+    assert [history_length(k) for k in ("last", "sum2", "sum8", "min")] == [1, 2, 8, HISTORY_MIN]
+    assert "osd_key=min" in DecoderSpec.create("bposd", {"osd_key": "min"}).label()
+    assert "lsd_key=min" in DecoderSpec.create("bplsd", {"lsd_key": "min"}).label()
     last = BpOsdDecoder(prob, max_iter=12, osd_key="last")
     assert last.osd_key == "last"
     summed = BpOsdDecoder(prob, max_iter=12, osd_key="sum4")
-    for dec in (last, summed):  # OSD answers satisfy the syndrome whatever the order
+    running_min = BpOsdDecoder(prob, max_iter=12, osd_key="min")
+    for dec in (last, summed, running_min):  # OSD answers satisfy the syndrome whatever the order
         e = dec.decode_batch(dets)
         np.testing.assert_array_equal((prob.H @ e.T % 2).T, dets)
