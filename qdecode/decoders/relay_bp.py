@@ -67,6 +67,7 @@ from qdecode.decoders.params import DecoderEntry, Param, uses_params
 from qdecode.kernels.bp import tanner_graph
 from qdecode.kernels.clock import ticks_per_ns
 from qdecode.kernels.herald_priors import ShotPriors, fill_llrs
+from qdecode.kernels.minsum_lanes_narrow import MAX_SLOTS_U8
 from qdecode.kernels.relay import (
     MessageArith,
     RelayGapOut,
@@ -91,9 +92,7 @@ from qdecode.kernels.relay_lanes import LANES, relay_lanes_range
 from qdecode.kernels.relay_lanes_narrow import (
     RELAY_NARROW_LANES,
     relay_i8_accepts,
-    relay_lanes_i8_gap_range,
-    relay_lanes_i8_range,
-    relay_lanes_i8_shot_priors_range,
+    relay_i8_kernels,
 )
 from qdecode.kernels.threads import run_dynamic, run_ranges
 from qdecode.problem import DecodingProblem
@@ -306,6 +305,7 @@ class RelayBpDecoder(Decoder):
                                          self.gammas, GAMMA_FRAC_BITS, self.msg_lim, self.post_lim, self.alpha_num,
                                          ALPHA_SHIFT)
         self._max_check_degree = max_check_degree
+        self._i8 = relay_i8_kernels(max_check_degree)  # uint8 slots, or uint16 above check degree 255
         self.ensemble = _int_param(ensemble, "ensemble", 1)
         if self.ensemble > MAX_CHAINS:
             raise DecoderInputError(f"ensemble must be an integer in 1..{MAX_CHAINS}, got {ensemble!r}")
@@ -314,6 +314,9 @@ class RelayBpDecoder(Decoder):
                 raise DecoderInputError(f"relay-bp: ensemble={self.ensemble} runs on the 8-bit lanes kernel, which "
                                         f"needs fixed-point bits <= 8 (got bits={self.bits}) and its word ranges; "
                                         f"leave bits out for bits={ENSEMBLE_BITS}")
+            if max_check_degree > MAX_SLOTS_U8:
+                raise DecoderInputError(f"relay-bp: ensemble={self.ensemble} runs on uint8 edge slots, which hold "
+                                        f"check degrees <= {MAX_SLOTS_U8} (this problem has {max_check_degree})")
             self.work_unit = "lane-group steps (one min-sum iteration of all ensemble chains at once)"
 
     # ----------------------------------------------------------------- decode
@@ -343,7 +346,7 @@ class RelayBpDecoder(Decoder):
         args = (*self._kernel_args(), syndromes, RelayOut(hard, conv, iters, legs, weight))
         if S >= MIN_LANE_SHOTS:  # persistent lanes; a thread's range drains on compacted lanes
             if self.i8_lanes:
-                run_ranges(relay_lanes_i8_range, (*args, RELAY_NARROW_LANES), S, self.threads)
+                run_ranges(self._i8.plain, (*args, RELAY_NARROW_LANES), S, self.threads)
             else:
                 run_ranges(relay_lanes_range, (*args, LANES), S, self.threads)
         else:
@@ -454,8 +457,8 @@ class RelayBpDecoder(Decoder):
             r = RelayOut(np.zeros((b - a, n), np.uint8), np.zeros(b - a, np.bool_), np.zeros(b - a, np.int32),
                          np.zeros(b - a, np.int32), np.zeros(b - a, np.float64))
             if b - a >= MIN_LANE_SHOTS and self.i8_lanes and self._i8_accepts(llr0):
-                run_ranges(relay_lanes_i8_shot_priors_range, (graph, sched, arith, seed, llr0, wllr, s[a:b], r,
-                                                              RELAY_NARROW_LANES), b - a, self.threads)
+                run_ranges(self._i8.shot_priors, (graph, sched, arith, seed, llr0, wllr, s[a:b], r,
+                                                  RELAY_NARROW_LANES), b - a, self.threads)
             else:
                 run_dynamic(relay_shot_priors_range, (graph, sched, arith, seed, llr0, wllr, s[a:b], r), b - a,
                             self.threads)
@@ -506,7 +509,7 @@ class RelayBpDecoder(Decoder):
                 out = RelayGapOut(*common, *gap)
                 args = (*self._kernel_args(), s[a:b], self._class_code, out)
                 if self.i8_lanes and T >= MIN_LANE_SHOTS:  # the plain path's lanes, recording converged legs
-                    run_ranges(relay_lanes_i8_gap_range, (*args, RELAY_NARROW_LANES), T, self.threads)
+                    run_ranges(self._i8.gap, (*args, RELAY_NARROW_LANES), T, self.threads)
                 else:
                     run_dynamic(relay_gap_range, args, T, self.threads)
                 work = out.iterations

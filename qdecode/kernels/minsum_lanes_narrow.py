@@ -13,12 +13,19 @@ accepts:
   compiled per storage type).
 - :func:`minsum_lanes_f32_range`: the float32 path (float32 ``llr0``, ``beta``, ``msg_lim``,
   ``post_lim``); check state float32 with uint8 sign parity and ``arg``.
+- ``*_wide_range`` (:func:`minsum_lanes_i8_wide_range`, :func:`minsum_lanes_i16_wide_range`,
+  :func:`minsum_lanes_f32_wide_range`): the same kernels with uint16 slots and ``arg``, for
+  graphs with a check of degree above 255.
 
 Same arithmetic as the reference, reorganised for SIMD code:
 
-- ``arg`` is the edge's *slot* in its check's CSR row (uint8), not the variable index:
-  slots increase with the variable index inside a check, so "the first strict minimum"
-  picks the same edge (check degree <= 255; 255 is "none").
+- ``arg`` is the edge's *slot* in its check's CSR row, not the variable index: slots increase
+  with the variable index inside a check, so "the first strict minimum" picks the same edge.
+  Slots and ``arg`` are uint8 where every check degree is <= 255 and uint16 otherwise (degree
+  <= 65535), the largest value of the type meaning "none" (:func:`edge_slots`, :func:`no_slot`).
+  One body serves both: each format has a kernel per slot type (``minsum_lanes_i8_range`` and
+  ``minsum_lanes_i8_wide_range``, ...), which numba compiles only when it is called;
+  :func:`narrow_kernel` picks by the graph's largest check degree.
 - The convergence test keeps, per check and lane, the parity ``hp`` of ``H e + s``, rebuilt
   in every sweep from the new hard decisions (one uint8 XOR per edge-lane) and summed per
   lane after the sweep: no per-lane branch on decision flips. The reference's counter
@@ -69,7 +76,10 @@ U8 = np.uint8
 U16 = np.uint16
 I16 = np.int16
 I32 = np.int32
-U255 = np.uint8(255)  # "no arg" slot
+U255 = np.uint8(255)  # "no arg" slot of uint8 slots (:func:`no_slot`)
+#: the largest check degree of uint8 slots (255 is "none"), and of uint16 slots
+MAX_SLOTS_U8 = 255
+MAX_SLOTS_U16 = 65535
 U1 = np.uint8(1)
 Z32 = np.int32(0)
 F0 = np.float32(0.0)
@@ -92,21 +102,37 @@ class NoAliasCompiler(CompilerBase):
 # ------------------------------------------------------------------ graph helpers
 
 
+def no_slot(a):
+    """The "none" slot of an array ``a`` of slots or ``arg``: the largest value of its dtype (255 for uint8,
+    65535 for uint16), in that dtype. The Python body is the reference; jitted code runs
+    :func:`_no_slot_overload` (a constant of the type)."""
+    return a.dtype.type(np.iinfo(a.dtype).max)
+
+
+@overload(no_slot, inline="always")
+def _no_slot_overload(a):
+    dt = numba.np.numpy_support.as_dtype(a.dtype)
+    nil = dt.type(np.iinfo(dt).max)
+    return lambda a: nil
+
+
 @numba.njit(cache=True, nogil=True)
-def edge_slots(var_ptr, var_chks, m):
-    """``(slot, max check degree, max variable degree)``: ``slot[k]`` (uint8) is CSC edge ``k``'s
-    position in its check's CSR row (-> 255 when a check has more than 255 edges: the caller
-    rejects such graphs)."""
+def edge_slots(var_ptr, var_chks, m, za):
+    """``(slot, max check degree, max variable degree)``: ``slot[k]`` (``(nnz,)``, the unsigned dtype of the
+    zero ``za``: uint8 or uint16) is CSC edge ``k``'s position in its check's CSR row (-> the dtype's largest
+    value, "none", when a check has that many edges or more: the caller rejects such graphs)."""
     n = var_ptr.shape[0] - 1
     cnt = np.zeros(m, dtype=np.int64)
-    slot = np.zeros(var_chks.shape[0], dtype=np.uint8)
+    slot = np.full(var_chks.shape[0], za)
+    nil = no_slot(slot)
+    lim = np.int64(nil)
     maxvdeg = 1
     for j in range(n):
         maxvdeg = max(maxvdeg, var_ptr[j + 1] - var_ptr[j])
         for k in range(var_ptr[j], var_ptr[j + 1]):
             i = var_chks[k]
             c = cnt[i]
-            slot[k] = U8(c) if c < 255 else U255
+            slot[k] = _as(c, za) if c < lim else nil
             cnt[i] = c + 1
     maxcdeg = 0
     for i in range(m):
@@ -129,7 +155,7 @@ class NarrowGraph(NamedTuple):
 
     var_ptr: np.ndarray  # (n + 1,) int64: CSC index pointer
     var_chks: np.ndarray  # (nnz,) check of each CSC edge
-    slot: np.ndarray  # (nnz,) uint8: each edge's position in its check's CSR row (:func:`edge_slots`)
+    slot: np.ndarray  # (nnz,) uint8 or uint16: each edge's position in its check's CSR row (:func:`edge_slots`)
 
 
 class NarrowCheckState(NamedTuple):
@@ -138,7 +164,7 @@ class NarrowCheckState(NamedTuple):
 
     min1: np.ndarray  # check dtype: least incoming magnitude
     min2: np.ndarray  # check dtype: second least
-    arg: np.ndarray  # uint8: the slot holding the least one (255: none)
+    arg: np.ndarray  # the slot dtype (uint8 or uint16): the slot holding the least one (:func:`no_slot`: none)
     par: np.ndarray  # uint8: incoming sign parity with the syndrome bit
 
 
@@ -300,6 +326,13 @@ def blend_u8(take, new, old):
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
+def blend_uint(take, new, old):
+    """:func:`blend_u8` for unsigned integers of the type of ``old`` (uint8 or uint16 slots and ``arg``)."""
+    mask = _as(_as(0, old) - _as(take, old), old)
+    return _as(_as(new & mask, old) | _as(old & _as(~mask, old), old), old)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
 def select_int(take, a, b):
     """``a if take else b`` for two signed integers of one type, as ``b ^ ((a ^ b) & -take)`` (the same
     AVX2 vectorisation as :func:`blend_u8`: a select of two loaded messages stays scalar, with a branch)."""
@@ -332,6 +365,7 @@ def _sweep_int_body(W, cur, nxt, sw):
     limit in the check-state type).
     """
     var_ptr, var_chks, slot = sw.graph.var_ptr, sw.graph.var_chks, sw.graph.slot
+    nil = no_slot(slot)
     num, shift = sw.coef.num, sw.coef.shift
     p = sw.prm
     per_shot, keep_post, beta32, ml32, mls, mlu, pls = p.per_shot, p.keep_post, p.beta32, p.ml32, p.mls, p.mlu, p.pls
@@ -352,7 +386,7 @@ def _sweep_int_body(W, cur, nxt, sw):
             b = syn[i, w]
             m1n[i, w] = mlu
             m2n[i, w] = mlu
-            agn[i, w] = U255
+            agn[i, w] = nil
             pan[i, w] = b
             hp[i, w] = b
     for j in range(n):
@@ -400,7 +434,7 @@ def _sweep_int_body(W, cur, nxt, sw):
                 a = _as(v if v >= zs else _as(-v, zs), zc)
                 m1 = m1n[i, w]
                 m2n[i, w] = min(max(a, m1), m2n[i, w])
-                agn[i, w] = blend_u8(a < m1, s, agn[i, w])
+                agn[i, w] = blend_uint(a < m1, s, agn[i, w])
                 m1n[i, w] = min(a, m1)
                 hp[i, w] = U8(hp[i, w] ^ hard[j, w])
     for w in range(W):
@@ -467,6 +501,7 @@ def _load_lane(w, s, state, ld):
     m1, m2, ag, pa = state.min1, state.min2, state.arg, state.par
     per_shot, syndromes, llr0, ml32, tmpl, tsgn = ld.per_shot, ld.syndromes, ld.llr0, ld.ml32, ld.tmpl, ld.tsgn
     var_ptr, var_chks, slot = ld.graph.var_ptr, ld.graph.var_chks, ld.graph.slot
+    nil = no_slot(slot)
     syn, pri, sgn = ld.lanes.syn, ld.lanes.pri, ld.lanes.sgn
     zc, zs = ld.zc, ld.zs
     n = var_ptr.shape[0] - 1
@@ -477,7 +512,7 @@ def _load_lane(w, s, state, ld):
             syn[i, w] = b
             m1[i, w] = _as(ml32, zc)
             m2[i, w] = _as(ml32, zc)
-            ag[i, w] = U255
+            ag[i, w] = nil
             pa[i, w] = b
         for j in range(n):
             lam = llr0[s, j]
@@ -491,7 +526,7 @@ def _load_lane(w, s, state, ld):
                 pa[i, w] = U8(pa[i, w] ^ neg)
                 r = m1[i, w]
                 m2[i, w] = min(max(a, r), m2[i, w])
-                ag[i, w] = blend_u8(a < r, slot[k], ag[i, w])
+                ag[i, w] = blend_uint(a < r, slot[k], ag[i, w])
                 m1[i, w] = min(a, r)
     else:
         tm1, tm2, tag, tpa = tmpl
@@ -542,9 +577,9 @@ def _minsum_lanes_int_range(graph, llr0, syndromes, cfg, out, hist_k, W, start, 
     prm = IntParams(per_shot, keep_post, I32(max(min(np.int64(cfg.beta), 2**30), -(2**30))), ml32,
                     _as(cfg.msg_lim, zs), _as(cfg.msg_lim, zc), _as(cfg.post_lim, zs))
     # lane state, every array separate (the sweep's noalias contract); check state double-buffered
-    st_a = NarrowCheckState(np.full((m, W), zc), np.full((m, W), zc), np.zeros((m, W), dtype=np.uint8),
+    st_a = NarrowCheckState(np.full((m, W), zc), np.full((m, W), zc), np.zeros((m, W), dtype=graph.slot.dtype),
                             np.zeros((m, W), dtype=np.uint8))
-    st_b = NarrowCheckState(np.full((m, W), zc), np.full((m, W), zc), np.zeros((m, W), dtype=np.uint8),
+    st_b = NarrowCheckState(np.full((m, W), zc), np.full((m, W), zc), np.zeros((m, W), dtype=graph.slot.dtype),
                             np.zeros((m, W), dtype=np.uint8))
     syn = np.zeros((m, W), dtype=np.uint8)
     sgn = np.zeros((nnz, W), dtype=np.uint8)
@@ -558,7 +593,7 @@ def _minsum_lanes_int_range(graph, llr0, syndromes, cfg, out, hist_k, W, start, 
     pri = np.full((n, W if per_shot else 1), zs)
     lanes = NarrowLanes(syn, sgn, pri, hard, post, unsat, ring, rrow)
     # zero-syndrome initial check state of one lane (shared priors): lane 0 of a one-lane state
-    tmpl = NarrowCheckState(np.full((m, 1), zc), np.full((m, 1), zc), np.zeros((m, 1), dtype=np.uint8),
+    tmpl = NarrowCheckState(np.full((m, 1), zc), np.full((m, 1), zc), np.zeros((m, 1), dtype=graph.slot.dtype),
                             np.zeros((m, 1), dtype=np.uint8))
     tsgn = np.zeros((nnz, 1), dtype=np.uint8)
     if not per_shot:
@@ -577,16 +612,18 @@ def _minsum_lanes_int_range(graph, llr0, syndromes, cfg, out, hist_k, W, start, 
 
 
 @numba.njit(cache=True, nogil=True)
-def _check_int_inputs(graph, llr0, m, prm, ml_max, sum_max):
-    """The edge slots (:func:`edge_slots`) of ``graph`` (:class:`~qdecode.kernels.bp_args.TannerGraph`) after the
-    checks of a fixed-point kernel on ``llr0`` and ``prm`` (:class:`~qdecode.kernels.bp_args.MinSumParams`) with
-    message limit ``ml_max`` and sum limit ``sum_max`` (``ValueError`` on failure)."""
+def _check_int_inputs(graph, llr0, m, prm, ml_max, sum_max, za):
+    """The edge slots (:func:`edge_slots`, the dtype of the zero ``za``) of ``graph``
+    (:class:`~qdecode.kernels.bp_args.TannerGraph`) after the checks of a fixed-point kernel on ``llr0`` and ``prm``
+    (:class:`~qdecode.kernels.bp_args.MinSumParams`) with message limit ``ml_max`` and sum limit ``sum_max``
+    (``ValueError`` on failure)."""
     var_ptr, var_chks = graph.var_ptr, graph.var_chks
     msg_lim, post_lim, alpha_num, alpha_shift = prm.msg_lim, prm.post_lim, prm.alpha_num, prm.alpha_shift
     n = var_ptr.shape[0] - 1
-    slot, maxcdeg, maxvdeg = edge_slots(var_ptr, var_chks, m)
-    if maxcdeg > 255:
-        raise ValueError("fixed-point lanes kernel: check degree above 255")
+    slot, maxcdeg, maxvdeg = edge_slots(var_ptr, var_chks, m, za)
+    if maxcdeg > np.int64(no_slot(slot)):
+        raise ValueError("fixed-point lanes kernel: check degree above what the slot type holds (255 uint8, "
+                         "65535 uint16)")
     if msg_lim < 1 or msg_lim > ml_max or post_lim < 0 or post_lim > sum_max:
         raise ValueError("fixed-point lanes kernel: msg_lim or post_lim outside the format's range")
     big = 0
@@ -602,18 +639,30 @@ def _check_int_inputs(graph, llr0, m, prm, ml_max, sum_max):
 
 
 @numba.njit(cache=True, nogil=True)
+def _int_range(graph, llr0, syndromes, prm, out, hist_k, lanes, start, stop, za, zc, zs, ml_max, sum_max, tmax):
+    """The fixed-point entries: slots of the dtype of ``za``, check state of ``zc``'s, sums of ``zs``'s."""
+    slot = _check_int_inputs(graph, llr0, syndromes.shape[1], prm, ml_max, sum_max, za)
+    _minsum_lanes_int_range(NarrowGraph(graph.var_ptr, graph.var_chks, slot), llr0, syndromes, prm, out, hist_k,
+                            lanes, start, stop, zc, zs, tmax)
+
+
+@numba.njit(cache=True, nogil=True)
 def minsum_lanes_i8_range(graph, llr0, syndromes, prm, out, hist_k, lanes, start, stop):
     """:func:`qdecode.kernels.minsum_lanes.minsum_lanes_range` for 8-bit fixed point, bit-identical (same arguments).
 
     Accepts integer ``llr0`` (the reference's int32) with ``1 <= msg_lim <= 127``,
     ``post_lim <= 32767``, ``max|llr0| + (max variable degree) * msg_lim <= 32767``,
-    ``alpha_num * 127 < 2^31``, ``0 <= alpha_shift <= 30`` and check degree <= 255; raises
-    ``ValueError`` otherwise. Check state uint8, sums int16. ``out.post`` (``(S, n)`` or ``(0, n)``)
-    receives int16 values in its own dtype.
+    ``alpha_num * 127 < 2^31``, ``0 <= alpha_shift <= 30`` and check degree <= 255 (uint8 slots;
+    :func:`minsum_lanes_i8_wide_range` above); raises ``ValueError`` otherwise. Check state uint8, sums int16.
+    ``out.post`` (``(S, n)`` or ``(0, n)``) receives int16 values in its own dtype.
     """
-    slot = _check_int_inputs(graph, llr0, syndromes.shape[1], prm, 127, 32767)
-    _minsum_lanes_int_range(NarrowGraph(graph.var_ptr, graph.var_chks, slot), llr0, syndromes, prm, out, hist_k,
-                            lanes, start, stop, U8(0), I16(0), 8)
+    _int_range(graph, llr0, syndromes, prm, out, hist_k, lanes, start, stop, U8(0), U8(0), I16(0), 127, 32767, 8)
+
+
+@numba.njit(cache=True, nogil=True)
+def minsum_lanes_i8_wide_range(graph, llr0, syndromes, prm, out, hist_k, lanes, start, stop):
+    """:func:`minsum_lanes_i8_range` with uint16 slots and ``arg``: check degrees up to 65535."""
+    _int_range(graph, llr0, syndromes, prm, out, hist_k, lanes, start, stop, U16(0), U8(0), I16(0), 127, 32767, 8)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -622,11 +671,18 @@ def minsum_lanes_i16_range(graph, llr0, syndromes, prm, out, hist_k, lanes, star
 
     As :func:`minsum_lanes_i8_range` with ``msg_lim <= 32767`` (uint16 check state) and int32 sums:
     ``post_lim``, ``max|llr0| + (max variable degree) * msg_lim <= 2^31 - 1`` and
-    ``alpha_num * 32767 < 2^31``; raises ``ValueError`` otherwise.
+    ``alpha_num * 32767 < 2^31``; raises ``ValueError`` otherwise (check degree above 255:
+    :func:`minsum_lanes_i16_wide_range`).
     """
-    slot = _check_int_inputs(graph, llr0, syndromes.shape[1], prm, 32767, 2**31 - 1)
-    _minsum_lanes_int_range(NarrowGraph(graph.var_ptr, graph.var_chks, slot), llr0, syndromes, prm, out, hist_k,
-                            lanes, start, stop, U16(0), I32(0), 16)
+    _int_range(graph, llr0, syndromes, prm, out, hist_k, lanes, start, stop, U8(0), U16(0), I32(0), 32767,
+               2**31 - 1, 16)
+
+
+@numba.njit(cache=True, nogil=True)
+def minsum_lanes_i16_wide_range(graph, llr0, syndromes, prm, out, hist_k, lanes, start, stop):
+    """:func:`minsum_lanes_i16_range` with uint16 slots and ``arg``: check degrees up to 65535."""
+    _int_range(graph, llr0, syndromes, prm, out, hist_k, lanes, start, stop, U16(0), U16(0), I32(0), 32767,
+               2**31 - 1, 16)
 
 
 # ------------------------------------------------------------------ float32
@@ -638,6 +694,7 @@ def _sweep_f32_body(W, cur, nxt, sw):
     :func:`~qdecode.kernels.minsum.check_magnitude`): as :func:`_sweep_int_body` with :class:`F32Coeffs` and
     :class:`F32Params`."""
     var_ptr, var_chks, slot = sw.graph.var_ptr, sw.graph.var_chks, sw.graph.slot
+    nil = no_slot(slot)
     a_f = sw.coef.a_f
     p = sw.prm
     per_shot, keep_post, beta, msg_lim, post_lim = p.per_shot, p.keep_post, p.beta, p.msg_lim, p.post_lim
@@ -656,7 +713,7 @@ def _sweep_f32_body(W, cur, nxt, sw):
             b = syn[i, w]
             m1n[i, w] = msg_lim
             m2n[i, w] = msg_lim
-            agn[i, w] = U255
+            agn[i, w] = nil
             pan[i, w] = b
             hp[i, w] = b
     for j in range(n):
@@ -752,9 +809,21 @@ def minsum_lanes_f32_range(graph, llr0, syndromes, prm, out, hist_k, lanes, star
     """:func:`qdecode.kernels.minsum_lanes.minsum_lanes_range` for float32 messages, bit-identical (same arguments).
 
     Accepts float32 ``llr0`` and ``prm.beta``, ``prm.msg_lim``, ``prm.post_lim`` (the reference's float32 path;
-    ``alpha`` float64 as there) and check degree <= 255 (raises ``ValueError`` otherwise).
-    ``alpha_num`` / ``alpha_shift`` are unused (fixed point only).
+    ``alpha`` float64 as there) and check degree <= 255 (uint8 slots; :func:`minsum_lanes_f32_wide_range` above;
+    raises ``ValueError`` otherwise). ``alpha_num`` / ``alpha_shift`` are unused (fixed point only).
     """
+    _f32_range(graph, llr0, syndromes, prm, out, hist_k, lanes, start, stop, U8(0))
+
+
+@numba.njit(cache=True, nogil=True)
+def minsum_lanes_f32_wide_range(graph, llr0, syndromes, prm, out, hist_k, lanes, start, stop):
+    """:func:`minsum_lanes_f32_range` with uint16 slots and ``arg``: check degrees up to 65535."""
+    _f32_range(graph, llr0, syndromes, prm, out, hist_k, lanes, start, stop, U16(0))
+
+
+@numba.njit(cache=True, nogil=True)
+def _f32_range(graph, llr0, syndromes, prm, out, hist_k, lanes, start, stop, za):
+    """The float32 entries: slots of the dtype of ``za``."""
     var_ptr, var_chks = graph.var_ptr, graph.var_chks
     max_iter, alpha, adaptive = prm.max_iter, prm.alpha, prm.adaptive
     beta, msg_lim, post_lim = prm.beta, prm.msg_lim, prm.post_lim
@@ -765,14 +834,15 @@ def minsum_lanes_f32_range(graph, llr0, syndromes, prm, out, hist_k, lanes, star
     dt = llr0.dtype
     per_shot = llr0.shape[0] > 1
     keep_post = out.post.shape[0] > 0
-    slot, maxcdeg, maxvdeg = edge_slots(var_ptr, var_chks, m)
-    if maxcdeg > 255:
-        raise ValueError("minsum_lanes_f32_range: check degree above 255")
+    slot, maxcdeg, maxvdeg = edge_slots(var_ptr, var_chks, m, za)
+    if maxcdeg > np.int64(no_slot(slot)):
+        raise ValueError("minsum_lanes_f32_range: check degree above what the slot type holds (255 uint8, "
+                         "65535 uint16)")
     graph = NarrowGraph(var_ptr, var_chks, slot)
-    st_a = NarrowCheckState(np.zeros((m, W), dtype=dt), np.zeros((m, W), dtype=dt), np.zeros((m, W), dtype=np.uint8),
-                            np.zeros((m, W), dtype=np.uint8))
-    st_b = NarrowCheckState(np.zeros((m, W), dtype=dt), np.zeros((m, W), dtype=dt), np.zeros((m, W), dtype=np.uint8),
-                            np.zeros((m, W), dtype=np.uint8))
+    st_a = NarrowCheckState(np.zeros((m, W), dtype=dt), np.zeros((m, W), dtype=dt),
+                            np.zeros((m, W), dtype=slot.dtype), np.zeros((m, W), dtype=np.uint8))
+    st_b = NarrowCheckState(np.zeros((m, W), dtype=dt), np.zeros((m, W), dtype=dt),
+                            np.zeros((m, W), dtype=slot.dtype), np.zeros((m, W), dtype=np.uint8))
     ln = NarrowLanes(syn=np.zeros((m, W), dtype=np.uint8), sgn=np.zeros((nnz, W), dtype=np.uint8),
                      pri=np.zeros((n, W if per_shot else 1), dtype=dt), hard=np.zeros((n, W), dtype=np.uint8),
                      post=np.zeros((n if keep_post else 1, W), dtype=dt), unsat=np.zeros(W, dtype=np.int32),
@@ -780,16 +850,17 @@ def minsum_lanes_f32_range(graph, llr0, syndromes, prm, out, hist_k, lanes, star
                      rrow=np.zeros(W, dtype=np.int64))
     scratch = NarrowScratch(np.zeros((m, W), dtype=dt), np.zeros((m, W), dtype=dt), np.zeros((m, W), dtype=np.uint8),
                             np.zeros(W, dtype=dt), np.zeros((maxvdeg, W), dtype=dt))
-    tmpl = NarrowCheckState(np.zeros((m, 1), dtype=dt), np.zeros((m, 1), dtype=dt), np.zeros((m, 1), dtype=np.uint8),
-                            np.zeros((m, 1), dtype=np.uint8))
+    tmpl = NarrowCheckState(np.zeros((m, 1), dtype=dt), np.zeros((m, 1), dtype=dt),
+                            np.zeros((m, 1), dtype=slot.dtype), np.zeros((m, 1), dtype=np.uint8))
     tsgn = np.zeros((nnz, 1), dtype=np.uint8)
     if not per_shot:
         one = NarrowLanes(np.zeros((m, 1), dtype=np.uint8), tsgn, np.zeros((n, 1), dtype=dt), ln.hard, ln.post,
                           ln.unsat, ln.ring, ln.rrow)
         _load_lane(0, 0, tmpl, NarrowLoad(True, np.zeros((1, m), dtype=np.uint8), graph, llr0, msg_lim, tmpl, tsgn,
                                           one, F0, F0))
-        for j in range(n):
-            ln.pri[j, 0] = llr0[0, j]
+        pri = ln.pri  # a local name, as in the fixed-point kernel: written ``ln.pri[j, 0] = ...`` the stores were
+        for j in range(n):  # lost in the uint16-slot kernel (numba 0.68)
+            pri[j, 0] = llr0[0, j]
     ld = NarrowLoad(per_shot, syndromes, graph, llr0, msg_lim, tmpl, tsgn, ln, F0, F0)
     sw = NarrowSweep(graph, F32Coeffs(np.zeros(W, dtype=np.float64), adaptive, alpha),
                      F32Params(per_shot, keep_post, beta, msg_lim, post_lim), ln, scratch)
@@ -803,13 +874,16 @@ def narrow_kernel(llr0, var_ptr, chk_ptr, msg_lim, post_lim, alpha_num, alpha_sh
     ``chk_ptr`` the Tanner graph's index pointers. int32 messages go to
     :func:`minsum_lanes_i8_range` when they fit its uint8 state and int16 sums, else to
     :func:`minsum_lanes_i16_range` when they fit its uint16 state and int32 sums, float32 ones to
-    :func:`minsum_lanes_f32_range`; float64 has no narrow kernel. The conditions are the ones
-    the kernels check (and raise on).
+    :func:`minsum_lanes_f32_range`; float64 has no narrow kernel. A graph with a check of degree
+    above 255 gets the ``*_wide_range`` kernel of the format (uint16 slots), none above 65535. The
+    conditions are the ones the kernels check (and raise on).
     """
-    if len(chk_ptr) > 1 and int(np.diff(chk_ptr).max()) > 255:
+    max_cdeg = int(np.diff(chk_ptr).max()) if len(chk_ptr) > 1 else 0
+    if max_cdeg > MAX_SLOTS_U16:
         return None
+    wide = max_cdeg > MAX_SLOTS_U8
     if llr0.dtype == np.float32:
-        return minsum_lanes_f32_range
+        return minsum_lanes_f32_wide_range if wide else minsum_lanes_f32_range
     if llr0.dtype != np.int32:
         return None
     max_vdeg = int(np.diff(var_ptr).max()) if len(var_ptr) > 1 else 0
@@ -819,13 +893,17 @@ def narrow_kernel(llr0, var_ptr, chk_ptr, msg_lim, post_lim, alpha_num, alpha_sh
             continue
         if not adaptive and not (0 <= alpha_num and alpha_num * ml_max < 2**31 and 0 <= alpha_shift <= 30):
             continue
-        return kernel
+        return _WIDE[kernel] if wide else kernel
     return None
+
+
+#: each fixed-point kernel's twin with uint16 slots
+_WIDE = {minsum_lanes_i8_range: minsum_lanes_i8_wide_range, minsum_lanes_i16_range: minsum_lanes_i16_wide_range}
 
 
 def narrow_lanes(kernel) -> int:
     """The lane count a batch path passes to the narrow range ``kernel`` (a compiled sweep width)."""
-    return NARROW16_LANES if kernel is minsum_lanes_i16_range else NARROW_LANES
+    return NARROW16_LANES if kernel in (minsum_lanes_i16_range, minsum_lanes_i16_wide_range) else NARROW_LANES
 
 
 # ------------------------------------------------------------------ format dispatch of the lane driver

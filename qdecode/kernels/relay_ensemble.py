@@ -182,7 +182,7 @@ def make_ensemble_lanes(graph, sched, arith, m, chains, groups):
     legs = (sched.legs + chains - 1) // chains
     lanes = lanes_for(chains * groups)
     shape = EnsembleShape(chains, groups, legs, lanes)
-    sw, st_a, st_b = make_relay_sweep(graph, arith, m, lanes)
+    sw, st_a, st_b = make_relay_sweep(graph, arith, m, lanes, U8(0))  # uint8 slots: check degrees <= 255
     g0n, gq = quantised_gammas(sched, arith.gamma_shift, n)
     ch = ChainCounters(np.zeros(lanes, np.int64), np.zeros(lanes, np.int64), np.zeros(lanes, np.int64),
                        np.ones(lanes, np.uint8), np.zeros(lanes, np.uint64))

@@ -4,8 +4,10 @@ The batch kernel of ``relay-bp[bits=B]`` for ``B <= 8``: every shot's outputs (d
 flag, iterations, legs, weight) are bit-identical to :func:`qdecode.kernels.relay.relay_decode_range` on
 the same fixed-point inputs, and therefore to :func:`qdecode.kernels.relay_lanes.relay_lanes_range`
 (``tests/kernels/test_relay_lanes.py``). The check state and the variable sweep follow the 8-bit min-sum
-lanes kernel (:mod:`qdecode.kernels.minsum_lanes_narrow`: ``min1``, ``min2``, the edge's slot ``arg`` and
-the sign parity in uint8, sums in int16, LLVM ``noalias`` on every array, sweeps compiled for constant
+lanes kernel (:mod:`qdecode.kernels.minsum_lanes_narrow`: ``min1``, ``min2`` and the sign parity in uint8,
+the edge's slot ``arg`` in uint8 where every check degree is <= 255 and in uint16 above (up to 65535: the
+``*_wide_*`` entries, :func:`relay_i8_kernels` picks; numba compiles one body per slot type, and only the one
+that is called), sums in int16, LLVM ``noalias`` on every array, sweeps compiled for constant
 lane counts, selects written as bit blends so that they vectorise on AVX2), with what Relay-BP adds:
 
 - the memory prior ``b_j = (lambda_j (2^g - g_j) + M_j g_j + 2^(g-1)) >> g`` (int32 arithmetic,
@@ -56,17 +58,21 @@ from numba.extending import overload
 
 from qdecode.kernels.minsum import fold_min
 from qdecode.kernels.minsum_lanes_narrow import (
+    MAX_SLOTS_U8,
+    MAX_SLOTS_U16,
     U1,
     U8,
-    U255,
+    U16,
     Z32,
     NarrowCheckState,
     NarrowGraph,
     NarrowScratch,
     NoAliasCompiler,
     blend_u8,
+    blend_uint,
     edge_slots,
     negate_if,
+    no_slot,
     scale_int,
     select_int,
 )
@@ -124,9 +130,11 @@ def relay_i8_accepts(var_ptr, max_check_degree, llr0, gamma0, gamma_lo, gamma_hi
     Needs integer priors, ``1 <= msg_lim <= 127``, ``post_lim + (max variable degree) * msg_lim <= 32767``
     (the int16 sums never wrap), quantised gammas that fit int16, a memory prior whose int32 sum
     ``|lambda| (2^g + |g_j|) + post_lim |g_j| + 2^(g-1)`` cannot overflow, ``1 <= gamma_shift <= 14``,
-    ``0 <= alpha_num * 127 < 2^31``, ``alpha_shift <= 30`` and check degrees <= 255 (the uint8 slots).
+    ``0 <= alpha_num * 127 < 2^31``, ``alpha_shift <= 30`` and check degrees <= 65535: each edge's slot in its
+    check is uint8 where every check degree is <= 255 and uint16 above (:func:`relay_i8_kernels` picks the
+    entries).
     """
-    if max_check_degree > 255 or not np.issubdtype(np.asarray(llr0).dtype, np.integer):
+    if max_check_degree > MAX_SLOTS_U16 or not np.issubdtype(np.asarray(llr0).dtype, np.integer):
         return False
     if not (1 <= int(msg_lim) <= 127 and 0 <= int(post_lim) <= 32767 and 1 <= gamma_shift <= 14):
         return False
@@ -201,6 +209,7 @@ def _sweep_body(W, cur, nxt, sw):
     decision ``hard`` updated, ``unsat`` per lane (:class:`RelaySweep`, :class:`RelayParams`).
     """
     var_ptr, var_chks, slot = sw.graph.var_ptr, sw.graph.var_chks, sw.graph.slot
+    nil = no_slot(slot)
     lam, tsgn = sw.lam, sw.tsgn
     p = sw.prm
     num, shift, ml32, mls, mlu, pls, pl32 = p.num, p.shift, p.ml32, p.mls, p.mlu, p.pls, p.pl32
@@ -221,13 +230,13 @@ def _sweep_body(W, cur, nxt, sw):
             f = fresh[w]
             x = blend_u8(f, at_lane(t_m1, i, w), m1c[i, w])
             y = blend_u8(f, at_lane(t_m2, i, w), m2c[i, w])
-            agc[i, w] = blend_u8(f, at_lane(t_ag, i, w), agc[i, w])
+            agc[i, w] = blend_uint(f, at_lane(t_ag, i, w), agc[i, w])
             pac[i, w] = blend_u8(f, U8(at_lane(t_pa, i, w) ^ b), pac[i, w])
             o1[i, w] = scale_int(x, num, shift, Z32, ml32, zc)
             o2[i, w] = scale_int(y, num, shift, Z32, ml32, zc)
             m1n[i, w] = mlu
             m2n[i, w] = mlu
-            agn[i, w] = U255
+            agn[i, w] = nil
             pan[i, w] = b
             hp[i, w] = b
     for j in range(n):
@@ -265,7 +274,7 @@ def _sweep_body(W, cur, nxt, sw):
                 a = U8(v if v >= zs else I16(-v))
                 m1 = m1n[i, w]
                 m2n[i, w] = min(max(a, m1), m2n[i, w])
-                agn[i, w] = blend_u8(a < m1, s, agn[i, w])
+                agn[i, w] = blend_uint(a < m1, s, agn[i, w])
                 m1n[i, w] = min(a, m1)
                 hp[i, w] = U8(hp[i, w] ^ hard[j, w])
     for w in range(W):
@@ -344,9 +353,9 @@ def relay_sweep(width, cur, nxt, sw):
 
 @numba.njit(cache=True, nogil=True)
 def relay_template(var_ptr, var_chks, slot, lam, ml32, m):
-    """Check state and edge signs of ``nu = lambda`` with a zero syndrome: ``(NarrowCheckState of (m,) uint8
-    arrays, (nnz,) uint8 signs)``."""
-    tmpl = NarrowCheckState(np.zeros(m, dtype=np.uint8), np.zeros(m, dtype=np.uint8), np.zeros(m, dtype=np.uint8),
+    """Check state and edge signs of ``nu = lambda`` with a zero syndrome: ``(NarrowCheckState of (m,) arrays,
+    (nnz,) uint8 signs)``; ``arg`` of the dtype of ``slot`` (uint8 or uint16), the others uint8."""
+    tmpl = NarrowCheckState(np.zeros(m, dtype=np.uint8), np.zeros(m, dtype=np.uint8), np.zeros(m, dtype=slot.dtype),
                             np.zeros(m, dtype=np.uint8))
     sgn = np.zeros(var_chks.shape[0], dtype=np.uint8)
     fill_template(var_ptr, var_chks, slot, lam, ml32, tmpl.min1, tmpl.min2, tmpl.arg, tmpl.par, sgn)
@@ -360,7 +369,7 @@ def fill_template(var_ptr, var_chks, slot, lam, ml32, m1, m2, ag, pa, sgn):
     n = var_ptr.shape[0] - 1
     m1[:] = U8(ml32)
     m2[:] = U8(ml32)
-    ag[:] = U255
+    ag[:] = no_slot(ag)
     pa[:] = 0
     for j in range(n):
         x = min(max(I32(lam[j]), -ml32), ml32)
@@ -377,14 +386,15 @@ def fill_template(var_ptr, var_chks, slot, lam, ml32, m1, m2, ag, pa, sgn):
 
 
 @numba.njit(cache=True, nogil=True)
-def make_relay_sweep(graph, arith, m, W):
+def make_relay_sweep(graph, arith, m, W, za):
     """The sweep's arguments for ``W`` lanes and ``m`` checks: ``(RelaySweep, st_a, st_b)``, two zeroed
     :class:`~qdecode.kernels.minsum_lanes_narrow.NarrowCheckState` of ``(m, W)`` uint8 arrays (the double-buffered
-    check state), every array separate (the sweep's ``noalias`` contract). ``graph``: a
+    check state; ``arg`` in the slot dtype, that of the zero ``za``: uint8, or uint16 for check degrees above 255),
+    every array separate (the sweep's ``noalias`` contract). ``graph``: a
     :class:`~qdecode.kernels.relay.RelayGraph` of integer priors; ``arith``: its
     :class:`~qdecode.kernels.relay.MessageArith` (:func:`relay_i8_accepts` holds). Raises ``ValueError`` for a
-    check degree above 255."""
-    ng, prm, parts = _sweep_parts(graph, arith, m, W)
+    check degree above the slot type's (255 for uint8, 65535 for uint16)."""
+    ng, prm, parts = _sweep_parts(graph, arith, m, W, za)
     n = graph.llr0.shape[0]
     lam = np.zeros(n, dtype=np.int16)
     for j in range(n):
@@ -395,52 +405,54 @@ def make_relay_sweep(graph, arith, m, W):
 
 
 @numba.njit(cache=True, nogil=True)
-def make_per_lane_relay_sweep(graph, arith, m, W):
+def make_per_lane_relay_sweep(graph, arith, m, W, za):
     """:func:`make_relay_sweep` whose priors, template and template signs are ``(.., W)`` arrays, one column per
     lane, each filled with its lane's shot by :func:`load_lane_priors` (``graph.llr0`` is not read)."""
-    ng, prm, parts = _sweep_parts(graph, arith, m, W)
+    ng, prm, parts = _sweep_parts(graph, arith, m, W, za)
     n, nnz = graph.var_ptr.shape[0] - 1, graph.var_chks.shape[0]
     tmpl = NarrowCheckState(np.zeros((m, W), dtype=np.uint8), np.zeros((m, W), dtype=np.uint8),
-                            np.zeros((m, W), dtype=np.uint8), np.zeros((m, W), dtype=np.uint8))
+                            np.full((m, W), za), np.zeros((m, W), dtype=np.uint8))
     ln, scratch, st_a, st_b = parts
     return (RelaySweep(ng, np.zeros((n, W), dtype=np.int16), prm, ln, tmpl, np.zeros((nnz, W), dtype=np.uint8),
                        scratch), st_a, st_b)
 
 
-def sweep_for(graph, arith, m, W, shot_priors):
+def sweep_for(graph, arith, m, W, shot_priors, za):
     """:func:`make_relay_sweep` where ``shot_priors`` is None, else :func:`make_per_lane_relay_sweep`: chosen by
     the argument's type at compile time (numba types both branches of an ``is None`` test on a value that is not
     None, and the two sweeps' types differ)."""
     if shot_priors is None:
-        return make_relay_sweep(graph, arith, m, W)
-    return make_per_lane_relay_sweep(graph, arith, m, W)
+        return make_relay_sweep(graph, arith, m, W, za)
+    return make_per_lane_relay_sweep(graph, arith, m, W, za)
 
 
 @overload(sweep_for)
-def _sweep_for_overload(graph, arith, m, W, shot_priors):
+def _sweep_for_overload(graph, arith, m, W, shot_priors, za):
     if isinstance(shot_priors, (numba.types.NoneType, numba.types.Omitted)):
-        return lambda graph, arith, m, W, shot_priors: make_relay_sweep(graph, arith, m, W)
-    return lambda graph, arith, m, W, shot_priors: make_per_lane_relay_sweep(graph, arith, m, W)
+        return lambda graph, arith, m, W, shot_priors, za: make_relay_sweep(graph, arith, m, W, za)
+    return lambda graph, arith, m, W, shot_priors, za: make_per_lane_relay_sweep(graph, arith, m, W, za)
 
 
 @numba.njit(cache=True, nogil=True)
-def _sweep_parts(graph, arith, m, W):
-    """What both sweep makers share: ``(NarrowGraph, RelayParams, (RelayLanes, NarrowScratch, st_a, st_b))``."""
+def _sweep_parts(graph, arith, m, W, za):
+    """What both sweep makers share: ``(NarrowGraph, RelayParams, (RelayLanes, NarrowScratch, st_a, st_b))``, slots
+    and ``arg`` in the dtype of ``za``."""
     var_ptr, var_chks = graph.var_ptr, graph.var_chks
     gshift = arith.gamma_shift
     n = var_ptr.shape[0] - 1
     nnz = var_chks.shape[0]
-    slot, maxcdeg, maxvdeg = edge_slots(var_ptr, var_chks, m)
-    if maxcdeg > 255:
-        raise ValueError("8-bit Relay-BP lanes kernel: check degree above 255")
+    slot, maxcdeg, maxvdeg = edge_slots(var_ptr, var_chks, m, za)
+    if maxcdeg > np.int64(no_slot(slot)):
+        raise ValueError("8-bit Relay-BP lanes kernel: check degree above what the slot type holds (255 uint8, "
+                         "65535 uint16)")
     ml32 = I32(arith.msg_lim)
     pl32 = I32(arith.post_lim)
     prm = RelayParams(I32(arith.alpha_num), I32(arith.alpha_shift), ml32, I16(ml32), U8(ml32), I16(pl32), pl32,
                       I32(1 << gshift), I32(1 << (gshift - 1)), I32(gshift))
     st_a = NarrowCheckState(np.zeros((m, W), dtype=np.uint8), np.zeros((m, W), dtype=np.uint8),
-                            np.zeros((m, W), dtype=np.uint8), np.zeros((m, W), dtype=np.uint8))
+                            np.full((m, W), za), np.zeros((m, W), dtype=np.uint8))
     st_b = NarrowCheckState(np.zeros((m, W), dtype=np.uint8), np.zeros((m, W), dtype=np.uint8),
-                            np.zeros((m, W), dtype=np.uint8), np.zeros((m, W), dtype=np.uint8))
+                            np.full((m, W), za), np.zeros((m, W), dtype=np.uint8))
     ln = RelayLanes(syn=np.zeros((m, W), dtype=np.uint8), fresh=np.zeros(W, dtype=np.uint8),
                     sgn=np.zeros((nnz, W), dtype=np.uint8), hard=np.zeros((n, W), dtype=np.uint8),
                     post=np.zeros((n, W), dtype=np.int16), gnum=np.zeros((n, W), dtype=np.int16),
@@ -590,9 +602,16 @@ def relay_lanes_i8_range(graph, sched, arith, seed, syndromes, out, lanes, start
 
     Arguments and outputs as :func:`qdecode.kernels.relay.relay_decode_range` (bit-identical per shot) for
     integer messages accepted by :func:`relay_i8_accepts`, plus ``lanes`` (:data:`RELAY_NARROW_LANES`; never
-    more lanes than shots are used). Raises ``ValueError`` for a check degree above 255.
+    more lanes than shots are used). Slots uint8: raises ``ValueError`` for a check degree above 255
+    (:func:`relay_lanes_i8_wide_range` takes those; :func:`relay_i8_kernels` picks).
     """
-    _lanes_i8(graph, sched, arith, seed, syndromes, out, lanes, None, None, start, stop)
+    _lanes_i8(graph, sched, arith, seed, syndromes, out, lanes, None, None, start, stop, U8(0))
+
+
+@numba.njit(cache=True, nogil=True)
+def relay_lanes_i8_wide_range(graph, sched, arith, seed, syndromes, out, lanes, start, stop):
+    """:func:`relay_lanes_i8_range` with uint16 slots and ``arg``: check degrees up to 65535."""
+    _lanes_i8(graph, sched, arith, seed, syndromes, out, lanes, None, None, start, stop, U16(0))
 
 
 @numba.njit(cache=True, nogil=True)
@@ -603,7 +622,14 @@ def relay_lanes_i8_shot_priors_range(graph, sched, arith, seed, shot_llr0, shot_
     bit-identical per shot to :func:`~qdecode.kernels.relay.relay_shot_priors_range`. Each lane holds its shot's
     priors and the template of its ``nu = lambda`` (:func:`make_per_lane_relay_sweep`); :func:`relay_i8_accepts`
     must hold for every row."""
-    _lanes_i8(graph, sched, arith, seed, syndromes, out, lanes, None, (shot_llr0, shot_wllr), start, stop)
+    _lanes_i8(graph, sched, arith, seed, syndromes, out, lanes, None, (shot_llr0, shot_wllr), start, stop, U8(0))
+
+
+@numba.njit(cache=True, nogil=True)
+def relay_lanes_i8_wide_shot_priors_range(graph, sched, arith, seed, shot_llr0, shot_wllr, syndromes, out, lanes,
+                                          start, stop):
+    """:func:`relay_lanes_i8_shot_priors_range` with uint16 slots and ``arg``: check degrees up to 65535."""
+    _lanes_i8(graph, sched, arith, seed, syndromes, out, lanes, None, (shot_llr0, shot_wllr), start, stop, U16(0))
 
 
 @numba.njit(cache=True, nogil=True)
@@ -617,22 +643,48 @@ def relay_lanes_i8_gap_range(graph, sched, arith, seed, syndromes, class_code, o
     (:class:`~qdecode.kernels.relay_lanes.LaneSolutions`, room for ``max(1, stop_after)``).
     """
     sols = make_lane_solutions(class_code, max(1, sched.stop_after), max(1, min(lanes, stop - start)))
-    _lanes_i8(graph, sched, arith, seed, syndromes, out, lanes, sols, None, start, stop)
+    _lanes_i8(graph, sched, arith, seed, syndromes, out, lanes, sols, None, start, stop, U8(0))
 
 
 @numba.njit(cache=True, nogil=True)
-def _lanes_i8(graph, sched, arith, seed, syndromes, out, lanes, sols, shot_priors, start, stop):
+def relay_lanes_i8_wide_gap_range(graph, sched, arith, seed, syndromes, class_code, out, lanes, start, stop):
+    """:func:`relay_lanes_i8_gap_range` with uint16 slots and ``arg``: check degrees up to 65535."""
+    sols = make_lane_solutions(class_code, max(1, sched.stop_after), max(1, min(lanes, stop - start)))
+    _lanes_i8(graph, sched, arith, seed, syndromes, out, lanes, sols, None, start, stop, U16(0))
+
+
+class RelayI8Kernels(NamedTuple):
+    """The 8-bit lanes entries of one slot type (:func:`relay_i8_kernels`)."""
+
+    plain: object  # relay_lanes_i8_range or relay_lanes_i8_wide_range
+    gap: object  # relay_lanes_i8_gap_range or relay_lanes_i8_wide_gap_range
+    shot_priors: object  # relay_lanes_i8_shot_priors_range or relay_lanes_i8_wide_shot_priors_range
+
+
+def relay_i8_kernels(max_check_degree: int) -> RelayI8Kernels:
+    """The 8-bit lanes entries for a graph whose largest check degree is ``max_check_degree``: uint8 slots up to
+    255 (:func:`relay_lanes_i8_range`, ...), uint16 above (:func:`relay_lanes_i8_wide_range`, ...). numba compiles
+    an entry when it is first called, so a graph of low-degree checks never compiles the wide ones."""
+    if max_check_degree > MAX_SLOTS_U8:
+        return RelayI8Kernels(relay_lanes_i8_wide_range, relay_lanes_i8_wide_gap_range,
+                              relay_lanes_i8_wide_shot_priors_range)
+    return RelayI8Kernels(relay_lanes_i8_range, relay_lanes_i8_gap_range, relay_lanes_i8_shot_priors_range)
+
+
+@numba.njit(cache=True, nogil=True)
+def _lanes_i8(graph, sched, arith, seed, syndromes, out, lanes, sols, shot_priors, start, stop, za):
     """The body of :func:`relay_lanes_i8_range` (``sols`` ``None``: nothing recorded; numba prunes those
     branches at compile time, an argument's ``is None`` being known), :func:`relay_lanes_i8_gap_range`
     (``sols`` a :class:`~qdecode.kernels.relay_lanes.LaneSolutions` of at least the lanes used) and
-    :func:`relay_lanes_i8_shot_priors_range` (``shot_priors`` ``(shot_llr0, shot_wllr)``, else ``None``)."""
+    :func:`relay_lanes_i8_shot_priors_range` (``shot_priors`` ``(shot_llr0, shot_wllr)``, else ``None``), and
+    their ``*_wide_*`` twins: slots and ``arg`` in the dtype of the zero ``za`` (uint8 or uint16)."""
     # long: the persistent-lanes loop (load, sweep, verdicts, drain) shares its lane state and counters
     gshift = arith.gamma_shift
     n = graph.var_ptr.shape[0] - 1
     if stop <= start:
         return
     W = max(1, min(lanes, stop - start))
-    sw, st_a, st_b = sweep_for(graph, arith, syndromes.shape[1], W, shot_priors)
+    sw, st_a, st_b = sweep_for(graph, arith, syndromes.shape[1], W, shot_priors, za)
     lam, ln = sw.lam, sw.lanes
     g0n, gq = quantised_gammas(sched, gshift, n)
     g1 = np.zeros(n, dtype=np.float64)

@@ -22,12 +22,18 @@ from qdecode.kernels.minsum_lanes_narrow import (
     NoAliasCompiler,
     _sweep_f32_w64,
     _sweep_int_w64,
+    edge_slots,
     minsum_lanes_f32_range,
+    minsum_lanes_f32_wide_range,
     minsum_lanes_i8_range,
+    minsum_lanes_i8_wide_range,
     minsum_lanes_i16_range,
+    minsum_lanes_i16_wide_range,
+    narrow_kernel,
+    narrow_lanes,
 )
 from qdecode.problem import DecodingProblem
-from tests.kernels.lane_cases import lane_case
+from tests.kernels.lane_cases import WIDE_DEGREES, lane_case, wide_case
 
 
 def _run(kernel, graph, llr0, syn, fmt, max_iter, alpha, beta, lanes, keep_post, hist_k=1):
@@ -109,6 +115,56 @@ def test_i8_rejects_wide_formats():
         _run(minsum_lanes_i16_range, graph, fmt.quantize(prob.llr[None, :]), dets[:8], fmt, 5, 1.0, 0.0, 8, False)
 
 
+#: narrow kind -> its kernel with uint16 edge slots (check degrees above 255)
+WIDE = {"i8": minsum_lanes_i8_wide_range, "i12": minsum_lanes_i16_wide_range, "i16": minsum_lanes_i16_wide_range,
+        "f32": minsum_lanes_f32_wide_range}
+
+
+@pytest.mark.parametrize("kind", ["i8", "i16", "f32"])
+def test_wide_check_bit_identical(kind):
+    """A check of degree 300 and one of 270 (uint16 slots, the least message often at a slot above 255):
+    :func:`narrow_kernel` picks the format's wide kernel, which equals the reference on every output (per-shot
+    priors and shared ones, with and without posteriors); the uint8-slot kernel refuses the graph."""
+    prob, syn, graph = wide_case(150)
+    assert int(np.diff(graph.chk_ptr).max()) == WIDE_DEGREES[0]
+    fmt, kernel = KINDS[kind]()
+    wide = WIDE[kind]
+    rng = np.random.default_rng(4)
+    for per_shot, alpha in ((False, 1.0), (True, 0.625), (False, 0.0)):
+        llr0 = _priors(prob, fmt, syn.shape[0], per_shot, rng)
+        assert narrow_kernel(llr0, graph.var_ptr, graph.chk_ptr, fmt.msg_lim, fmt.post_lim, fmt.alpha_num(alpha),
+                             ALPHA_SHIFT, alpha == 0) is wide
+        ref = _run(minsum_lanes_range, graph, llr0, syn, fmt, 25, alpha, 0.0, 32, True)
+        assert 0 < ref[2].sum() < syn.shape[0]  # some shots converge, some run every iteration
+        got = _run(wide, graph, llr0, syn, fmt, 25, alpha, 0.0, narrow_lanes(wide), True)
+        for a, b in zip(ref, got):
+            assert a.dtype == b.dtype and np.array_equal(a.view(np.uint8), b.view(np.uint8))
+        hard2, post2, conv2, it2 = _run(wide, graph, llr0, syn, fmt, 25, alpha, 0.0, 13, False)
+        assert np.array_equal(hard2, ref[0]) and np.array_equal(conv2, ref[2]) and np.array_equal(it2, ref[3])
+    with pytest.raises(ValueError):  # uint8 slots hold check degrees <= 255
+        _run(kernel, graph, llr0, syn[:8], fmt, 5, 1.0, 0.0, 8, False)
+
+
+def test_edge_slots_types_and_limits():
+    """Slots are each edge's position in its check, in the dtype asked for; a check too wide for the type gets
+    "none" (the kernels refuse such graphs), and :func:`narrow_kernel` refuses a check above 65535."""
+    prob, _, graph = wide_case(8)
+    m = prob.H.shape[0]
+    slot8, maxc, maxv = edge_slots(graph.var_ptr, graph.var_chks, m, np.uint8(0))
+    slot16, _, _ = edge_slots(graph.var_ptr, graph.var_chks, m, np.uint16(0))
+    assert slot8.dtype == np.uint8 and slot16.dtype == np.uint16 and maxc == 300 and maxv == 4
+    first = graph.var_ptr[:-1]  # each variable's first edge: check 0 for bits 0:300, its slot the bit index
+    assert np.array_equal(slot16[first[:300]], np.arange(300))
+    assert np.array_equal(slot8[first[:300]], np.minimum(np.arange(300), 255))
+    fmt = MessageFormat.create(8, 3)
+    llr0 = fmt.quantize(prob.llr[None, :])
+    wide_ptr = np.array([0, 65536], np.int64)
+    assert narrow_kernel(llr0, graph.var_ptr, wide_ptr, fmt.msg_lim, fmt.post_lim, 1, 0, False) is None
+    narrow_ptr = np.array([0, 255], np.int64)
+    assert narrow_kernel(llr0, graph.var_ptr, narrow_ptr, fmt.msg_lim, fmt.post_lim, 1, 0, False) is \
+        minsum_lanes_i8_range
+
+
 def _sweep_args(kind):
     """Arguments ``(cur, nxt, sw)`` of the 64-lane sweep in the wrapper's types (C-contiguous arrays in named
     tuples)."""
@@ -156,8 +212,8 @@ def test_posterior_history_identical(kind):
 
 
 def test_decoder_dispatch_on_foreign_inputs():
-    """BpDecoder picks the narrow kernels on a DEM qdecode did not write (stim's color code) and falls
-    back to the reference for a check wider than 255; both give the reference kernel's results."""
+    """BpDecoder picks the narrow kernels on a DEM qdecode did not write (stim's color code), and the kernels
+    with uint16 edge slots for a check wider than 255; all give the reference kernel's results."""
     import scipy.sparse as sp
     import stim
 
@@ -178,7 +234,7 @@ def test_decoder_dispatch_on_foreign_inputs():
              (prob, dets, {"bits": 16, "frac_bits": 10}, minsum_lanes_i16_range),
              (prob, dets, {"bits": 17, "frac_bits": 10}, None),  # wider than the 16-bit kernel: the reference
              (prob, dets, {"dtype": "float32"}, minsum_lanes_f32_range),
-             (wide_prob, wide_dets, {"bits": 8, "frac_bits": 3}, None)]
+             (wide_prob, wide_dets, {"bits": 8, "frac_bits": 3}, minsum_lanes_i8_wide_range)]
     for problem, s, fmt, kernel in cases:
         dec = BpDecoder(problem, max_iter=20, alpha=0.625, beta=0.0, schedule="flooding",
                         **{"bits": 0, "frac_bits": 3, **fmt})

@@ -8,6 +8,7 @@ import pytest
 from qdecode.decoders.bp import ALPHA_SHIFT
 from qdecode.decoders.confidence import class_codes, gap_db
 from qdecode.decoders.relay_bp import GAMMA_FRAC_BITS, RelayBpDecoder
+from qdecode.kernels.minsum_lanes_narrow import edge_slots
 from qdecode.kernels.relay import (
     MessageArith,
     RelayGapOut,
@@ -16,11 +17,22 @@ from qdecode.kernels.relay import (
     RelaySchedule,
     relay_decode_range,
     relay_gap_range,
+    relay_shot_priors_range,
 )
 from qdecode.kernels.relay_lanes import relay_lanes_range
-from qdecode.kernels.relay_lanes_narrow import relay_i8_accepts, relay_lanes_i8_gap_range, relay_lanes_i8_range
+from qdecode.kernels.relay_lanes_narrow import (
+    relay_i8_accepts,
+    relay_i8_kernels,
+    relay_lanes_i8_gap_range,
+    relay_lanes_i8_range,
+    relay_lanes_i8_wide_gap_range,
+    relay_lanes_i8_wide_range,
+    relay_lanes_i8_wide_shot_priors_range,
+    relay_template,
+)
 from qdecode.problem import DecodingProblem, decoding_dem
 from qdecode.sims.circuits import build_circuit
+from tests.kernels.lane_cases import WIDE_DEGREES, wide_case
 
 
 def _problem(circ, shots, seed):
@@ -191,14 +203,76 @@ def test_i8_accepts_only_what_fits(surface5):
     dec = _decoder(prob, 8)
     assert dec.i8_lanes and not _decoder(prob, 0).i8_lanes
     lo, hi = dec.gamma_interval
-    assert not relay_i8_accepts(dec.var_ptr, 256, dec.prior_llr, dec.gamma0, lo, hi, dec.gammas, GAMMA_FRAC_BITS,
-                                dec.msg_lim, dec.post_lim, dec.alpha_num, ALPHA_SHIFT)  # slots are uint8
+    args = (dec.prior_llr, dec.gamma0, lo, hi, dec.gammas, GAMMA_FRAC_BITS, dec.msg_lim, dec.post_lim, dec.alpha_num,
+            ALPHA_SHIFT)
+    assert relay_i8_accepts(dec.var_ptr, 256, *args)  # uint16 slots (relay_i8_kernels picks the wide entries)
+    assert relay_i8_accepts(dec.var_ptr, 65535, *args)
+    assert not relay_i8_accepts(dec.var_ptr, 65536, *args)  # beyond uint16 slots
+    assert relay_i8_kernels(255).plain is relay_lanes_i8_range
+    assert relay_i8_kernels(256).plain is relay_lanes_i8_wide_range
+
+
+# ------------------------------------------------------------------ checks of degree above 255 (uint16 slots)
+
+
+@pytest.fixture(scope="module")
+def wide():
+    """:func:`~tests.kernels.lane_cases.wide_case`: checks of degree 300 and 270, 150 shots."""
+    return wide_case(150)
+
+
+def test_i8_wide_check_identical(wide):
+    """A check of degree 300 (and one of 270): accepted, the decoder takes the lanes with uint16 slots, and every
+    output equals the scalar kernel's; the least message of the wide check sits at a slot above 255 in the
+    template, and the uint8-slot entry refuses the graph."""
+    prob, syn, _ = wide
+    for kw in (dict(), dict(pre_iter=3, leg_iter=3, legs=6, stop_after=4), dict(alpha=0.625, bits=6, frac_bits=2)):
+        dec = _decoder(prob, kw.pop("bits", 8), **kw)
+        assert dec.i8_lanes and dec._max_check_degree == WIDE_DEGREES[0]
+        assert dec._i8.plain is relay_lanes_i8_wide_range
+        lo, hi = dec.gamma_interval
+        assert relay_i8_accepts(dec.var_ptr, dec._max_check_degree, dec.prior_llr, dec.gamma0, lo, hi, dec.gammas,
+                                GAMMA_FRAC_BITS, dec.msg_lim, dec.post_lim, dec.alpha_num, ALPHA_SHIFT)
+        ref = _run(dec, syn)
+        assert ref[1].any() and not ref[1].all() and ref[3].max() >= 2
+        for lanes in (5, 64):
+            _assert_same(ref, _run(dec, syn, lanes, kernel=relay_lanes_i8_wide_range))
+        hard = dec.decode_batch(syn)  # the decoder's batch path: the wide lanes
+        np.testing.assert_array_equal(hard, ref[0])
+        np.testing.assert_array_equal(dec.last_info.iterations, ref[2])
+    m = prob.H.shape[0]
+    slot, maxc, _ = edge_slots(dec.var_ptr, dec.var_chks, m, np.uint16(0))
+    tmpl, _ = relay_template(dec.var_ptr, dec.var_chks, slot, dec.prior_llr.astype(np.int16), np.int32(dec.msg_lim), m)
+    assert tmpl.arg.dtype == np.uint16 and 255 < tmpl.arg[0] < WIDE_DEGREES[0]  # check 0's least prior: bits 260:300
+    with pytest.raises(ValueError):
+        _run(dec, syn[:8], 8, kernel=relay_lanes_i8_range)
+
+
+def test_i8_wide_gap_and_shot_priors_identical(wide):
+    """The gap kernel and the per-shot-priors kernel with uint16 slots equal their scalar kernels."""
+    prob, syn, _ = wide
+    dec = _decoder(prob, 8, stop_after=5, legs=30)
+    assert dec._i8.gap is relay_lanes_i8_wide_gap_range
+    assert dec._i8.shot_priors is relay_lanes_i8_wide_shot_priors_range
+    _assert_gap_same(_run_gap(dec, syn), _run_gap(dec, syn, 64, kernel=relay_lanes_i8_wide_gap_range))
+    S, n = syn.shape[0], prob.num_errors
+    wllr = dec.weight_llr[None, :] * np.random.default_rng(6).uniform(0.6, 1.4, size=(S, n))
+    llr0 = np.ascontiguousarray(dec.format.quantize(wllr))
+    graph, sched, arith, seed, _ = _leading_args(dec, syn)
+    outs = []
+    for kernel in (relay_shot_priors_range, relay_lanes_i8_wide_shot_priors_range):
+        r = RelayOut(np.zeros((S, n), np.uint8), np.zeros(S, np.bool_), np.zeros(S, np.int32), np.zeros(S, np.int32),
+                     np.zeros(S, np.float64))
+        args = (graph, sched, arith, seed, llr0, wllr, syn, r)
+        kernel(*args, 0, S) if kernel is relay_shot_priors_range else kernel(*args, 64, 0, S)
+        outs.append(r)
+    _assert_same(*outs)
 
 
 # ------------------------------------------------------------------ the gap on the 8-bit lanes
 
 
-def _run_gap(dec, syn, lanes=None, start=0, stop=None):
+def _run_gap(dec, syn, lanes=None, start=0, stop=None, kernel=relay_lanes_i8_gap_range):
     """:class:`RelayGapOut` of the scalar ``relay_gap_range`` (``lanes`` None) or ``relay_lanes_i8_gap_range``."""
     S = syn.shape[0]
     stop = S if stop is None else stop
@@ -209,7 +283,7 @@ def _run_gap(dec, syn, lanes=None, start=0, stop=None):
     if lanes is None:
         relay_gap_range(*args, start, stop)
     else:
-        relay_lanes_i8_gap_range(*args, lanes, start, stop)
+        kernel(*args, lanes, start, stop)
     return out
 
 
