@@ -339,6 +339,12 @@ def polar_speed() -> str:
 
 # --- Relay-BP, streaming ---------------------------------------------------------------------------------------
 
+def gdg_window() -> str:
+    import gdg_window as m
+
+    return m.table(_json("gdg_window.json")).rstrip("\n")
+
+
 def relay_ensemble() -> str:
     import relay_ensemble as m
 
@@ -475,6 +481,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "confidence-bb144": confidence_bb144,
     "relay-lanes": relay_lanes,
     "relay-ensemble": relay_ensemble,
+    "gdg-window": gdg_window,
     "relay-ensemble-targets": relay_ensemble_targets,
     "deadline-bp": deadline_bp,
     "streaming": streaming,

@@ -159,6 +159,16 @@ def bp_speed(problem: str, ours: str, theirs: str) -> float:
     return t[ours] / t[theirs]
 
 
+def gdgw(decoder: str, field: str = "failures") -> float:
+    """A row of ``gdg_window.json`` (windowed and whole-history GDG against BP+OSD on [[144,12,12]])."""
+    (row,) = [r for r in _json("gdg_window.json")["rows"] if r["decoder"] == decoder]
+    return row[field]
+
+
+GDG_BUDGET = "window[inner=gdg,W=5,F=2,osd_method=osd_cs,pre_iter=40,max_iters=100]"
+WINDOW_BPOSD = "window[inner=bposd,W=5,F=2]"
+
+
 # --- the claims ------------------------------------------------------------------------------------------------
 
 README = "README.md"
@@ -355,6 +365,20 @@ CLAIMS: list[tuple[str, str, Callable[[], list[float]], float]] = [
 
 
 CLAIMS += [
+    (BENCH, r"flagged shots: (\d+) of the (\d+) of whole-history `gdg`",
+     lambda: [gdgw("gdg", "flagged"), gdgw("gdg")], 0),
+    (BENCH, r"removes them \((\d+) failures against `bposd`'s (\d+)\); ordered by the last posterior alone it fails "
+            r"(\d+) times",
+     lambda: [gdgw("gdg[osd_method=osd_cs]"), gdgw("bposd"), gdgw("gdg[osd_method=osd_cs,osd_key=last]")], 0),
+    (BENCH, r"its tail ends in an OSD instead: (\d+) failures against (\d+) at (0\.\d+)x the p99",
+     lambda: [gdgw(GDG_BUDGET), gdgw(WINDOW_BPOSD), gdgw(GDG_BUDGET, "p99_vs_first")], 0),
+    ("qdecode/decoders/gdg.py", r"the authors' GDG fails (\d+) times, (\d+) of them flagged; with OSD-CS10 ordered by "
+                                r"``sum4`` (\d+) times \(by ``last`` (\d+); ``bposd`` (\d+)\)",
+     lambda: [gdgw("gdg"), gdgw("gdg", "flagged"), gdgw("gdg[osd_method=osd_cs]"),
+              gdgw("gdg[osd_method=osd_cs,osd_key=last]"), gdgw("bposd")], 0),
+    ("qdecode/decoders/gdg.py", r"``pre_iter=40,max_iters=100,osd_method=osd_cs`` fails (\d+) times against "
+                                r"``window\[inner=bposd\]``'s (\d+) at (0\.\d+)x its p99",
+     lambda: [gdgw(GDG_BUDGET), gdgw(WINDOW_BPOSD), gdgw(GDG_BUDGET, "p99_vs_first")], 0),
     (README, r"the 16-bit decoder's ~95 % interval contains AFF3CT's frame error rate at all six points, e\.g\. "
              r"(\d\.\d+)e-3 \[(\d\.\d)e-4, (\d\.\d)e-3\] against 1\.11e-3 for BG2 Z = 64 at 2\.25 dB and (\d\.\d)e-4 "
              r"\[(\d\.\d)e-4, (\d\.\d)e-4\] against 3\.78e-4 for BG1 Z = 288 at 1\.6 dB; the 8-bit decoder matches on "

@@ -12,13 +12,21 @@ counters as the sequential schedule (:func:`qdecode.kernels.gdg.gdg_decode_branc
 It needs ``step_iter >= 4``; with fewer iterations per step the sequential schedule runs.
 
 ``osd_method`` (default ``"none"``: the authors' decoder): OSD (``osd0`` / ``osd_e`` / ``osd_cs``
-of order ``osd_order``, :class:`OsdPostProcessor`) on the whole problem, ordered by the pre-BP
-posterior sums that drove the shortening (the sum of the last four posteriors averages min-sum's
-oscillation: on (3,1) gross-code windows at p = 0.003, OSD ordered by the last posterior alone
-failed on 105 of 8,000 shots against 27). Where no branch converged its estimate replaces the
-flagged decision (it satisfies the syndrome). With ``osd_after >= 0`` (default -1: off; 60
-recommended), where a branch converged only after more than ``osd_after`` BP iterations past
-pre-BP, OSD's estimate also competes with the chosen branch on the same path metric
+of order ``osd_order``, :class:`OsdPostProcessor`) on the whole problem, its columns in ascending order
+of ``osd_key`` (the choices of ``bposd``'s, :data:`~qdecode.decoders.bposd.OSD_KEYS`) over pre-BP's
+posteriors ``M_j(t)``, ``t = 1 .. T = pre_iter``: ``"last"`` is ``M_j(T)``, ``"sumK"`` is
+``sum_{t = T-K+1}^{T} M_j(t)`` (the prior ``lambda_j`` standing in for iterations ``t <= 0`` when
+``K > pre_iter``); the default ``sum4`` is the key that drove the shortening, the one this OSD always used
+(summing averages min-sum's oscillation). Pre-BP is GDG's only BP on the whole problem (the branches
+run on the shortened, partly decimated graph), so its posteriors are the history the key can sum; the
+kernel keeps the last ``max(4, K)`` of them (:func:`~qdecode.kernels.gdg.reliability_key`). Where no
+branch converged OSD's estimate replaces the flagged decision (it satisfies the syndrome). On
+[[144,12,12]] (``bb-uniform`` p = 0.004, 12 rounds, 3,000 shots; ``benchmarks/results/gdg_window.json``) the
+authors' GDG fails 78 times, 70 of them flagged; with OSD-CS10 ordered by ``sum4`` 32 times (by ``last`` 44;
+``bposd`` 39). In windows (W = 5, F = 2), ``pre_iter=40,max_iters=100,osd_method=osd_cs`` fails 39 times
+against ``window[inner=bposd]``'s 51 at 0.27x its p99 window-step CPU time. With
+``osd_after >= 0`` (default -1: off; 60 recommended), where a branch converged only after more than
+``osd_after`` BP iterations past pre-BP, OSD's estimate also competes with the chosen branch on the same path metric
 ``PM = sum_{e_j = 1} lambda_j`` and the lighter one is returned (ties: the branch): the deep
 branches of a long guessing tree often converge to a heavier estimate than OSD's. Much cheaper
 than a BP+OSD redo of the shot (``window[...,fallback=...]``): no further BP iterations, only OSD, where
@@ -39,6 +47,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from qdecode.decoders.base import DecodeInfo, Decoder, DecoderInputError, check_syndromes, observables_from_errors
+from qdecode.decoders.bposd import OSD_KEYS, history_length
 from qdecode.decoders.osd import OPERATIONS_UNIT, OsdPostProcessor, bp_operations, normalize_osd_method
 from qdecode.decoders.params import DecoderEntry, Param, uses_params
 from qdecode.kernels.gdg import (
@@ -113,6 +122,8 @@ GDG_PARAMS = {
     "osd_method": Param(str, "none", "OSD where no branch converged (see osd_after), ordered by the pre-BP "
                         "posteriors: none | osd0 | osd_e | osd_cs", label_default=False),
     "osd_order": Param(int, 10, "order of that OSD", minimum=0, label_default=False),
+    "osd_key": Param(str, "sum4", "that OSD's column order: the last pre-BP posterior, or sumK = the sum of the "
+                     "last K pre-BP posteriors (bposd's osd_key choices)", OSD_KEYS, label_default=False),
     "osd_after": Param(int, -1, "with osd_method: OSD also competes (lighter path metric wins) with answers "
                        "converged after more than this many iterations past pre-BP (-1 = only where none "
                        "converged; 60 recommended)", minimum=-1, label_default=False),
@@ -144,6 +155,9 @@ class GdgDecoder(Decoder):
         osd_method: ``"none"`` (default) or an OSD method (``"osd0"``, ``"osd_e"``, ``"osd_cs"``)
             run where no branch converged (module docstring).
         osd_order: that OSD's order (>= 0, clamped to ``n - rank(H)``).
+        osd_key: that OSD's column order, one of :data:`~qdecode.decoders.bposd.OSD_KEYS` (default ``"sum4"``):
+            the last pre-BP posterior, or the sum of the last K (module docstring). Labels leave ``sum4`` out
+            (labels recorded before the option meant it).
         osd_after: with ``osd_method``, OSD also competes (lighter path metric wins) with the
             converged answer of shots that took more than this many BP iterations after
             pre-BP (0: every shot that went past pre-BP; -1, the default: OSD only where no branch
@@ -180,7 +194,7 @@ class GdgDecoder(Decoder):
     def __init__(self, problem: DecodingProblem, *, pre_iter: int, step_iter: int, max_step: int,
                  max_tree_depth: int, max_side_depth: int, side_step: int, new_n: int, low_error_mode: bool,
                  alpha: float, max_iters: int, threads: int | None = None, branch_threads: int, osd_method: str,
-                 osd_order: int, osd_after: int):
+                 osd_order: int, osd_after: int, osd_key: str):
         self.problem = problem
         self.pre_iter = _int(pre_iter, "pre_iter", 1)
         self.step_iter = _int(step_iter, "step_iter", 1)
@@ -209,6 +223,11 @@ class GdgDecoder(Decoder):
         self.threads = threads
         self.branch_threads = _int(branch_threads, "branch_threads", 1)
         osd_order = _int(osd_order, "osd_order", 0)
+        try:
+            self.key_len = history_length(osd_key)
+        except ValueError as exc:
+            raise DecoderInputError(str(exc)) from None
+        self.osd_key = osd_key
         self.osd_after = _int(osd_after, "osd_after", -1)
         self.osd = None
         if not (isinstance(osd_method, str) and osd_method.strip().lower() == "none"):
@@ -238,7 +257,7 @@ class GdgDecoder(Decoder):
         if work is None:
             n, m, nnz = self.problem.num_errors, self.problem.num_detectors, self.graph[1].shape[0]
             work = make_gdg_work(n, m, nnz, self.max_guess, 1, self.side_step,
-                              pushes_per_branch(self.max_tree_depth, self.side_step))
+                                 pushes_per_branch(self.max_tree_depth, self.side_step), self.key_len)
             self._local.work = work
         return work
 
@@ -251,8 +270,8 @@ class GdgDecoder(Decoder):
             n, m, nnz = self.problem.num_errors, self.problem.num_detectors, self.graph[1].shape[0]
             pushes = pushes_per_branch(self.max_tree_depth, self.side_step)
             slots = 2 * T + self.max_side_depth  # the main branch queues up to max_side_depth meanwhile
-            works = [make_gdg_work(n, m, nnz, self.max_guess, slots if t == 0 else 1, self.side_step, pushes)
-                     for t in range(T)]
+            works = [make_gdg_work(n, m, nnz, self.max_guess, slots if t == 0 else 1, self.side_step, pushes,
+                                   self.key_len) for t in range(T)]
             self._local.parallel_works = works
         return works
 
@@ -305,7 +324,8 @@ class GdgDecoder(Decoder):
             rerun = np.array(rerun, dtype=np.int64)
             if rerun.size:  # batch buffers were reused: rerun those shots' pre-BP (rare, ~8 iterations each)
                 rerun_keys = np.zeros((rerun.size, n), dtype=np.float64)
-                reliability_keys(graph, s, idx[rerun].astype(np.int64), params, self._own_work(), rerun_keys)
+                reliability_keys(graph, s, idx[rerun].astype(np.int64), params, self._own_work(), rerun_keys,
+                                 self.key_len)
                 keys[rerun] = rerun_keys
             cand = self.osd.solve_batch(s[idx], keys)
             work[idx] += self.osd.last_work
@@ -325,9 +345,9 @@ class GdgDecoder(Decoder):
         return ~conv | (iters > self.pre_iter + self.osd_after)
 
     def _key_of(self, work) -> np.ndarray:
-        """The OSD key of the shot just decoded on ``work`` (:func:`reliability_key`), (n,) float64."""
+        """The OSD key of the shot just decoded on ``work`` (:func:`reliability_key` of ``osd_key``), (n,) float64."""
         key = np.zeros(self.problem.num_errors, dtype=np.float64)
-        reliability_key(work, key)
+        reliability_key(work, key, self.pre_iter, self.key_len)
         return key
 
     def _info(self, conv, iters, br, osd, work) -> GdgDecodeInfo:

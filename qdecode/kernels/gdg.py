@@ -5,9 +5,12 @@ single-thread version):
 
 1. **Pre-BP**: ``pre_iter`` flooding min-sum iterations on the whole problem (``nu`` clipped to
    +-50 before each check update, scaling ``alpha``), keeping the posteriors ``M_j`` of the last
-   four iterations in a ring ``hist[j, t % 4]``. Converged -> return the hard decision.
-2. **Shortening**: sort the columns by ``sum(hist[j])`` ascending (most likely flipped first,
-   stable) and keep the first ``new_n`` (default ``min(n, 2m)``); the others are fixed to 0.
+   ``R = max(4, K)`` iterations in a ring ``hist[j, (t - 1) % R]`` (``K``: the posteriors an OSD key
+   sums, :func:`reliability_key`; slots no iteration reached hold the priors). Converged -> return
+   the hard decision.
+2. **Shortening**: sort the columns by the sum of their last four posteriors ascending (most likely
+   flipped first, stable) and keep the first ``new_n`` (default ``min(n, 2m)``); the others are fixed
+   to 0. Summed in the order of a 4-slot ring whatever ``R``, so ``R`` changes no decision.
    Everything below runs on this shortened graph.
 3. **Decimation state**: a variable is undecided (``vn = -1``) or fixed to 0/1; a check holds its
    residual parity (0/1) and residual degree, or is *cleared* (``-1``) once all its variables are
@@ -107,7 +110,8 @@ class BranchState(NamedTuple):
     err: np.ndarray  # (n,) uint8: the branch's hard decision
     unsat: np.ndarray  # (m,) uint8: checks unsatisfied by err ((H err)_c != s_c)
     nun: np.ndarray  # (1,) int64: the number of unsatisfied checks
-    hist: np.ndarray  # (n, 4) float64: posteriors of the last four min-sum iterations (ring, slot it % 4)
+    hist: np.ndarray  # (n, R) float64: posteriors of the last R min-sum iterations (ring, slot it % R; R = 4
+    # on the shortened graph, pre-BP's ring R = max(4, K) keeps the K posteriors of the OSD key)
     v2c: np.ndarray  # (nnz,) float64: variable-to-check messages per CSR position (kept across a branch's steps)
 
 
@@ -157,14 +161,16 @@ def _iterate(sweep, graph, st, alpha, iters):
     positions, in CSR order); variable ``sweep.var[i]`` reaches its edges through
     ``vmap[vptr[i]:vptr[i + 1]]`` (in CSC order). Every listed check and variable takes part.
     ``graph`` (:class:`GdgGraph`: the CSC serves the incremental syndrome bookkeeping, ``llr`` the
-    priors) and ``st`` (:class:`BranchState`: residual parities ``cn``, posteriors to ``hist``,
-    decisions to ``err``, ``unsat`` / ``nun``) are indexed by problem indices.
+    priors) and ``st`` (:class:`BranchState`: residual parities ``cn``, posteriors of the call's
+    iteration ``it = 0, 1, ...`` to ``hist[:, it % R]``, ``R = hist.shape[1]``; decisions to ``err``,
+    ``unsat`` / ``nun``) are indexed by problem indices.
     """
     cptr, chks, vptr, vars_, vmap, v2c, c2v, mags = sweep
     var_ptr, var_chks, llr = graph.var_ptr, graph.var_chks, graph.llr
     cn, hist, err, unsat, nun = st.cn, st.hist, st.err, st.unsat, st.nun
     nc = chks.shape[0]
     nv = vars_.shape[0]
+    ring = hist.shape[1]  # iteration it's posteriors go to slot it % ring (4, or pre-BP's wider ring)
     for it in range(iters):
         for i in range(nc):
             lo = cptr[i]
@@ -189,7 +195,7 @@ def _iterate(sweep, graph, st, alpha, iters):
             mags[1] = alpha * min2
             for t in range(lo, hi):  # the sign flip is exact: -(alpha m) == (-alpha) m == (alpha m) * -1.0
                 c2v[t] = mags[np.int64(t == arg)] * (1.0 - 2.0 * (sgn ^ np.int8(v2c[t] <= 0.0)))
-        slot = it % 4
+        slot = it % ring
         for i in range(nv):
             j = vars_[i]
             lo = vptr[i]
@@ -526,7 +532,8 @@ class GdgWork(NamedTuple):
 
     v2c: np.ndarray  # (nnz,) float64: variable-to-check messages per CSR position
     ms: MinSumScratch
-    hist: np.ndarray  # (n, 4) float64: pre-BP posteriors of the last four iterations (ring)
+    hist: np.ndarray  # (n, R) float64: pre-BP posteriors of the last R >= 4 iterations (ring, iteration t >= 1
+    # in slot (t - 1) % R; :func:`ring_slot`), the priors in slots no iteration reached
     lhist: np.ndarray  # (n, 4) float64: the same on the shortened graph
     hard: np.ndarray  # (n,) uint8: pre-BP hard decision
     lsum: np.ndarray  # (n,) float64: pre-BP posterior sums (the shortening's key)
@@ -551,12 +558,14 @@ class GdgWork(NamedTuple):
 
 
 @numba.njit(cache=True, nogil=True)
-def make_gdg_work(n, m, nnz, max_guess, slots, side_step, pushes):
+def make_gdg_work(n, m, nnz, max_guess, slots, side_step, pushes, ring=4):
     """Scratch buffers (:class:`GdgWork`) for :func:`gdg_decode` (sized for the whole problem).
 
     ``slots`` branch records (:func:`_branch`) of ``side_step`` steps and ``pushes`` pending
-    alternatives each; ``max_guess`` queued alternatives.
+    alternatives each; ``max_guess`` queued alternatives; pre-BP keeps its last ``max(4, ring)``
+    posteriors (``ring`` >= K for an OSD key summing K of them, :func:`reliability_key`).
     """
+    R = max(4, ring)
     f8, i8, u1, s1 = np.float64, np.int64, np.uint8, np.int8
     ms = MinSumScratch(np.zeros(nnz, f8), np.zeros(nnz, f8), np.zeros(nnz, i8), np.zeros(m + 1, i8),
                        np.zeros(m, i8), np.zeros(n + 1, i8), np.zeros(n, i8), np.zeros(nnz, i8), np.zeros(nnz, i8),
@@ -569,7 +578,7 @@ def make_gdg_work(n, m, nnz, max_guess, slots, side_step, pushes):
                         np.zeros((slots, pushes, m), i8), np.zeros((slots, pushes), i8),
                         np.zeros((slots, pushes), s1))
     return GdgWork(
-        np.zeros(nnz, f8), ms, np.zeros((n, 4), f8), np.zeros((n, 4), f8), np.zeros(n, u1),
+        np.zeros(nnz, f8), ms, np.zeros((n, R), f8), np.zeros((n, 4), f8), np.zeros(n, u1),
         np.zeros(n, f8), np.zeros(n, i8),
         np.zeros(n + 1, i8), np.zeros(nnz, i8), np.zeros(m + 1, i8), np.zeros(nnz, i8), np.zeros(nnz, i8),
         np.zeros(n, f8),
@@ -644,6 +653,19 @@ def _branch_state(work, nn):
                        work.lhist[:nn], work.v2c)
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def ring_slot(t, R):
+    """Slot ``(t - 1) mod R`` (in ``0 .. R-1``) of iteration ``t`` in a ring of ``R`` posteriors; iterations
+    ``t <= 0`` (before the first) land in slots no iteration ``1 .. R - 1 + t`` wrote, which hold the priors."""
+    return ((t - 1) % R + R) % R
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _last_with_slot(T, s, R):
+    """The latest iteration ``t <= T`` whose slot in a ring of ``R`` is ``s`` (``t <= 0``: none ran, the prior)."""
+    return T - ((T - 1 - s) % R + R) % R
+
+
 @numba.njit(cache=True, nogil=True)
 def _prepare(graph, syndrome, params, work, out):
     """Pre-BP, shortening, reset and first peel (module docstring steps 1-3) of the problem ``graph``.
@@ -671,10 +693,11 @@ def _prepare(graph, syndrome, params, work, out):
     if not fired:  # e = 0 is the answer: no BP iterations spent
         return True, True, 0
     # ---- 1. pre-BP on the whole graph (every variable undecided, every check active)
+    R = hist.shape[1]
     for j in range(n):
         vn[j] = -1
         hard[j] = 0
-        for t in range(4):
+        for t in range(R):
             hist[j, t] = llr[j]
     for c in range(m):
         cn[c] = syndrome[c]
@@ -688,9 +711,14 @@ def _prepare(graph, syndrome, params, work, out):
         for j in range(n):
             out[j] = hard[j]
         return True, True, iters
-    # ---- 2. shortening: the new_n columns most likely flipped
+    # ---- 2. shortening: the new_n columns most likely flipped, by the sum of the last four posteriors
+    # (slot s of a 4-slot ring: iteration t with (t - 1) % 4 == s; the same sums, in the same order, whatever R)
+    s0 = ring_slot(_last_with_slot(iters, 0, 4), R)
+    s1 = ring_slot(_last_with_slot(iters, 1, 4), R)
+    s2 = ring_slot(_last_with_slot(iters, 2, 4), R)
+    s3 = ring_slot(_last_with_slot(iters, 3, 4), R)
     for j in range(n):
-        lsum[j] = hist[j, 0] + hist[j, 1] + hist[j, 2] + hist[j, 3]
+        lsum[j] = hist[j, s0] + hist[j, s1] + hist[j, s2] + hist[j, s3]
     new_n_cap = params.new_n_cap
     nn = min(n, 2 * m) if new_n_cap <= 0 else min(n, new_n_cap)
     _stable_smallest(lsum, nn, order)
@@ -698,8 +726,10 @@ def _prepare(graph, syndrome, params, work, out):
     for v in range(nn):
         j = order[v]
         lllr[v] = llr[j]
-        for t in range(4):  # the history starts from the pre-BP posteriors of the kept column
-            lhist[v, t] = hist[j, t]
+        lhist[v, 0] = hist[j, s0]  # the history starts from the pre-BP posteriors of the kept column
+        lhist[v, 1] = hist[j, s1]
+        lhist[v, 2] = hist[j, s2]
+        lhist[v, 3] = hist[j, s3]
         a = lvar_ptr[v]
         for k in range(var_ptr[j], var_ptr[j + 1]):
             lvar_chks[a] = var_chks[k]
@@ -1013,25 +1043,37 @@ def gdg_decode(graph, syndrome, params, work, out):
 
 
 @numba.njit(cache=True, nogil=True)
-def reliability_key(work, key):
-    """``key`` (n,) = the pre-BP posterior sums ``sum_t M_j^(t)`` over the last four iterations (the
-    shortening's key: ascending = most likely flipped) of the latest shot decoded on ``work``
-    whose pre-BP ran without converging; an OSD ordering for shots where no branch converged."""
-    lsum = work.lsum
+def reliability_key(work, key, pre_iter, k):
+    """``key`` (n,) float64 = ``sum_{t = T-k+1}^{T} M_j(t)``, the sum of the pre-BP posteriors of its last ``k``
+    iterations (``T = pre_iter``; ascending = most likely flipped), of the latest shot decoded on ``work``
+    whose pre-BP ran without converging (so it ran all ``pre_iter`` iterations): an OSD ordering for
+    shots where no branch converged. ``k = 1``: the last posterior; ``k = 4`` with ``R = 4``: the
+    shortening's key, the same sums bit for bit. Iterations ``t <= 0`` (``k > pre_iter``) stand for
+    the prior ``lambda_j``, as in the shortening's key. The terms are added in ring-slot order.
+    Needs ``1 <= k <= R``, ``work.hist`` (n, R) (``make_gdg_work(..., ring=k)``).
+    """
+    hist = work.hist
+    R = hist.shape[1]
+    if k < 1 or k > R:
+        raise ValueError("reliability_key: k must lie in 1 .. the width of the pre-BP ring")
     for j in range(key.shape[0]):
-        key[j] = lsum[j]
+        acc = 0.0
+        for s in range(R):
+            if _last_with_slot(pre_iter, s, R) > pre_iter - k:  # slot s holds one of the last k
+                acc += hist[j, s]
+        key[j] = acc
 
 
 @numba.njit(cache=True, nogil=True)
-def reliability_keys(graph, syndromes, shots, params, work, keys):
-    """``keys[r]`` = :func:`reliability_key` of shot ``shots[r]`` of ``syndromes``, by running its
-    pre-BP again on ``work`` (deterministic: the same sums as in its decode). For shots decoded
+def reliability_keys(graph, syndromes, shots, params, work, keys, k):
+    """``keys[r]`` = :func:`reliability_key` (last ``k`` posteriors) of shot ``shots[r]`` of ``syndromes``, by
+    running its pre-BP again on ``work`` (deterministic: the same sums as in its decode). For shots decoded
     on buffers that were reused since (batches); each must have a nonzero syndrome and a pre-BP
     that did not converge (true of every shot whose decode did not converge)."""
     out = np.zeros(graph.var_ptr.shape[0] - 1, dtype=np.uint8)
     for r in range(shots.shape[0]):  # the keys are set before the shortening, which params.new_n_cap sizes
         _prepare(graph, syndromes[shots[r]], params, work, out)
-        reliability_key(work, keys[r])
+        reliability_key(work, keys[r], params.pre_iter, k)
 
 
 def pushes_per_branch(max_tree_depth: int, side_step: int) -> int:

@@ -72,8 +72,9 @@ class Graph:
         self.llr = [float(x) for x in llr]
 
 
-def minsum(g, st, syndrome, llr, iters, alpha, v2c, hist, err):
-    """Returns (converged, iterations); mutates v2c, hist, err; unsat as a list."""
+def minsum(g, st, syndrome, llr, iters, alpha, v2c, hist, err, posteriors=None):
+    """Returns (converged, iterations); mutates v2c, hist, err; unsat as a list. ``posteriors`` (a list), if
+    given, receives every iteration's posteriors (a list of n floats, undecided variables' only meaningful)."""
     c2v = {}
     unsat = [0] * g.m
     for it in range(iters):
@@ -105,6 +106,8 @@ def minsum(g, st, syndrome, llr, iters, alpha, v2c, hist, err):
                 v2c[(c, v)] = post - c2v[(c, v)]
             hist[v][it % 4] = post
             err[v] = 1 if post <= 0.0 else 0
+        if posteriors is not None:
+            posteriors.append([h[it % 4] for h in hist])
         ok = True
         for c in range(g.m):
             par = int(syndrome[c])
@@ -154,7 +157,7 @@ def gdg_reference(H, llr, syndrome, *, pre_iter=8, step_iter=6, max_step=25, max
                   max_side_depth=10, side_step=10, new_n=0, low_error=False, alpha=1.0, trace=None):
     """Returns (error (n,) uint8, converged, iterations, branches); ``trace`` (a dict), if given,
     receives ``"sums"``: the pre-BP posterior sums of the four last iterations (when pre-BP ran
-    without converging)."""
+    without converging), and ``"posteriors"``: pre-BP's posteriors, iteration by iteration."""
     full = Graph(H, llr)
     n, m = full.n, full.m
     out = np.zeros(n, dtype=np.uint8)
@@ -166,7 +169,8 @@ def gdg_reference(H, llr, syndrome, *, pre_iter=8, step_iter=6, max_step=25, max
     v2c = {(c, v): full.llr[v] for v in range(n) for c in full.checks_of[v]}
     hist = [[full.llr[v]] * 4 for v in range(n)]
     hard = [0] * n
-    ok, iters, _ = minsum(full, st, syndrome, full.llr, pre_iter, alpha, v2c, hist, hard)
+    ok, iters, _ = minsum(full, st, syndrome, full.llr, pre_iter, alpha, v2c, hist, hard,
+                          None if trace is None else trace.setdefault("posteriors", []))
     if ok:
         return np.array(hard, dtype=np.uint8), True, iters, 0
     sums = [h[0] + h[1] + h[2] + h[3] for h in hist]

@@ -64,7 +64,9 @@ FAST = {
     "window": ["max_iter=30"],
 }
 #: Configurations run as decoders of their own: test id -> (registry name, parameters).
-VARIANTS = {"relay-bp[ensemble=4]": ("relay-bp", [*FAST["relay-bp"], "ensemble=4"])}
+VARIANTS = {"relay-bp[ensemble=4]": ("relay-bp", [*FAST["relay-bp"], "ensemble=4"]),
+            # GDG's OSD fallback, ordered by 8 pre-BP posteriors (the ring wider than the shortening's 4)
+            "gdg[osd_method=osd_cs,osd_key=sum8]": ("gdg", [*FAST["gdg"], "osd_method=osd_cs", "osd_key=sum8"])}
 QUANTUM = REGISTERED + list(VARIANTS)
 
 #: Shots of the logical-error-rate check (fresh shots, seed :data:`LER_SEED`), by DEM kind; default

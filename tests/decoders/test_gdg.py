@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from qdecode.decoders import DecoderInputError
+from qdecode.decoders import DecoderInputError, UnknownDecoderError
 from qdecode.decoders.base import observables_from_errors
 from qdecode.decoders.gdg import GdgDecoder, csr_csc_graph
 from qdecode.decoders.registry import DecoderSpec
@@ -119,6 +119,26 @@ def test_registry_label(bb72):
     win = DecoderSpec.create("window", ["inner=gdg", "branch_threads=3"])
     assert win.label() == DecoderSpec.create("window", ["inner=gdg"]).label()
     assert "branch_threads" not in win.label()
+
+
+def test_osd_key_label(bb72):
+    """``osd_key`` takes bposd's choices; sum4 (the key GDG's OSD always used) stays out of labels, so labels
+    recorded before the option keep their meaning; another key is spelled out and round-trips."""
+    prob, _, _ = bb72
+    plain = DecoderSpec.create("gdg", ["osd_method=osd_cs"])
+    assert "osd_key" not in plain.label()
+    assert DecoderSpec.create("gdg", ["osd_method=osd_cs", "osd_key=sum4"]).label() == plain.label()
+    assert dict(DecoderSpec.from_label(plain.label()).params)["osd_key"] == "sum4"
+    for key in ("last", "sum8"):
+        spec = DecoderSpec.create("gdg", ["osd_method=osd_cs", f"osd_key={key}"])
+        assert f"osd_key={key}" in spec.label()
+        again = DecoderSpec.from_label(spec.label())
+        assert again.label() == spec.label() and dict(again.params)["osd_key"] == key
+        assert again.build(prob).key_len == (1 if key == "last" else 8)
+    win = DecoderSpec.create("window", ["inner=gdg", "osd_method=osd_cs", "osd_key=last"])
+    assert "osd_key=last" in win.label() and DecoderSpec.from_label(win.label()).label() == win.label()
+    with pytest.raises(UnknownDecoderError, match="osd_key"):
+        DecoderSpec.create("gdg", ["osd_key=sum5"])
 
 
 @pytest.mark.parametrize("kw", [dict(), dict(max_tree_depth=2, max_side_depth=6, side_step=5, step_iter=4),
@@ -256,24 +276,48 @@ def test_osd_competes_with_late_converged_answers(bb72):
     assert GdgDecoder(prob, osd_method="osd_cs").osd_after == -1  # labels written before the option keep their meaning
 
 
-def test_osd_is_ordered_by_the_pre_bp_posterior_sums():
-    """The OSD of a flagged shot is ordered by the pre-BP posterior sums (the shortening's key),
-    checked against the plain-Python reference's sums."""
+def _history_key(trace, llr, pre_iter, k):
+    """The reference's OSD key ``sum_{t = T-k+1}^{T} M_j(t)`` (``T = pre_iter``, iterations ``t <= 0`` standing
+    for the prior), summed in the kernel's ring-slot order ``(t - 1) mod max(4, k)`` so it is bit-identical."""
+    R = max(4, k)
+    terms = {(t - 1) % R: (np.asarray(trace["posteriors"][t - 1]) if t >= 1 else llr)
+             for t in range(pre_iter - k + 1, pre_iter + 1)}
+    key = np.zeros(len(llr))
+    for slot in sorted(terms):
+        key = key + terms[slot]
+    return key
+
+
+@pytest.mark.parametrize("osd_key", ["last", "sum2", "sum4", "sum6", "sum8"])
+def test_osd_is_ordered_by_the_pre_bp_posterior_history(osd_key):
+    """The OSD of a flagged shot is ordered by ``osd_key`` over the pre-BP posteriors (the default sum4:
+    the shortening's key), checked against the plain-Python reference's posteriors; pre_iter = 5 < K
+    for sum6 and sum8 (the priors stand in for the iterations that did not run). The orders of ``last``
+    and ``sum4`` differ, so the key reaches OSD."""
+    from qdecode.decoders.bposd import history_length
     from qdecode.decoders.osd import OsdPostProcessor
     from tests.decoders.gdg_reference import gdg_reference
 
     circ = build_circuit("surface", d=3, rounds=3, noise="sd6", p=0.04, basis="Z")
     prob = DecodingProblem.from_dem(decoding_dem(circ))
     dets = circ.compile_detector_sampler(seed=11).sample(200)[:, :prob.num_detectors].astype(np.uint8)
-    dec = GdgDecoder(prob, pre_iter=3, threads=1, max_iters=4, osd_method="osd_cs", osd_order=4)
+    dec = GdgDecoder(prob, pre_iter=5, threads=1, max_iters=6, osd_method="osd_cs", osd_order=4, osd_key=osd_key)
     out = dec.decode_batch(dets)
     flagged = np.flatnonzero(dec.last_info.extra["osd"])
     assert flagged.size >= 5
     osd = OsdPostProcessor(prob, "osd_cs", 4)
+    k = history_length(osd_key)
+    differs = 0
     for i in flagged[:12]:
         trace = {}
-        gdg_reference(prob.H, prob.llr, dets[i], pre_iter=3, trace=trace)
-        assert np.array_equal(out[i], osd.solve(dets[i], np.array(trace["sums"]))), i
+        gdg_reference(prob.H, prob.llr, dets[i], pre_iter=5, trace=trace)
+        key = _history_key(trace, prob.llr, 5, k)
+        if k == 4:
+            assert np.array_equal(key, trace["sums"])  # the shortening's key
+        assert np.array_equal(out[i], osd.solve(dets[i], key)), i
+        last = _history_key(trace, prob.llr, 5, 1)
+        differs += not np.array_equal(np.argsort(last, kind="stable"), np.argsort(trace["sums"], kind="stable"))
+    assert differs >= 3  # the keys order the columns differently
 
 
 def test_branch_parallel_needs_four_iterations_per_step(bb72):
@@ -301,7 +345,7 @@ def test_windowed_branch_parallel_equals_sequential(bb72):
     (dict(max_iters=8), "max_iters"), (dict(osd_method="osd9"), "unknown OSD method"),
     (dict(osd_method="osd_cs", osd_order=-1), "osd_order"), (dict(osd_order=2.5), "osd_order"),
     (dict(osd_method="osd_cs", osd_after=-2), "osd_after"), (dict(osd_after=1.5), "osd_after"),
-    (dict(osd_after=60), "osd_after=60 needs an OSD"),
+    (dict(osd_after=60), "osd_after=60 needs an OSD"), (dict(osd_method="osd_cs", osd_key="sum5"), "osd_key"),
 ])
 def test_bad_parameters(bb72, kw, match):
     with pytest.raises(DecoderInputError, match=match):

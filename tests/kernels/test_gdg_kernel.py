@@ -22,10 +22,13 @@ def test_stable_smallest_is_the_stable_argsort_prefix(seed):
         assert np.all(order[kk:] == -7)
 
 
-def test_range_kernels_and_reliability_keys_agree_with_one_shot_decodes():
+@pytest.mark.parametrize("osd_key", ["last", "sum4", "sum8"])
+def test_range_kernels_and_reliability_keys_agree_with_one_shot_decodes(osd_key):
     """The range kernels (:class:`GdgOut`, fresh or caller-owned buffers) equal one :func:`gdg_decode` per
     shot, and :func:`reliability_keys` rebuilds each unconverged shot's key (it is set before the
-    shortening, so ``new_n_cap`` does not change it)."""
+    shortening, so ``new_n_cap`` does not change it). The decoder's own buffers keep a pre-BP ring of
+    ``max(4, K)`` posteriors (8 for ``sum8``, more than ``pre_iter``), the range kernels' of 4: the same
+    decisions."""
     from qdecode.decoders.gdg import GdgDecoder
     from qdecode.kernels import gdg
     from qdecode.problem import DecodingProblem
@@ -36,7 +39,7 @@ def test_range_kernels_and_reliability_keys_agree_with_one_shot_decodes():
     for j in range(n):
         H[rng.choice(m, 3, replace=False), j] = 1
     dec = GdgDecoder(DecodingProblem.from_check_matrix(H, 0.08), threads=1, pre_iter=3, step_iter=3, max_step=6,
-                     max_tree_depth=2, max_side_depth=4, side_step=3, new_n=40)
+                     max_tree_depth=2, max_side_depth=4, side_step=3, new_n=40, osd_key=osd_key)
     graph, params = dec.kernel_args()
     e = (rng.random((40, n)) < 0.08).astype(np.uint8)
     s = ((H.astype(np.int64) @ e.T).T % 2).astype(np.uint8)
@@ -47,13 +50,14 @@ def test_range_kernels_and_reliability_keys_agree_with_one_shot_decodes():
                           np.zeros(S, np.int64))
 
     work = dec._own_work()
+    assert work.hist.shape[1] == max(4, dec.key_len)
     one, keys = outs(), {}
     for i in range(S):
         one.converged[i], one.iterations[i], one.branches[i] = gdg.gdg_decode(graph, s[i], params, work,
                                                                               one.decision[i])
         if not one.converged[i] and one.iterations[i] > params.pre_iter:
             keys[i] = np.zeros(n)
-            gdg.reliability_key(work, keys[i])
+            gdg.reliability_key(work, keys[i], params.pre_iter, dec.key_len)
     fresh, owned = outs(), outs()
     gdg.gdg_decode_range(graph, s, params, dec.max_guess, fresh, 0, S)
     gdg.gdg_decode_range_work(graph, s, params, work, owned, 0, S)
@@ -62,5 +66,5 @@ def test_range_kernels_and_reliability_keys_agree_with_one_shot_decodes():
     assert keys, "no shot left pre-BP unconverged: the problem is too easy to test the keys"
     shots = np.array(sorted(keys), dtype=np.int64)
     rebuilt = np.zeros((shots.size, n))
-    gdg.reliability_keys(graph, s, shots, params, work, rebuilt)
+    gdg.reliability_keys(graph, s, shots, params, work, rebuilt, dec.key_len)
     assert np.array_equal(rebuilt, np.stack([keys[i] for i in shots]))
