@@ -13,7 +13,7 @@ It needs ``step_iter >= 4``; with fewer iterations per step the sequential sched
 
 ``osd_method`` (default ``"none"``: the authors' decoder): OSD (``osd0`` / ``osd_e`` / ``osd_cs``
 of order ``osd_order``, :class:`OsdPostProcessor`) on the whole problem, its columns in ascending order
-of ``osd_key`` (the choices of ``bposd``'s, :data:`~qdecode.decoders.bposd.OSD_KEYS`) over pre-BP's
+of ``osd_key`` (:data:`GDG_OSD_KEYS`: ``bposd``'s choices but ``min``) over pre-BP's
 posteriors ``M_j(t)``, ``t = 1 .. T = pre_iter``: ``"last"`` is ``M_j(T)``, ``"sumK"`` is
 ``sum_{t = T-K+1}^{T} M_j(t)`` (the prior ``lambda_j`` standing in for iterations ``t <= 0`` when
 ``K > pre_iter``); the default ``sum4`` is the key that drove the shortening, the one this OSD always used
@@ -103,6 +103,9 @@ def csr_csc_graph(H: sp.spmatrix) -> tuple[np.ndarray, ...]:
     return chk_ptr, chk_var.astype(np.int64), var_ptr, var_chks.astype(np.int64), var_edges.astype(np.int64)
 
 
+#: Keys of GDG's OSD fallback: ``bposd``'s but ``min``, a running minimum that GDG's pre-BP ring does not keep.
+GDG_OSD_KEYS = tuple(key for key in OSD_KEYS if key != "min")
+
 #: Parameters of ``gdg`` and :class:`GdgDecoder` (the class takes its defaults from here).
 GDG_PARAMS = {
     "pre_iter": Param(int, 8, "min-sum iterations before decimation", minimum=1),
@@ -123,7 +126,7 @@ GDG_PARAMS = {
                         "posteriors: none | osd0 | osd_e | osd_cs", label_default=False),
     "osd_order": Param(int, 10, "order of that OSD", minimum=0, label_default=False),
     "osd_key": Param(str, "sum4", "that OSD's column order: the last pre-BP posterior, or sumK = the sum of the "
-                     "last K pre-BP posteriors (bposd's osd_key choices)", OSD_KEYS, label_default=False),
+                     "last K pre-BP posteriors (bposd's osd_key choices but min)", GDG_OSD_KEYS, label_default=False),
     "osd_after": Param(int, -1, "with osd_method: OSD also competes (lighter path metric wins) with answers "
                        "converged after more than this many iterations past pre-BP (-1 = only where none "
                        "converged; 60 recommended)", minimum=-1, label_default=False),
@@ -155,7 +158,7 @@ class GdgDecoder(Decoder):
         osd_method: ``"none"`` (default) or an OSD method (``"osd0"``, ``"osd_e"``, ``"osd_cs"``)
             run where no branch converged (module docstring).
         osd_order: that OSD's order (>= 0, clamped to ``n - rank(H)``).
-        osd_key: that OSD's column order, one of :data:`~qdecode.decoders.bposd.OSD_KEYS` (default ``"sum4"``):
+        osd_key: that OSD's column order, one of :data:`GDG_OSD_KEYS` (default ``"sum4"``):
             the last pre-BP posterior, or the sum of the last K (module docstring). Labels leave ``sum4`` out
             (labels recorded before the option meant it).
         osd_after: with ``osd_method``, OSD also competes (lighter path metric wins) with the
@@ -223,10 +226,9 @@ class GdgDecoder(Decoder):
         self.threads = threads
         self.branch_threads = _int(branch_threads, "branch_threads", 1)
         osd_order = _int(osd_order, "osd_order", 0)
-        try:
-            self.key_len = history_length(osd_key)
-        except ValueError as exc:
-            raise DecoderInputError(str(exc)) from None
+        if osd_key not in GDG_OSD_KEYS:
+            raise DecoderInputError(f"osd_key={osd_key!r} must be one of {list(GDG_OSD_KEYS)}")
+        self.key_len = history_length(osd_key)
         self.osd_key = osd_key
         self.osd_after = _int(osd_after, "osd_after", -1)
         self.osd = None

@@ -122,7 +122,7 @@ def test_registry_label(bb72):
 
 
 def test_osd_key_label(bb72):
-    """``osd_key`` takes bposd's choices; sum4 (the key GDG's OSD always used) stays out of labels, so labels
+    """``osd_key`` takes bposd's choices but ``min``; sum4 (the key GDG's OSD always used) stays out of labels, so labels
     recorded before the option keep their meaning; another key is spelled out and round-trips."""
     prob, _, _ = bb72
     plain = DecoderSpec.create("gdg", ["osd_method=osd_cs"])
@@ -139,6 +139,8 @@ def test_osd_key_label(bb72):
     assert "osd_key=last" in win.label() and DecoderSpec.from_label(win.label()).label() == win.label()
     with pytest.raises(UnknownDecoderError, match="osd_key"):
         DecoderSpec.create("gdg", ["osd_key=sum5"])
+    with pytest.raises(UnknownDecoderError, match="osd_key"):  # a key GDG's pre-BP ring does not keep
+        DecoderSpec.create("gdg", ["osd_key=min"])
 
 
 @pytest.mark.parametrize("kw", [dict(), dict(max_tree_depth=2, max_side_depth=6, side_step=5, step_iter=4),
