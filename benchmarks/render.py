@@ -133,17 +133,51 @@ def frontier_summary() -> str:
     return _md(["problem", "best peer: failures", "best native: failures", "failures ratio", "time ratio"], out)
 
 
-def native_vs_tesseract() -> str:
-    """One row per decoder, a column per seed: failures, CPU ms per shot and its ratio to Tesseract's."""
-    data = _json("native_vs_tesseract.json")["rows"]
+def native_vs_tesseract(problem: str | None = None) -> str:
+    """One row per decoder, a column per seed: failures, CPU ms per shot and its ratio to Tesseract's; then the
+    seeds pooled: failures and their likelihood-ratio interval (sinter's ``fit_binomial``, factor 1000)."""
+    from qdecode.sims.stats import fit_binomial
+
+    data = _json(f"native_vs_tesseract{'_' + problem if problem else ''}.json")["rows"]
     seeds = list(dict.fromkeys(r["seed"] for r in data))
     cell = {(r["decoder"], r["seed"]): r for r in data}
+
     def fmt(r: dict) -> str:
         return f"{r['failures']} ({r['ms_per_shot']:.3f} ms, {r['time_ratio']:.2f}x)"
-    rows = [[f"`{name.replace('Tesseract ', '')}`"] + [fmt(cell[(name, s)]) for s in seeds]
-            for name in dict.fromkeys(r["decoder"] for r in data)]
+
+    def pooled(name: str) -> str:
+        f, n = (sum(cell[(name, s)][c] for s in seeds) for c in ("failures", "shots"))
+        fit = fit_binomial(num_shots=n, num_hits=f, max_likelihood_factor=1e3)
+        return f"{f} / {n:,}: {f / n:.2e} [{fit.low:.2e}, {fit.high:.2e}]"
+
+    names = list(dict.fromkeys(r["decoder"] for r in data))
+    rows = [[f"`{name.replace('Tesseract ', '')}`"] + [fmt(cell[(name, s)]) for s in seeds] + [pooled(name)]
+            for name in names]
     shots = data[0]["shots"]
-    return _md(["decoder"] + [f"seed {s}: failures / {shots:,} (CPU per shot, / Tesseract's)" for s in seeds], rows)
+    return _md(["decoder"] + [f"seed {s}: failures / {shots:,} (CPU per shot, / Tesseract's)" for s in seeds]
+               + ["pooled: failures, LER per shot [interval]"], rows)
+
+
+def mle_floor() -> str:
+    """Per problem and seed: Tesseract's failures and the exact most likely error's on the shots it failed on."""
+    data = _json("mle_floor.json")
+    rows = [[f"`{r['problem']}`", str(r["seed"]), str(r["tesseract_failures"]), str(r["union"]),
+             str(r["mle_fails_on_union"]), str(r["ties"]),
+             f"{(r['mle_fails_on_union'] - r['ties']) / max(1, r['tesseract_failures']):.2f}"] for r in data["rows"]]
+    return _md(["problem", "seed", "Tesseract failures", "shots mle decoded", "mle failures there", "of them ties",
+                "(mle failures - ties) / Tesseract's, at least"], rows)
+
+
+def joint_xz() -> str:
+    """Joint against split decoding of [[144,12,12]], one row per OSD key and DEM."""
+    data = _json("joint_xz_bb144.json")
+    rows = [[f"`{r['decoder']}`", r["dem"], f"{r['m']} x {r['n']}", f"{r['failures']} / {r['shots']:,}",
+             f"{r['ler_per_round']:.2e} [{r['ler_per_round_low']:.2e}, {r['ler_per_round_high']:.2e}]",
+             f"{r['ms_per_shot']:.1f}", f"{r['bp_converged']:.2f}",
+             *("-" if r[c] is None else str(r[c]) for c in ("fails_only_here", "fails_only_other"))]
+            for r in data["rows"]]
+    return _md(["decoder", "DEM", "H", "failures", "LER per round [interval]", "CPU ms per shot", "BP converged",
+                "fails only here", "fails only in the other DEM"], rows)
 
 
 def class_escalate_observables() -> str:
@@ -475,6 +509,9 @@ TABLES: dict[str, Callable[[], str]] = {
     **{f"frontier-{p}": (lambda p=p: frontier_table(p)) for p in FRONTIER},
     "frontier-summary": frontier_summary,
     "native-vs-tesseract": native_vs_tesseract,
+    **{f"native-vs-tesseract-{p}": (lambda p=p: native_vs_tesseract(p)) for p in ("superdense-d5", "superdense-d7")},
+    "mle-floor": mle_floor,
+    "joint-xz": joint_xz,
     "class-escalate-observables": class_escalate_observables,
     "confidence-cost": confidence_cost,
     "gap-discard": gap_discard,

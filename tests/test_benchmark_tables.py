@@ -165,6 +165,39 @@ def gdgw(decoder: str, field: str = "failures") -> float:
     return row[field]
 
 
+def joint(key: str, dem: str, field: str = "failures") -> float:
+    """A row of ``joint_xz_bb144.json`` (``bposd[osd_key=KEY]`` on the split or joint DEM of [[144,12,12]])."""
+    label = f"bposd[osd_key={key}]"
+    (row,) = [r for r in _json("joint_xz_bb144.json")["rows"] if (r["decoder"], r["dem"]) == (label, dem)]
+    return row[field]
+
+
+def mle_floor(problem: str, field: str) -> float:
+    """``field`` of ``mle_floor.json``'s rows of ``problem``, summed over the seeds."""
+    return sum(r[field] for r in _json("mle_floor.json")["rows"] if r["problem"] == problem)
+
+
+def nvt_sd(d: int, decoder: str, field: str, seed: int | None = None) -> float:
+    """``field`` of ``native_vs_tesseract_superdense-d{d}.json``'s rows of ``decoder``: one seed's, or (``seed``
+    None) summed over the seeds."""
+    rows = [r for r in _json(f"native_vs_tesseract_superdense-d{d}.json")["rows"] if r["decoder"] == decoder
+            and (seed is None or r["seed"] == seed)]
+    return rows[0][field] if seed is not None else sum(r[field] for r in rows)
+
+
+def _superdense_d7_wide_checks() -> list[float]:
+    """``[detectors with more than 255 mechanisms, the most]`` of the superdense colour DEM at d = 7 (the frontier's
+    ``superdense-d7``), counted from the circuit."""
+    import numpy as np
+
+    from qdecode.problem import DecodingProblem, decoding_dem
+    from qdecode.sims.circuits import build_circuit
+
+    H = DecodingProblem.from_dem(decoding_dem(build_circuit("color", d=7, noise="sd6", p=0.002))).H.tocsr()
+    deg = np.diff(H.indptr)
+    return [int((deg > 255).sum()), int(deg.max())]
+
+
 GDG_BUDGET = "window[inner=gdg,W=5,F=2,osd_method=osd_cs,pre_iter=40,max_iters=100]"
 WINDOW_BPOSD = "window[inner=bposd,W=5,F=2]"
 
@@ -365,6 +398,48 @@ CLAIMS: list[tuple[str, str, Callable[[], list[float]], float]] = [
 
 
 CLAIMS += [
+    (README, r"`min`: by each posterior's running minimum over the iterations, (\d+) failures against `sum4`'s (\d+) "
+             r"on \[\[144,12,12\]\] at p = 0.003",
+     lambda: [frontier("bb144-p0.003", "bposd[osd_key=min]"), frontier("bb144-p0.003", "bposd")], 0),
+    (BENCH, r"by the last posterior (\d+) times against (\d+), by the sum of the last four (\d+) against (\d+), by the "
+            r"running minimum (\d+) against (\d+)\.",
+     lambda: [joint(k, dem) for k in ("last", "sum4", "min") for dem in ("joint", "split")], 0),
+    (BENCH, r"narrows joint decoding's loss from (\d\.\d)x to (\d\.\d)x",
+     lambda: [joint(k, "joint") / joint(k, "split") for k in ("last", "sum4")], 0),
+    (BENCH, r"the running minimum fails as often as `sum4` at this p \((\d+) against (\d+)\) and less often on the "
+            r"frontier's sample at p = 0.003 \((\d+) against (\d+), above\)",
+     lambda: [joint("min", "split"), joint("sum4", "split"), frontier("bb144-p0.003", "bposd[osd_key=min]"),
+              frontier("bb144-p0.003", "bposd")], 0),
+    (BENCH, r"the exact most likely error fails on (\d+) of Tesseract's (\d+) failing shots \(seed 2026\) and on (\d+) "
+            r"of (\d+) \(seed 1\), with no ties: at least (\d+) failures against Tesseract's (\d+) over both seeds "
+            r"\((0\.\d+)x\)\. At d = 7 it fails on all of them \((\d+) and (\d+)\)\. On the superdense circuit at "
+            r"d = 5 it fails on (\d+) of (\d+) and (\d+) of (\d+) \((\d+) of (\d+), (0\.\d+)x\)",
+     lambda: [r[f] for r in _json("mle_floor.json")["rows"][:2] for f in ("mle_fails_on_union", "tesseract_failures")]
+     + [mle_floor("color-xyz-d5", "mle_fails_on_union"), mle_floor("color-xyz-d5", "tesseract_failures"),
+        mle_floor("color-xyz-d5", "mle_fails_on_union") / mle_floor("color-xyz-d5", "tesseract_failures")]
+     + [r["mle_fails_on_union"] for r in _json("mle_floor.json")["rows"] if r["problem"] == "color-xyz-d7"
+        and r["mle_fails_on_union"] == r["tesseract_failures"] and r["ties"] == 0]
+     + [r[f] for r in _json("mle_floor.json")["rows"] if r["problem"] == "superdense-d5"
+        for f in ("mle_fails_on_union", "tesseract_failures")]
+     + [mle_floor("superdense-d5", "mle_fails_on_union"), mle_floor("superdense-d5", "tesseract_failures"),
+        mle_floor("superdense-d5", "mle_fails_on_union") / mle_floor("superdense-d5", "tesseract_failures")], 0),
+    (BENCH, r"that DEM has (\d+) detectors with more than 255 mechanisms \((\d+) at most\)",
+     lambda: _superdense_d7_wide_checks(), 0),
+    (BENCH, r"`relay-bp\[bits=8\]` takes (\d+\.\d) ms per shot in the frontier run",
+     lambda: [ms("superdense-d7", "relay-bp[bits=8]")], 0),
+    (BENCH, r"At d = 5 `class-escalate` fails (\d+) times against Tesseract's (\d+) over both seeds, at (\d\.\d+)x and "
+            r"(\d\.\d+)x its time; `relay-bp\[stop_after=10\]` (\d+) at (0\.\d+)-(0\.\d+)x\. At d = 7 both fail too "
+            r"seldom for a statement \(Tesseract (\d+), `relay-bp\[stop_after=10\]` (\d+) in 20,000 shots\), at about "
+            r"Tesseract's time \((\d\.\d+)x and (\d\.\d+)x\)",
+     lambda: [nvt_sd(5, "class-escalate", "failures"), nvt_sd(5, TESSERACT, "failures")]
+     + [nvt_sd(5, "class-escalate", "time_ratio", s) for s in (2026, 1)]
+     + [nvt_sd(5, "relay-bp[stop_after=10]", "failures")]
+     + sorted(nvt_sd(5, "relay-bp[stop_after=10]", "time_ratio", s) for s in (2026, 1))
+     + [nvt_sd(7, TESSERACT, "failures"), nvt_sd(7, "relay-bp[stop_after=10]", "failures")]
+     + [nvt_sd(7, "relay-bp[stop_after=10]", "time_ratio", s) for s in (2026, 1)], 0.02),
+    ("qdecode/decoders/auto.py", r"\((\d+) of its (\d+) failures on \[\[144,12,12\]\] at p = 0.004 #: against (\d+) "
+                                 r"with",
+     lambda: [gdgw("gdg", "flagged"), gdgw("gdg"), gdgw("gdg[osd_method=osd_cs]")], 0),
     (BENCH, r"flagged shots: (\d+) of the (\d+) of whole-history `gdg`",
      lambda: [gdgw("gdg", "flagged"), gdgw("gdg")], 0),
     (BENCH, r"removes them \((\d+) failures against `bposd`'s (\d+)\); ordered by the last posterior alone it fails "

@@ -15,7 +15,8 @@ The choice has two steps.
    * graphlike (surface codes): Tesseract's surface preset, ``bposd`` (history-ordered OSD),
      correlated PyMatching, PyMatching;
    * hypergraph: Tesseract's colour preset, ``relay-bp[stop_after=10]``, ``relay-bp``, ``bposd``,
-     ``gdg``, Chromobius (only where the detectors carry Chromobius' colour coordinate).
+     ``gdg[osd_method=osd_cs]`` (GDG with its history-ordered OSD fallback), Chromobius (only where the
+     detectors carry Chromobius' colour coordinate).
 
 2. **Size, by measurement.** A model's size decides how long each candidate takes, so each
    candidate in turn decodes the same calibration shots (sampled from the model's own priors,
@@ -56,9 +57,11 @@ GRAPHLIKE_CANDIDATES = ("tesseract[beam=short,sparsify=surface]", "bposd", "pyma
 #: Candidates for hypergraph models, most accurate first. Colour code d = 5, p = 0.002: 65, 69, 88, 83
 #: and 97 failures in 20,000 shots at 1.37, 0.48, 0.27, 0.35 and 0.17 ms. ``bposd`` comes after
 #: ``relay-bp``: equal within intervals on colour codes, and on [[144,12,12]] relay-bp fails 4.4x
-#: less often (benchmarks/README.md, relay_ler.py). Chromobius is last, where it applies.
+#: less often (benchmarks/README.md, relay_ler.py). GDG takes its OSD fallback: where no branch converged, plain
+#: ``gdg`` returns a decision that violates the syndrome (70 of its 78 failures on [[144,12,12]] at p = 0.004
+#: against 32 with the fallback; benchmarks/results/gdg_window.json). Chromobius is last, where it applies.
 HYPERGRAPH_CANDIDATES = ("tesseract[beam=short,sparsify=color]", "relay-bp[stop_after=10]", "relay-bp", "bposd",
-                         "gdg", "chromobius")
+                         "gdg[osd_method=osd_cs]", "chromobius")
 
 #: Calibration: a probe of PROBE_SHOTS shots rejects a candidate slower than PROBE_FACTOR x the
 #: budget; the others decode one batch of up to CALIBRATION_SHOTS shots (lane kernels need large

@@ -122,8 +122,8 @@ def test_registry_label(bb72):
 
 
 def test_osd_key_label(bb72):
-    """``osd_key`` takes bposd's choices but ``min``; sum4 (the key GDG's OSD always used) stays out of labels, so labels
-    recorded before the option keep their meaning; another key is spelled out and round-trips."""
+    """``osd_key`` takes bposd's choices but ``min``; sum4 (the key GDG's OSD always used) stays out of labels, so
+    labels recorded before the option keep their meaning; another key is spelled out and round-trips."""
     prob, _, _ = bb72
     plain = DecoderSpec.create("gdg", ["osd_method=osd_cs"])
     assert "osd_key" not in plain.label()
