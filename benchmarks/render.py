@@ -168,9 +168,9 @@ def mle_floor() -> str:
                 "(mle failures - ties) / Tesseract's, at least"], rows)
 
 
-def joint_xz() -> str:
+def joint_xz(name: str = "joint_xz_bb144.json") -> str:
     """Joint against split decoding of [[144,12,12]], one row per OSD key and DEM."""
-    data = _json("joint_xz_bb144.json")
+    data = _json(name)
     rows = [[f"`{r['decoder']}`", r["dem"], f"{r['m']} x {r['n']}", f"{r['failures']} / {r['shots']:,}",
              f"{r['ler_per_round']:.2e} [{r['ler_per_round_low']:.2e}, {r['ler_per_round_high']:.2e}]",
              f"{r['ms_per_shot']:.1f}", f"{r['bp_converged']:.2f}",
@@ -512,6 +512,7 @@ TABLES: dict[str, Callable[[], str]] = {
     **{f"native-vs-tesseract-{p}": (lambda p=p: native_vs_tesseract(p)) for p in ("superdense-d5", "superdense-d7")},
     "mle-floor": mle_floor,
     "joint-xz": joint_xz,
+    "joint-xz-p0.003": lambda: joint_xz("joint_xz_bb144_p0.003.json"),
     "class-escalate-observables": class_escalate_observables,
     "confidence-cost": confidence_cost,
     "gap-discard": gap_discard,

@@ -638,12 +638,23 @@ def _check_int_inputs(graph, llr0, m, prm, ml_max, sum_max, za):
     return slot
 
 
+class IntFormat(NamedTuple):
+    """The storage of a fixed-point lanes entry: zeros of its slot, check-state and sum types, and their limits."""
+
+    za: object  # zero of the slot / ``arg`` type (uint8 or uint16)
+    zc: object  # zero of the check-state type (uint8 or uint16)
+    zs: object  # zero of the sum type (int16 or int32)
+    ml_max: int  # the largest msg_lim the check-state type holds
+    sum_max: int  # the largest sum the sum type holds
+    tmax: int  # the bits of the check-state type
+
+
 @numba.njit(cache=True, nogil=True)
-def _int_range(graph, llr0, syndromes, prm, out, hist_k, lanes, start, stop, za, zc, zs, ml_max, sum_max, tmax):
-    """The fixed-point entries: slots of the dtype of ``za``, check state of ``zc``'s, sums of ``zs``'s."""
-    slot = _check_int_inputs(graph, llr0, syndromes.shape[1], prm, ml_max, sum_max, za)
+def _int_range(graph, llr0, syndromes, prm, out, hist_k, lanes, start, stop, fmt):
+    """The fixed-point entries, in the storage of :class:`IntFormat` ``fmt``."""
+    slot = _check_int_inputs(graph, llr0, syndromes.shape[1], prm, fmt.ml_max, fmt.sum_max, fmt.za)
     _minsum_lanes_int_range(NarrowGraph(graph.var_ptr, graph.var_chks, slot), llr0, syndromes, prm, out, hist_k,
-                            lanes, start, stop, zc, zs, tmax)
+                            lanes, start, stop, fmt.zc, fmt.zs, fmt.tmax)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -656,13 +667,15 @@ def minsum_lanes_i8_range(graph, llr0, syndromes, prm, out, hist_k, lanes, start
     :func:`minsum_lanes_i8_wide_range` above); raises ``ValueError`` otherwise. Check state uint8, sums int16.
     ``out.post`` (``(S, n)`` or ``(0, n)``) receives int16 values in its own dtype.
     """
-    _int_range(graph, llr0, syndromes, prm, out, hist_k, lanes, start, stop, U8(0), U8(0), I16(0), 127, 32767, 8)
+    _int_range(graph, llr0, syndromes, prm, out, hist_k, lanes, start, stop,
+               IntFormat(U8(0), U8(0), I16(0), 127, 32767, 8))
 
 
 @numba.njit(cache=True, nogil=True)
 def minsum_lanes_i8_wide_range(graph, llr0, syndromes, prm, out, hist_k, lanes, start, stop):
     """:func:`minsum_lanes_i8_range` with uint16 slots and ``arg``: check degrees up to 65535."""
-    _int_range(graph, llr0, syndromes, prm, out, hist_k, lanes, start, stop, U16(0), U8(0), I16(0), 127, 32767, 8)
+    _int_range(graph, llr0, syndromes, prm, out, hist_k, lanes, start, stop,
+               IntFormat(U16(0), U8(0), I16(0), 127, 32767, 8))
 
 
 @numba.njit(cache=True, nogil=True)
@@ -674,15 +687,15 @@ def minsum_lanes_i16_range(graph, llr0, syndromes, prm, out, hist_k, lanes, star
     ``alpha_num * 32767 < 2^31``; raises ``ValueError`` otherwise (check degree above 255:
     :func:`minsum_lanes_i16_wide_range`).
     """
-    _int_range(graph, llr0, syndromes, prm, out, hist_k, lanes, start, stop, U8(0), U16(0), I32(0), 32767,
-               2**31 - 1, 16)
+    _int_range(graph, llr0, syndromes, prm, out, hist_k, lanes, start, stop,
+               IntFormat(U8(0), U16(0), I32(0), 32767, 2**31 - 1, 16))
 
 
 @numba.njit(cache=True, nogil=True)
 def minsum_lanes_i16_wide_range(graph, llr0, syndromes, prm, out, hist_k, lanes, start, stop):
     """:func:`minsum_lanes_i16_range` with uint16 slots and ``arg``: check degrees up to 65535."""
-    _int_range(graph, llr0, syndromes, prm, out, hist_k, lanes, start, stop, U16(0), U16(0), I32(0), 32767,
-               2**31 - 1, 16)
+    _int_range(graph, llr0, syndromes, prm, out, hist_k, lanes, start, stop,
+               IntFormat(U16(0), U16(0), I32(0), 32767, 2**31 - 1, 16))
 
 
 # ------------------------------------------------------------------ float32
