@@ -60,6 +60,7 @@ class BpOut(NamedTuple):
 
     hard: np.ndarray  # (S, n) uint8: hard decisions
     post: np.ndarray  # (S, n) message dtype (or the narrow kernel's sum type): posterior LLRs, or the posterior
-    #                   history sum of a shot that did not converge (hist_k > 1); (0, n): not stored
+    #                   history key of a shot that did not converge (hist_k > 1: the sum; HISTORY_MIN: the running
+    #                   minimum); (0, n): not stored
     converged: np.ndarray  # (S,) bool: the decisions satisfy the syndrome
     iters: np.ndarray  # (S,) int32: iterations run
