@@ -39,6 +39,7 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 from _common import write_result  # noqa: E402
+from window_latency import timed_stream  # noqa: E402
 
 DEFAULT_DECODERS = [
     "window[inner=bposd,W=5,F=2]",
@@ -55,16 +56,7 @@ WHOLE = ["bposd", "bposd[osd_key=last]", "gdg", "gdg[osd_method=osd_cs]", "gdg[o
 
 def _stream_shot(dec, shot: np.ndarray):
     """(window step CPU seconds, inner decoder ran per window, observables (k,), errors (n,), windows with OSD)."""
-    stream = dec.stream()
-    secs = []
-    for rows in dec.round_detectors:
-        t0 = time.process_time()
-        c = stream.push_round(shot[None, rows])
-        if c is not None:
-            secs.append(time.process_time() - t0)
-    t0 = time.process_time()
-    stream.finish()
-    secs.append(time.process_time() - t0)
+    secs, stream = timed_stream(dec, shot, time.process_time)
     extra = stream.info.extra
     osd = int(extra["inner_osd"][0]) if "inner_osd" in extra else 0
     return secs, list(extra["window_decoded"][0]), stream.observables[0], stream.errors[0], osd

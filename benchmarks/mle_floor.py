@@ -32,11 +32,10 @@ from _common import write_result  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from frontier import PROBLEMS  # noqa: E402
+from native_vs_tesseract import PRESET  # noqa: E402
 
 from qdecode.decoders.registry import DecoderSpec, split_label  # noqa: E402
 from qdecode.problem import DecodingProblem, decoding_dem  # noqa: E402
-
-PRESET = "tesseract-short-beam-sparsify-color-code-like"
 
 
 def main() -> None:

@@ -24,18 +24,25 @@ import time
 import numpy as np
 
 
-def _stream_shot(dec, shot: np.ndarray) -> tuple[list[float], list[bool], np.ndarray, np.ndarray | None]:
-    """(window step seconds, whether the inner decoder ran, predicted observables, errors or None)."""
+def timed_stream(dec, shot: np.ndarray, clock=time.perf_counter) -> tuple[list[float], object]:
+    """Stream one shot's detectors ``(m,)`` round by round through window decoder ``dec``: ``(seconds of ``clock``
+    per window step, each push that committed a window and the final flush, the finished stream)``."""
     stream = dec.stream()
     secs = []
     for rows in dec.round_detectors:
-        t0 = time.perf_counter()
+        t0 = clock()
         c = stream.push_round(shot[None, rows])
         if c is not None:
-            secs.append(time.perf_counter() - t0)
-    t0 = time.perf_counter()
+            secs.append(clock() - t0)
+    t0 = clock()
     stream.finish()
-    secs.append(time.perf_counter() - t0)
+    secs.append(clock() - t0)
+    return secs, stream
+
+
+def _stream_shot(dec, shot: np.ndarray) -> tuple[list[float], list[bool], np.ndarray, np.ndarray | None]:
+    """(window step seconds, whether the inner decoder ran, predicted observables, errors or None)."""
+    secs, stream = timed_stream(dec, shot)
     ran = list(stream.info.extra["window_decoded"][0])
     errors = stream.errors[0] if dec.per_column else None
     return secs, ran, stream.observables[0], errors
