@@ -29,6 +29,9 @@ Which decoders give one: the registry entries with ``has_confidence=True``
 :data:`CONFIDENCE_DECODERS`:
 
 * ``mle``: the exact gap (integer programs: one per observable after the best one);
+* ``coset-ml``: the exact log-likelihood ratio of two logical *classes*, the answer's and the next
+  likeliest, each the sum over all its errors (:mod:`qdecode.decoders.coset_ml`): the same formula with
+  ``W`` = ``-ln P(s, class)``, where the other gaps weigh the lightest error of each class;
 * ``pymatching``: the exact gap of minimum-weight matching on graphlike models where each
   observable has a consistent detector potential (surface and repetition codes), by ``k``
   extra matchings; up to PyMatching's weight discretisation;
@@ -91,7 +94,7 @@ DB_PER_NEPER = 10.0 / math.log(10.0)
 #: Registry names whose decoders give a gap (the entries with ``has_confidence=True``; a test keeps
 #: the two in step). Named in :class:`NoConfidenceError`'s message.
 CONFIDENCE_DECODERS = ("mle", "pymatching", "pymatching-correlated", "tesseract", "relay-bp", "bposd", "bposd-e",
-                       "bp", "bp-ps", "bplsd", "bpuf")
+                       "bp", "bp-ps", "bplsd", "bpuf", "coset-ml")
 
 
 class NoConfidenceError(CapabilityError):

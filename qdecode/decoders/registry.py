@@ -168,6 +168,11 @@ def _mwpf_decoder() -> Mapping[str, DecoderEntry]:
     return ENTRIES
 
 
+def _coset_ml() -> Mapping[str, DecoderEntry]:
+    from qdecode.decoders.coset_ml import ENTRIES
+    return ENTRIES
+
+
 def _class_escalate() -> Mapping[str, DecoderEntry]:
     from qdecode.decoders.class_escalate import ENTRIES
     return ENTRIES
@@ -203,6 +208,7 @@ BUILTIN_DECODERS: dict[str, Callable[[], Mapping[str, DecoderEntry]]] = {
     "ldpc-spa": _qc_ldpc,
     "crisp": _crisp,
     "mle": _mle,
+    "coset-ml": _coset_ml,
     "uf": _union_find,
     "bplsd": _bplsd,
     "bpuf": _bplsd,

@@ -111,7 +111,8 @@ _NOT_GRAPHLIKE = "only for graphlike H"
 #: observable predictions only (no per-column error estimate) on that kind. Every other decoded pair must
 #: give an estimate.
 NO_ESTIMATE = {
-    **{(name, kind): _OBSERVABLES_ONLY for name in ("auto", "tesseract") for kind in KINDS},  # auto picks tesseract
+    **{(name, kind): _OBSERVABLES_ONLY for name in ("auto", "tesseract", "coset-ml")
+       for kind in KINDS},  # auto picks tesseract
     **{("bp-pymatching", kind): "predicts observables only" for kind in ("nocoord", "onecoord", "fourcoord",
                                                                           "obs_only")},
     **{(name, kind): _NOT_GRAPHLIKE for name in ("pymatching", "pymatching-correlated")

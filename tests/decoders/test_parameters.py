@@ -56,6 +56,7 @@ def _python(name: str):
     from qdecode.decoders.chromobius_decoder import ChromobiusDecoder
     from qdecode.decoders.class_escalate import ClassEscalateDecoder
     from qdecode.decoders.classical_entries import binary_generator
+    from qdecode.decoders.coset_ml import CosetMlDecoder
     from qdecode.decoders.crisp import CrispDecoder
     from qdecode.decoders.gdg import GdgDecoder
     from qdecode.decoders.matching import MatchingDecoder
@@ -98,6 +99,7 @@ def _python(name: str):
         "ldpc-ms": (lambda: _code("nr5g_bg2_512_1024"), lambda c, **kw: QcMinSumDecoder(c, **kw)),
         "ldpc-spa": (lambda: _code("nr5g_bg2_512_1024"), lambda c, **kw: QcSpaDecoder(c, **kw)),
         "mle": (_problem, lambda p, **kw: MleDecoder(p, **kw)),
+        "coset-ml": (_problem, lambda p, **kw: CosetMlDecoder(p, **kw)),
         "uf": (_problem, lambda p, **kw: UnionFindDecoder(p, **kw)),
         "bplsd": (_problem, lambda p, **kw: BpLsdDecoder(p, **kw)),
         "chromobius": (_color_problem, lambda p, **kw: ChromobiusDecoder(p, **kw)),
