@@ -180,6 +180,25 @@ def joint_xz(name: str = "joint_xz_bb144.json") -> str:
                 "fails only here", "fails only in the other DEM"], rows)
 
 
+def joint_xz_pooled(*names: str) -> str:
+    """Joint against split decoding of [[144,12,12]], the failures of several samples (files) summed per row,
+    with sinter's ``fit_binomial`` interval (factor 1000) of the pooled failure rate per shot."""
+    from qdecode.sims.stats import fit_binomial
+
+    pooled: dict[tuple[str, str], list[int]] = {}
+    for name in names:
+        for r in _json(name)["rows"]:
+            acc = pooled.setdefault((r["decoder"], r["dem"]), [0, 0])
+            acc[0] += r["failures"]
+            acc[1] += r["shots"]
+    rows = []
+    for (decoder, dem), (failures, shots) in pooled.items():
+        fit = fit_binomial(num_shots=shots, num_hits=failures, max_likelihood_factor=1e3)
+        rows.append([f"`{decoder}`", dem, f"{failures} / {shots:,}",
+                     f"{fit.best:.2e} [{fit.low:.2e}, {fit.high:.2e}]"])
+    return _md(["decoder", "DEM", "failures (pooled)", "LER per shot [interval]"], rows)
+
+
 def class_escalate_observables() -> str:
     data = _json("class_escalate_observables.json")
     rows = [[f"{r['code']} d={r['d']}", str(r["k"]), str(r["relay_failures"]), str(r["escalate_failures"]),
@@ -513,6 +532,8 @@ TABLES: dict[str, Callable[[], str]] = {
     "mle-floor": mle_floor,
     "joint-xz": joint_xz,
     "joint-xz-p0.003": lambda: joint_xz("joint_xz_bb144_p0.003.json"),
+    "joint-xz-p0.003-seed1": lambda: joint_xz("joint_xz_bb144_p0.003_seed1.json"),
+    "joint-xz-p0.003-pooled": lambda: joint_xz_pooled("joint_xz_bb144_p0.003.json", "joint_xz_bb144_p0.003_seed1.json"),
     "class-escalate-observables": class_escalate_observables,
     "confidence-cost": confidence_cost,
     "gap-discard": gap_discard,

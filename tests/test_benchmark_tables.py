@@ -407,6 +407,15 @@ CLAIMS += [
     (BENCH, r"joint and split tie with the running minimum \((\d+) and (\d+)\), and joint fails (\d+) times against "
             r"split's (\d+) with `sum4`",
      lambda: [joint(k, dem, "failures", "_p0.003") for k in ("min", "sum4") for dem in ("joint", "split")], 0),
+    (BENCH, r"joint fails (\d+) times against split's (\d+) with the running minimum, and\s+(\d+) against (\d+) with "
+            r"`sum4`\. The two DEMs",
+     lambda: [joint(k, dem, "failures", "_p0.003_seed1") for k in ("min", "sum4") for dem in ("joint", "split")], 0),
+    (BENCH, r"either key: (\d+) against (\d+) failures with the running minimum, (\d+) against (\d+) with `sum4`",
+     lambda: [sum(joint(k, dem, "failures", sfx) for sfx in ("_p0.003", "_p0.003_seed1"))
+              for k in ("min", "sum4") for dem in ("joint", "split")], 0),
+    (BENCH, r"neither wins nor loses beyond\s+the statistics, at about (\d+)x the CPU time per shot",
+     lambda: [sum(joint(k, "joint", "ms_per_shot", "_p0.003_seed1") / joint(k, "split", "ms_per_shot", "_p0.003_seed1")
+                  for k in ("min", "sum4")) / 2], 0.1),
     (BENCH, r"narrows joint decoding's loss from (\d\.\d)x to (\d\.\d)x",
      lambda: [joint(k, "joint") / joint(k, "split") for k in ("last", "sum4")], 0),
     (BENCH, r"the running minimum fails as often as `sum4` at this p \((\d+) against (\d+)\) and less often on the "
