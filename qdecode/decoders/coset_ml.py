@@ -15,8 +15,8 @@ likelier observable set is kept as two mechanisms here; a problem without a DEM 
 Feasible on small models only: one syndrome costs ``sum_t 2^(live_t + k)`` multiply-adds and a state of
 ``2^(width + k)`` float64, ``width`` being the most detectors the sweep keeps live at once. A model whose
 ``width + k`` exceeds ``max_width`` (default 24: 128 MiB) is refused at construction, naming both numbers.
-stim's colour code ``memory_xyz`` d = 5 (1,104 mechanisms after merging) needs 20 + 1 bits and about 0.5 s
-per syndrome on one core; d = 7 needs 39 + 1 and is out of reach.
+stim's colour code ``memory_xyz`` d = 5 (1,104 mechanisms after merging) needs 20 + 1 bits and 6.2e8
+multiply-add pairs per syndrome; d = 7 needs 39 + 1 and is out of reach.
 
 Confidence (:mod:`qdecode.decoders.confidence`): the exact log-likelihood ratio of the answer's class and
 the next likeliest class, ``10 log10(P(s, best) / P(s, next))`` dB: a gap between classes, where the

@@ -99,6 +99,7 @@ def test_stim_colour_code_d5_fits_and_d3_needs_few_bits():
     dec = CosetMlDecoder(DecodingProblem.from_dem(circuit.detector_error_model()), max_width=24)
     assert (dec.plan.detector >= 0).sum() == circuit.num_detectors
     assert len(mechanisms(dec.problem)[3]) == 1104 and dec.plan.width == 20
+    assert f"{dec.plan.cost:.1e}" == "6.2e+08"  # quoted in the module docstring
 
 
 def test_refusals_and_bad_input_are_one_line():
