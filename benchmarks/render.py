@@ -182,17 +182,21 @@ def joint_xz(name: str = "joint_xz_bb144.json") -> str:
 
 def joint_xz_pooled(*names: str) -> str:
     """Joint against split decoding of [[144,12,12]], the failures of several samples (files) summed per row,
-    with sinter's ``fit_binomial`` interval (factor 1000) of the pooled failure rate per shot."""
+    with sinter's ``fit_binomial`` interval (factor 1000) of the pooled failure rate per shot; the rows that every
+    file has."""
     from qdecode.sims.stats import fit_binomial
 
     pooled: dict[tuple[str, str], list[int]] = {}
     for name in names:
         for r in _json(name)["rows"]:
-            acc = pooled.setdefault((r["decoder"], r["dem"]), [0, 0])
+            acc = pooled.setdefault((r["decoder"], r["dem"]), [0, 0, 0])
             acc[0] += r["failures"]
             acc[1] += r["shots"]
+            acc[2] += 1
     rows = []
-    for (decoder, dem), (failures, shots) in pooled.items():
+    for (decoder, dem), (failures, shots, files) in pooled.items():
+        if files < len(names):
+            continue
         fit = fit_binomial(num_shots=shots, num_hits=failures, max_likelihood_factor=1e3)
         rows.append([f"`{decoder}`", dem, f"{failures} / {shots:,}",
                      f"{fit.best:.2e} [{fit.low:.2e}, {fit.high:.2e}]"])

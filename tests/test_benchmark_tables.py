@@ -416,6 +416,11 @@ CLAIMS += [
     (BENCH, r"neither wins nor loses beyond\s+the statistics, at about (\d+)x the CPU time per shot",
      lambda: [sum(joint(k, "joint", "ms_per_shot", "_p0.003_seed1") / joint(k, "split", "ms_per_shot", "_p0.003_seed1")
                   for k in ("min", "sum4")) / 2], 0.1),
+    (BENCH, r"By the last posterior joint decoding fails\s+(\d+) times against split's (\d+): on the joint DEM the "
+            r"running minimum fails (\d+)x less often than the last\s+posterior, and `sum4` (\d+)x",
+     lambda: [joint("last", "joint", "failures", "_p0.003"), joint("last", "split", "failures", "_p0.003"),
+              joint("last", "joint", "failures", "_p0.003") / joint("min", "joint", "failures", "_p0.003"),
+              joint("last", "joint", "failures", "_p0.003") / joint("sum4", "joint", "failures", "_p0.003")], 0.03),
     (BENCH, r"narrows joint decoding's loss from (\d\.\d)x to (\d\.\d)x",
      lambda: [joint(k, "joint") / joint(k, "split") for k in ("last", "sum4")], 0),
     (BENCH, r"the running minimum fails as often as `sum4` at this p \((\d+) against (\d+)\) and less often on the "
