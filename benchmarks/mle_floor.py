@@ -1,20 +1,28 @@
-"""How far below Tesseract can a most-likely-error decoder go? The exact one, on Tesseract's failing shots.
+"""How far below Tesseract can any decoder go? The exact decoders, on Tesseract's failing shots.
 
 For each problem (``frontier.py``'s :data:`PROBLEMS`) and seed, ``--shots`` shots are sampled; Tesseract's
 colour preset (``tesseract-short-beam-sparsify-color-code-like``, through its own sinter API) decodes them all,
-and ``mle`` (the exact most likely error, HiGHS to proven optimality, qdecode's reference) decodes the shots
-Tesseract failed on, plus ``--native``'s failing shots when a native decoder is named.
+and the exact decoders of ``--exact`` decode the shots Tesseract failed on (the *union*, with ``--native``'s
+failing shots when a native decoder is named):
 
-The bound: the exact decoder fails at least as often as it fails on any subset of the shots, so
-``mle failures >= mle_fails_on_union``. Any decoder that returns a most likely error fails where ``mle`` does
-(up to ties: ``ties`` counts the failing shots where ``mle``'s exact gap is 0, i.e. a lightest error of
-another class weighs exactly as much, so that another most-likely-error decoder may get the shot right).
-When ``mle_fails_on_union - ties`` exceeds ``0.8 x`` Tesseract's failures,
-no most-likely-error decoder reaches 0.8x Tesseract's failures on these shots; only a decoder that weighs whole
-logical classes (degeneracy) can.
+- ``mle``: the exact most likely error (HiGHS to proven optimality, qdecode's reference);
+- ``coset-ml``: the exact most likely logical class (every error of each class summed,
+  ``qdecode/decoders/coset_ml.py``), the optimal decoder: no decoder has a lower expected failure rate.
+  It fits small models only; where it refuses, its columns are empty and the refusal is recorded.
+
+The bound: an exact decoder fails at least as often as it fails on any subset of the shots, so its
+failures on the whole sample are at least its failures on the union. ``ties`` counts the failing shots where
+``mle``'s exact gap is 0 (a lightest error of another class weighs exactly as much, so that another
+most-likely-error decoder may get the shot right). When ``mle``'s failures on the union, less the ties, exceed
+``0.8 x`` Tesseract's failures, no most-likely-error decoder reaches 0.8x Tesseract's failures on these shots;
+when ``coset-ml``'s do, no decoder does. Pooled over the seeds (``pooled``), the part of Tesseract's failures
+that ``coset-ml`` decodes correctly is a binomial fraction; its upper end (sinter's ``fit_binomial``,
+likelihood ratio 1000) gives the lower end of ``coset-ml / Tesseract >= 1 - rescued``.
 
     python benchmarks/mle_floor.py --problems color-xyz-d5 superdense-d5 color-xyz-d7 --seeds 2026 1 \
-        --shots 20000 --json benchmarks/results/mle_floor.json
+        --shots 20000 --exact mle --json benchmarks/results/mle_floor.json
+    python benchmarks/mle_floor.py --problems color-xyz-d5 --seeds 2026 1 2 3 4 5 --shots 20000 \
+        --exact mle coset-ml --json benchmarks/results/coset_ml_floor.json
 """
 
 from __future__ import annotations
@@ -34,8 +42,27 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from frontier import PROBLEMS  # noqa: E402
 from native_vs_tesseract import PRESET  # noqa: E402
 
+from qdecode.decoders.base import DecoderRefusedError  # noqa: E402
 from qdecode.decoders.registry import DecoderSpec, split_label  # noqa: E402
 from qdecode.problem import DecodingProblem, decoding_dem  # noqa: E402
+from qdecode.sims.stats import fit_binomial  # noqa: E402
+
+EXACT = ("mle", "coset-ml")
+
+
+def _pooled(name: str, rows: list[dict]) -> dict:
+    """One problem's seeds together: failures summed, and the bound on ``coset-ml / Tesseract`` (docstring)."""
+    sums = {key: sum(r[key] for r in rows) for key in ("shots", "tesseract_failures", "union")}
+    out = {"problem": name, "seeds": [r["seed"] for r in rows], **sums}
+    for key in ("mle_fails_on_union", "ties", "coset_ml_fails_on_union", "coset_ml_fails_on_tesseract_failures"):
+        values = [r.get(key) for r in rows]
+        out[key] = None if any(v is None for v in values) else sum(values)
+    if out["coset_ml_fails_on_tesseract_failures"] is not None:
+        rescued = out["tesseract_failures"] - out["coset_ml_fails_on_tesseract_failures"]
+        fit = fit_binomial(num_shots=out["tesseract_failures"], num_hits=rescued)
+        out["coset_ml_over_tesseract_at_least"] = out["coset_ml_fails_on_union"] / out["tesseract_failures"]
+        out["coset_ml_over_tesseract_low"] = 1.0 - fit.high
+    return out
 
 
 def main() -> None:
@@ -43,23 +70,32 @@ def main() -> None:
     ap.add_argument("--problems", nargs="+", default=["color-xyz-d5"], choices=sorted(PROBLEMS))
     ap.add_argument("--seeds", type=int, nargs="+", default=[2026, 1])
     ap.add_argument("--shots", type=int, default=20000)
-    ap.add_argument("--native", default=None, help="a qdecode label whose failing shots mle also decodes")
+    ap.add_argument("--exact", nargs="+", default=list(EXACT), choices=EXACT, help="the exact decoders to run")
+    ap.add_argument("--native", default=None, help="a qdecode label whose failing shots the exact decoders also decode")
     ap.add_argument("--json", metavar="FILE", help="also write the rows to this result file")
     args = ap.parse_args()
     import tesseract_decoder
 
-    rows = []
+    rows, pooled, refusals = [], [], {}
     print("| problem | seed | Tesseract failures | native failures | union | mle fails on the union | ties | "
-          "mle / Tesseract (at least) |")
-    print("|---|---|---|---|---|---|---|---|")
+          "coset-ml fails on the union | coset-ml / Tesseract (at least) |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for name in args.problems:
         circuit = PROBLEMS[name][0]()
         dem = decoding_dem(circuit)
         problem = DecodingProblem.from_dem(dem)
         k = dem.num_observables
         tess = tesseract_decoder.make_tesseract_sinter_decoders_dict()[PRESET].compile_decoder_for_dem(dem=dem)
-        mle = DecoderSpec.create("mle", {}).build(problem)
+        mle = DecoderSpec.create("mle", {}).build(problem) if "mle" in args.exact else None
+        ml = None
+        if "coset-ml" in args.exact:
+            try:
+                ml = DecoderSpec.create("coset-ml", {}).build(problem)
+            except DecoderRefusedError as exc:
+                refusals[name] = str(exc)
+                print(f"# {name}: {exc}", flush=True)
         native = DecoderSpec.create(*split_label(args.native)).build(problem) if args.native else None
+        problem_rows = []
         for seed in args.seeds:
             dets, obs = circuit.compile_detector_sampler(seed=seed).sample(args.shots, separate_observables=True)
             dets, obs = dets.astype(np.uint8), obs.astype(np.uint8)
@@ -71,19 +107,32 @@ def main() -> None:
             if native is not None:
                 n_fail = np.any(native.predict_observables_batch(dets) != obs, axis=1)
             union = np.flatnonzero(t_fail | n_fail)
-            pred, gap = mle.predict_with_confidence(dets[union])
-            assert not np.any(mle.last_info.extra["time_limit_hit"]), "an mle solve stopped at its time limit"
-            m_fail = np.any(pred != obs[union], axis=1)
-            ties = int(np.sum(m_fail & (gap == 0)))  # mle's lightest error of another class weighs the same
             row = {"problem": name, "seed": seed, "shots": args.shots, "tesseract": PRESET,
                    "tesseract_failures": int(t_fail.sum()), "native": args.native,
                    "native_failures": int(n_fail.sum()) if native is not None else None, "union": int(union.size),
-                   "mle_fails_on_union": int(m_fail.sum()), "ties": ties}
-            rows.append(row)
-            ratio = row["mle_fails_on_union"] / max(1, row["tesseract_failures"])
+                   "mle_fails_on_union": None, "ties": None, "coset_ml_fails_on_union": None,
+                   "coset_ml_fails_on_tesseract_failures": None}
+            if mle is not None:
+                pred, gap = mle.predict_with_confidence(dets[union])
+                assert not np.any(mle.last_info.extra["time_limit_hit"]), "an mle solve stopped at its time limit"
+                m_fail = np.any(pred != obs[union], axis=1)
+                row["mle_fails_on_union"] = int(m_fail.sum())
+                row["ties"] = int(np.sum(m_fail & (gap == 0)))  # mle's lightest error of another class weighs the same
+            if ml is not None:
+                c_fail = np.any(ml.predict_observables_batch(dets[union]) != obs[union], axis=1)
+                row["coset_ml_fails_on_union"] = int(c_fail.sum())
+                row["coset_ml_fails_on_tesseract_failures"] = int(np.sum(c_fail & t_fail[union]))
+            problem_rows.append(row)
+            ratio = (row["coset_ml_fails_on_union"] if ml is not None else row["mle_fails_on_union"] or 0) \
+                / max(1, row["tesseract_failures"])
             print(f"| {name} | {seed} | {row['tesseract_failures']} | {row['native_failures']} | {row['union']} | "
-                  f"{row['mle_fails_on_union']} | {ties} | {ratio:.2f} |", flush=True)
-    write_result(args.json, {"shots": args.shots, "rows": rows})
+                  f"{row['mle_fails_on_union']} | {row['ties']} | {row['coset_ml_fails_on_union']} | {ratio:.2f} |",
+                  flush=True)
+        rows += problem_rows
+        pooled.append(_pooled(name, problem_rows))
+        print(f"# pooled: {pooled[-1]}", flush=True)
+    write_result(args.json, {"shots": args.shots, "exact": args.exact, "rows": rows, "pooled": pooled,
+                             "refusals": refusals})
 
 
 if __name__ == "__main__":

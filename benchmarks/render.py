@@ -168,6 +168,24 @@ def mle_floor() -> str:
                 "(mle failures - ties) / Tesseract's, at least"], rows)
 
 
+def coset_ml_floor() -> str:
+    """Per seed and pooled: Tesseract's failures, and the exact most likely error's and the exact most likely
+    class's failures on those shots; the pooled row's bound on ``coset-ml / Tesseract`` with its lower end."""
+    data = _json("coset_ml_floor.json")
+
+    def cells(r: dict) -> list[str]:
+        return [str(r["tesseract_failures"]), str(r["mle_fails_on_union"]), str(r["ties"]),
+                str(r["coset_ml_fails_on_tesseract_failures"]),
+                f"{r['coset_ml_fails_on_tesseract_failures'] / r['tesseract_failures']:.2f}"]
+
+    rows = [[f"`{r['problem']}`", str(r["seed"]), f"{r['shots']:,}", *cells(r)] for r in data["rows"]]
+    rows += [[f"`{q['problem']}`", "pooled", f"{q['shots']:,}", *cells(q)[:-1],
+              f"{q['coset_ml_over_tesseract_at_least']:.2f} (>= {q['coset_ml_over_tesseract_low']:.2f})"]
+             for q in data["pooled"]]
+    return _md(["problem", "seed", "shots", "Tesseract failures", "mle fails there", "of them ties",
+                "coset-ml fails there", "coset-ml / Tesseract, at least"], rows)
+
+
 def joint_xz(name: str = "joint_xz_bb144.json") -> str:
     """Joint against split decoding of [[144,12,12]], one row per OSD key and DEM."""
     data = _json(name)
@@ -534,6 +552,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "native-vs-tesseract": native_vs_tesseract,
     **{f"native-vs-tesseract-{p}": (lambda p=p: native_vs_tesseract(p)) for p in ("superdense-d5", "superdense-d7")},
     "mle-floor": mle_floor,
+    "coset-ml-floor": coset_ml_floor,
     "joint-xz": joint_xz,
     "joint-xz-p0.003": lambda: joint_xz("joint_xz_bb144_p0.003.json"),
     "joint-xz-p0.003-seed1": lambda: joint_xz("joint_xz_bb144_p0.003_seed1.json"),

@@ -421,6 +421,12 @@ CLAIMS += [
      lambda: [joint("last", "joint", "failures", "_p0.003"), joint("last", "split", "failures", "_p0.003"),
               joint("last", "joint", "failures", "_p0.003") / joint("min", "joint", "failures", "_p0.003"),
               joint("last", "joint", "failures", "_p0.003") / joint("sum4", "joint", "failures", "_p0.003")], 0.03),
+    (BENCH, r"The exact most likely class fails on (\d+) of Tesseract's (\d+) failing shots: (0\.\d+)x, at least, with "
+            r"(0\.\d+)x the\s+lower end of its interval\. Summing over each class's errors is worth (\d+) of those "
+            r"shots against the exact most likely\s+error \(`mle`: (\d+) failures there, (\d+) ties\)",
+     lambda: [(q := _json("coset_ml_floor.json")["pooled"][0])["coset_ml_fails_on_tesseract_failures"],
+              q["tesseract_failures"], q["coset_ml_over_tesseract_at_least"], q["coset_ml_over_tesseract_low"],
+              q["mle_fails_on_union"] - q["coset_ml_fails_on_union"], q["mle_fails_on_union"], q["ties"]], 0),
     (BENCH, r"narrows joint decoding's loss from (\d\.\d)x to (\d\.\d)x",
      lambda: [joint(k, "joint") / joint(k, "split") for k in ("last", "sum4")], 0),
     (BENCH, r"the running minimum fails as often as `sum4` at this p \((\d+) against (\d+)\) and less often on the "

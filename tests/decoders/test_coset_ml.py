@@ -102,6 +102,15 @@ def test_stim_colour_code_d5_fits_and_d3_needs_few_bits():
     assert f"{dec.plan.cost:.1e}" == "6.2e+08"  # quoted in the module docstring
 
 
+def test_stim_colour_code_d7_is_refused_at_39_live_detectors():
+    # the module docstring's and benchmarks/README.md's figure: d = 7 needs 39 + 1 bits
+    circuit = stim.Circuit.generated("color_code:memory_xyz", distance=7, rounds=7,
+                                     after_clifford_depolarization=0.002, before_measure_flip_probability=0.002,
+                                     after_reset_flip_probability=0.002)
+    with pytest.raises(DecoderRefusedError, match=r"keeps 39 detectors live at once, plus 1 observables: 2\^40"):
+        CosetMlDecoder(DecodingProblem.from_dem(circuit.detector_error_model()), max_width=24)
+
+
 def test_refusals_and_bad_input_are_one_line():
     circuit = stim.Circuit.generated("surface_code:rotated_memory_z", distance=3, rounds=2,
                                      after_clifford_depolarization=0.01)
