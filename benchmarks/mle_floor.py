@@ -92,6 +92,8 @@ def main() -> None:
     ap.add_argument("--shots", type=int, default=20000)
     ap.add_argument("--exact", nargs="+", default=list(EXACT), choices=EXACT, help="the exact decoders to run")
     ap.add_argument("--native", default=None, help="a qdecode label whose failing shots the exact decoders also decode")
+    ap.add_argument("--max-width", type=int, default=None,
+                    help="coset-ml's max_width (default its own, 24); its state is 2^max_width float64")
     ap.add_argument("--decode-all", type=int, default=0, metavar="N",
                     help="coset-ml also decodes the first N shots of each sample (docstring)")
     ap.add_argument("--json", metavar="FILE", help="also write the rows to this result file")
@@ -112,7 +114,8 @@ def main() -> None:
         ml = None
         if "coset-ml" in args.exact:
             try:
-                ml = DecoderSpec.create("coset-ml", {}).build(problem)
+                width = {} if args.max_width is None else {"max_width": args.max_width}
+                ml = DecoderSpec.create("coset-ml", width).build(problem)
             except DecoderRefusedError as exc:
                 refusals[name] = str(exc)
                 print(f"# {name}: {exc}", flush=True)
@@ -158,7 +161,8 @@ def main() -> None:
         rows += problem_rows
         pooled.append(_pooled(name, problem_rows))
         print(f"# pooled: {pooled[-1]}", flush=True)
-    write_result(args.json, {"shots": args.shots, "exact": args.exact, "rows": rows, "pooled": pooled,
+    write_result(args.json, {"shots": args.shots, "exact": args.exact, "max_width": args.max_width, "rows": rows,
+                             "pooled": pooled,
                              "refusals": refusals})
 
 

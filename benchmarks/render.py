@@ -556,6 +556,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "joint-xz": joint_xz,
     "joint-xz-p0.003": lambda: joint_xz("joint_xz_bb144_p0.003.json"),
     "joint-xz-p0.003-seed1": lambda: joint_xz("joint_xz_bb144_p0.003_seed1.json"),
+    "joint-xz-bb288-p0.003": lambda: joint_xz("joint_xz_bb288_p0.003.json"),
     "joint-xz-p0.003-pooled": lambda: joint_xz_pooled("joint_xz_bb144_p0.003.json", "joint_xz_bb144_p0.003_seed1.json"),
     "class-escalate-observables": class_escalate_observables,
     "confidence-cost": confidence_cost,
