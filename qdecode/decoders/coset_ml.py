@@ -48,6 +48,8 @@ from qdecode.problem import DecodingProblem, error_targets
 COSET_ML_PARAMS = {
     "max_width": Param(int, 24, "the most state bits (live detectors + observables) the sweep may need; "
                        "its state is 2^max_width float64", minimum=1, maximum=34, in_label=False),
+    "threads": Param(int, 0, "threads for a batch, each with its own state (0 = numba's thread count); results do "
+                     "not depend on it", minimum=0, in_label=False),
 }
 
 #: The most observables: the classes are bits of an int64 mask.
@@ -88,13 +90,14 @@ class CosetMlDecoder(Decoder):
     Args:
         problem: the decoding problem; its DEM when it has one.
         max_width: the most state bits allowed (``width + k``).
+        threads: threads for a batch (0: numba's count); each holds a state of ``2^(width + k)`` float64.
 
     ``last_info``: ``extra["log_prob"]`` float64 ``(S, 2^k)``, ``ln P(s, c)`` of every class ``c`` (bit ``i``
     of ``c``: observable ``i``'s flip; ``-inf``: no error gives that class); ``work``: the sweep's
     multiply-add pairs per shot.
 
     Work bound: one sweep of :attr:`plan` per distinct syndrome of a batch, ``plan.cost`` multiply-add
-    pairs each; memory ``2^(plan.width + k)`` float64.
+    pairs each; memory ``2^(plan.width + k)`` float64 per thread.
 
     Raises:
         DecoderRefusedError: the sweep needs more than ``max_width`` bits, or more than
@@ -120,12 +123,13 @@ class CosetMlDecoder(Decoder):
     has_confidence = True
     work_unit = "multiply-add pairs of the sweep"
 
-    def __init__(self, problem: DecodingProblem, *, max_width: int):
+    def __init__(self, problem: DecodingProblem, *, max_width: int, threads: int):
         k = problem.num_observables
         if k > MAX_OBSERVABLES:
             raise DecoderRefusedError(f"coset-ml: {k} observables are {2 ** k} classes; at most {MAX_OBSERVABLES} "
                                       "observables")
         self.problem = problem
+        self.threads = int(threads)
         det_ptr, det_idx, obs_mask, prob = mechanisms(problem)
         self.plan: SweepPlan = sweep_plan(det_ptr, det_idx, obs_mask, prob, problem.num_detectors, k)
         bits = self.plan.width + k
@@ -147,7 +151,7 @@ class CosetMlDecoder(Decoder):
         log_prob = np.zeros((S, 1 << k))
         if S:
             uniq, inverse = np.unique(s, axis=0, return_inverse=True)
-            log_prob = class_log_probs(self.plan, uniq)[inverse.reshape(-1)]
+            log_prob = class_log_probs(self.plan, uniq, self.threads or None)[inverse.reshape(-1)]
         self.last_info = DecodeInfo(extra={"log_prob": log_prob}, work=np.full(S, int(self.plan.cost), np.int64))
         return log_prob
 

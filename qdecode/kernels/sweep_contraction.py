@@ -37,6 +37,8 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
+from qdecode.kernels.threads import run_ranges
+
 #: Step kinds of a :class:`SweepPlan`.
 OPEN, FLIP, CLOSE = 0, 1, 2
 
@@ -201,16 +203,22 @@ def _contract(plan: SweepPlan, syndrome: np.ndarray, psi: np.ndarray) -> float:
 
 
 @numba.njit(cache=True, nogil=True)
-def class_log_probs(plan: SweepPlan, syndromes: np.ndarray) -> np.ndarray:
-    """float64 ``(S, 2^k)``: ``ln P(s, c)`` for each syndrome (uint8 ``(S, m)``) and class ``c`` (``-inf``: none).
-
-    Class ``c``'s bit ``i`` is observable ``i``'s flip.
-    """
+def class_log_probs_range(plan: SweepPlan, syndromes: np.ndarray, out: np.ndarray, start: int, stop: int) -> None:
+    """Rows ``start:stop`` of :func:`class_log_probs`' answer, into ``out``; a state of its own (GIL released)."""
     k = plan.num_observables
-    out = np.empty((syndromes.shape[0], 1 << k), dtype=np.float64)
     psi = np.empty(1 << (plan.width + k), dtype=np.float64)
-    for s in range(syndromes.shape[0]):
+    for s in range(start, stop):
         log_scale = _contract(plan, syndromes[s], psi)
         for c in range(1 << k):
             out[s, c] = np.log(psi[c]) + log_scale if log_scale > -np.inf else -np.inf
+
+
+def class_log_probs(plan: SweepPlan, syndromes: np.ndarray, threads: int | None = None) -> np.ndarray:
+    """float64 ``(S, 2^k)``: ``ln P(s, c)`` for each syndrome (uint8 ``(S, m)``) and class ``c`` (``-inf``: none).
+
+    Class ``c``'s bit ``i`` is observable ``i``'s flip. ``threads`` (None: numba's count) split the syndromes
+    into ranges, each with its own state of ``2^(width + k)`` float64; the answers do not depend on it.
+    """
+    out = np.empty((syndromes.shape[0], 1 << plan.num_observables), dtype=np.float64)
+    run_ranges(class_log_probs_range, (plan, syndromes, out), syndromes.shape[0], threads)
     return out

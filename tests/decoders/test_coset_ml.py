@@ -50,6 +50,8 @@ def test_class_probabilities_equal_enumeration_in_any_order(seed):
     for order in (None, rng.permutation(n), np.arange(n)[::-1]):
         plan = sweep_plan(det_ptr, det_idx, obs_mask, p, m, L.shape[0], order)
         np.testing.assert_allclose(np.exp(class_log_probs(plan, syndromes)), want, rtol=1e-10, atol=0)
+        # the syndromes split over threads, each with its own state: the same numbers, bit for bit
+        np.testing.assert_array_equal(class_log_probs(plan, syndromes, 3), class_log_probs(plan, syndromes, 1))
 
 
 def test_decoder_answers_the_likeliest_class_and_its_log_ratio():
@@ -66,6 +68,9 @@ def test_decoder_answers_the_likeliest_class_and_its_log_ratio():
     ranked = np.sort(want, axis=1)
     np.testing.assert_allclose(gap, 10 * np.log10(ranked[:, -1] / ranked[:, -2]), rtol=1e-5)
     assert dec.last_info.work.tolist() == [int(dec.plan.cost)] * 40
+    two = DecoderSpec.create("coset-ml", {"threads": 2}).build(problem).predict_with_confidence(syndromes)
+    np.testing.assert_array_equal(two.observables, obs)
+    np.testing.assert_array_equal(two.gap_db, gap)
 
 
 def test_mechanisms_that_collide_in_the_check_matrix_stay_apart():
