@@ -186,6 +186,24 @@ def coset_ml_floor() -> str:
                 "coset-ml fails there", "coset-ml / Tesseract, at least"], rows)
 
 
+def coset_ml_all_shots(*names: str) -> str:
+    """``coset-ml`` and Tesseract on every shot of the first ``N`` of each sample: failures, the shots only one
+    of them fails, CPU time per shot (one thread); a pooled row."""
+    rows, total = [], [0] * 5
+    for name in names:
+        for r in _json(name)["rows"]:
+            counts = [r[c] for c in ("all_shots", "tesseract_failures_all", "coset_ml_failures_all",
+                                     "tesseract_only_all", "coset_ml_only_all")]
+            total = [t + c for t, c in zip(total, counts)]
+            rows.append([f"`{r['problem']}`", str(r["seed"]), *(f"{c:,}" for c in counts),
+                         f"{counts[2] / counts[1]:.2f}", f"{r['coset_ml_ms_per_shot']:.0f}",
+                         f"{r['tesseract_ms_per_shot']:.2f}"])
+    rows.append(["", "pooled", *(f"{c:,}" for c in total), f"{total[2] / total[1]:.2f}", "", ""])
+    return _md(["problem", "seed", "shots", "Tesseract failures", "coset-ml failures", "only Tesseract fails",
+                "only coset-ml fails", "coset-ml / Tesseract", "coset-ml CPU ms per shot",
+                "Tesseract CPU ms per shot"], rows)
+
+
 def joint_xz(name: str = "joint_xz_bb144.json") -> str:
     """Joint against split decoding of [[144,12,12]], one row per OSD key and DEM."""
     data = _json(name)
@@ -553,6 +571,7 @@ TABLES: dict[str, Callable[[], str]] = {
     **{f"native-vs-tesseract-{p}": (lambda p=p: native_vs_tesseract(p)) for p in ("superdense-d5", "superdense-d7")},
     "mle-floor": mle_floor,
     "coset-ml-floor": coset_ml_floor,
+    "coset-ml-all-shots": lambda: coset_ml_all_shots("coset_ml_all_shots.json", "coset_ml_all_shots_seed1.json"),
     "joint-xz": joint_xz,
     "joint-xz-p0.003": lambda: joint_xz("joint_xz_bb144_p0.003.json"),
     "joint-xz-p0.003-seed1": lambda: joint_xz("joint_xz_bb144_p0.003_seed1.json"),

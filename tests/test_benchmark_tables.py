@@ -172,6 +172,12 @@ def joint(key: str, dem: str, field: str = "failures", suffix: str = "") -> floa
     return row[field]
 
 
+def all_shots(field: str) -> float:
+    """``field`` summed over the rows of ``coset_ml_all_shots.json`` and ``coset_ml_all_shots_seed1.json``."""
+    return sum(r[field] for name in ("coset_ml_all_shots.json", "coset_ml_all_shots_seed1.json")
+               for r in _json(name)["rows"])
+
+
 def mle_floor(problem: str, field: str) -> float:
     """``field`` of ``mle_floor.json``'s rows of ``problem``, summed over the seeds."""
     return sum(r[field] for r in _json("mle_floor.json")["rows"] if r["problem"] == problem)
@@ -427,6 +433,13 @@ CLAIMS += [
      lambda: [(q := _json("coset_ml_floor.json")["pooled"][0])["coset_ml_fails_on_tesseract_failures"],
               q["tesseract_failures"], q["coset_ml_over_tesseract_at_least"], q["coset_ml_over_tesseract_low"],
               q["mle_fails_on_union"] - q["coset_ml_fails_on_union"], q["mle_fails_on_union"], q["ties"]], 0),
+    (BENCH, r"On these 24,000 shots the optimal decoder fails (\d+) times against Tesseract's (\d+) \((0\.\d+)x\): "
+            r"it gets (\d+) of\s+Tesseract's failing shots right and fails on (\d+) that Tesseract gets right, at "
+            r"about (\d+)x Tesseract's CPU time",
+     lambda: [all_shots("coset_ml_failures_all"), all_shots("tesseract_failures_all"),
+              all_shots("coset_ml_failures_all") / all_shots("tesseract_failures_all"), all_shots("tesseract_only_all"),
+              all_shots("coset_ml_only_all"), all_shots("coset_ml_ms_per_shot") / all_shots("tesseract_ms_per_shot")],
+     0.02),
     (BENCH, r"narrows joint decoding's loss from (\d\.\d)x to (\d\.\d)x",
      lambda: [joint(k, "joint") / joint(k, "split") for k in ("last", "sum4")], 0),
     (BENCH, r"the running minimum fails as often as `sum4` at this p \((\d+) against (\d+)\) and less often on the "
