@@ -162,8 +162,7 @@ def main() -> None:
         pooled.append(_pooled(name, problem_rows))
         print(f"# pooled: {pooled[-1]}", flush=True)
     write_result(args.json, {"shots": args.shots, "exact": args.exact, "max_width": args.max_width, "rows": rows,
-                             "pooled": pooled,
-                             "refusals": refusals})
+                             "pooled": pooled, "refusals": refusals})
 
 
 if __name__ == "__main__":
